@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what the gate needs into .tools/ (git-ignored), so a bare machine and CI start the same way:
+#   - Go 1.26, when the machine has no go >= 1.26 on PATH: Debian's golang-1.26-go and golang-1.26-src
+#     packages, fetched with apt-get from the distribution's archive into a private apt state and
+#     unpacked with dpkg -x (nothing is installed system-wide);
+#   - the P compiler and checker 3.1.0, a .NET tool from NuGet: dotnet tool install --tool-path.
+# Usage: scripts/bootstrap.sh [go|p|all]   (default all). Idempotent; prints what it did.
+set -euo pipefail
+# shellcheck source=scripts/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+P_VERSION=3.1.0
+GO_SERIES=1.26
+
+have_go() {
+  command -v go >/dev/null 2>&1 || return 1
+  local v
+  v=$(go env GOVERSION 2>/dev/null) || return 1
+  v=${v#go}
+  local major=${v%%.*} rest=${v#*.}
+  local minor=${rest%%.*}
+  [ "$major" -gt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -ge 26 ]; }
+}
+
+install_go() {
+  if have_go; then
+    echo "bootstrap: go $(go env GOVERSION) at $(command -v go)"
+    return
+  fi
+  echo "bootstrap: installing Go $GO_SERIES into .tools/go from Debian's archive"
+  local apt="$PCONFORM_TOOLS/apt"
+  rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
+  cat >"$apt/sources.list" <<SRC
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main
+SRC
+  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
+  apt-get "${opts[@]}" -qq update
+  (cd "$apt/debs" && apt-get "${opts[@]}" -qq download "golang-$GO_SERIES-go" "golang-$GO_SERIES-src")
+  local stage="$apt/root"
+  mkdir -p "$stage"
+  for deb in "$apt"/debs/*.deb; do dpkg -x "$deb" "$stage"; done
+  rm -rf "$PCONFORM_TOOLS/go"
+  # The package splits GOROOT across /usr/lib and /usr/share with symlinks; copy it into one tree.
+  cp -rL "$stage/usr/lib/go-$GO_SERIES" "$PCONFORM_TOOLS/go"
+  rm -rf "$apt"
+  hash -r
+  have_go || { echo "bootstrap: Go install failed: $(command -v go || echo 'no go on PATH')" >&2; exit 1; }
+  echo "bootstrap: go $(go env GOVERSION) installed at $PCONFORM_TOOLS/go"
+}
+
+install_p() {
+  if [ -x "$PCONFORM_TOOLS/p/p" ] && "$PCONFORM_TOOLS/p/p" --version 2>/dev/null | grep -q "$P_VERSION"; then
+    echo "bootstrap: p $P_VERSION at $PCONFORM_TOOLS/p/p"
+    return
+  fi
+  command -v dotnet >/dev/null 2>&1 || { echo "bootstrap: the .NET SDK (dotnet) is needed for the P toolchain" >&2; exit 1; }
+  echo "bootstrap: installing P $P_VERSION into .tools/p"
+  rm -rf "$PCONFORM_TOOLS/p"
+  dotnet tool install --tool-path "$PCONFORM_TOOLS/p" p --version "$P_VERSION" >/dev/null
+  "$PCONFORM_TOOLS/p/p" --version | head -1
+}
+
+case "${1:-all}" in
+  go) install_go ;;
+  p) install_p ;;
+  all) install_go; install_p ;;
+  *) echo "usage: scripts/bootstrap.sh [go|p|all]" >&2; exit 2 ;;
+esac

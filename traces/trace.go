@@ -1,0 +1,219 @@
+package traces
+
+import "time"
+
+// Format is the value of every trace file's "format" field. A reader refuses any other value, so a
+// future incompatible format gets a new name rather than a silent misreading.
+const Format = "pconform.trace/v1"
+
+// Epoch is logical time zero. A step at time t happens at Epoch + t seconds; the store's clock is
+// set to exactly that instant before the step runs.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// At converts a logical time in seconds to the wall-clock instant the store sees.
+func At(seconds int64) time.Time { return Epoch.Add(time.Duration(seconds) * time.Second) }
+
+// Trace is one execution: where it came from, what happened step by step, and the state it ended in.
+type Trace struct {
+	// Format is always [Format].
+	Format string `json:"format"`
+	// Name identifies the trace; for corpus files it is the file name without ".json".
+	Name   string `json:"name"`
+	Origin Origin `json:"origin"`
+	// Expect says which configuration the expected results describe.
+	Expect Expect `json:"expect"`
+	// Steps run in order. Invariant: At never decreases along Steps.
+	Steps []Step `json:"steps"`
+	// Final is the state after the last step, compared with go-cmp after a replay. It is nil when the
+	// model run stopped before a final state was observed (a checker run cut short by a bug).
+	Final *Snapshot `json:"final"`
+}
+
+// Origin records how a trace was made, so it can be made again.
+type Origin struct {
+	// Kind is "p-checker", "property" or "hand".
+	Kind string `json:"kind"`
+	// TestCase is the P test case (p-checker) or the property's name (property).
+	TestCase string `json:"test_case,omitempty"`
+	// Seed is the checker's --seed or the property run's seed.
+	Seed int64 `json:"seed,omitempty"`
+	// Schedule is the index of the schedule within the checker run (p-checker only).
+	Schedule int `json:"schedule,omitempty"`
+	// Command reproduces the run that produced the trace.
+	Command string `json:"command,omitempty"`
+	// Model identifies the model version: a content hash of models/p for p-checker traces.
+	Model string `json:"model,omitempty"`
+}
+
+// Expect names the configuration whose behaviour the expected results describe.
+type Expect struct {
+	// Variant is "" for the correct store, or a known broken variant: "split-write", "raw-attempts",
+	// or another name a replay target registers. A trace with a Variant reproduces that variant's bug.
+	Variant string `json:"variant,omitempty"`
+	// DivergesAt is the index of the first step at which the correct store's result differs from
+	// the expected one, as the model predicts; -1 when the correct store agrees throughout (always
+	// -1 when Variant is "").
+	DivergesAt int `json:"diverges_at"`
+}
+
+// Op names one kind of step.
+type Op string
+
+// Store operations: one call on the store each.
+const (
+	OpEnqueue        Op = "enqueue"
+	OpLease          Op = "lease"
+	OpPeek           Op = "peek"
+	OpAck            Op = "ack"
+	OpNack           Op = "nack"
+	OpAckByID        Op = "ack_by_id"
+	OpNackByID       Op = "nack_by_id"
+	OpExtend         Op = "extend"
+	OpExpire         Op = "expire"
+	OpDeadLetter     Op = "dead_letter"
+	OpOutboxEnqueue  Op = "outbox_enqueue"
+	OpOutboxClaim    Op = "outbox_claim"
+	OpOutboxComplete Op = "outbox_complete"
+	OpOutboxFail     Op = "outbox_fail"
+	OpAdvanceClock   Op = "advance_clock"
+)
+
+// Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
+// crash of the process (the database is closed and reopened; in-flight fetches are forgotten).
+const (
+	OpConsumerFetch    Op = "consumer_fetch"
+	OpConsumerHandle   Op = "consumer_handle"
+	OpPublisherDeliver Op = "publisher_deliver"
+	OpCrash            Op = "crash"
+)
+
+// Ops lists every operation in a stable order.
+var Ops = []Op{
+	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
+	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpAdvanceClock,
+	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
+}
+
+// Step is one operation at one logical time with the result the model expects.
+type Step struct {
+	Op Op `json:"op"`
+	// At is the logical time in seconds at which the step runs.
+	At     int64  `json:"at"`
+	Args   Args   `json:"args"`
+	Result Result `json:"result"`
+}
+
+// Args holds an operation's arguments. Which fields an operation takes is fixed by [Spec]; every
+// other field must be absent from the file. Durations are whole seconds.
+type Args struct {
+	Mailbox     string `json:"mailbox,omitempty"`
+	ID          string `json:"id,omitempty"`
+	Key         string `json:"key,omitempty"`
+	Priority    int    `json:"priority,omitempty"`
+	MaxAttempts int    `json:"max_attempts,omitempty"`
+	Delay       int64  `json:"delay,omitempty"`
+	Payload     string `json:"payload,omitempty"`
+	LeaseFor    int64  `json:"lease_for,omitempty"`
+	// Token is a lease or claim token symbol: a small positive integer bound to the real token the
+	// first time it appears in a result.
+	Token    int    `json:"token,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Target   string `json:"target,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	ClaimFor int64  `json:"claim_for,omitempty"`
+	// Worker names a consumer worker (consumer_fetch and consumer_handle pair up by worker).
+	Worker int `json:"worker,omitempty"`
+	// Publisher names a publisher process.
+	Publisher int `json:"publisher,omitempty"`
+	// Profile is "leased" or "leaseless" for consumer steps, "fold" or "split" for publisher steps.
+	Profile string `json:"profile,omitempty"`
+	// Outcome is the handler's outcome in consumer_handle: "ok" or "fail".
+	Outcome string `json:"outcome,omitempty"`
+	// RetryDelay is the delay the retry policy returns for a failure that is retried.
+	RetryDelay int64 `json:"retry_delay,omitempty"`
+	// Fault is injected into publisher_deliver: "none", "commit_fails" or "crash_between".
+	Fault string `json:"fault,omitempty"`
+}
+
+// Result is what a caller observes from a step. Which fields an operation reports is fixed by [Spec].
+type Result struct {
+	// Err is "" on success, else one of the error kinds: "lease_lost", "not_found", "claim_lost".
+	Err string `json:"err,omitempty"`
+	// Duplicate reports an enqueue (mailbox or outbox) that found the id already present.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// Message is the message returned by lease, peek or consumer_fetch; nil when none was eligible.
+	Message *Message `json:"message"`
+	// Affected counts the leases cleared by expire.
+	Affected int `json:"affected,omitempty"`
+	// Claimed lists the rows an outbox_claim returned, in claim order.
+	Claimed []Claimed `json:"claimed,omitempty"`
+	// Action is what a consumer_handle or publisher_deliver did:
+	// consumer_handle: "acked", "retried", "dead_lettered", "lease_lost", "idle" (the worker had nothing);
+	// publisher_deliver: "delivered", "claim_lost", "commit_failed", "crashed".
+	Action string `json:"action,omitempty"`
+	// Attempt is the effective attempt a consumer_handle handed to its retry decision (0 on success).
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// Message is a message as a caller sees it from lease, peek or consumer_fetch.
+type Message struct {
+	ID       string `json:"id"`
+	Attempts int    `json:"attempts"`
+	// Token is the lease token symbol, 0 when no lease was taken (peek, leaseless fetch).
+	Token int `json:"token,omitempty"`
+}
+
+// Claimed is one row returned by outbox_claim.
+type Claimed struct {
+	ID               string `json:"id"`
+	DeliveryAttempts int    `json:"delivery_attempts"`
+	Token            int    `json:"token"`
+}
+
+// Snapshot is the canonical state of a store: every slice sorted by ID (messages by mailbox, then ID).
+type Snapshot struct {
+	Messages    []MessageRow    `json:"messages"`
+	Outbox      []OutboxRow     `json:"outbox"`
+	DeadLetters []DeadLetterRow `json:"dead_letters"`
+	// Effects maps a mailbox to the ids whose handler effects committed, in commit order.
+	Effects map[string][]string `json:"effects"`
+}
+
+// MessageRow is a mailbox row in a snapshot.
+type MessageRow struct {
+	Mailbox     string `json:"mailbox"`
+	ID          string `json:"id"`
+	Key         string `json:"key,omitempty"`
+	Priority    int    `json:"priority,omitempty"`
+	Payload     string `json:"payload,omitempty"`
+	State       string `json:"state"` // "ready" or "acked"
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+	AvailableAt int64  `json:"available_at"`
+	// Token is the symbol of the lease token the row carries, 0 for none.
+	Token      int   `json:"token,omitempty"`
+	LeaseUntil int64 `json:"lease_until,omitempty"`
+}
+
+// OutboxRow is an outbox row in a snapshot.
+type OutboxRow struct {
+	ID               string `json:"id"`
+	Target           string `json:"target"`
+	Key              string `json:"key,omitempty"`
+	Priority         int    `json:"priority,omitempty"`
+	MaxAttempts      int    `json:"max_attempts"`
+	Payload          string `json:"payload,omitempty"`
+	State            string `json:"state"` // "pending" or "completed"
+	DeliveryAttempts int    `json:"delivery_attempts"`
+	AvailableAt      int64  `json:"available_at"`
+	Token            int    `json:"token,omitempty"`
+	ClaimUntil       int64  `json:"claim_until,omitempty"`
+}
+
+// DeadLetterRow is a dead-lettered message in a snapshot.
+type DeadLetterRow struct {
+	Mailbox  string `json:"mailbox"`
+	ID       string `json:"id"`
+	Attempts int    `json:"attempts"`
+	Reason   string `json:"reason"`
+}
