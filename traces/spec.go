@@ -14,7 +14,7 @@ type OpSpec struct {
 	Protocol bool
 }
 
-// Spec is the table of every operation's fields. The JSON Schema in schema/ and docs/semantics.md
+// Spec is the table of every operation's fields. The JSON Schema in schema/ and docs/trace-format.md
 // state the same table; a test keeps them in step.
 var Spec = map[Op]OpSpec{
 	OpEnqueue:        {Args: []string{"mailbox", "id", "max_attempts"}, OptionalArgs: []string{"key", "priority", "delay", "payload"}, Results: []string{"duplicate"}},
@@ -80,4 +80,11 @@ const (
 const (
 	ReasonMaxAttempts  = "max attempts reached"
 	ReasonLeaseExpired = "lease expired after max attempts"
+)
+
+// Origin kinds: how a trace was made.
+const (
+	OriginPChecker = "p-checker"
+	OriginProperty = "property"
+	OriginHand     = "hand"
 )

@@ -1,0 +1,31 @@
+package models
+
+// Config selects the consumer behaviour the model reproduces. Every field is optional; the zero
+// Config is the correct consumer. Defaults are filled in one place, [Config.filled].
+type Config struct {
+	// Attempts maps the attempts count of a fetched delivery to the effective attempt the consumer
+	// hands to its retry decision when the handler fails. leaseless reports the store path of the
+	// fetch. nil means [CorrectAttempts]. A replay of the raw-attempts variant passes a function
+	// returning stored unchanged, which strands leaseless rows at attempts == max_attempts.
+	Attempts func(stored int, leaseless bool) int
+
+	_ struct{}
+}
+
+// CorrectAttempts is the effective attempt of docs/semantics.md: on the leased path the lease has
+// already counted the delivery, so it is the stored count; on the leaseless path nothing has bumped
+// it yet, so it is stored + 1.
+func CorrectAttempts(stored int, leaseless bool) int {
+	if leaseless {
+		return stored + 1
+	}
+	return stored
+}
+
+// filled returns c with every nil field replaced by its default.
+func (c Config) filled() Config {
+	if c.Attempts == nil {
+		c.Attempts = CorrectAttempts
+	}
+	return c
+}

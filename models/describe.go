@@ -1,0 +1,142 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// DescribeOp renders op with the arguments [traces.Spec] lists for it, required ones first, in
+// the form op(name=value, ...). Optional arguments at their zero value are left out. An op missing
+// from Spec is rendered with no arguments.
+func DescribeOp(op traces.Op, a traces.Args) string {
+	spec := traces.Spec[op]
+	var parts []string
+	for _, name := range spec.Args {
+		parts = append(parts, name+"="+argValue(name, a))
+	}
+	for _, name := range spec.OptionalArgs {
+		if v := argValue(name, a); v != "0" && v != `""` {
+			parts = append(parts, name+"="+v)
+		}
+	}
+	return string(op) + "(" + strings.Join(parts, ", ") + ")"
+}
+
+// argValue renders the argument called name (its JSON name) in a.
+func argValue(name string, a traces.Args) string {
+	str := strconv.Quote
+	num := func(v int64) string { return strconv.FormatInt(v, 10) }
+	switch name {
+	case "mailbox":
+		return str(a.Mailbox)
+	case "id":
+		return str(a.ID)
+	case "key":
+		return str(a.Key)
+	case "priority":
+		return num(int64(a.Priority))
+	case "max_attempts":
+		return num(int64(a.MaxAttempts))
+	case "delay":
+		return num(a.Delay)
+	case "payload":
+		return str(a.Payload)
+	case "lease_for":
+		return num(a.LeaseFor)
+	case "token":
+		return num(int64(a.Token))
+	case "reason":
+		return str(a.Reason)
+	case "target":
+		return str(a.Target)
+	case "limit":
+		return num(int64(a.Limit))
+	case "claim_for":
+		return num(a.ClaimFor)
+	case "worker":
+		return num(int64(a.Worker))
+	case "publisher":
+		return num(int64(a.Publisher))
+	case "profile":
+		return str(a.Profile)
+	case "outcome":
+		return str(a.Outcome)
+	case "retry_delay":
+		return num(a.RetryDelay)
+	case "fault":
+		return str(a.Fault)
+	}
+	return "?"
+}
+
+// DescribeState renders s for a person: the time and counters, then each mailbox's messages in
+// seq order, the dead letters, the outbox rows and the effects (by id), the in-flight deliveries
+// (by worker). Equal states render identically.
+func DescribeState(s State) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "time %d, last token %d, last seq %d\n", s.now, s.lastToken, s.lastSeq)
+	for _, mailbox := range slices.Sorted(maps.Keys(s.order)) {
+		fmt.Fprintf(&b, "mailbox %q:\n", mailbox)
+		for _, id := range s.order[mailbox] {
+			m := s.messages[id]
+			state := traces.StateReady
+			if m.acked {
+				state = traces.StateAcked
+			}
+			fmt.Fprintf(&b, "  #%d %q %s attempts %d/%d available_at %d", m.seq, m.id, state, m.attempts, m.maxAttempts, m.availableAt)
+			if m.key != "" {
+				fmt.Fprintf(&b, " key %q", m.key)
+			}
+			if m.priority != 0 {
+				fmt.Fprintf(&b, " priority %d", m.priority)
+			}
+			if m.token != 0 {
+				fmt.Fprintf(&b, " token %d until %d", m.token, m.leaseUntil)
+			}
+			if m.payload != "" {
+				fmt.Fprintf(&b, " payload %q", m.payload)
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(s.dead) > 0 {
+		b.WriteString("dead letters:\n")
+		for _, id := range slices.Sorted(maps.Keys(s.dead)) {
+			d := s.dead[id]
+			fmt.Fprintf(&b, "  %q from %q attempts %d reason %q\n", d.id, d.mailbox, d.attempts, d.reason)
+		}
+	}
+	if len(s.outbox) > 0 {
+		b.WriteString("outbox:\n")
+		rows := slices.SortedFunc(maps.Values(s.outbox), func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
+		for _, o := range rows {
+			state := traces.StatePending
+			if o.completed {
+				state = traces.StateCompleted
+			}
+			fmt.Fprintf(&b, "  #%d %q -> %q %s delivery_attempts %d available_at %d", o.seq, o.id, o.target, state, o.deliveryAttempts, o.availableAt)
+			if o.token != 0 {
+				fmt.Fprintf(&b, " token %d until %d", o.token, o.claimUntil)
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, mailbox := range slices.Sorted(maps.Keys(s.effects)) {
+		fmt.Fprintf(&b, "effects %q: %q\n", mailbox, s.effects[mailbox])
+	}
+	for _, w := range slices.Sorted(maps.Keys(s.inflight)) {
+		d := s.inflight[w]
+		fmt.Fprintf(&b, "worker %d holds %q from %q (%s, attempts %d", w, d.id, d.mailbox, profileOf(d.leaseless), d.attempts)
+		if d.token != 0 {
+			fmt.Fprintf(&b, ", token %d", d.token)
+		}
+		b.WriteString(")\n")
+	}
+	return b.String()
+}

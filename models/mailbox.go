@@ -1,0 +1,216 @@
+package models
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// The mailbox operations of docs/semantics.md. Each works on a State that Step has already cloned,
+// so it may change the receiver in place; each changes nothing when it fails.
+
+// has reports whether id is taken by a message in any mailbox (any state) or by a dead letter.
+func (s *State) has(id string) bool {
+	_, inMailbox := s.messages[id]
+	_, dead := s.dead[id]
+	return inMailbox || dead
+}
+
+// enqueue inserts a ready message unless id is taken; it reports whether id was taken.
+func (s *State) enqueue(mailbox, id, key string, priority, maxAttempts int, availableAt int64, payload string) (duplicate bool) {
+	if s.has(id) {
+		return true
+	}
+	s.lastSeq++
+	s.messages[id] = message{
+		mailbox: mailbox, id: id, key: key, payload: payload, priority: priority,
+		maxAttempts: maxAttempts, availableAt: availableAt, seq: s.lastSeq,
+	}
+	// seq only grows, so appending keeps the index in seq order. Clip forces a new array: the old
+	// one may be shared with the state this one was cloned from.
+	s.order[mailbox] = append(slices.Clip(s.order[mailbox]), id)
+	return false
+}
+
+// next returns the mailbox's next message at now: the eligible one with the highest priority, then
+// the smallest available_at, then the smallest seq. It walks the mailbox once in seq order, keeping
+// for each key whether a blocking predecessor has been seen so far.
+func (s *State) next(mailbox string, now int64) (message, bool) {
+	var best message
+	found := false
+	blocked := map[string]bool{}
+	for _, id := range s.order[mailbox] {
+		m := s.messages[id]
+		if m.acked {
+			continue // acked rows neither get delivered nor block
+		}
+		live := m.live(now)
+		eligible := m.availableAt <= now && !live && m.attempts < m.maxAttempts
+		if m.key != "" {
+			if blocked[m.key] {
+				eligible = false
+			}
+			// A ready row blocks its later same-key rows unless it is exhausted: attempts used up
+			// and no live lease. Its availability does not matter: a delayed row still blocks.
+			if m.attempts < m.maxAttempts || live {
+				blocked[m.key] = true
+			}
+		}
+		if eligible && (!found || before(m, best)) {
+			best, found = m, true
+		}
+	}
+	return best, found
+}
+
+// before reports whether a is delivered before b.
+func before(a, b message) bool {
+	if a.priority != b.priority {
+		return a.priority > b.priority
+	}
+	if a.availableAt != b.availableAt {
+		return a.availableAt < b.availableAt
+	}
+	return a.seq < b.seq
+}
+
+// lease leases the next message of mailbox: a new token, lease_until = now + leaseFor, attempts + 1.
+func (s *State) lease(mailbox string, now, leaseFor int64) *traces.Message {
+	m, ok := s.next(mailbox, now)
+	if !ok {
+		return nil
+	}
+	s.lastToken++
+	m.token = s.lastToken
+	m.leaseUntil = now + leaseFor
+	m.attempts++
+	s.messages[m.id] = m
+	return &traces.Message{ID: m.id, Attempts: m.attempts, Token: m.token}
+}
+
+// peek returns the next message of mailbox without changing anything.
+func (s *State) peek(mailbox string, now int64) *traces.Message {
+	m, ok := s.next(mailbox, now)
+	if !ok {
+		return nil
+	}
+	return &traces.Message{ID: m.id, Attempts: m.attempts}
+}
+
+// holding returns the message id if it exists, is ready and carries exactly token. Token 0 (and
+// any token never issued) matches nothing.
+func (s *State) holding(id string, token int) (message, bool) {
+	m, ok := s.messages[id]
+	if !ok || m.acked || m.token == 0 || m.token != token {
+		return message{}, false
+	}
+	return m, true
+}
+
+// ready returns the message id if it exists and is ready.
+func (s *State) ready(id string) (message, bool) {
+	m, ok := s.messages[id]
+	if !ok || m.acked {
+		return message{}, false
+	}
+	return m, true
+}
+
+func clearLease(m *message) { m.token, m.leaseUntil = 0, 0 }
+
+// ack acks id if it holds token.
+func (s *State) ack(id string, token int) bool {
+	m, ok := s.holding(id, token)
+	if !ok {
+		return false
+	}
+	m.acked = true
+	clearLease(&m)
+	s.messages[id] = m
+	return true
+}
+
+// nack releases id's lease if it holds token; attempts stay as the lease counted them.
+func (s *State) nack(id string, token int, availableAt int64) bool {
+	m, ok := s.holding(id, token)
+	if !ok {
+		return false
+	}
+	clearLease(&m)
+	m.availableAt = availableAt
+	s.messages[id] = m
+	return true
+}
+
+// ackByID acks id if it is ready, whatever lease it carries.
+func (s *State) ackByID(id string) bool {
+	m, ok := s.ready(id)
+	if !ok {
+		return false
+	}
+	m.acked = true
+	clearLease(&m)
+	s.messages[id] = m
+	return true
+}
+
+// nackByID counts one more attempt on id (capped at max_attempts) and makes it available at
+// availableAt, if it is ready.
+func (s *State) nackByID(id string, availableAt int64) bool {
+	m, ok := s.ready(id)
+	if !ok {
+		return false
+	}
+	m.attempts = min(m.attempts+1, m.maxAttempts)
+	clearLease(&m)
+	m.availableAt = availableAt
+	s.messages[id] = m
+	return true
+}
+
+// extend moves id's lease end to until if it holds token.
+func (s *State) extend(id string, token int, until int64) bool {
+	m, ok := s.holding(id, token)
+	if !ok {
+		return false
+	}
+	m.leaseUntil = until
+	s.messages[id] = m
+	return true
+}
+
+// expire clears every lease that has run out at now and dead-letters the rows it leaves with no
+// attempts left. It returns the number of leases cleared.
+func (s *State) expire(now int64) int {
+	cleared := 0
+	// Sorted ids keep the walk deterministic; the outcome does not depend on the order.
+	for _, id := range slices.Sorted(maps.Keys(s.messages)) {
+		m := s.messages[id]
+		if m.acked || m.token == 0 || m.live(now) {
+			continue
+		}
+		cleared++
+		clearLease(&m)
+		s.messages[id] = m
+		if m.attempts >= m.maxAttempts {
+			s.deadLetter(id, traces.ReasonLeaseExpired)
+		}
+	}
+	return cleared
+}
+
+// deadLetter moves id, if ready, from its mailbox to the dead letters with its attempts and reason.
+func (s *State) deadLetter(id, reason string) bool {
+	m, ok := s.ready(id)
+	if !ok {
+		return false
+	}
+	delete(s.messages, id)
+	s.order[m.mailbox] = slices.DeleteFunc(slices.Clone(s.order[m.mailbox]), func(x string) bool { return x == id })
+	if len(s.order[m.mailbox]) == 0 {
+		delete(s.order, m.mailbox)
+	}
+	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason}
+	return true
+}

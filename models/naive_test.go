@@ -1,0 +1,457 @@
+package models
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// naiveModel is a second model of docs/semantics.md, written to be obviously faithful to the rule
+// text rather than efficient: every row ever inserted stays in one slice in creation order (so a
+// row's index is its seq), eligibility is the five conditions checked one by one with a scan over
+// all rows for a blocking predecessor, and the next message is the eligible one no other eligible
+// one beats. It mutates itself in place and keeps no index. It is the oracle the property test
+// holds the real model to; tokens are issued by the same rule (one per lease, one per non-empty
+// claim), so results compare without translation.
+type naiveModel struct {
+	attempts func(stored int, leaseless bool) int
+	rows     []naiveRow
+	dead     []traces.DeadLetterRow
+	outbox   []traces.OutboxRow // creation order
+	effects  map[string][]string
+	tokens   int
+	held     map[int]naiveHeld
+	// mutation deliberately breaks one rule ("" for none), so a test can show the comparison
+	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
+	// live at lease_until == now.
+	mutation string
+}
+
+type naiveRow struct {
+	traces.MessageRow
+	gone bool // dead-lettered: out of every mailbox
+}
+
+type naiveHeld struct {
+	mailbox, id, profile string
+	attempts, max, token int
+}
+
+func newNaive(attempts func(int, bool) int) *naiveModel {
+	if attempts == nil {
+		attempts = func(stored int, leaseless bool) int {
+			if leaseless {
+				return stored + 1
+			}
+			return stored
+		}
+	}
+	return &naiveModel{attempts: attempts, effects: map[string][]string{}, held: map[int]naiveHeld{}}
+}
+
+func (n *naiveModel) liveAt(r naiveRow, now int64) bool {
+	if n.mutation == "inclusive-lease" {
+		return r.Token != 0 && r.LeaseUntil >= now
+	}
+	return r.Token != 0 && r.LeaseUntil > now
+}
+
+// eligible is Eligible(m, now), condition by condition.
+func (n *naiveModel) eligible(i int, now int64) bool {
+	m := n.rows[i]
+	if m.gone || m.State != traces.StateReady { // 1
+		return false
+	}
+	if m.AvailableAt > now { // 2
+		return false
+	}
+	if n.liveAt(m, now) { // 3
+		return false
+	}
+	if m.Attempts >= m.MaxAttempts { // 4
+		return false
+	}
+	if m.Key != "" && n.mutation != "no-fifo" { // 5
+		for j, p := range n.rows {
+			if p.gone || p.Mailbox != m.Mailbox || p.Key != m.Key || j >= i {
+				continue
+			}
+			if p.State == traces.StateReady && (p.Attempts < p.MaxAttempts || n.liveAt(p, now)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// beats reports whether row j goes before row i.
+func (n *naiveModel) beats(j, i int) bool {
+	a, b := n.rows[j], n.rows[i]
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if a.AvailableAt != b.AvailableAt {
+		return a.AvailableAt < b.AvailableAt
+	}
+	return j < i
+}
+
+// next returns the index of the eligible row of mailbox that no other eligible row beats, or -1.
+func (n *naiveModel) next(mailbox string, now int64) int {
+	for i := range n.rows {
+		if n.rows[i].Mailbox != mailbox || !n.eligible(i, now) {
+			continue
+		}
+		beaten := false
+		for j := range n.rows {
+			if j != i && n.rows[j].Mailbox == mailbox && n.eligible(j, now) && n.beats(j, i) {
+				beaten = true
+			}
+		}
+		if !beaten {
+			return i
+		}
+	}
+	return -1
+}
+
+// find returns the index of the row id that is still in a mailbox, or -1.
+func (n *naiveModel) find(id string) int {
+	for i, r := range n.rows {
+		if r.ID == id && !r.gone {
+			return i
+		}
+	}
+	return -1
+}
+
+func (n *naiveModel) readyRow(id string) int {
+	if i := n.find(id); i >= 0 && n.rows[i].State == traces.StateReady {
+		return i
+	}
+	return -1
+}
+
+func (n *naiveModel) tokenRow(id string, token int) int {
+	if i := n.readyRow(id); i >= 0 && n.rows[i].Token != 0 && n.rows[i].Token == token {
+		return i
+	}
+	return -1
+}
+
+func (n *naiveModel) enqueue(mailbox, id, key string, prio, max int, avail int64, payload string) bool {
+	for _, r := range n.rows {
+		if r.ID == id {
+			return true
+		}
+	}
+	n.rows = append(n.rows, naiveRow{MessageRow: traces.MessageRow{
+		Mailbox: mailbox, ID: id, Key: key, Priority: prio, Payload: payload, State: traces.StateReady,
+		MaxAttempts: max, AvailableAt: avail,
+	}})
+	return false
+}
+
+func (n *naiveModel) lease(mailbox string, now, leaseFor int64) *traces.Message {
+	i := n.next(mailbox, now)
+	if i < 0 {
+		return nil
+	}
+	n.tokens++
+	n.rows[i].Token = n.tokens
+	n.rows[i].LeaseUntil = now + leaseFor
+	n.rows[i].Attempts++
+	return &traces.Message{ID: n.rows[i].ID, Attempts: n.rows[i].Attempts, Token: n.rows[i].Token}
+}
+
+func (n *naiveModel) peek(mailbox string, now int64) *traces.Message {
+	i := n.next(mailbox, now)
+	if i < 0 {
+		return nil
+	}
+	return &traces.Message{ID: n.rows[i].ID, Attempts: n.rows[i].Attempts}
+}
+
+func (n *naiveModel) ack(id string, token int) bool {
+	i := n.tokenRow(id, token)
+	if i < 0 {
+		return false
+	}
+	n.rows[i].State, n.rows[i].Token, n.rows[i].LeaseUntil = traces.StateAcked, 0, 0
+	return true
+}
+
+func (n *naiveModel) nack(id string, token int, avail int64) bool {
+	i := n.tokenRow(id, token)
+	if i < 0 {
+		return false
+	}
+	n.rows[i].Token, n.rows[i].LeaseUntil, n.rows[i].AvailableAt = 0, 0, avail
+	return true
+}
+
+func (n *naiveModel) ackByID(id string) bool {
+	i := n.readyRow(id)
+	if i < 0 {
+		return false
+	}
+	n.rows[i].State, n.rows[i].Token, n.rows[i].LeaseUntil = traces.StateAcked, 0, 0
+	return true
+}
+
+func (n *naiveModel) nackByID(id string, avail int64) bool {
+	i := n.readyRow(id)
+	if i < 0 {
+		return false
+	}
+	if n.rows[i].Attempts < n.rows[i].MaxAttempts {
+		n.rows[i].Attempts++
+	}
+	n.rows[i].Token, n.rows[i].LeaseUntil, n.rows[i].AvailableAt = 0, 0, avail
+	return true
+}
+
+func (n *naiveModel) deadLetter(id, reason string) bool {
+	i := n.readyRow(id)
+	if i < 0 {
+		return false
+	}
+	n.rows[i].gone = true
+	n.dead = append(n.dead, traces.DeadLetterRow{Mailbox: n.rows[i].Mailbox, ID: id, Attempts: n.rows[i].Attempts, Reason: reason})
+	return true
+}
+
+func (n *naiveModel) expire(now int64) int {
+	count := 0
+	for i := range n.rows {
+		r := &n.rows[i]
+		if r.gone || r.State != traces.StateReady || r.Token == 0 || r.LeaseUntil > now {
+			continue
+		}
+		count++
+		r.Token, r.LeaseUntil = 0, 0
+		if r.Attempts >= r.MaxAttempts {
+			n.deadLetter(r.ID, traces.ReasonLeaseExpired)
+		}
+	}
+	return count
+}
+
+func (n *naiveModel) outboxRow(id string) int {
+	for i, o := range n.outbox {
+		if o.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (n *naiveModel) claimRow(id string, token int) int {
+	i := n.outboxRow(id)
+	if i < 0 || n.outbox[i].State != traces.StatePending || n.outbox[i].Token == 0 || n.outbox[i].Token != token {
+		return -1
+	}
+	return i
+}
+
+// apply runs one step. It trusts its input: the property test only generates well-formed steps.
+func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result {
+	switch op {
+	case traces.OpEnqueue:
+		return traces.Result{Duplicate: n.enqueue(a.Mailbox, a.ID, a.Key, a.Priority, a.MaxAttempts, at+a.Delay, a.Payload)}
+	case traces.OpLease:
+		return traces.Result{Message: n.lease(a.Mailbox, at, a.LeaseFor)}
+	case traces.OpPeek:
+		return traces.Result{Message: n.peek(a.Mailbox, at)}
+	case traces.OpAck:
+		return errResult(n.ack(a.ID, a.Token), traces.ErrKindLeaseLost)
+	case traces.OpNack:
+		return errResult(n.nack(a.ID, a.Token, at+a.Delay), traces.ErrKindLeaseLost)
+	case traces.OpAckByID:
+		return errResult(n.ackByID(a.ID), traces.ErrKindNotFound)
+	case traces.OpNackByID:
+		return errResult(n.nackByID(a.ID, at+a.Delay), traces.ErrKindNotFound)
+	case traces.OpExtend:
+		i := n.tokenRow(a.ID, a.Token)
+		if i >= 0 {
+			n.rows[i].LeaseUntil = at + a.LeaseFor
+		}
+		return errResult(i >= 0, traces.ErrKindLeaseLost)
+	case traces.OpExpire:
+		return traces.Result{Affected: n.expire(at)}
+	case traces.OpDeadLetter:
+		return errResult(n.deadLetter(a.ID, a.Reason), traces.ErrKindNotFound)
+	case traces.OpOutboxEnqueue:
+		if n.outboxRow(a.ID) >= 0 {
+			return traces.Result{Duplicate: true}
+		}
+		n.outbox = append(n.outbox, traces.OutboxRow{ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority,
+			MaxAttempts: a.MaxAttempts, Payload: a.Payload, State: traces.StatePending, AvailableAt: at})
+		return traces.Result{}
+	case traces.OpOutboxClaim:
+		var picked []int
+		for i, o := range n.outbox {
+			if len(picked) < a.Limit && o.State == traces.StatePending && o.AvailableAt <= at && !(o.Token != 0 && o.ClaimUntil > at) {
+				picked = append(picked, i)
+			}
+		}
+		if len(picked) == 0 {
+			return traces.Result{}
+		}
+		n.tokens++
+		var r traces.Result
+		for _, i := range picked {
+			o := &n.outbox[i]
+			o.Token, o.ClaimUntil = n.tokens, at+a.ClaimFor
+			o.DeliveryAttempts++
+			r.Claimed = append(r.Claimed, traces.Claimed{ID: o.ID, DeliveryAttempts: o.DeliveryAttempts, Token: o.Token})
+		}
+		return r
+	case traces.OpOutboxComplete:
+		i := n.claimRow(a.ID, a.Token)
+		if i >= 0 {
+			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+		}
+		return errResult(i >= 0, traces.ErrKindClaimLost)
+	case traces.OpOutboxFail:
+		i := n.claimRow(a.ID, a.Token)
+		if i >= 0 {
+			n.outbox[i].Token, n.outbox[i].ClaimUntil, n.outbox[i].AvailableAt = 0, 0, at+a.Delay
+		}
+		return errResult(i >= 0, traces.ErrKindClaimLost)
+	case traces.OpAdvanceClock:
+		return traces.Result{}
+	case traces.OpConsumerFetch:
+		var m *traces.Message
+		if a.Profile == traces.ProfileLeaseless {
+			m = n.peek(a.Mailbox, at)
+		} else {
+			n.expire(at)
+			m = n.lease(a.Mailbox, at, a.LeaseFor)
+		}
+		if m != nil {
+			n.held[a.Worker] = naiveHeld{mailbox: a.Mailbox, id: m.ID, profile: a.Profile,
+				attempts: m.Attempts, max: n.rows[n.find(m.ID)].MaxAttempts, token: m.Token}
+		}
+		return traces.Result{Message: m}
+	case traces.OpConsumerHandle:
+		h, ok := n.held[a.Worker]
+		if !ok {
+			return traces.Result{Action: traces.ActionIdle}
+		}
+		delete(n.held, a.Worker)
+		leaseless := h.profile == traces.ProfileLeaseless
+		if a.Outcome == traces.OutcomeOK {
+			var done bool
+			if leaseless {
+				done = n.ackByID(h.id)
+			} else {
+				done = n.ack(h.id, h.token)
+			}
+			if !done {
+				return traces.Result{Action: traces.ActionLeaseLost}
+			}
+			n.effects[h.mailbox] = append(n.effects[h.mailbox], h.id)
+			return traces.Result{Action: traces.ActionAcked}
+		}
+		eff := n.attempts(h.attempts, leaseless)
+		r := traces.Result{Attempt: eff, Action: traces.ActionLeaseLost}
+		if eff >= h.max {
+			if leaseless && !n.nackByID(h.id, at) {
+				return r
+			}
+			if n.deadLetter(h.id, traces.ReasonMaxAttempts) {
+				r.Action = traces.ActionDeadLettered
+			}
+			return r
+		}
+		var done bool
+		if leaseless {
+			done = n.nackByID(h.id, at+a.RetryDelay)
+		} else {
+			done = n.nack(h.id, h.token, at+a.RetryDelay)
+		}
+		if done {
+			r.Action = traces.ActionRetried
+		}
+		return r
+	case traces.OpPublisherDeliver:
+		i := n.outboxRow(a.ID)
+		o := n.outbox[i]
+		dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID })
+		holds := n.claimRow(o.ID, a.Token) >= 0
+		deliver := func() {
+			n.enqueue(o.Target, o.ID, o.Key, o.Priority, o.MaxAttempts, at, o.Payload)
+		}
+		complete := func() {
+			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+		}
+		if a.Profile == traces.ProfileFold {
+			switch {
+			case !holds:
+				return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
+			case a.Fault == traces.FaultCommitFails:
+				return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
+			}
+			deliver()
+			complete()
+			if a.Fault == traces.FaultCrashBetween {
+				return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
+			}
+			return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
+		}
+		if a.Fault == traces.FaultCommitFails {
+			return traces.Result{Action: traces.ActionCommitFailed}
+		}
+		deliver()
+		switch {
+		case a.Fault == traces.FaultCrashBetween:
+			return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
+		case !holds:
+			return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
+		}
+		complete()
+		return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
+	case traces.OpCrash:
+		n.held = map[int]naiveHeld{}
+		return traces.Result{}
+	}
+	// The generator only makes known ops; an unknown one shows up as a mismatch.
+	return traces.Result{Err: "naive model: unknown op " + string(op)}
+}
+
+func errResult(ok bool, kind string) traces.Result {
+	if ok {
+		return traces.Result{}
+	}
+	return traces.Result{Err: kind}
+}
+
+// snapshot is the canonical snapshot, built the same way traces.Snapshot documents it.
+func (n *naiveModel) snapshot() traces.Snapshot {
+	snap := traces.Snapshot{
+		Messages: []traces.MessageRow{}, Outbox: slices.Clone(n.outbox), DeadLetters: slices.Clone(n.dead),
+		Effects: map[string][]string{},
+	}
+	if snap.Outbox == nil {
+		snap.Outbox = []traces.OutboxRow{}
+	}
+	if snap.DeadLetters == nil {
+		snap.DeadLetters = []traces.DeadLetterRow{}
+	}
+	for _, r := range n.rows {
+		if !r.gone {
+			snap.Messages = append(snap.Messages, r.MessageRow)
+		}
+	}
+	slices.SortFunc(snap.Messages, func(a, b traces.MessageRow) int {
+		return cmp.Or(cmp.Compare(a.Mailbox, b.Mailbox), cmp.Compare(a.ID, b.ID))
+	})
+	slices.SortFunc(snap.Outbox, func(a, b traces.OutboxRow) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(snap.DeadLetters, func(a, b traces.DeadLetterRow) int { return cmp.Compare(a.ID, b.ID) })
+	for k, v := range n.effects {
+		snap.Effects[k] = slices.Clone(v)
+	}
+	return snap
+}

@@ -1,0 +1,83 @@
+package models
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// The outbox operations of docs/semantics.md, on a State that Step has already cloned.
+
+// outboxEnqueue inserts a pending row, available now, unless id is taken; it reports whether it was.
+func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts int, payload string, now int64) (duplicate bool) {
+	if _, ok := s.outbox[id]; ok {
+		return true
+	}
+	s.lastSeq++
+	s.outbox[id] = outboxRow{
+		id: id, target: target, key: key, payload: payload, priority: priority,
+		maxAttempts: maxAttempts, availableAt: now, seq: s.lastSeq,
+	}
+	return false
+}
+
+// outboxClaim claims up to limit pending rows that are available at now and carry no live claim,
+// smallest seq first, all under one new token. An empty batch issues no token.
+func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
+	var rows []outboxRow
+	for _, o := range s.outbox {
+		if o.completed || o.availableAt > now || (o.token != 0 && o.claimUntil > now) {
+			continue
+		}
+		rows = append(rows, o)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
+	rows = rows[:min(limit, len(rows))]
+	s.lastToken++
+	claimed := make([]traces.Claimed, 0, len(rows))
+	for _, o := range rows {
+		o.token = s.lastToken
+		o.claimUntil = now + claimFor
+		o.deliveryAttempts++
+		s.outbox[o.id] = o
+		claimed = append(claimed, traces.Claimed{ID: o.id, DeliveryAttempts: o.deliveryAttempts, Token: o.token})
+	}
+	return claimed
+}
+
+// claimHolding returns the outbox row id if it exists, is pending and carries exactly token.
+func (s *State) claimHolding(id string, token int) (outboxRow, bool) {
+	o, ok := s.outbox[id]
+	if !ok || o.completed || o.token == 0 || o.token != token {
+		return outboxRow{}, false
+	}
+	return o, true
+}
+
+// outboxComplete completes id if it holds token.
+func (s *State) outboxComplete(id string, token int) bool {
+	o, ok := s.claimHolding(id, token)
+	if !ok {
+		return false
+	}
+	o.completed = true
+	o.token, o.claimUntil = 0, 0
+	s.outbox[id] = o
+	return true
+}
+
+// outboxFail releases id's claim, if it holds token, and makes it available at availableAt.
+func (s *State) outboxFail(id string, token int, availableAt int64) bool {
+	o, ok := s.claimHolding(id, token)
+	if !ok {
+		return false
+	}
+	o.token, o.claimUntil = 0, 0
+	o.availableAt = availableAt
+	s.outbox[id] = o
+	return true
+}

@@ -1,0 +1,374 @@
+package models
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pconform/pconform/traces"
+)
+
+var (
+	seedFlag  = flag.Uint64("seed", 20260101, "first seed of the random operation sequences")
+	runsFlag  = flag.Int("runs", 150, "number of random operation sequences per configuration")
+	stepsFlag = flag.Int("steps", 80, "steps per random operation sequence")
+)
+
+// rawAttempts is the raw-attempts consumer: the stored count goes to the retry decision unchanged.
+func rawAttempts(stored int, _ bool) int { return stored }
+
+// TestModelMatchesNaive runs random operation sequences against the model and the naive model
+// (naive_test.go), under the correct and the raw-attempts configuration, and requires the same
+// result on every step and the same snapshot after every step. It also checks that Step leaves its
+// input state unchanged and never reports a generated step as malformed.
+//
+// Sequence i uses seed -seed+i; -runs sets the number of sequences (20 at most under -short),
+// -steps their length. A failure prints the failing sequence's seed and its history; rerun
+// just that sequence with
+//
+//	go test ./models/ -run TestModelMatchesNaive -seed=N -runs=1
+//
+// A seed reproduces a sequence only on the same commit: a change to the generator changes the
+// sequence.
+func TestModelMatchesNaive(t *testing.T) {
+	runs := *runsFlag
+	if testing.Short() {
+		runs = min(runs, 20)
+	}
+	for _, c := range []struct {
+		name     string
+		attempts func(int, bool) int
+	}{{"correct", nil}, {"raw-attempts", rawAttempts}} {
+		t.Run(c.name, func(t *testing.T) {
+			seen := map[string]int{}
+			for i := range runs {
+				seed := *seedFlag + uint64(i)
+				if failure := compareWithNaive(seed, *stepsFlag, c.attempts, c.attempts, "", seen); failure != "" {
+					t.Fatalf("seed %d: %s\nrerun: go test ./models/ -run 'TestModelMatchesNaive/%s' -seed=%d -runs=1",
+						seed, failure, c.name, seed)
+				}
+			}
+			// A comparison that never reaches the subtle outcomes proves little: require the
+			// generated sequences to have produced each of them at least once.
+			if runs < 100 {
+				return
+			}
+			for _, want := range []string{
+				"enqueue duplicate", "lease message", "lease none", "peek message", "ack ok", "ack err=lease_lost",
+				"nack ok", "extend ok", "expire affected", "dead_letter ok", "nack_by_id ok",
+				"outbox_claim claimed", "outbox_complete ok", "outbox_complete err=claim_lost",
+				"consumer_fetch message", "consumer_handle action=acked", "consumer_handle action=retried",
+				"consumer_handle action=dead_lettered", "consumer_handle action=lease_lost", "consumer_handle action=idle",
+				"publisher_deliver action=delivered", "publisher_deliver action=crashed", "publisher_deliver duplicate",
+				"publisher_deliver action=claim_lost", "publisher_deliver action=commit_failed",
+			} {
+				if seen[want] == 0 {
+					t.Errorf("no generated step had outcome %q in %d sequences", want, runs)
+				}
+			}
+		})
+	}
+}
+
+// TestNaiveComparisonDetectsDrift shows the comparison has teeth: a naive model with one rule
+// deliberately broken must disagree with the model on some generated sequence.
+func TestNaiveComparisonDetectsDrift(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		mutation      string
+		naiveAttempts func(int, bool) int // the model always runs the correct consumer
+	}{
+		{name: "no-fifo", mutation: "no-fifo"},
+		{name: "inclusive-lease", mutation: "inclusive-lease"},
+		{name: "raw-attempts", naiveAttempts: rawAttempts},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range *runsFlag {
+				seed := *seedFlag + uint64(i)
+				if failure := compareWithNaive(seed, *stepsFlag, nil, c.naiveAttempts, c.mutation, nil); failure != "" {
+					if !strings.Contains(failure, "differ") {
+						t.Fatalf("seed %d: the comparison failed for another reason: %s", seed, failure)
+					}
+					return
+				}
+			}
+			t.Fatalf("no sequence out of %d told the model from the naive model with %s", *runsFlag, c.name)
+		})
+	}
+}
+
+// compareWithNaive runs one generated sequence against the model (Config.Attempts = attempts) and
+// a naive model with naiveAttempts and the given mutation. It returns "" when they agree
+// throughout, else a description of the first difference with the history up to it. When seen is
+// not nil it counts the outcomes met, as "op outcome" (see outcomes).
+func compareWithNaive(seed uint64, steps int, attempts, naiveAttempts func(int, bool) int, mutation string, seen map[string]int) string {
+	g := newGen(seed)
+	s := Init(Config{Attempts: attempts})
+	n := newNaive(naiveAttempts)
+	n.mutation = mutation
+	var history []string
+	for i := range steps {
+		st := g.step()
+		before := DescribeState(s)
+		next, r, err := Step(s, st.Op, st.At, st.Args)
+		if err != nil {
+			return fmt.Sprintf("step #%d %s at %d: model refused a generated step: %v", i, DescribeOp(st.Op, st.Args), st.At, err)
+		}
+		if after := DescribeState(s); after != before {
+			return fmt.Sprintf("step #%d %s changed its input state:\nbefore:\n%safter:\n%s", i, DescribeOp(st.Op, st.Args), before, after)
+		}
+		nr := n.apply(st.Op, st.At, st.Args)
+		history = append(history, fmt.Sprintf("#%d at %d %s -> %s", i, st.At, DescribeOp(st.Op, st.Args), describeResult(st.Op, r)))
+		if d := cmp.Diff(nr, r); d != "" {
+			return fmt.Sprintf("results differ at step #%d (-naive +model):\n%s\nhistory:\n%s\nmodel state before the step:\n%s",
+				i, d, strings.Join(history, "\n"), before)
+		}
+		if d := cmp.Diff(n.snapshot(), next.Snapshot()); d != "" {
+			return fmt.Sprintf("snapshots differ after step #%d (-naive +model):\n%s\nhistory:\n%s\nmodel state before the step:\n%s",
+				i, d, strings.Join(history, "\n"), before)
+		}
+		s = next
+		g.observe(st, r)
+		if seen != nil {
+			for _, o := range coarseOutcomes(st.Op, r) {
+				seen[string(st.Op)+" "+o]++
+			}
+		}
+	}
+	return ""
+}
+
+func describeResult(op traces.Op, r traces.Result) string {
+	parts := outcomes(r)
+	if r.Message == nil && slices.Contains(traces.Spec[op].Results, "message") {
+		parts = append(parts, "message=none")
+	}
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return strings.Join(parts, " ")
+}
+
+// coarseOutcomes classifies r for counting: "ok" or "err=kind" for ops that report an error,
+// "message" or "none" for ops that return a message, "duplicate", "affected", "claimed", and
+// "action=name".
+func coarseOutcomes(op traces.Op, r traces.Result) []string {
+	var out []string
+	spec := traces.Spec[op]
+	for _, field := range spec.Results {
+		switch field {
+		case "err":
+			if r.Err == "" {
+				out = append(out, "ok")
+			} else {
+				out = append(out, "err="+r.Err)
+			}
+		case "message":
+			if r.Message == nil {
+				out = append(out, "none")
+			} else {
+				out = append(out, "message")
+			}
+		}
+	}
+	if r.Duplicate {
+		out = append(out, "duplicate")
+	}
+	if r.Affected > 0 {
+		out = append(out, "affected")
+	}
+	if len(r.Claimed) > 0 {
+		out = append(out, "claimed")
+	}
+	if r.Action != "" {
+		out = append(out, "action="+r.Action)
+	}
+	return out
+}
+
+// outcomes names what r reports: err=..., duplicate, message=id/attempts/token, none (no message),
+// affected=n, claimed=..., action=..., attempt=n.
+func outcomes(r traces.Result) []string {
+	var parts []string
+	if r.Err != "" {
+		parts = append(parts, "err="+r.Err)
+	}
+	if r.Duplicate {
+		parts = append(parts, "duplicate")
+	}
+	if r.Message != nil {
+		parts = append(parts, fmt.Sprintf("message=%s/%d/t%d", r.Message.ID, r.Message.Attempts, r.Message.Token))
+	}
+	if r.Affected != 0 {
+		parts = append(parts, fmt.Sprintf("affected=%d", r.Affected))
+	}
+	for _, c := range r.Claimed {
+		parts = append(parts, fmt.Sprintf("claimed=%s/%d/t%d", c.ID, c.DeliveryAttempts, c.Token))
+	}
+	if r.Action != "" {
+		parts = append(parts, "action="+r.Action)
+	}
+	if r.Attempt != 0 {
+		parts = append(parts, fmt.Sprintf("attempt=%d", r.Attempt))
+	}
+	return parts
+}
+
+// gen generates well-formed random steps over a small world (two mailboxes, a few ids, keys and
+// workers) so that collisions — duplicates, keyed predecessors, stale tokens, competing workers —
+// are frequent.
+type gen struct {
+	rng *rand.Rand
+	now int64
+	// lastToken is the largest token seen in a result, so token arguments hit live, stale and
+	// never-issued tokens alike.
+	lastToken int
+	held      map[int]traces.Args // worker -> the fetch it has not handled
+	outboxIDs []string            // outbox rows enqueued so far (publisher_deliver needs an existing row)
+}
+
+var (
+	genMailboxes = []string{"a", "b"}
+	genIDs       = []string{"m1", "m2", "m3", "m4", "m5", "m6"}
+	genKeys      = []string{"", "", "k", "j"}
+	// Outbox ids overlap the message ids so deliveries meet duplicates.
+	genOutboxIDs = []string{"o1", "o2", "o3", "m1"}
+)
+
+func newGen(seed uint64) *gen {
+	return &gen{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), held: map[int]traces.Args{}}
+}
+
+func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
+
+func (g *gen) token() int { return g.rng.IntN(g.lastToken + 2) }
+
+func (g *gen) step() traces.Step {
+	if g.rng.IntN(3) == 0 {
+		g.now += int64(g.rng.IntN(5))
+	}
+	st := traces.Step{At: g.now}
+	a := &st.Args
+	// Weights favour the ops that move messages through their life.
+	switch r := g.rng.IntN(100); {
+	case r < 16:
+		st.Op = traces.OpEnqueue
+		a.Mailbox, a.ID, a.Key = pick(g.rng, genMailboxes), pick(g.rng, genIDs), pick(g.rng, genKeys)
+		a.Priority, a.MaxAttempts, a.Delay = g.rng.IntN(3), 1+g.rng.IntN(3), int64(g.rng.IntN(3))
+		a.Payload = pick(g.rng, []string{"", "p"})
+	case r < 26:
+		st.Op = traces.OpLease
+		a.Mailbox, a.LeaseFor = pick(g.rng, genMailboxes), int64(g.rng.IntN(6))
+	case r < 31:
+		st.Op = traces.OpPeek
+		a.Mailbox = pick(g.rng, genMailboxes)
+	case r < 36:
+		st.Op = traces.OpAck
+		a.ID, a.Token = pick(g.rng, genIDs), g.token()
+	case r < 40:
+		st.Op = traces.OpNack
+		a.ID, a.Token, a.Delay = pick(g.rng, genIDs), g.token(), int64(g.rng.IntN(3))
+	case r < 42:
+		st.Op = traces.OpAckByID
+		a.ID = pick(g.rng, genIDs)
+	case r < 45:
+		st.Op = traces.OpNackByID
+		a.ID, a.Delay = pick(g.rng, genIDs), int64(g.rng.IntN(3))
+	case r < 48:
+		st.Op = traces.OpExtend
+		a.ID, a.Token, a.LeaseFor = pick(g.rng, genIDs), g.token(), int64(g.rng.IntN(6))
+	case r < 53:
+		st.Op = traces.OpExpire
+	case r < 55:
+		st.Op = traces.OpDeadLetter
+		a.ID, a.Reason = pick(g.rng, genIDs), "by hand"
+	case r < 60:
+		st.Op = traces.OpOutboxEnqueue
+		a.ID, a.Target, a.Key = pick(g.rng, genOutboxIDs), pick(g.rng, genMailboxes), pick(g.rng, genKeys)
+		a.Priority, a.MaxAttempts = g.rng.IntN(3), 1+g.rng.IntN(3)
+	case r < 64:
+		st.Op = traces.OpOutboxClaim
+		a.Limit, a.ClaimFor = 1+g.rng.IntN(3), int64(g.rng.IntN(6))
+	case r < 66:
+		st.Op = traces.OpOutboxComplete
+		a.ID, a.Token = pick(g.rng, genOutboxIDs), g.token()
+	case r < 68:
+		st.Op = traces.OpOutboxFail
+		a.ID, a.Token, a.Delay = pick(g.rng, genOutboxIDs), g.token(), int64(g.rng.IntN(3))
+	case r < 70:
+		st.Op = traces.OpAdvanceClock
+	case r < 82:
+		w := 1 + g.rng.IntN(3)
+		if _, busy := g.held[w]; busy {
+			return g.handle(st, w)
+		}
+		st.Op = traces.OpConsumerFetch
+		a.Worker, a.Mailbox = w, pick(g.rng, genMailboxes)
+		a.Profile = pick(g.rng, []string{traces.ProfileLeased, traces.ProfileLeaseless})
+		if a.Profile == traces.ProfileLeased {
+			a.LeaseFor = int64(g.rng.IntN(6))
+		}
+	case r < 94:
+		return g.handle(st, 1+g.rng.IntN(3))
+	case r < 98:
+		if len(g.outboxIDs) == 0 {
+			st.Op = traces.OpExpire
+			break
+		}
+		st.Op = traces.OpPublisherDeliver
+		a.Publisher, a.ID, a.Token = 1, pick(g.rng, g.outboxIDs), g.token()
+		a.Profile = pick(g.rng, []string{traces.ProfileFold, traces.ProfileSplit})
+		a.Fault = pick(g.rng, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween})
+	default:
+		st.Op = traces.OpCrash
+	}
+	return st
+}
+
+// handle makes a consumer_handle for worker w: for its own fetch when it holds one, else for a
+// random mailbox (the model answers idle).
+func (g *gen) handle(st traces.Step, w int) traces.Step {
+	st.Op = traces.OpConsumerHandle
+	a := &st.Args
+	a.Worker = w
+	if f, busy := g.held[w]; busy {
+		a.Mailbox, a.Profile = f.Mailbox, f.Profile
+	} else {
+		a.Mailbox = pick(g.rng, genMailboxes)
+		a.Profile = pick(g.rng, []string{traces.ProfileLeased, traces.ProfileLeaseless})
+	}
+	a.Outcome = pick(g.rng, []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFail})
+	if a.Outcome == traces.OutcomeFail {
+		a.RetryDelay = int64(g.rng.IntN(3))
+	}
+	return st
+}
+
+// observe updates what the generator knows from a step's result.
+func (g *gen) observe(st traces.Step, r traces.Result) {
+	if r.Message != nil {
+		g.lastToken = max(g.lastToken, r.Message.Token)
+	}
+	for _, c := range r.Claimed {
+		g.lastToken = max(g.lastToken, c.Token)
+	}
+	switch st.Op {
+	case traces.OpConsumerFetch:
+		if r.Message != nil {
+			g.held[st.Args.Worker] = st.Args
+		}
+	case traces.OpConsumerHandle:
+		delete(g.held, st.Args.Worker)
+	case traces.OpCrash:
+		clear(g.held)
+	case traces.OpOutboxEnqueue:
+		if !r.Duplicate {
+			g.outboxIDs = append(g.outboxIDs, st.Args.ID)
+		}
+	}
+}

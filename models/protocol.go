@@ -1,0 +1,162 @@
+package models
+
+import (
+	"slices"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// The protocol steps of docs/semantics.md: the consumer's two halves and one publisher delivery,
+// each as the sequence of store operations the real code runs, on a State Step has already cloned.
+
+// consumerFetch is the first half of a consumer iteration. Leased: expire() then lease. Leaseless:
+// peek. A message it returns is remembered as the worker's delivery until the worker's handle (or
+// a crash). lease_for is ignored on the leaseless path.
+func (s *State) consumerFetch(a traces.Args, now int64) (traces.Result, error) {
+	if d, busy := s.inflight[a.Worker]; busy {
+		return traces.Result{}, malformed(traces.OpConsumerFetch,
+			"worker %d still holds its fetch of %q from mailbox %q: a consumer_handle must come between two fetches",
+			a.Worker, d.id, d.mailbox)
+	}
+	leaseless := a.Profile == traces.ProfileLeaseless
+	var m *traces.Message
+	if leaseless {
+		m = s.peek(a.Mailbox, now)
+	} else {
+		s.expire(now)
+		m = s.lease(a.Mailbox, now, a.LeaseFor)
+	}
+	if m != nil {
+		s.inflight[a.Worker] = delivery{
+			mailbox: a.Mailbox, id: m.ID, attempts: m.Attempts, token: m.Token, leaseless: leaseless,
+			maxAttempts: s.messages[m.ID].maxAttempts,
+		}
+	}
+	return traces.Result{Message: m}, nil
+}
+
+// consumerHandle is the second half of a consumer iteration: the handler with outcome a.Outcome
+// runs in one transaction with the acknowledgement, the retry or the dead-lettering. Every store
+// operation the handle runs either all commit or none does; a failed fenced operation (an ack or
+// nack whose token no longer matches, an ack_by_id, nack_by_id or dead_letter of a row that is no
+// longer ready) rolls the whole handle back and reports action lease_lost.
+func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) {
+	d, ok := s.inflight[a.Worker]
+	if !ok {
+		return traces.Result{Action: traces.ActionIdle}, nil
+	}
+	if d.mailbox != a.Mailbox {
+		return traces.Result{}, malformed(traces.OpConsumerHandle,
+			"worker %d fetched %q from mailbox %q but handles mailbox %q", a.Worker, d.id, d.mailbox, a.Mailbox)
+	}
+	if d.leaseless != (a.Profile == traces.ProfileLeaseless) {
+		return traces.Result{}, malformed(traces.OpConsumerHandle,
+			"worker %d fetched %q on the %s path but handles it on the %s path",
+			a.Worker, d.id, profileOf(d.leaseless), a.Profile)
+	}
+	delete(s.inflight, a.Worker)
+
+	if a.Outcome == traces.OutcomeOK {
+		var acked bool
+		if d.leaseless {
+			acked = s.ackByID(d.id)
+		} else {
+			acked = s.ack(d.id, d.token)
+		}
+		if !acked {
+			return traces.Result{Action: traces.ActionLeaseLost}, nil
+		}
+		// The effect commits with the ack; a new slice, since the old one may be shared.
+		s.effects[d.mailbox] = append(slices.Clip(s.effects[d.mailbox]), d.id)
+		return traces.Result{Action: traces.ActionAcked}, nil
+	}
+
+	effective := s.cfg.filled().Attempts(d.attempts, d.leaseless)
+	r := traces.Result{Attempt: effective, Action: traces.ActionLeaseLost}
+	switch {
+	case effective >= d.maxAttempts && d.leaseless:
+		// The bump and the move commit together, so the dead letter records the bumped count.
+		// When the nack succeeds the row is ready, so the move cannot fail after it.
+		if s.nackByID(d.id, now) && s.deadLetter(d.id, traces.ReasonMaxAttempts) {
+			r.Action = traces.ActionDeadLettered
+		}
+	case effective >= d.maxAttempts:
+		if s.deadLetter(d.id, traces.ReasonMaxAttempts) {
+			r.Action = traces.ActionDeadLettered
+		}
+	case d.leaseless:
+		if s.nackByID(d.id, now+a.RetryDelay) {
+			r.Action = traces.ActionRetried
+		}
+	default:
+		if s.nack(d.id, d.token, now+a.RetryDelay) {
+			r.Action = traces.ActionRetried
+		}
+	}
+	return r, nil
+}
+
+func profileOf(leaseless bool) string {
+	if leaseless {
+		return traces.ProfileLeaseless
+	}
+	return traces.ProfileLeased
+}
+
+// publisherDeliver delivers the claimed outbox row a.ID under claim token a.Token: enqueue into
+// the row's target mailbox (delay 0, the row's id) and outbox_complete, in one transaction (fold)
+// or as two commits (split), with the fault a.Fault injected.
+//
+// The result's duplicate flag is what the target enqueue observed whenever the enqueue ran to
+// completion, even if its transaction then rolled back or failed to commit; it is false only when
+// the enqueue itself failed (split with commit_fails). crash_between stops the delivery right
+// after its first commit; it does not forget consumer workers' fetches (a trace in which the whole
+// process died follows it with a crash step). On the fold, when the completion reports claim_lost
+// no commit happens, so neither commit_fails nor crash_between can strike: the action is
+// claim_lost.
+func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error) {
+	o, ok := s.outbox[a.ID]
+	if !ok {
+		return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist", a.ID)
+	}
+	duplicate := s.has(o.id)
+	enqueue := func() {
+		s.enqueue(o.target, o.id, o.key, o.priority, o.maxAttempts, now, o.payload)
+	}
+	if a.Profile == traces.ProfileFold {
+		r := traces.Result{Duplicate: duplicate}
+		if _, holds := s.claimHolding(o.id, a.Token); !holds {
+			r.Action = traces.ActionClaimLost
+			return r, nil
+		}
+		switch a.Fault {
+		case traces.FaultCommitFails:
+			r.Action = traces.ActionCommitFailed
+		case traces.FaultCrashBetween:
+			enqueue()
+			s.outboxComplete(o.id, a.Token)
+			r.Action = traces.ActionCrashed
+		default:
+			enqueue()
+			s.outboxComplete(o.id, a.Token)
+			r.Action = traces.ActionDelivered
+		}
+		return r, nil
+	}
+
+	// Split: the enqueue commits on its own, then the completion does.
+	if a.Fault == traces.FaultCommitFails {
+		return traces.Result{Action: traces.ActionCommitFailed}, nil
+	}
+	enqueue()
+	r := traces.Result{Duplicate: duplicate}
+	switch {
+	case a.Fault == traces.FaultCrashBetween:
+		r.Action = traces.ActionCrashed
+	case s.outboxComplete(o.id, a.Token):
+		r.Action = traces.ActionDelivered
+	default:
+		r.Action = traces.ActionClaimLost
+	}
+	return r, nil
+}

@@ -1,0 +1,186 @@
+package models
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// State is one state of the model: every mailbox's messages, the dead letters, the outbox, the
+// handler effects, the consumer workers' fetched-but-unhandled deliveries, the token and seq
+// counters, and the Config. It is a value: [Step] returns a new State and never changes the one it
+// is given, so a State can be kept, compared and stepped again freely.
+//
+// The zero State is an empty model with the default Config at time 0; [Init] is the usual way to
+// make one.
+type State struct {
+	cfg Config
+	// now is the time of the last step applied. Invariant: steps never go back before it.
+	now int64
+	// messages holds every message still in a mailbox, by id: ready and acked rows. A dead-lettered
+	// message leaves it for dead.
+	messages map[string]message
+	// order lists, per mailbox, the ids of its messages in increasing seq. Invariant: it holds
+	// exactly the ids of messages, each once, under the message's mailbox.
+	order map[string][]string
+	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
+	dead map[string]deadLetter
+	// outbox holds every outbox row by id; rows are never removed.
+	outbox map[string]outboxRow
+	// effects maps a mailbox to the ids whose handler effect committed, in commit order.
+	effects map[string][]string
+	// inflight maps a worker to the delivery it fetched and has not handled yet.
+	inflight map[int]delivery
+	// lastToken is the last token issued (0: none yet). Tokens are issued in increasing order, so
+	// every token a row carries is in 1..lastToken.
+	lastToken int
+	// lastSeq is the last seq given to a message or an outbox row.
+	lastSeq int64
+}
+
+// message is one mailbox row.
+type message struct {
+	mailbox, id, key, payload string
+	priority                  int
+	maxAttempts               int // >= 1
+	attempts                  int // 0 <= attempts <= maxAttempts
+	availableAt               int64
+	// token is the lease token, 0 when the row carries none. Invariant: token == 0 implies
+	// leaseUntil == 0, so a cleared lease leaves no trace in a snapshot.
+	token      int
+	leaseUntil int64
+	seq        int64
+	acked      bool
+}
+
+// live reports whether m carries a lease that has not run out at now. At leaseUntil == now the
+// lease has expired.
+func (m message) live(now int64) bool { return m.token != 0 && m.leaseUntil > now }
+
+// deadLetter is one row of the dead-letter table.
+type deadLetter struct {
+	mailbox, id string
+	attempts    int
+	reason      string
+}
+
+// outboxRow is one outbox row.
+type outboxRow struct {
+	id, target, key, payload string
+	priority                 int
+	maxAttempts              int
+	completed                bool
+	deliveryAttempts         int
+	availableAt              int64
+	// token is the claim token, 0 when the row carries none; token == 0 implies claimUntil == 0.
+	token      int
+	claimUntil int64
+	seq        int64
+}
+
+// delivery is what a consumer worker holds between consumer_fetch and consumer_handle: the message
+// as the fetch returned it. The handle decides on these values, not on a re-read of the row, as the
+// real consumer does with the delivery it holds.
+type delivery struct {
+	mailbox, id string
+	attempts    int // as the fetch reported them: after the bump (leased) or stored (leaseless)
+	maxAttempts int
+	token       int // 0 on the leaseless path
+	leaseless   bool
+}
+
+// Init returns the empty model for cfg at time 0.
+func Init(cfg Config) State {
+	s := State{cfg: cfg.filled()}
+	return s.clone()
+}
+
+// Config returns the configuration the state runs with, defaults filled in.
+func (s State) Config() Config { return s.cfg.filled() }
+
+// Now returns the time of the last step applied (0 for a fresh state).
+func (s State) Now() int64 { return s.now }
+
+// clone returns a copy of s that shares nothing mutable with it. Slices held in maps are shared;
+// code that changes one replaces it with a new slice instead of writing into it.
+func (s State) clone() State {
+	n := s
+	n.cfg = s.cfg.filled()
+	n.messages = cloneMap(s.messages)
+	n.order = cloneMap(s.order)
+	n.dead = cloneMap(s.dead)
+	n.outbox = cloneMap(s.outbox)
+	n.effects = cloneMap(s.effects)
+	n.inflight = cloneMap(s.inflight)
+	return n
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	n := make(map[K]V, len(m))
+	maps.Copy(n, m)
+	return n
+}
+
+// Equal reports whether a and b are the same state: same time, rows, dead letters, effects,
+// in-flight deliveries and counters. The Config is not compared (functions have no equality).
+func Equal(a, b State) bool {
+	return a.now == b.now && a.lastToken == b.lastToken && a.lastSeq == b.lastSeq &&
+		maps.Equal(a.messages, b.messages) &&
+		maps.EqualFunc(a.order, b.order, slices.Equal) &&
+		maps.Equal(a.dead, b.dead) &&
+		maps.Equal(a.outbox, b.outbox) &&
+		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
+		maps.Equal(a.inflight, b.inflight)
+}
+
+// Snapshot returns the canonical snapshot of s: messages sorted by mailbox then id, outbox rows and
+// dead letters by id, the effects of every mailbox with at least one committed effect. Slices and
+// the map are never nil. Token fields carry the model's tokens, 0 for none.
+func (s State) Snapshot() traces.Snapshot {
+	snap := traces.Snapshot{
+		Messages:    make([]traces.MessageRow, 0, len(s.messages)),
+		Outbox:      make([]traces.OutboxRow, 0, len(s.outbox)),
+		DeadLetters: make([]traces.DeadLetterRow, 0, len(s.dead)),
+		Effects:     make(map[string][]string, len(s.effects)),
+	}
+	for _, m := range s.messages {
+		state := traces.StateReady
+		if m.acked {
+			state = traces.StateAcked
+		}
+		snap.Messages = append(snap.Messages, traces.MessageRow{
+			Mailbox: m.mailbox, ID: m.id, Key: m.key, Priority: m.priority, Payload: m.payload,
+			State: state, Attempts: m.attempts, MaxAttempts: m.maxAttempts, AvailableAt: m.availableAt,
+			Token: m.token, LeaseUntil: m.leaseUntil,
+		})
+	}
+	slices.SortFunc(snap.Messages, func(a, b traces.MessageRow) int {
+		return cmp.Or(cmp.Compare(a.Mailbox, b.Mailbox), cmp.Compare(a.ID, b.ID))
+	})
+	for _, o := range s.outbox {
+		state := traces.StatePending
+		if o.completed {
+			state = traces.StateCompleted
+		}
+		snap.Outbox = append(snap.Outbox, traces.OutboxRow{
+			ID: o.id, Target: o.target, Key: o.key, Priority: o.priority, MaxAttempts: o.maxAttempts,
+			Payload: o.payload, State: state, DeliveryAttempts: o.deliveryAttempts,
+			AvailableAt: o.availableAt, Token: o.token, ClaimUntil: o.claimUntil,
+		})
+	}
+	slices.SortFunc(snap.Outbox, func(a, b traces.OutboxRow) int { return cmp.Compare(a.ID, b.ID) })
+	for _, d := range s.dead {
+		snap.DeadLetters = append(snap.DeadLetters, traces.DeadLetterRow{
+			Mailbox: d.mailbox, ID: d.id, Attempts: d.attempts, Reason: d.reason,
+		})
+	}
+	slices.SortFunc(snap.DeadLetters, func(a, b traces.DeadLetterRow) int { return cmp.Compare(a.ID, b.ID) })
+	for mailbox, ids := range s.effects {
+		if len(ids) > 0 {
+			snap.Effects[mailbox] = slices.Clone(ids)
+		}
+	}
+	return snap
+}

@@ -1,0 +1,159 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// ErrMalformed is wrapped by every error Step returns: the step cannot belong to any execution (an
+// unknown op, a missing or out-of-range argument, time running backwards, a handle that does not
+// pair with its worker's fetch, a delivery of an outbox row that does not exist). A semantic failure
+// such as a stale token is never an error; it is reported in the Result.
+var ErrMalformed = errors.New("models: malformed step")
+
+func malformed(op traces.Op, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrMalformed, op, fmt.Sprintf(format, args...))
+}
+
+// Step applies op with arguments a at logical time at to s and returns the next state and the
+// result a caller would observe. It never changes s. Token arguments are model tokens (see
+// [RunTrace] for traces whose tokens are symbols).
+//
+// Step returns an error wrapping [ErrMalformed], together with s unchanged, when the step is
+// malformed; see ErrMalformed.
+func Step(s State, op traces.Op, at int64, a traces.Args) (State, traces.Result, error) {
+	if at < 0 {
+		return s, traces.Result{}, malformed(op, "at %d is negative", at)
+	}
+	if at < s.now {
+		return s, traces.Result{}, malformed(op, "at %d is before the previous step's time %d", at, s.now)
+	}
+	if err := validate(op, a); err != nil {
+		return s, traces.Result{}, err
+	}
+	n := s.clone()
+	n.now = at
+	var r traces.Result
+	var err error
+	switch op {
+	case traces.OpEnqueue:
+		r.Duplicate = n.enqueue(a.Mailbox, a.ID, a.Key, a.Priority, a.MaxAttempts, at+a.Delay, a.Payload)
+	case traces.OpLease:
+		r.Message = n.lease(a.Mailbox, at, a.LeaseFor)
+	case traces.OpPeek:
+		r.Message = n.peek(a.Mailbox, at)
+	case traces.OpAck:
+		r.Err = errKind(n.ack(a.ID, a.Token), traces.ErrKindLeaseLost)
+	case traces.OpNack:
+		r.Err = errKind(n.nack(a.ID, a.Token, at+a.Delay), traces.ErrKindLeaseLost)
+	case traces.OpAckByID:
+		r.Err = errKind(n.ackByID(a.ID), traces.ErrKindNotFound)
+	case traces.OpNackByID:
+		r.Err = errKind(n.nackByID(a.ID, at+a.Delay), traces.ErrKindNotFound)
+	case traces.OpExtend:
+		r.Err = errKind(n.extend(a.ID, a.Token, at+a.LeaseFor), traces.ErrKindLeaseLost)
+	case traces.OpExpire:
+		r.Affected = n.expire(at)
+	case traces.OpDeadLetter:
+		r.Err = errKind(n.deadLetter(a.ID, a.Reason), traces.ErrKindNotFound)
+	case traces.OpOutboxEnqueue:
+		r.Duplicate = n.outboxEnqueue(a.ID, a.Target, a.Key, a.Priority, a.MaxAttempts, a.Payload, at)
+	case traces.OpOutboxClaim:
+		r.Claimed = n.outboxClaim(a.Limit, at, a.ClaimFor)
+	case traces.OpOutboxComplete:
+		r.Err = errKind(n.outboxComplete(a.ID, a.Token), traces.ErrKindClaimLost)
+	case traces.OpOutboxFail:
+		r.Err = errKind(n.outboxFail(a.ID, a.Token, at+a.Delay), traces.ErrKindClaimLost)
+	case traces.OpAdvanceClock:
+		// Only the time moves; nothing durable changes.
+	case traces.OpConsumerFetch:
+		r, err = n.consumerFetch(a, at)
+	case traces.OpConsumerHandle:
+		r, err = n.consumerHandle(a, at)
+	case traces.OpPublisherDeliver:
+		r, err = n.publisherDeliver(a, at)
+	case traces.OpCrash:
+		clear(n.inflight)
+	default:
+		err = malformed(op, "unknown operation")
+	}
+	if err != nil {
+		return s, traces.Result{}, err
+	}
+	return n, r, nil
+}
+
+// errKind is "" when ok, else kind.
+func errKind(ok bool, kind string) string {
+	if ok {
+		return ""
+	}
+	return kind
+}
+
+// validate checks the arguments a step needs are present and in range. Arguments an op does not
+// take are ignored here; the trace parser refuses them in files.
+func validate(op traces.Op, a traces.Args) error {
+	nonEmpty := func(name, v string) error {
+		if v == "" {
+			return malformed(op, "%s is empty", name)
+		}
+		return nil
+	}
+	nonNegative := func(name string, v int64) error {
+		if v < 0 {
+			return malformed(op, "%s %d is negative", name, v)
+		}
+		return nil
+	}
+	atLeastOne := func(name string, v int) error {
+		if v < 1 {
+			return malformed(op, "%s %d is less than 1", name, v)
+		}
+		return nil
+	}
+	oneOf := func(name, v string, allowed ...string) error {
+		for _, x := range allowed {
+			if v == x {
+				return nil
+			}
+		}
+		return malformed(op, "%s %q is not one of %q", name, v, allowed)
+	}
+	switch op {
+	case traces.OpEnqueue:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox), nonEmpty("id", a.ID),
+			atLeastOne("max_attempts", a.MaxAttempts), nonNegative("delay", a.Delay))
+	case traces.OpLease:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox), nonNegative("lease_for", a.LeaseFor))
+	case traces.OpPeek:
+		return nonEmpty("mailbox", a.Mailbox)
+	case traces.OpAck, traces.OpAckByID, traces.OpOutboxComplete, traces.OpDeadLetter:
+		return nonEmpty("id", a.ID)
+	case traces.OpNack, traces.OpNackByID, traces.OpOutboxFail:
+		return errors.Join(nonEmpty("id", a.ID), nonNegative("delay", a.Delay))
+	case traces.OpExtend:
+		return errors.Join(nonEmpty("id", a.ID), nonNegative("lease_for", a.LeaseFor))
+	case traces.OpOutboxEnqueue:
+		return errors.Join(nonEmpty("id", a.ID), nonEmpty("target", a.Target),
+			atLeastOne("max_attempts", a.MaxAttempts))
+	case traces.OpOutboxClaim:
+		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("claim_for", a.ClaimFor))
+	case traces.OpConsumerFetch:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox),
+			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
+			nonNegative("lease_for", a.LeaseFor))
+	case traces.OpConsumerHandle:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox),
+			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
+			oneOf("outcome", a.Outcome, traces.OutcomeOK, traces.OutcomeFail),
+			nonNegative("retry_delay", a.RetryDelay))
+	case traces.OpPublisherDeliver:
+		return errors.Join(nonEmpty("id", a.ID),
+			oneOf("profile", a.Profile, traces.ProfileFold, traces.ProfileSplit),
+			oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween))
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package traces
+
+import (
+	"strconv"
+)
+
+// field describes one JSON member of a struct T: how to read it from a parsed node, how to write
+// it, and whether it holds its zero value. The tables below are the single place that ties a JSON
+// name to a Go field; the reader, the writer and the validator all go through them, so the three
+// cannot disagree about names.
+type field[T any] struct {
+	name string
+	// optional is the struct tag's omitempty: the member may be absent when read (it then takes
+	// its zero value) and is written only when non-zero.
+	optional bool
+	isZero   func(v *T) bool
+	decode   func(d *decoder, n *node, path string, v *T) error
+	encode   func(b []byte, v *T) []byte
+}
+
+func lookup[T any](fields []field[T], name string) *field[T] {
+	for i := range fields {
+		if fields[i].name == name {
+			return &fields[i]
+		}
+	}
+	return nil
+}
+
+func strField[T any](name string, optional bool, ref func(*T) *string) field[T] {
+	return field[T]{
+		name:     name,
+		optional: optional,
+		isZero:   func(v *T) bool { return *ref(v) == "" },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			if n.kind != kindString {
+				return d.errf(path, "must be a string, got %s", n.describe())
+			}
+			*ref(v) = n.text
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte { return appendString(b, *ref(v)) },
+	}
+}
+
+func intField[T any](name string, optional bool, ref func(*T) *int) field[T] {
+	return field[T]{
+		name:     name,
+		optional: optional,
+		isZero:   func(v *T) bool { return *ref(v) == 0 },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			x, err := d.integer(n, path, strconv.IntSize)
+			if err != nil {
+				return err
+			}
+			*ref(v) = int(x)
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte { return strconv.AppendInt(b, int64(*ref(v)), 10) },
+	}
+}
+
+func int64Field[T any](name string, optional bool, ref func(*T) *int64) field[T] {
+	return field[T]{
+		name:     name,
+		optional: optional,
+		isZero:   func(v *T) bool { return *ref(v) == 0 },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			x, err := d.integer(n, path, 64)
+			if err != nil {
+				return err
+			}
+			*ref(v) = x
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte { return strconv.AppendInt(b, *ref(v), 10) },
+	}
+}
+
+func boolField[T any](name string, optional bool, ref func(*T) *bool) field[T] {
+	return field[T]{
+		name:     name,
+		optional: optional,
+		isZero:   func(v *T) bool { return !*ref(v) },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			if n.kind != kindBool {
+				return d.errf(path, "must be a boolean, got %s", n.describe())
+			}
+			*ref(v) = n.boolean
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte { return strconv.AppendBool(b, *ref(v)) },
+	}
+}
+
+// argFields lists every argument any operation takes. Which of them a given operation takes is
+// [Spec]'s business; a name missing here is an unknown field for every operation.
+var argFields = []field[Args]{
+	strField("mailbox", true, func(a *Args) *string { return &a.Mailbox }),
+	strField("id", true, func(a *Args) *string { return &a.ID }),
+	strField("key", true, func(a *Args) *string { return &a.Key }),
+	intField("priority", true, func(a *Args) *int { return &a.Priority }),
+	intField("max_attempts", true, func(a *Args) *int { return &a.MaxAttempts }),
+	int64Field("delay", true, func(a *Args) *int64 { return &a.Delay }),
+	strField("payload", true, func(a *Args) *string { return &a.Payload }),
+	int64Field("lease_for", true, func(a *Args) *int64 { return &a.LeaseFor }),
+	intField("token", true, func(a *Args) *int { return &a.Token }),
+	strField("reason", true, func(a *Args) *string { return &a.Reason }),
+	strField("target", true, func(a *Args) *string { return &a.Target }),
+	intField("limit", true, func(a *Args) *int { return &a.Limit }),
+	int64Field("claim_for", true, func(a *Args) *int64 { return &a.ClaimFor }),
+	intField("worker", true, func(a *Args) *int { return &a.Worker }),
+	intField("publisher", true, func(a *Args) *int { return &a.Publisher }),
+	strField("profile", true, func(a *Args) *string { return &a.Profile }),
+	strField("outcome", true, func(a *Args) *string { return &a.Outcome }),
+	int64Field("retry_delay", true, func(a *Args) *int64 { return &a.RetryDelay }),
+	strField("fault", true, func(a *Args) *string { return &a.Fault }),
+}
+
+// resultFields lists every result field any operation reports; see argFields.
+var resultFields = []field[Result]{
+	strField("err", true, func(r *Result) *string { return &r.Err }),
+	boolField("duplicate", true, func(r *Result) *bool { return &r.Duplicate }),
+	{
+		name:     "message",
+		optional: true,
+		isZero:   func(r *Result) bool { return r.Message == nil },
+		decode: func(d *decoder, n *node, path string, r *Result) error {
+			if n.kind == kindNull {
+				r.Message = nil
+				return nil
+			}
+			m := new(Message)
+			if err := decodeObject(d, n, path, messageFields, m, requireAll(messageFields)); err != nil {
+				return err
+			}
+			r.Message = m
+			return nil
+		},
+		encode: func(b []byte, r *Result) []byte {
+			if r.Message == nil {
+				return append(b, "null"...)
+			}
+			return appendObject(b, messageFields, r.Message)
+		},
+	},
+	intField("affected", true, func(r *Result) *int { return &r.Affected }),
+	{
+		name:     "claimed",
+		optional: true,
+		isZero:   func(r *Result) bool { return len(r.Claimed) == 0 },
+		decode: func(d *decoder, n *node, path string, r *Result) error {
+			if n.kind != kindArray {
+				return d.errf(path, "must be an array, got %s", n.describe())
+			}
+			// An empty list and an absent one mean the same; both read as nil so that a
+			// written trace reads back equal.
+			var rows []Claimed
+			for i, e := range n.items {
+				var c Claimed
+				if err := decodeObject(d, e, index(path, i), claimedFields, &c, requireAll(claimedFields)); err != nil {
+					return err
+				}
+				rows = append(rows, c)
+			}
+			r.Claimed = rows
+			return nil
+		},
+		encode: func(b []byte, r *Result) []byte {
+			b = append(b, '[')
+			for i := range r.Claimed {
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = appendObject(b, claimedFields, &r.Claimed[i])
+			}
+			return append(b, ']')
+		},
+	},
+	strField("action", true, func(r *Result) *string { return &r.Action }),
+	intField("attempt", true, func(r *Result) *int { return &r.Attempt }),
+}
+
+var messageFields = []field[Message]{
+	strField("id", false, func(m *Message) *string { return &m.ID }),
+	intField("attempts", false, func(m *Message) *int { return &m.Attempts }),
+	intField("token", true, func(m *Message) *int { return &m.Token }),
+}
+
+var claimedFields = []field[Claimed]{
+	strField("id", false, func(c *Claimed) *string { return &c.ID }),
+	intField("delivery_attempts", false, func(c *Claimed) *int { return &c.DeliveryAttempts }),
+	intField("token", false, func(c *Claimed) *int { return &c.Token }),
+}
+
+var originFields = []field[Origin]{
+	strField("kind", false, func(o *Origin) *string { return &o.Kind }),
+	strField("test_case", true, func(o *Origin) *string { return &o.TestCase }),
+	int64Field("seed", true, func(o *Origin) *int64 { return &o.Seed }),
+	intField("schedule", true, func(o *Origin) *int { return &o.Schedule }),
+	strField("command", true, func(o *Origin) *string { return &o.Command }),
+	strField("model", true, func(o *Origin) *string { return &o.Model }),
+}
+
+var expectFields = []field[Expect]{
+	strField("variant", true, func(e *Expect) *string { return &e.Variant }),
+	intField("diverges_at", false, func(e *Expect) *int { return &e.DivergesAt }),
+}
+
+var messageRowFields = []field[MessageRow]{
+	strField("mailbox", false, func(r *MessageRow) *string { return &r.Mailbox }),
+	strField("id", false, func(r *MessageRow) *string { return &r.ID }),
+	strField("key", true, func(r *MessageRow) *string { return &r.Key }),
+	intField("priority", true, func(r *MessageRow) *int { return &r.Priority }),
+	strField("payload", true, func(r *MessageRow) *string { return &r.Payload }),
+	strField("state", false, func(r *MessageRow) *string { return &r.State }),
+	intField("attempts", false, func(r *MessageRow) *int { return &r.Attempts }),
+	intField("max_attempts", false, func(r *MessageRow) *int { return &r.MaxAttempts }),
+	int64Field("available_at", false, func(r *MessageRow) *int64 { return &r.AvailableAt }),
+	intField("token", true, func(r *MessageRow) *int { return &r.Token }),
+	int64Field("lease_until", true, func(r *MessageRow) *int64 { return &r.LeaseUntil }),
+}
+
+var outboxRowFields = []field[OutboxRow]{
+	strField("id", false, func(r *OutboxRow) *string { return &r.ID }),
+	strField("target", false, func(r *OutboxRow) *string { return &r.Target }),
+	strField("key", true, func(r *OutboxRow) *string { return &r.Key }),
+	intField("priority", true, func(r *OutboxRow) *int { return &r.Priority }),
+	intField("max_attempts", false, func(r *OutboxRow) *int { return &r.MaxAttempts }),
+	strField("payload", true, func(r *OutboxRow) *string { return &r.Payload }),
+	strField("state", false, func(r *OutboxRow) *string { return &r.State }),
+	intField("delivery_attempts", false, func(r *OutboxRow) *int { return &r.DeliveryAttempts }),
+	int64Field("available_at", false, func(r *OutboxRow) *int64 { return &r.AvailableAt }),
+	intField("token", true, func(r *OutboxRow) *int { return &r.Token }),
+	int64Field("claim_until", true, func(r *OutboxRow) *int64 { return &r.ClaimUntil }),
+}
+
+var deadLetterRowFields = []field[DeadLetterRow]{
+	strField("mailbox", false, func(r *DeadLetterRow) *string { return &r.Mailbox }),
+	strField("id", false, func(r *DeadLetterRow) *string { return &r.ID }),
+	intField("attempts", false, func(r *DeadLetterRow) *int { return &r.Attempts }),
+	strField("reason", false, func(r *DeadLetterRow) *string { return &r.Reason }),
+}

@@ -1,0 +1,563 @@
+package traces
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Validate checks an in-memory trace against every rule [Read] enforces except those about the
+// JSON text itself. In memory a field cannot be told absent from zero, so "missing" reads as "zero"
+// here: a required string must be non-empty, and a field the operation does not take must be zero.
+// Nil slices and maps count as empty. The error is a [*ParseError] wrapping [ErrInvalid] with an
+// empty File.
+//
+// Producers (the bridge, property tests) call Validate before writing; [Write] and [Marshal] call it
+// themselves, so a written trace always reads back.
+func Validate(t *Trace) error {
+	if t == nil {
+		return errCtx{step: -1}.errf("", "nil trace")
+	}
+	v := newValidator("")
+	if err := v.header(t); err != nil {
+		return err
+	}
+	for i := range t.Steps {
+		if err := v.step(i, &t.Steps[i]); err != nil {
+			return err
+		}
+	}
+	if err := v.final(t.Final); err != nil {
+		return err
+	}
+	return v.divergence(t)
+}
+
+// Token symbols live in two namespaces: lease tokens (lease, leased consumer_fetch; ack, nack,
+// extend; message rows) and claim tokens (outbox_claim; outbox_complete, outbox_fail,
+// publisher_deliver; outbox rows).
+const (
+	leaseTokens = iota
+	claimTokens
+)
+
+// validator checks a trace part by part in file order; it carries what the rules need across
+// steps: the previous step's time and which token symbols have been seen.
+type validator struct {
+	file   string
+	prevAt int64
+	// used maps each symbol named so far (by an argument or a result) to the first step naming it.
+	used [2]map[int]int
+	// bound holds the symbols some result issued.
+	bound [2]map[int]bool
+}
+
+func newValidator(file string) validator {
+	return validator{
+		file:  file,
+		used:  [2]map[int]int{{}, {}},
+		bound: [2]map[int]bool{{}, {}},
+	}
+}
+
+func (v *validator) header(t *Trace) error {
+	c := errCtx{file: v.file, step: -1}
+	if t.Format != Format {
+		return c.errf("format", "must be %q, got %q", Format, t.Format)
+	}
+	if err := nonEmpty(c, "name", t.Name); err != nil {
+		return err
+	}
+	o := &t.Origin
+	if err := oneOf(c, "origin.kind", o.Kind, OriginPChecker, OriginProperty, OriginHand); err != nil {
+		return err
+	}
+	for _, f := range []struct{ path, s string }{
+		{"origin.test_case", o.TestCase}, {"origin.command", o.Command}, {"origin.model", o.Model},
+	} {
+		if err := text(c, f.path, f.s); err != nil {
+			return err
+		}
+	}
+	if err := atLeast(c, "origin.schedule", int64(o.Schedule), 0); err != nil {
+		return err
+	}
+	if t.Expect.Variant != "" && !variantName(t.Expect.Variant) {
+		return c.errf("expect.variant", "%q is not a variant name (lowercase letters, digits, '-' and '_', starting with a letter or digit)", t.Expect.Variant)
+	}
+	return nil
+}
+
+func variantName(s string) bool {
+	for i, r := range s {
+		alnum := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || r != '-' && r != '_') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (v *validator) divergence(t *Trace) error {
+	c := errCtx{file: v.file, step: -1}
+	d := t.Expect.DivergesAt
+	switch {
+	case t.Expect.Variant == "" && d != -1:
+		return c.errf("expect.diverges_at", "must be -1 when expect.variant is empty, got %d", d)
+	case d < -1 || d >= len(t.Steps):
+		if len(t.Steps) == 0 {
+			return c.errf("expect.diverges_at", "must be -1 (the trace has no steps), got %d", d)
+		}
+		return c.errf("expect.diverges_at", "must be -1 or a step index in [0, %d), got %d", len(t.Steps), d)
+	}
+	return nil
+}
+
+// step checks one step; i is its index.
+func (v *validator) step(i int, s *Step) error {
+	c := errCtx{file: v.file, step: i}
+	sp, ok := Spec[s.Op]
+	if !ok {
+		return c.errf("op", "unknown operation %q", s.Op)
+	}
+	c.op = s.Op
+	if s.At < 0 {
+		return c.errf("at", "must be >= 0, got %d", s.At)
+	}
+	if i > 0 && s.At < v.prevAt {
+		return c.errf("at", "%d is before the previous step's %d; time never decreases", s.At, v.prevAt)
+	}
+	v.prevAt = s.At
+
+	for _, f := range argFields {
+		if !contains(sp.Args, f.name) && !contains(sp.OptionalArgs, f.name) && !f.isZero(&s.Args) {
+			return c.errf("args."+f.name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
+		}
+	}
+	for _, f := range resultFields {
+		if !contains(sp.Results, f.name) && !f.isZero(&s.Result) {
+			return c.errf("result."+f.name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
+		}
+	}
+	for _, name := range slices.Concat(sp.Args, sp.OptionalArgs) {
+		if err := v.arg(c, i, s, name); err != nil {
+			return err
+		}
+	}
+	for _, name := range sp.Results {
+		if err := v.result(c, i, s, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
+	a := &s.Args
+	p := "args." + name
+	switch name {
+	case "mailbox":
+		return nonEmpty(c, p, a.Mailbox)
+	case "id":
+		return nonEmpty(c, p, a.ID)
+	case "target":
+		return nonEmpty(c, p, a.Target)
+	case "reason":
+		return nonEmpty(c, p, a.Reason)
+	case "key":
+		return text(c, p, a.Key)
+	case "payload":
+		return text(c, p, a.Payload)
+	case "max_attempts":
+		return atLeast(c, p, int64(a.MaxAttempts), 1)
+	case "delay":
+		return atLeast(c, p, a.Delay, 0)
+	case "retry_delay":
+		return atLeast(c, p, a.RetryDelay, 0)
+	case "lease_for":
+		if s.Op == OpConsumerFetch {
+			if a.Profile == ProfileLeaseless {
+				if a.LeaseFor != 0 {
+					return c.errf(p, "a leaseless consumer_fetch takes no lease (it peeks), so lease_for must be absent; got %d", a.LeaseFor)
+				}
+				return nil
+			}
+			if a.LeaseFor < 1 {
+				return c.errf(p, "a leased consumer_fetch takes lease_for >= 1, got %d", a.LeaseFor)
+			}
+			return nil
+		}
+		// A lease that is over the moment it is taken is never what a scenario means.
+		return atLeast(c, p, a.LeaseFor, 1)
+	case "token":
+		if err := atLeast(c, p, int64(a.Token), 0); err != nil {
+			return err
+		}
+		ns := leaseTokens
+		if s.Op == OpOutboxComplete || s.Op == OpOutboxFail || s.Op == OpPublisherDeliver {
+			ns = claimTokens
+		}
+		v.use(ns, a.Token, i)
+		return nil
+	case "limit":
+		return atLeast(c, p, int64(a.Limit), 1)
+	case "claim_for":
+		return atLeast(c, p, a.ClaimFor, 1)
+	case "worker":
+		return atLeast(c, p, int64(a.Worker), 0)
+	case "publisher":
+		return atLeast(c, p, int64(a.Publisher), 0)
+	case "profile":
+		if s.Op == OpPublisherDeliver {
+			return oneOf(c, p, a.Profile, ProfileFold, ProfileSplit)
+		}
+		return oneOf(c, p, a.Profile, ProfileLeased, ProfileLeaseless)
+	case "outcome":
+		return oneOf(c, p, a.Outcome, OutcomeOK, OutcomeFail)
+	case "fault":
+		return oneOf(c, p, a.Fault, FaultNone, FaultCommitFails, FaultCrashBetween)
+	case "priority":
+		return nil // any integer
+	}
+	return c.errf(p, "Spec names an argument the validator does not know")
+}
+
+// errKind is the one error kind each fallible store operation reports.
+func errKind(op Op) string {
+	switch op {
+	case OpAck, OpNack, OpExtend:
+		return ErrKindLeaseLost
+	case OpAckByID, OpNackByID, OpDeadLetter:
+		return ErrKindNotFound
+	case OpOutboxComplete, OpOutboxFail:
+		return ErrKindClaimLost
+	}
+	return ""
+}
+
+func (v *validator) result(c errCtx, i int, s *Step, name string) error {
+	r := &s.Result
+	p := "result." + name
+	switch name {
+	case "err":
+		if k := errKind(s.Op); r.Err != "" && r.Err != k {
+			return c.errf(p, "must be absent or %q for %s, got %q", k, s.Op, r.Err)
+		}
+		return nil
+	case "duplicate":
+		return nil
+	case "message":
+		return v.message(c, i, s)
+	case "affected":
+		return atLeast(c, p, int64(r.Affected), 0)
+	case "claimed":
+		return v.claimed(c, i, s)
+	case "action":
+		return v.action(c, s)
+	case "attempt":
+		if err := atLeast(c, p, int64(r.Attempt), 0); err != nil {
+			return err
+		}
+		if r.Attempt != 0 && s.Args.Outcome == OutcomeOK {
+			return c.errf(p, "must be 0 when the handler succeeded (no retry decision was made), got %d", r.Attempt)
+		}
+		if r.Attempt != 0 && r.Action == ActionIdle {
+			return c.errf(p, "must be 0 for an idle worker, got %d", r.Attempt)
+		}
+		return nil
+	}
+	return c.errf(p, "Spec names a result the validator does not know")
+}
+
+func (v *validator) message(c errCtx, i int, s *Step) error {
+	m := s.Result.Message
+	if m == nil {
+		return nil
+	}
+	if err := nonEmpty(c, "result.message.id", m.ID); err != nil {
+		return err
+	}
+	if err := atLeast(c, "result.message.attempts", int64(m.Attempts), 0); err != nil {
+		return err
+	}
+	if err := atLeast(c, "result.message.token", int64(m.Token), 0); err != nil {
+		return err
+	}
+	if s.Op == OpLease || s.Op == OpConsumerFetch && s.Args.Profile == ProfileLeased {
+		if m.Token < 1 {
+			return c.errf("result.message.token", "a lease issues a token, so it must be >= 1, got %d", m.Token)
+		}
+		if m.Attempts < 1 {
+			return c.errf("result.message.attempts", "a lease counts the delivery, so it must be >= 1, got %d", m.Attempts)
+		}
+		return v.bind(c, leaseTokens, m.Token, i, "result.message.token", "lease")
+	}
+	if m.Token != 0 {
+		what := string(s.Op)
+		if s.Op == OpConsumerFetch {
+			what = "a leaseless consumer_fetch"
+		}
+		return c.errf("result.message.token", "%s takes no lease, so it must be absent, got %d", what, m.Token)
+	}
+	return nil
+}
+
+func (v *validator) claimed(c errCtx, i int, s *Step) error {
+	rows := s.Result.Claimed
+	if len(rows) > s.Args.Limit {
+		return c.errf("result.claimed", "%d rows exceed args.limit %d", len(rows), s.Args.Limit)
+	}
+	seen := make(map[string]bool, len(rows))
+	for j, r := range rows {
+		p := index("result.claimed", j)
+		if err := nonEmpty(c, p+".id", r.ID); err != nil {
+			return err
+		}
+		if seen[r.ID] {
+			return c.errf(p+".id", "%q is claimed twice in one batch", r.ID)
+		}
+		seen[r.ID] = true
+		if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 1); err != nil {
+			return err
+		}
+		if err := atLeast(c, p+".token", int64(r.Token), 1); err != nil {
+			return err
+		}
+		if r.Token != rows[0].Token {
+			return c.errf(p+".token", "a claim issues one token for its whole batch: want %d (as claimed[0]), got %d", rows[0].Token, r.Token)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return v.bind(c, claimTokens, rows[0].Token, i, "result.claimed[0].token", "claim")
+}
+
+func (v *validator) action(c errCtx, s *Step) error {
+	r := &s.Result
+	switch s.Op {
+	case OpConsumerHandle:
+		if err := oneOf(c, "result.action", r.Action, ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle); err != nil {
+			return err
+		}
+		if s.Args.Outcome == OutcomeOK && (r.Action == ActionRetried || r.Action == ActionDeadLettered) {
+			return c.errf("result.action", "a handler that succeeded cannot end %q", r.Action)
+		}
+		if s.Args.Outcome == OutcomeFail && r.Action == ActionAcked {
+			return c.errf("result.action", "a handler that failed cannot end %q", r.Action)
+		}
+	case OpPublisherDeliver:
+		if err := oneOf(c, "result.action", r.Action, ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed); err != nil {
+			return err
+		}
+		// A lost claim can end any delivery; otherwise the fault decides the action.
+		want := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed}[s.Args.Fault]
+		if r.Action != ActionClaimLost && r.Action != want {
+			return c.errf("result.action", "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, r.Action)
+		}
+	}
+	return nil
+}
+
+// use records that step i named symbol tok (0 names no token).
+func (v *validator) use(ns, tok, i int) {
+	if tok == 0 {
+		return
+	}
+	if _, ok := v.used[ns][tok]; !ok {
+		v.used[ns][tok] = i
+	}
+}
+
+// bind records a symbol a result issued; every issue is a fresh token, so the symbol must not have
+// been named before, not even by an argument (that argument stood for a token never issued).
+func (v *validator) bind(c errCtx, ns, tok, i int, path, what string) error {
+	if first, ok := v.used[ns][tok]; ok {
+		return c.errf(path, "symbol %d was already used at step %d; every %s issues a fresh token", tok, first, what)
+	}
+	v.used[ns][tok] = i
+	v.bound[ns][tok] = true
+	return nil
+}
+
+func (v *validator) final(f *Snapshot) error {
+	if f == nil {
+		return nil
+	}
+	c := errCtx{file: v.file, step: -1}
+	for i := range f.Messages {
+		r := &f.Messages[i]
+		p := index("final.messages", i)
+		if err := v.messageRow(c, p, r); err != nil {
+			return err
+		}
+		if i > 0 {
+			q := &f.Messages[i-1]
+			if r.Mailbox < q.Mailbox || r.Mailbox == q.Mailbox && r.ID <= q.ID {
+				return c.errf(p, "(%q, %q) does not sort after the row before it, (%q, %q); rows are ordered by mailbox, then id, without repeats (see Canonicalize)", r.Mailbox, r.ID, q.Mailbox, q.ID)
+			}
+		}
+	}
+	for i := range f.Outbox {
+		r := &f.Outbox[i]
+		p := index("final.outbox", i)
+		if err := v.outboxRow(c, p, r); err != nil {
+			return err
+		}
+		if i > 0 && r.ID <= f.Outbox[i-1].ID {
+			return c.errf(p, "id %q does not sort after the row before it, %q; rows are ordered by id, without repeats (see Canonicalize)", r.ID, f.Outbox[i-1].ID)
+		}
+	}
+	for i := range f.DeadLetters {
+		r := &f.DeadLetters[i]
+		p := index("final.dead_letters", i)
+		if err := nonEmpty(c, p+".mailbox", r.Mailbox); err != nil {
+			return err
+		}
+		if err := nonEmpty(c, p+".id", r.ID); err != nil {
+			return err
+		}
+		if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
+			return err
+		}
+		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
+			return err
+		}
+		if i > 0 && r.ID <= f.DeadLetters[i-1].ID {
+			return c.errf(p, "id %q does not sort after the row before it, %q; rows are ordered by id, without repeats (see Canonicalize)", r.ID, f.DeadLetters[i-1].ID)
+		}
+	}
+	mailboxes := make([]string, 0, len(f.Effects))
+	for mb := range f.Effects {
+		mailboxes = append(mailboxes, mb)
+	}
+	sort.Strings(mailboxes)
+	for _, mb := range mailboxes {
+		p := mapKey("final.effects", mb)
+		if err := nonEmpty(c, p, mb); err != nil {
+			return err
+		}
+		ids := f.Effects[mb]
+		if len(ids) == 0 {
+			return c.errf(p, "empty list; a mailbox without effects is left out (Canonicalize drops it)")
+		}
+		for j, id := range ids {
+			if err := nonEmpty(c, index(p, j), id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (v *validator) messageRow(c errCtx, p string, r *MessageRow) error {
+	if err := nonEmpty(c, p+".mailbox", r.Mailbox); err != nil {
+		return err
+	}
+	if err := nonEmpty(c, p+".id", r.ID); err != nil {
+		return err
+	}
+	if err := text(c, p+".key", r.Key); err != nil {
+		return err
+	}
+	if err := text(c, p+".payload", r.Payload); err != nil {
+		return err
+	}
+	if err := oneOf(c, p+".state", r.State, StateReady, StateAcked); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
+		return err
+	}
+	if r.Attempts > r.MaxAttempts {
+		return c.errf(p+".attempts", "%d exceeds max_attempts %d", r.Attempts, r.MaxAttempts)
+	}
+	if err := atLeast(c, p+".available_at", r.AvailableAt, 0); err != nil {
+		return err
+	}
+	return v.heldToken(c, p, leaseTokens, r.Token, "lease_until", r.LeaseUntil)
+}
+
+func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
+	if err := nonEmpty(c, p+".id", r.ID); err != nil {
+		return err
+	}
+	if err := nonEmpty(c, p+".target", r.Target); err != nil {
+		return err
+	}
+	if err := text(c, p+".key", r.Key); err != nil {
+		return err
+	}
+	if err := text(c, p+".payload", r.Payload); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+		return err
+	}
+	if err := oneOf(c, p+".state", r.State, StatePending, StateCompleted); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 0); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+".available_at", r.AvailableAt, 0); err != nil {
+		return err
+	}
+	return v.heldToken(c, p, claimTokens, r.Token, "claim_until", r.ClaimUntil)
+}
+
+// heldToken checks a row's lease or claim: a token must be one a result issued, and the deadline
+// is recorded only while a token is held, so two stores that clear a lease differently (one also
+// zeroing the deadline, one not) still produce the same snapshot.
+func (v *validator) heldToken(c errCtx, p string, ns, tok int, untilName string, until int64) error {
+	if err := atLeast(c, p+".token", int64(tok), 0); err != nil {
+		return err
+	}
+	if err := atLeast(c, p+"."+untilName, until, 0); err != nil {
+		return err
+	}
+	if tok == 0 && until != 0 {
+		return c.errf(p+"."+untilName, "must be absent when the row holds no token, got %d", until)
+	}
+	if tok != 0 && !v.bound[ns][tok] {
+		return c.errf(p+".token", "symbol %d was never issued by a step's result", tok)
+	}
+	return nil
+}
+
+func nonEmpty(c errCtx, path, s string) error {
+	if s == "" {
+		return c.errf(path, "must be non-empty")
+	}
+	return text(c, path, s)
+}
+
+func text(c errCtx, path, s string) error {
+	if !utf8.ValidString(s) {
+		return c.errf(path, "must be valid UTF-8")
+	}
+	return nil
+}
+
+func atLeast(c errCtx, path string, x, min int64) error {
+	if x < min {
+		return c.errf(path, "must be >= %d, got %d", min, x)
+	}
+	return nil
+}
+
+func oneOf(c errCtx, path, s string, allowed ...string) error {
+	if contains(allowed, s) {
+		return nil
+	}
+	quoted := make([]string, len(allowed))
+	for i, a := range allowed {
+		quoted[i] = fmt.Sprintf("%q", a)
+	}
+	return c.errf(path, "must be one of %s; got %q", strings.Join(quoted, ", "), s)
+}
