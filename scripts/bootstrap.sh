@@ -3,8 +3,10 @@
 #   - Go 1.26, when the machine has no go >= 1.26 on PATH: Debian's golang-1.26-go and golang-1.26-src
 #     packages, fetched with apt-get from the distribution's archive into a private apt state and
 #     unpacked with dpkg -x (nothing is installed system-wide);
-#   - the P compiler and checker 3.1.0, a .NET tool from NuGet: dotnet tool install --tool-path.
-# Usage: scripts/bootstrap.sh [go|p|all]   (default all). Idempotent; prints what it did.
+#   - the P compiler and checker 3.1.0, a .NET tool from NuGet: dotnet tool install --tool-path;
+#   - Chromium, for the test that loads the HTML timeline in a real browser: Debian's chromium
+#     package (apt-get; the one system-wide install, since a browser needs its shared libraries).
+# Usage: scripts/bootstrap.sh [go|p|browser|all]   (default all). Idempotent; prints what it did.
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -61,9 +63,27 @@ install_p() {
   "$PCONFORM_TOOLS/p/p" --version | head -1
 }
 
+install_browser() {
+  local b
+  for b in chromium chromium-browser google-chrome; do
+    if command -v "$b" >/dev/null 2>&1; then
+      echo "bootstrap: browser $(command -v "$b")"
+      return
+    fi
+  done
+  command -v apt-get >/dev/null 2>&1 || { echo "bootstrap: no Chromium and no apt-get to install it" >&2; exit 1; }
+  echo "bootstrap: installing Debian's chromium package"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -qq update
+  apt-get -qq install -y --no-install-recommends chromium >/dev/null
+  command -v chromium >/dev/null 2>&1 || { echo "bootstrap: chromium install failed" >&2; exit 1; }
+  echo "bootstrap: browser $(command -v chromium)"
+}
+
 case "${1:-all}" in
   go) install_go ;;
   p) install_p ;;
-  all) install_go; install_p ;;
-  *) echo "usage: scripts/bootstrap.sh [go|p|all]" >&2; exit 2 ;;
+  browser) install_browser ;;
+  all) install_go; install_p; install_browser ;;
+  *) echo "usage: scripts/bootstrap.sh [go|p|browser|all]" >&2; exit 2 ;;
 esac

@@ -44,6 +44,8 @@ if ! bash scripts/bootstrap.sh all >"$logdir/bootstrap.log" 2>&1; then
   exit 1
 fi
 sed 's/^/  /' "$logdir/bootstrap.log"
+# Chromium is installed now: the browser test must run, not skip.
+export PCONFORM_REQUIRE_BROWSER=1
 
 go_files() { git ls-files --cached --others --exclude-standard -- '*.go' | grep -v '/testdata/' ; }
 

@@ -1,0 +1,241 @@
+package actordelivery
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Benchmarks use a fresh database file in a temp dir, the wall clock and synchronous=FULL (every
+// commit reaches the disk before it returns). Run them with a fixed iteration count, e.g.
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./actordelivery/
+
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: "FULL"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// fill enqueues n messages into mailbox, a thousand per transaction.
+func fill(b *testing.B, s *Store, mailbox string, n int) {
+	b.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i += 1000 {
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			for j := i; j < min(i+1000, n); j++ {
+				if _, err := s.Enqueue(ctx, NewMessage{Mailbox: mailbox, ID: fmt.Sprintf("%s-%d", mailbox, j), MaxAttempts: 3, Payload: []byte("payload")}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// idlePollInterval is how often each idle consumer polls its empty mailbox in BenchmarkConsume:
+// an aggressive low-latency setting, so the cost of idle polling is visible.
+const idlePollInterval = time.Millisecond
+
+// BenchmarkConsume measures one busy single-worker consumer draining b.N messages while 16 idle
+// consumers of the same path poll 16 other, empty mailboxes every idlePollInterval. On the
+// leaseless path an idle poll is a read on the reader pool; on the leased path it is an
+// ExpireLeases+Lease write transaction that competes for the writer lock.
+func BenchmarkConsume(b *testing.B) {
+	for _, path := range []Path{PathLeaseless, PathLeased} {
+		b.Run(path.String(), func(b *testing.B) {
+			ctx := context.Background()
+			s := benchStore(b)
+			fill(b, s, "busy", b.N)
+			nop := func(context.Context, *Message) error { return nil }
+
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			var idlePolls atomic.Int64
+			for i := range 16 {
+				c, err := NewConsumer(s, nop, ConsumerOptions{Mailbox: fmt.Sprintf("idle-%d", i), Path: path})
+				if err != nil {
+					b.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					t := time.NewTicker(idlePollInterval)
+					defer t.Stop()
+					for {
+						select {
+						case <-stop:
+							return
+						case <-t.C:
+						}
+						if _, err := c.Step(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+						idlePolls.Add(1)
+					}
+				}()
+			}
+			busy, err := NewConsumer(s, nop, ConsumerOptions{Mailbox: "busy", Path: path})
+			if err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond) // let the pollers start
+			idlePolls.Store(0)
+			b.ResetTimer()
+			start := time.Now()
+			for done := 0; done < b.N; {
+				out, err := busy.Step(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Action != ActionAcked {
+					b.Fatalf("busy consumer: %+v", out)
+				}
+				done++
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			close(stop)
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+			b.ReportMetric(float64(idlePolls.Load())/elapsed.Seconds(), "idle-polls/s")
+		})
+	}
+}
+
+// countingStore counts committed ExecTx calls the publisher makes, and claims (each claim commits
+// its own transaction), so commits/msg is counted, not assumed.
+type countingStore struct {
+	*Store
+	commits atomic.Int64
+}
+
+func (c *countingStore) ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error {
+	err := c.Store.ExecTx(ctx, readOnly, fn)
+	if err == nil && !readOnly {
+		c.commits.Add(1)
+	}
+	return err
+}
+
+func (c *countingStore) OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error) {
+	rows, err := c.Store.OutboxClaim(ctx, limit, claimFor)
+	if err == nil {
+		c.commits.Add(1)
+	}
+	return rows, err
+}
+
+// BenchmarkOutboxDeliver measures delivering b.N outbox rows one claim per row (Batch 1), so
+// commits/msg shows the cost of each mode: fold = claim + one delivery transaction, split = claim +
+// enqueue + completion. commits/msg is counted twice, by a wrapping OutboxStore and by the store's
+// own commit counter (store-commits/msg); the two must agree.
+func BenchmarkOutboxDeliver(b *testing.B) {
+	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
+		b.Run(mode.String(), func(b *testing.B) {
+			ctx := context.Background()
+			s := benchStore(b)
+			for i := 0; i < b.N; i += 1000 {
+				err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+					for j := i; j < min(i+1000, b.N); j++ {
+						if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: fmt.Sprintf("o-%d", j), Target: "target", MaxAttempts: 3, Payload: []byte("payload")}); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			cs := &countingStore{Store: s}
+			p, err := NewPublisher(cs, PublisherOptions{Mode: mode, Batch: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			storeBefore := s.Stats().Commits
+			b.ResetTimer()
+			start := time.Now()
+			for done := 0; done < b.N; {
+				n, err := p.Step(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n != 1 {
+					b.Fatalf("step delivered %d", n)
+				}
+				done += n
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(cs.commits.Load())/float64(b.N), "commits/msg")
+			b.ReportMetric(float64(s.Stats().Commits-storeBefore)/float64(b.N), "store-commits/msg")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+		})
+	}
+}
+
+// BenchmarkCheckpointWrite measures optimistic checkpoint writes of one actor by state size.
+func BenchmarkCheckpointWrite(b *testing.B) {
+	for _, size := range []int{256, 4 << 10, 64 << 10} {
+		name := fmt.Sprintf("%dB", size)
+		if size >= 1<<10 {
+			name = fmt.Sprintf("%dKiB", size>>10)
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			s := benchStore(b)
+			state := make([]byte, size)
+			for i := range state {
+				state[i] = byte(i * 7)
+			}
+			b.SetBytes(int64(size))
+			b.ResetTimer()
+			start := time.Now()
+			var v int64
+			for i := 0; i < b.N; i++ {
+				state[0] = byte(i)
+				nv, err := s.SaveCheckpoint(ctx, "actor", state, v)
+				if err != nil {
+					b.Fatal(err)
+				}
+				v = nv
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+		})
+	}
+}
+
+// BenchmarkMailboxRoundTrip measures enqueue, lease and ack of one message: three commits.
+func BenchmarkMailboxRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	s := benchStore(b)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		id := fmt.Sprintf("m-%d", i)
+		if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 3, Payload: []byte("payload")}); err != nil {
+			b.Fatal(err)
+		}
+		m, err := s.Lease(ctx, "mb", 30*time.Second)
+		if err != nil || m == nil || m.ID != id {
+			b.Fatalf("lease = %+v, %v", m, err)
+		}
+		if err := s.Ack(ctx, id, m.Token); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+}

@@ -1,0 +1,401 @@
+package actordelivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Consumer actions, as Outcome.Action reports them (equal to the traces package's constants).
+const (
+	ActionAcked        = "acked"
+	ActionRetried      = "retried"
+	ActionDeadLettered = "dead_lettered"
+	ActionLeaseLost    = "lease_lost"
+	ActionIdle         = "idle"
+)
+
+// Path is how a consumer takes messages from its mailbox.
+type Path int
+
+const (
+	// PathLeased: any number of workers per mailbox. Fetch leases the message (token, expiry,
+	// attempts + 1); the acknowledgement is fenced by the token.
+	PathLeased Path = iota
+	// PathLeaseless: exactly one worker per mailbox. Fetch only peeks (no write, no writer lock);
+	// the acknowledgement is by id. Nothing guards against a second worker: running two leaseless
+	// consumers on one mailbox delivers messages twice.
+	PathLeaseless
+)
+
+func (p Path) String() string {
+	switch p {
+	case PathLeased:
+		return "leased"
+	case PathLeaseless:
+		return "leaseless"
+	}
+	return fmt.Sprintf("Path(%d)", int(p))
+}
+
+// EffectiveAttempts is the attempt number a failed delivery counts as, given the attempt count
+// stored with the fetched message. On the leased path the lease already counted this delivery, so
+// it is stored; on the leaseless path nothing has counted it yet, so it is stored + 1. The retry
+// decision and the dead-letter threshold use this number on both paths; handing the leaseless path
+// the raw stored count would strand a message at attempts == max_attempts, never eligible and never
+// dead-lettered.
+func EffectiveAttempts(stored int, path Path) int {
+	if path == PathLeaseless {
+		return stored + 1
+	}
+	return stored
+}
+
+// Handler processes one message. ctx carries the transaction the acknowledgement joins: store calls
+// made with it (SaveCheckpoint, MarkProcessed, OutboxEnqueue, ...) commit together with the
+// acknowledgement or not at all. An error means the delivery failed.
+type Handler func(ctx context.Context, m *Message) error
+
+// RetryPolicy decides, for a failed delivery whose effective attempt is attempt (1-based, below
+// max_attempts), whether to retry and after what delay.
+type RetryPolicy interface {
+	Retry(err error, attempt int) (delay time.Duration, retry bool)
+}
+
+// Backoff is exponential backoff: Base * 2^(attempt-1), at most Max; it always retries. A zero
+// Base means 1s, a zero Max means 5m.
+type Backoff struct{ Base, Max time.Duration }
+
+// Retry implements RetryPolicy.
+func (b Backoff) Retry(_ error, attempt int) (time.Duration, bool) {
+	base, max := b.Base, b.Max
+	if base <= 0 {
+		base = time.Second
+	}
+	if max <= 0 {
+		max = 5 * time.Minute
+	}
+	d := base
+	for i := 1; i < attempt && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max), true
+}
+
+// ConsumerOptions configure NewConsumer.
+type ConsumerOptions struct {
+	// Mailbox is the mailbox served; required.
+	Mailbox string
+	Path    Path
+	// LeaseFor is the lease length on the leased path; zero means 30s, negative is an error.
+	LeaseFor time.Duration
+	// Retry decides delays; nil means Backoff{Base: time.Second, Max: 5 * time.Minute}.
+	Retry RetryPolicy
+	// Attempts maps the stored attempt count to the effective one; nil means EffectiveAttempts.
+	Attempts func(stored int, path Path) int
+	// PollInterval is Run's first idle wait, doubled while idle up to MaxPollInterval and reset
+	// after work. Zero means 50ms and 2s.
+	PollInterval, MaxPollInterval time.Duration
+	// Logger: nil discards.
+	Logger *slog.Logger
+	_      struct{}
+}
+
+// Delivery is a fetched message and the path it was fetched on. On the leaseless path
+// Message.Token is "".
+type Delivery struct {
+	Message Message
+	Path    Path
+}
+
+// Outcome is what Handle did. Attempt is the effective attempt handed to the retry decision when
+// the handler failed, 0 otherwise.
+type Outcome struct {
+	Action  string
+	Attempt int
+}
+
+// Consumer delivers the messages of one mailbox to a Handler.
+type Consumer struct {
+	st       *Store
+	handler  Handler
+	mailbox  string
+	path     Path
+	leaseFor time.Duration
+	retry    RetryPolicy
+	attempts func(int, Path) int
+	poll     time.Duration
+	maxPoll  time.Duration
+	log      *slog.Logger
+}
+
+const (
+	defaultLeaseFor        = 30 * time.Second
+	defaultPollInterval    = 50 * time.Millisecond
+	defaultMaxPollInterval = 2 * time.Second
+)
+
+// NewConsumer returns a consumer of opts.Mailbox.
+//
+// Errors: ErrInvalidArgument (nil store or handler, empty mailbox, unknown path, negative
+// durations, MaxPollInterval below PollInterval).
+func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) {
+	const op = "NewConsumer"
+	switch {
+	case st == nil:
+		return nil, invalid(op, "store is nil")
+	case h == nil:
+		return nil, invalid(op, "handler is nil")
+	case opts.Mailbox == "":
+		return nil, invalid(op, "mailbox is empty")
+	case opts.Path != PathLeased && opts.Path != PathLeaseless:
+		return nil, invalid(op, "path %v is unknown", opts.Path)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"lease_for", opts.LeaseFor}, {"poll_interval", opts.PollInterval}, {"max_poll_interval", opts.MaxPollInterval}} {
+		if err := checkDuration(op, d.name, d.v); err != nil {
+			return nil, err
+		}
+	}
+	c := &Consumer{
+		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
+		leaseFor: opts.LeaseFor, retry: opts.Retry, attempts: opts.Attempts,
+		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
+	}
+	if c.leaseFor == 0 {
+		c.leaseFor = defaultLeaseFor
+	}
+	if c.retry == nil {
+		c.retry = Backoff{Base: time.Second, Max: 5 * time.Minute}
+	}
+	if c.attempts == nil {
+		c.attempts = EffectiveAttempts
+	}
+	if c.poll == 0 {
+		c.poll = defaultPollInterval
+	}
+	if c.maxPoll == 0 {
+		c.maxPoll = max(defaultMaxPollInterval, c.poll)
+	}
+	if c.maxPoll < c.poll {
+		return nil, invalid(op, "max_poll_interval %v is below poll_interval %v", c.maxPoll, c.poll)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c, nil
+}
+
+// Fetch takes the mailbox's next message, or returns nil when there is none. Leased path: in one
+// write transaction, ExpireLeases then Lease. Leaseless path: Peek, which writes nothing; the
+// message stays exactly as stored until Handle.
+//
+// Errors: ErrBusy, ErrClosed.
+func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
+	var m *Message
+	var err error
+	if c.path == PathLeaseless {
+		m, err = c.st.Peek(ctx, c.mailbox)
+	} else {
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if _, err := c.st.ExpireLeases(ctx); err != nil {
+				return err
+			}
+			var err error
+			m, err = c.st.Lease(ctx, c.mailbox, c.leaseFor)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: consumer %q: fetch: %w", c.mailbox, err)
+	}
+	if m == nil {
+		return nil, nil
+	}
+	return &Delivery{Message: *m, Path: c.path}, nil
+}
+
+// errHandlerFailed marks, inside Handle's transaction, that the handler (not the store) failed.
+var errHandlerFailed = errors.New("handler failed")
+
+// Handle runs the handler on d in one transaction with the acknowledgement (Ack by token on the
+// leased path, AckByID on the leaseless one). A nil d is an idle step: Outcome{Action: "idle"}.
+//
+//   - handler succeeds, acknowledgement succeeds: commit, "acked".
+//   - handler succeeds, acknowledgement finds the lease lost (leased) or the message gone
+//     (leaseless): everything rolls back, the handler's effects included, "lease_lost".
+//   - handler fails: its effects roll back. The effective attempt is Attempts(stored, path). At or
+//     above max_attempts, or when the retry policy declines, the message is dead-lettered
+//     ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
+//     transaction, so the dead letter records the effective attempt. Otherwise it is nacked with
+//     the policy's delay ("retried"), or "lease_lost" if the fenced nack lost its lease.
+//
+// A store failure (busy, closed, commit error) is returned as an error with an empty Outcome; the
+// message is untouched by the failed step and is fetched again later.
+//
+// Errors: ErrInvalidArgument (d fetched on another path or for another mailbox), ErrBusy,
+// ErrClosed, other wrapped store errors.
+func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
+	if d == nil {
+		return Outcome{Action: ActionIdle}, nil
+	}
+	m := d.Message
+	switch {
+	case d.Path != c.path:
+		return Outcome{}, invalid("Handle", "delivery %q was fetched on the %v path, consumer runs %v", m.ID, d.Path, c.path)
+	case m.Mailbox != c.mailbox:
+		return Outcome{}, invalid("Handle", "delivery %q belongs to mailbox %q, consumer serves %q", m.ID, m.Mailbox, c.mailbox)
+	case m.ID == "":
+		return Outcome{}, invalid("Handle", "delivery has an empty message id")
+	case c.path == PathLeased && m.Token == "":
+		return Outcome{}, invalid("Handle", "leased delivery %q has no token", m.ID)
+	}
+	var herr error
+	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		hm := m
+		hm.Payload = append([]byte(nil), m.Payload...)
+		if err := c.handler(ctx, &hm); err != nil {
+			herr = err
+			return errHandlerFailed
+		}
+		if c.path == PathLeased {
+			return c.st.Ack(ctx, m.ID, m.Token)
+		}
+		return c.st.AckByID(ctx, m.ID)
+	})
+	switch {
+	case err == nil:
+		return Outcome{Action: ActionAcked}, nil
+	case herr != nil && errors.Is(err, errHandlerFailed):
+		return c.failed(ctx, m, herr)
+	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+		c.log.Info("actordelivery: acknowledgement lost, handler effects rolled back",
+			"mailbox", c.mailbox, "message_id", m.ID, "path", c.path.String())
+		return Outcome{Action: ActionLeaseLost}, nil
+	default:
+		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: handle %q: %w", c.mailbox, m.ID, err)
+	}
+}
+
+func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, error) {
+	eff := c.attempts(m.Attempts, c.path)
+	out := Outcome{Attempt: eff}
+	reason := ""
+	var delay time.Duration
+	if eff >= m.MaxAttempts {
+		reason = ReasonMaxAttempts
+	} else {
+		var retry bool
+		delay, retry = c.retry.Retry(herr, eff)
+		if !retry {
+			reason = "retry policy declined: " + herr.Error()
+		}
+		delay = max(delay, 0)
+	}
+	var err error
+	switch {
+	case reason != "" && c.path == PathLeaseless:
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := c.st.NackByID(ctx, m.ID, 0); err != nil {
+				return err
+			}
+			return c.st.DeadLetter(ctx, m.ID, reason)
+		})
+		out.Action = ActionDeadLettered
+	case reason == ReasonMaxAttempts:
+		// Leased, attempts used up: nobody else can lease the message any more, so the move
+		// needs no fence (the same unfenced dead_letter the semantics prescribe).
+		err = c.st.DeadLetter(ctx, m.ID, reason)
+		out.Action = ActionDeadLettered
+	case reason != "":
+		// Leased, the policy gave up early: another worker may lease the message once this
+		// lease expires, so the move is fenced by the token.
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := c.st.holdsLease(ctx, m.ID, m.Token); err != nil {
+				return err
+			}
+			return c.st.DeadLetter(ctx, m.ID, reason)
+		})
+		out.Action = ActionDeadLettered
+	case c.path == PathLeaseless:
+		err = c.st.NackByID(ctx, m.ID, delay)
+		out.Action = ActionRetried
+	default:
+		err = c.st.Nack(ctx, m.ID, m.Token, delay)
+		out.Action = ActionRetried
+	}
+	switch {
+	case err == nil:
+		lvl := slog.LevelDebug
+		if out.Action == ActionDeadLettered {
+			lvl = slog.LevelWarn
+		}
+		c.log.Log(ctx, lvl, "actordelivery: delivery failed", "mailbox", c.mailbox, "message_id", m.ID,
+			"attempt", eff, "max_attempts", m.MaxAttempts, "action", out.Action, "delay", delay, "error", herr)
+		return out, nil
+	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+		out.Action = ActionLeaseLost
+		return out, nil
+	default:
+		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: after handler error on %q (attempt %d): %w", c.mailbox, m.ID, eff, err)
+	}
+}
+
+// Step fetches one message and handles it; an empty mailbox is Outcome{Action: "idle"}.
+func (c *Consumer) Step(ctx context.Context) (Outcome, error) {
+	d, err := c.Fetch(ctx)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return c.Handle(ctx, d)
+}
+
+// Run steps until ctx ends (it then returns nil) or the store is closed (ErrClosed). While idle it
+// waits PollInterval, doubling up to MaxPollInterval, and wakes at once when the store signals an
+// enqueue into the mailbox; after work it steps again immediately. A failing step (a wedged
+// database) is logged and waits the same growing interval, so Run never spins. The waits are real
+// time; the store's Clock governs only the times stored in rows.
+func (c *Consumer) Run(ctx context.Context) error {
+	wake, cancel := c.st.Subscribe(c.mailbox)
+	defer cancel()
+	wait := c.poll
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		out, err := c.Step(ctx)
+		switch {
+		case err != nil && errors.Is(err, ErrClosed):
+			return err
+		case err != nil && ctx.Err() != nil:
+			return nil
+		case err != nil:
+			c.log.Error("actordelivery: consumer step failed", "mailbox", c.mailbox, "error", err, "retry_in", wait)
+		case out.Action != ActionIdle:
+			wait = c.poll
+			continue
+		}
+		if !sleep(ctx, wait, wake) {
+			return nil
+		}
+		wait = min(2*wait, c.maxPoll)
+	}
+}
+
+// sleep waits d, or until wake fires; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}

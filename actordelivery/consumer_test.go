@@ -1,0 +1,506 @@
+package actordelivery
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// recordingPolicy records the attempts it is asked about and retries after a fixed delay.
+type recordingPolicy struct {
+	delay    time.Duration
+	declines bool
+	seen     []int
+}
+
+func (p *recordingPolicy) Retry(_ error, attempt int) (time.Duration, bool) {
+	p.seen = append(p.seen, attempt)
+	return p.delay, !p.declines
+}
+
+var errHandler = errors.New("handler says no")
+
+func newConsumer(t testing.TB, s *Store, h Handler, opts ConsumerOptions) *Consumer {
+	t.Helper()
+	if opts.Mailbox == "" {
+		opts.Mailbox = "mb"
+	}
+	c, err := NewConsumer(s, h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestConsumerAcks(t *testing.T) {
+	for _, path := range []Path{PathLeased, PathLeaseless} {
+		t.Run(path.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := testStore(t)
+			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", Payload: []byte("hello")})
+			var seen []string
+			c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
+				seen = append(seen, m.ID+":"+string(m.Payload))
+				_, err := s.SaveCheckpoint(ctx, "actor", m.Payload, 0)
+				return err
+			}, ConsumerOptions{Path: path, LeaseFor: 10 * time.Second})
+			d, err := c.Fetch(ctx)
+			if err != nil || d == nil {
+				t.Fatalf("Fetch = %v, %v", d, err)
+			}
+			wantAttempts, wantToken := 0, false
+			if path == PathLeased {
+				wantAttempts, wantToken = 1, true
+			}
+			if d.Message.Attempts != wantAttempts || (d.Message.Token != "") != wantToken || d.Path != path {
+				t.Fatalf("delivery %+v", d)
+			}
+			out, err := c.Handle(ctx, d)
+			if err != nil || out != (Outcome{Action: ActionAcked}) {
+				t.Fatalf("Handle = %+v, %v", out, err)
+			}
+			m := mustGet(t, s, "a")
+			if m.State != StateAcked || m.Attempts != wantAttempts || m.Token != "" {
+				t.Fatalf("after ack: %+v", m)
+			}
+			if st, _, err := s.LoadCheckpoint(ctx, "actor"); err != nil || string(st) != "hello" {
+				t.Fatalf("handler effect = %q, %v", st, err)
+			}
+			out, err = c.Step(ctx)
+			if err != nil || out.Action != ActionIdle {
+				t.Fatalf("Step on an empty mailbox = %+v, %v", out, err)
+			}
+			if out, _ := c.Handle(ctx, nil); out.Action != ActionIdle {
+				t.Fatalf("Handle(nil) = %+v", out)
+			}
+			if diff := cmp.Diff([]string{"a:hello"}, seen); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+}
+
+// TestConsumerFailuresUntilDeadLetter fails a message max_attempts times on each path. Both paths
+// must hand the retry policy the same effective attempts (1, 2), report 1, 2, 3, and end with the
+// message dead-lettered with attempts == max_attempts: never stranded.
+func TestConsumerFailuresUntilDeadLetter(t *testing.T) {
+	const max = 3
+	results := map[Path][]int{}
+	for _, path := range []Path{PathLeased, PathLeaseless} {
+		t.Run(path.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, clk := testStore(t)
+			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: max})
+			policy := &recordingPolicy{delay: 5 * time.Second}
+			c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
+				if _, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour); err != nil {
+					return err
+				}
+				return errHandler
+			}, ConsumerOptions{Path: path, LeaseFor: 10 * time.Second, Retry: policy})
+			var actions []string
+			var attempts []int
+			for i := range max {
+				out, err := c.Step(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				actions = append(actions, out.Action)
+				attempts = append(attempts, out.Attempt)
+				if i < max-1 {
+					m := mustGet(t, s, "a")
+					if m.Attempts != i+1 || m.Token != "" || !m.AvailableAt.Equal(clk.Now().Add(5*time.Second)) {
+						t.Fatalf("after failure %d: %+v", i+1, m)
+					}
+					if id := peekID(t, s, "mb"); id != "" {
+						t.Fatalf("retried message eligible before its delay: %q", id)
+					}
+				}
+				clk.Advance(5 * time.Second)
+			}
+			if diff := cmp.Diff([]string{ActionRetried, ActionRetried, ActionDeadLettered}, actions); diff != "" {
+				t.Fatalf("actions (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]int{1, 2, 3}, attempts); diff != "" {
+				t.Fatalf("effective attempts (-want +got):\n%s", diff)
+			}
+			results[path] = policy.seen
+			dls, _ := s.ListDeadLetters(ctx)
+			if len(dls) != 1 || dls[0].ID != "a" || dls[0].Attempts != max || dls[0].Reason != ReasonMaxAttempts {
+				t.Fatalf("dead letters: %+v", dls)
+			}
+			if _, err := s.GetMessage(ctx, "a"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("message still in the mailbox: %v", err)
+			}
+			// The failing handler's MarkProcessed rolled back every time.
+			if already, _ := s.MarkProcessed(ctx, "c", "a", time.Hour); already {
+				t.Fatal("a failed handler's effect was committed")
+			}
+			if out, _ := c.Step(ctx); out.Action != ActionIdle {
+				t.Fatalf("after dead letter: %+v", out)
+			}
+		})
+	}
+	if diff := cmp.Diff(results[PathLeased], results[PathLeaseless]); diff != "" || len(results[PathLeased]) != max-1 {
+		t.Fatalf("policy saw leased %v, leaseless %v; want the same %d attempts", results[PathLeased], results[PathLeaseless], max-1)
+	}
+}
+
+// TestRawAttemptsStrands shows what the Attempts hook guards against: handing the leaseless path
+// the raw stored count leaves the message at attempts == max_attempts, never eligible, never
+// dead-lettered.
+func TestRawAttemptsStrands(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 2})
+	c := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
+		ConsumerOptions{Path: PathLeaseless, Retry: &recordingPolicy{}, Attempts: func(stored int, _ Path) int { return stored }})
+	for range 4 {
+		if _, err := c.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+	}
+	m := mustGet(t, s, "a")
+	dls, _ := s.ListDeadLetters(ctx)
+	if m.Attempts != 2 || m.State != StateReady || len(dls) != 0 || peekID(t, s, "mb") != "" {
+		t.Fatalf("expected the stranded state: %+v, dead letters %v", m, dls)
+	}
+}
+
+func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
+	c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
+		if _, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0); err != nil {
+			return err
+		}
+		_, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour)
+		return err
+	}, ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second})
+	d, err := c.Fetch(ctx)
+	if err != nil || d == nil {
+		t.Fatal(d, err)
+	}
+	clk.Advance(10 * time.Second)
+	other := mustLease(t, s, "mb", time.Minute) // another worker takes the expired lease
+	out, err := c.Handle(ctx, d)
+	if err != nil || out.Action != ActionLeaseLost {
+		t.Fatalf("Handle = %+v, %v; want lease_lost", out, err)
+	}
+	if _, _, err := s.LoadCheckpoint(ctx, "actor"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("handler effect survived a lost lease: %v", err)
+	}
+	if already, _ := s.MarkProcessed(ctx, "c", "a", time.Hour); already {
+		t.Fatal("handler's MarkProcessed survived a lost lease")
+	}
+	if m := mustGet(t, s, "a"); m.State != StateReady || m.Token != other.Token || m.Attempts != 2 {
+		t.Fatalf("lost lease changed the row: %+v", m)
+	}
+
+	// The failure path's fenced nack reports lease_lost as well.
+	failing := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
+		ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second, Retry: &recordingPolicy{}})
+	clk.Advance(time.Minute)
+	d, err = failing.Fetch(ctx)
+	if err != nil || d == nil {
+		t.Fatal(d, err)
+	}
+	clk.Advance(10 * time.Second)
+	mustLease(t, s, "mb", time.Minute)
+	out, err = failing.Handle(ctx, d)
+	if err != nil || out.Action != ActionLeaseLost || out.Attempt != 3 {
+		t.Fatalf("failed Handle with a lost lease = %+v, %v", out, err)
+	}
+}
+
+func TestConsumerLeaselessAckNotFound(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
+	c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
+		_, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0)
+		return err
+	}, ConsumerOptions{Path: PathLeaseless})
+	d, _ := c.Fetch(ctx)
+	if err := s.AckByID(ctx, "a"); err != nil { // someone else acknowledged it meanwhile
+		t.Fatal(err)
+	}
+	out, err := c.Handle(ctx, d)
+	if err != nil || out.Action != ActionLeaseLost {
+		t.Fatalf("Handle = %+v, %v", out, err)
+	}
+	if _, _, err := s.LoadCheckpoint(ctx, "actor"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("effect survived: %v", err)
+	}
+}
+
+func TestConsumerPolicyDeclines(t *testing.T) {
+	for _, path := range []Path{PathLeased, PathLeaseless} {
+		t.Run(path.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := testStore(t)
+			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
+			policy := &recordingPolicy{declines: true}
+			c := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
+				ConsumerOptions{Path: path, Retry: policy})
+			out, err := c.Step(ctx)
+			if err != nil || out != (Outcome{Action: ActionDeadLettered, Attempt: 1}) {
+				t.Fatalf("Step = %+v, %v", out, err)
+			}
+			dls, _ := s.ListDeadLetters(ctx)
+			if len(dls) != 1 || dls[0].Attempts != 1 || !strings.Contains(dls[0].Reason, "retry policy declined") || !strings.Contains(dls[0].Reason, errHandler.Error()) {
+				t.Fatalf("dead letters %+v", dls)
+			}
+			if diff := cmp.Diff([]int{1}, policy.seen); diff != "" {
+				t.Fatal(diff)
+			}
+		})
+	}
+}
+
+func TestConsumerFetchExpiresLeases(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1})
+	mustLease(t, s, "mb", time.Second)
+	clk.Advance(time.Second)
+	c := newConsumer(t, s, func(context.Context, *Message) error { return nil }, ConsumerOptions{Path: PathLeased})
+	if d, err := c.Fetch(ctx); err != nil || d != nil {
+		t.Fatalf("Fetch = %v, %v", d, err)
+	}
+	dls, _ := s.ListDeadLetters(ctx)
+	if len(dls) != 1 || dls[0].Reason != ReasonLeaseExpired {
+		t.Fatalf("Fetch did not expire the exhausted lease: %+v", dls)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		b       Backoff
+		attempt int
+		want    time.Duration
+	}{
+		{Backoff{Base: time.Second, Max: time.Minute}, 1, time.Second},
+		{Backoff{Base: time.Second, Max: time.Minute}, 3, 4 * time.Second},
+		{Backoff{Base: time.Second, Max: time.Minute}, 7, time.Minute},
+		{Backoff{Base: time.Second, Max: time.Minute}, 1000, time.Minute},
+		{Backoff{}, 1, time.Second},
+		{Backoff{}, 0, time.Second},
+		{Backoff{}, 100, 5 * time.Minute},
+	} {
+		d, retry := tc.b.Retry(errHandler, tc.attempt)
+		if d != tc.want || !retry {
+			t.Errorf("%+v.Retry(attempt %d) = %v, %v; want %v, true", tc.b, tc.attempt, d, retry, tc.want)
+		}
+	}
+	if got := []int{EffectiveAttempts(2, PathLeased), EffectiveAttempts(2, PathLeaseless)}; !cmp.Equal(got, []int{2, 3}) {
+		t.Fatalf("EffectiveAttempts = %v", got)
+	}
+}
+
+func TestConsumerBadInput(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	h := func(context.Context, *Message) error { return nil }
+	for _, tc := range []struct {
+		name string
+		st   *Store
+		h    Handler
+		opts ConsumerOptions
+		arg  string
+	}{
+		{"nil store", nil, h, ConsumerOptions{Mailbox: "m"}, "store"},
+		{"nil handler", s, nil, ConsumerOptions{Mailbox: "m"}, "handler"},
+		{"empty mailbox", s, h, ConsumerOptions{}, "mailbox"},
+		{"unknown path", s, h, ConsumerOptions{Mailbox: "m", Path: Path(7)}, "path"},
+		{"negative lease", s, h, ConsumerOptions{Mailbox: "m", LeaseFor: -1}, "lease_for"},
+		{"negative poll", s, h, ConsumerOptions{Mailbox: "m", PollInterval: -1}, "poll_interval"},
+		{"max below poll", s, h, ConsumerOptions{Mailbox: "m", PollInterval: time.Second, MaxPollInterval: time.Millisecond}, "max_poll_interval"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewConsumer(tc.st, tc.h, tc.opts)
+			wantErr(t, err, ErrInvalidArgument)
+			if !strings.Contains(err.Error(), tc.arg) {
+				t.Fatalf("error %q does not name %q", err, tc.arg)
+			}
+		})
+	}
+	leased := newConsumer(t, s, h, ConsumerOptions{Path: PathLeased})
+	for name, d := range map[string]*Delivery{
+		"wrong path":    {Message: Message{ID: "a", Mailbox: "mb"}, Path: PathLeaseless},
+		"wrong mailbox": {Message: Message{ID: "a", Mailbox: "x", Token: "t"}, Path: PathLeased},
+		"no token":      {Message: Message{ID: "a", Mailbox: "mb"}, Path: PathLeased},
+		"no id":         {Message: Message{Mailbox: "mb", Token: "t"}, Path: PathLeased},
+	} {
+		t.Run("Handle "+name, func(t *testing.T) {
+			_, err := leased.Handle(ctx, d)
+			wantErr(t, err, ErrInvalidArgument)
+		})
+	}
+}
+
+// TestConsumerRunWakesOnEnqueue: with a 10s poll interval, a message enqueued while Run sleeps is
+// handled at once, because the commit signals the mailbox's subscribers.
+func TestConsumerRunWakesOnEnqueue(t *testing.T) {
+	for _, path := range []Path{PathLeased, PathLeaseless} {
+		t.Run(path.String(), func(t *testing.T) {
+			s, _ := testStore(t)
+			handled := make(chan string, 4)
+			c := newConsumer(t, s, func(_ context.Context, m *Message) error {
+				handled <- m.ID
+				return nil
+			}, ConsumerOptions{Path: path, PollInterval: 10 * time.Second, MaxPollInterval: 10 * time.Second})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() { done <- c.Run(ctx) }()
+			for _, id := range []string{"first", "second"} {
+				time.Sleep(50 * time.Millisecond) // let Run reach its idle wait
+				mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
+				select {
+				case got := <-handled:
+					if got != id {
+						t.Fatalf("handled %q, want %q", got, id)
+					}
+				case <-time.After(3 * time.Second):
+					t.Fatalf("%q not handled within 3s of its enqueue: Run did not wake", id)
+				}
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run = %v", err)
+			}
+		})
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestConsumerRunBacksOffWhenWedged: while another connection holds the writer lock, every handle
+// transaction fails with ErrBusy; Run must wait on its growing poll interval between attempts
+// rather than spin, and recover once the lock is released.
+func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	clk := NewManualClock(base)
+	s := openAt(t, path, Options{Clock: clk, BusyTimeout: 10 * time.Millisecond})
+	blocker := openAt(t, path, Options{Clock: clk})
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
+
+	var logs syncBuffer
+	handled := make(chan struct{}, 1)
+	c := newConsumer(t, s, func(context.Context, *Message) error {
+		handled <- struct{}{}
+		return nil
+	}, ConsumerOptions{Path: PathLeaseless, PollInterval: 20 * time.Millisecond, MaxPollInterval: 160 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+
+	locked, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error)
+	go func() {
+		held <- blocker.ExecTx(context.Background(), false, func(ctx context.Context) error {
+			close(locked)
+			<-release
+			return nil
+		})
+	}()
+	<-locked
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- c.Run(ctx) }()
+	time.Sleep(time.Second)
+	failures := strings.Count(logs.String(), "consumer step failed")
+	// Spinning would fail once per busy timeout (~10ms): about 100 times in a second. Backing off
+	// 20, 40, 80, 160, 160, ... ms allows about 8.
+	if failures < 2 || failures > 15 {
+		t.Fatalf("%d failed steps in 1s while wedged; want a handful (backoff, no spin)", failures)
+	}
+	close(release)
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-handled:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Run did not recover after the lock was released")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), ErrBusy.Error()) {
+		t.Fatalf("log does not show the busy error:\n%s", logs.String())
+	}
+}
+
+func TestConsumerRunStopsOnClose(t *testing.T) {
+	s, _ := testStore(t)
+	c := newConsumer(t, s, func(context.Context, *Message) error { return nil },
+		ConsumerOptions{Path: PathLeased, PollInterval: time.Millisecond})
+	done := make(chan error)
+	go func() { done <- c.Run(context.Background()) }()
+	time.Sleep(20 * time.Millisecond)
+	_ = s.Close()
+	select {
+	case err := <-done:
+		wantErr(t, err, ErrClosed)
+	case <-time.After(3 * time.Second):
+		t.Fatal("Run kept going on a closed store")
+	}
+}
+
+func ExampleConsumer_Step() {
+	dir, _ := osMkdirTemp()
+	defer os.RemoveAll(dir)
+	clk := NewManualClock(base)
+	s, err := Open(filepath.Join(dir, "example.db"), Options{Clock: clk})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	ctx := context.Background()
+	_, _ = s.Enqueue(ctx, NewMessage{Mailbox: "greeter", ID: "m1", MaxAttempts: 2, Payload: []byte("hi")})
+	c, _ := NewConsumer(s, func(ctx context.Context, m *Message) error {
+		return fmt.Errorf("cannot greet %q yet", m.Payload)
+	}, ConsumerOptions{Mailbox: "greeter", Path: PathLeaseless, Retry: Backoff{Base: time.Second}})
+	for range 3 {
+		out, _ := c.Step(ctx)
+		fmt.Println(out.Action, out.Attempt)
+		clk.Advance(time.Second)
+	}
+	dls, _ := s.ListDeadLetters(ctx)
+	fmt.Println(dls[0].ID, dls[0].Attempts, dls[0].Reason)
+	// Output:
+	// retried 1
+	// dead_lettered 2
+	// idle 0
+	// m1 2 max attempts reached
+}

@@ -1,0 +1,58 @@
+// Package actordelivery is pconform's durable delivery layer for actors: a SQLite-backed mailbox
+// (one table for every mailbox, with leases, retries, per-key FIFO and dead letters), a
+// transactional outbox, actor checkpoints and processed-message dedup, plus the Consumer that
+// drives a Handler from a mailbox and the Publisher that moves outbox rows into mailboxes.
+//
+// # Contract
+//
+// The store implements docs/semantics.md exactly; the P models (models/p), the Go reference model
+// (models) and conformance replay (replay) hold it to that page. In particular:
+//
+//   - Eligibility and order: a message is delivered only when ready, available (available_at <=
+//     now), not under a live lease (live iff a token is set and lease_until > now; at lease_until
+//     == now it has expired), not exhausted (attempts < max_attempts) and not blocked by an earlier
+//     ready message of the same mailbox and key that is unexhausted or live-leased. The next message
+//     is the eligible one with the highest priority, then the earliest available_at, then the
+//     smallest seq.
+//   - Ids are unique across all mailboxes, acked rows and dead letters: a repeated Enqueue reports
+//     duplicate and leaves the first row untouched.
+//   - Fencing: Ack, Nack and ExtendLease act only on a ready message carrying the given token,
+//     OutboxComplete and OutboxFail only on a pending row carrying the given claim token; otherwise
+//     they return ErrLeaseLost / ErrClaimLost and change nothing.
+//   - Every operation is atomic: it either commits whole or returns an error and writes nothing.
+//     Bad input is ErrInvalidArgument naming the argument, never a panic and never a partial write.
+//   - Time comes only from Options.Clock and is stored as integer milliseconds since the Unix epoch.
+//
+// # Transactions
+//
+// ExecTx puts a transaction in the context it hands its callback; every store call made with that
+// context joins it, nested ExecTx calls included. So a Handler's own writes (SaveCheckpoint,
+// MarkProcessed, OutboxEnqueue) commit together with the message's acknowledgement, or not at all.
+// A commit error is always returned. Write transactions take SQLite's writer lock at BEGIN
+// (_txlock=immediate) on the store's single writer connection; read-only transactions and reads
+// outside a transaction use a separate pool of query_only connections and never take the writer
+// lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap.
+//
+// # Consumer and publisher
+//
+// A Consumer serves one mailbox on one of two paths. PathLeased (any number of workers): Fetch
+// expires stale leases and leases the next message; Handle runs the handler and the fenced Ack in
+// one transaction. PathLeaseless (exactly one worker per mailbox): Fetch only peeks; Handle runs the
+// handler and AckByID in one transaction. On a handler failure both paths hand the retry policy the
+// same effective attempt (EffectiveAttempts: the stored count on the leased path, stored + 1 on the
+// leaseless path) and dead-letter at max_attempts, so no message is ever stranded.
+//
+// A Publisher claims outbox batches and delivers each row: ModeFold enqueues and completes in one
+// transaction; ModeSplit commits the enqueue, then the completion, and never completes a row whose
+// enqueue failed.
+//
+// # What the package never does
+//
+// It never reads the wall clock except through the Clock (Run's poll waits are real timers), never
+// keeps package-level mutable state, never drops a commit error, and never changes a row when a
+// fence fails. It does not prevent two leaseless consumers on one mailbox; that path's correctness
+// rests on the single-worker rule.
+//
+// The SQL lives in sqlite_queries.go and migrations/sqlite; a backend for another database would
+// replace those and keep the Go API.
+package actordelivery

@@ -1,0 +1,27 @@
+package actordelivery
+
+import "errors"
+
+// Sentinel errors. Every error the package returns that a caller may branch on wraps exactly one of
+// these (test with errors.Is); the message around it names the operation and the argument or row.
+var (
+	// ErrLeaseLost: the message does not exist, is not ready, or does not carry the given lease
+	// token (it was cleared by a nack, an expiry or an ack, or replaced by a newer lease). Nothing
+	// changed.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrClaimLost: the outbox row does not exist, is not pending, or does not carry the given claim
+	// token. Nothing changed.
+	ErrClaimLost = errors.New("claim lost")
+	// ErrNotFound: no row in the state the operation needs (a ready message, a checkpoint).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidArgument: the call itself is wrong (an empty id, a negative duration, ...). The
+	// message names the argument. Nothing was written.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("store closed")
+	// ErrBusy: SQLite reported the database busy or locked for longer than the busy timeout. The
+	// driver's error is wrapped as well. Nothing was written; retrying later may succeed.
+	ErrBusy = errors.New("database busy")
+	// ErrVersionConflict: a checkpoint write expected a version the stored checkpoint no longer has.
+	ErrVersionConflict = errors.New("version conflict")
+)

@@ -1,0 +1,559 @@
+package actordelivery
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Message and outbox states, and the reasons the package writes into dead letters. The values
+// equal the corresponding constants of the traces package.
+const (
+	StateReady     = "ready"
+	StateAcked     = "acked"
+	StatePending   = "pending"
+	StateCompleted = "completed"
+
+	// ReasonMaxAttempts is the reason a consumer dead-letters a message whose effective attempt
+	// reached max_attempts.
+	ReasonMaxAttempts = "max attempts reached"
+	// ReasonLeaseExpired is the reason ExpireLeases dead-letters an exhausted message.
+	ReasonLeaseExpired = "lease expired after max attempts"
+)
+
+// NewMessage is what Enqueue inserts.
+type NewMessage struct {
+	Mailbox string // non-empty
+	ID      string // non-empty; unique across all mailboxes and the dead letters
+	Key     string // correlation key; "" means unkeyed
+	// Priority: higher is delivered first.
+	Priority int
+	// MaxAttempts >= 1 bounds the deliveries counted for the message.
+	MaxAttempts int
+	// Delay >= 0 postpones the message's first eligibility.
+	Delay   time.Duration
+	Payload []byte
+}
+
+// Message is a stored mailbox row.
+type Message struct {
+	Mailbox, ID, Key string
+	Priority         int
+	// Attempts is the number of deliveries counted so far; 0 <= Attempts <= MaxAttempts.
+	Attempts    int
+	MaxAttempts int
+	AvailableAt time.Time
+	// Token is the current lease's token, "" when the message carries no lease; LeaseUntil is then
+	// the zero time.
+	Token      string
+	LeaseUntil time.Time
+	State      string // StateReady or StateAcked
+	// Payload is nil when empty.
+	Payload   []byte
+	Seq       int64
+	CreatedAt time.Time
+}
+
+// DeadLetter is a message that left its mailbox for good.
+type DeadLetter struct {
+	Mailbox, ID, Key string
+	Priority         int
+	// Attempts is the attempt count the message had when it was moved.
+	Attempts    int
+	MaxAttempts int
+	Reason      string
+	Payload     []byte
+	DeadAt      time.Time
+}
+
+func scanMessage(sc interface{ Scan(...any) error }) (*Message, error) {
+	var (
+		m          Message
+		token      sql.NullString
+		leaseUntil sql.NullInt64
+		avail, crt int64
+	)
+	if err := sc.Scan(&m.Seq, &m.ID, &m.Mailbox, &m.Key, &m.Priority, &m.MaxAttempts, &m.Attempts,
+		&avail, &token, &leaseUntil, &m.State, &m.Payload, &crt); err != nil {
+		return nil, err
+	}
+	m.AvailableAt = fromMillis(avail)
+	m.CreatedAt = fromMillis(crt)
+	if token.Valid {
+		m.Token = token.String
+		m.LeaseUntil = fromMillis(leaseUntil.Int64)
+	}
+	if len(m.Payload) == 0 {
+		m.Payload = nil
+	}
+	return &m, nil
+}
+
+func invalid(op, format string, args ...any) error {
+	return fmt.Errorf("actordelivery: %s: %w: %s", op, ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+func checkDuration(op, name string, d time.Duration) error {
+	if d < 0 {
+		return invalid(op, "%s %v is negative", name, d)
+	}
+	return nil
+}
+
+func named(name string, v any) sql.NamedArg { return sql.Named(name, v) }
+
+// payloadArg stores an empty payload as an empty blob, so a row never holds NULL there.
+func payloadArg(p []byte) sql.NamedArg {
+	if p == nil {
+		p = []byte{}
+	}
+	return sql.Named("payload", p)
+}
+
+// Enqueue inserts m as a ready message with attempts 0, available at now + m.Delay. If m.ID is
+// already used — by a message of any mailbox in any state, or by a dead letter — nothing changes and
+// duplicate is true. It joins the transaction in ctx; subscribers of m.Mailbox are signalled after
+// the commit.
+//
+// Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, negative Delay, or called in a
+// read-only transaction), ErrBusy, ErrClosed.
+func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err error) {
+	const op = "Enqueue"
+	switch {
+	case m.Mailbox == "":
+		return false, invalid(op, "mailbox is empty (message %q)", m.ID)
+	case m.ID == "":
+		return false, invalid(op, "id is empty (mailbox %q)", m.Mailbox)
+	case m.MaxAttempts < 1:
+		return false, invalid(op, "max_attempts %d of message %q is below 1", m.MaxAttempts, m.ID)
+	case m.Delay < 0:
+		return false, invalid(op, "delay %v of message %q is negative", m.Delay, m.ID)
+	}
+	err = s.write(ctx, op, func(ts *txState, now int64) error {
+		var dead bool
+		if err := ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead); err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		if dead {
+			duplicate = true
+			return nil
+		}
+		res, err := ts.tx.ExecContext(ctx, qEnqueue,
+			named("id", m.ID), named("mailbox", m.Mailbox), named("key", m.Key),
+			named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
+			named("available_at", now+durMillis(m.Delay)), payloadArg(m.Payload), named("now", now))
+		if err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		duplicate = n == 0
+		if !duplicate {
+			mailbox := m.Mailbox
+			ts.onCommit(func() { s.Notify(mailbox) })
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return duplicate, nil
+}
+
+// Lease takes mailbox's next eligible message (see docs/semantics.md for eligibility and order):
+// it gets a fresh token, lease_until = now + leaseFor, and attempts + 1. The returned message shows
+// the row after the change. It returns nil, nil when no message is eligible.
+//
+// Errors: ErrInvalidArgument (empty mailbox, negative leaseFor, read-only transaction), ErrBusy,
+// ErrClosed.
+func (s *Store) Lease(ctx context.Context, mailbox string, leaseFor time.Duration) (*Message, error) {
+	const op = "Lease"
+	if mailbox == "" {
+		return nil, invalid(op, "mailbox is empty")
+	}
+	if err := checkDuration(op, "lease_for", leaseFor); err != nil {
+		return nil, err
+	}
+	var got *Message
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		row := ts.tx.QueryRowContext(ctx, qLease, named("mailbox", mailbox), named("now", now),
+			named("token", newToken()), named("until", now+durMillis(leaseFor)))
+		m, err := scanMessage(row)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return s.dbErr(op+" "+mailbox, err)
+		}
+		got = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// Peek returns mailbox's next eligible message without changing anything, or nil, nil. Outside a
+// transaction it reads through the reader pool and never takes SQLite's writer lock.
+//
+// Errors: ErrInvalidArgument (empty mailbox), ErrBusy, ErrClosed.
+func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
+	const op = "Peek"
+	if mailbox == "" {
+		return nil, invalid(op, "mailbox is empty")
+	}
+	var got *Message
+	err := s.read(ctx, op, func(q querier, now int64) error {
+		m, err := scanMessage(q.QueryRowContext(ctx, qPeek, named("mailbox", mailbox), named("now", now)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return s.dbErr(op+" "+mailbox, err)
+		}
+		got = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// execOne runs a single-row update and reports whether it changed a row.
+func (s *Store) execOne(ctx context.Context, op string, fn func(now int64) (string, []any)) (bool, error) {
+	var changed bool
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		query, args := fn(now)
+		res, err := ts.tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		changed = n > 0
+		return nil
+	})
+	return changed, err
+}
+
+func checkIDToken(op, id, token string) error {
+	if id == "" {
+		return invalid(op, "id is empty")
+	}
+	if token == "" {
+		return invalid(op, "token of %q is empty", id)
+	}
+	return nil
+}
+
+// Ack marks the message acked and clears its lease, if it is ready and carries token. The lease
+// need not be live: a token expire has not cleared yet still matches.
+//
+// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token), ErrBusy, ErrClosed.
+func (s *Store) Ack(ctx context.Context, id, token string) error {
+	const op = "Ack"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+		return qAck, []any{named("id", id), named("token", token)}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// Nack clears the lease of the message carrying token and makes it available at now + delay. The
+// attempt count stays: the lease counted it.
+//
+// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token, negative delay),
+// ErrBusy, ErrClosed.
+func (s *Store) Nack(ctx context.Context, id, token string, delay time.Duration) error {
+	const op = "Nack"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	if err := checkDuration(op, "delay", delay); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+		return qNack, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// AckByID marks a ready message acked and clears any lease, without a token (the leaseless path).
+//
+// Errors: ErrNotFound (no ready message with that id), ErrInvalidArgument, ErrBusy, ErrClosed.
+func (s *Store) AckByID(ctx context.Context, id string) error {
+	const op = "AckByID"
+	if id == "" {
+		return invalid(op, "id is empty")
+	}
+	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+		return qAckByID, []any{named("id", id)}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
+	}
+	return nil
+}
+
+// NackByID counts a delivery of a ready message without a token: attempts + 1 (capped at
+// max_attempts), any lease cleared, available at now + delay.
+//
+// Errors: ErrNotFound, ErrInvalidArgument (empty id, negative delay), ErrBusy, ErrClosed.
+func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) error {
+	const op = "NackByID"
+	if id == "" {
+		return invalid(op, "id is empty")
+	}
+	if err := checkDuration(op, "delay", delay); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+		return qNackByID, []any{named("id", id), named("available_at", now+durMillis(delay))}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
+	}
+	return nil
+}
+
+// ExtendLease sets lease_until = now + leaseFor on the message carrying token.
+//
+// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token, negative
+// leaseFor), ErrBusy, ErrClosed.
+func (s *Store) ExtendLease(ctx context.Context, id, token string, leaseFor time.Duration) error {
+	const op = "ExtendLease"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	if err := checkDuration(op, "lease_for", leaseFor); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+		return qExtend, []any{named("id", id), named("token", token), named("until", now+durMillis(leaseFor))}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// holdsLease reports ErrLeaseLost unless the ready message id carries token. Inside a write
+// transaction the answer stays true until the transaction ends.
+func (s *Store) holdsLease(ctx context.Context, id, token string) error {
+	const op = "holdsLease"
+	var ok bool
+	err := s.write(ctx, op, func(ts *txState, _ int64) error {
+		if err := ts.tx.QueryRowContext(ctx, qHoldsLease, named("id", id), named("token", token)).Scan(&ok); err != nil {
+			return s.dbErr(op, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: lease of %q: %w", id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// ExpireLeases clears every lease with lease_until <= now on a ready message; each message that
+// then has attempts >= max_attempts is dead-lettered with ReasonLeaseExpired, in the same
+// transaction. It returns the number of leases cleared (dead-lettered ones included).
+//
+// Errors: ErrInvalidArgument (read-only transaction), ErrBusy, ErrClosed.
+func (s *Store) ExpireLeases(ctx context.Context) (cleared int, err error) {
+	const op = "ExpireLeases"
+	err = s.write(ctx, op, func(ts *txState, now int64) error {
+		rows, err := ts.tx.QueryContext(ctx, qExpire, named("now", now))
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		var exhausted []string
+		n := 0
+		for rows.Next() {
+			var id string
+			var done bool
+			if err := rows.Scan(&id, &done); err != nil {
+				_ = rows.Close()
+				return s.dbErr(op, err)
+			}
+			n++
+			if done {
+				exhausted = append(exhausted, id)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return s.dbErr(op, err)
+		}
+		if err := rows.Close(); err != nil {
+			return s.dbErr(op, err)
+		}
+		for _, id := range exhausted {
+			if err := s.moveToDeadLetters(ctx, ts, op, id, ReasonLeaseExpired, now); err != nil {
+				return err
+			}
+		}
+		cleared = n
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return cleared, nil
+}
+
+func (s *Store) moveToDeadLetters(ctx context.Context, ts *txState, op, id, reason string, now int64) error {
+	res, err := ts.tx.ExecContext(ctx, qDeadLetterInsert, named("id", id), named("reason", reason), named("now", now))
+	if err != nil {
+		return s.dbErr(op+" "+id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.dbErr(op+" "+id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
+	}
+	if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", id)); err != nil {
+		return s.dbErr(op+" "+id, err)
+	}
+	return nil
+}
+
+// DeadLetter moves a ready message, with its attempt count and reason, from its mailbox into the
+// dead-letter table in one transaction. Its id stays taken: a later Enqueue of it is a duplicate.
+//
+// Errors: ErrNotFound (no ready message with that id), ErrInvalidArgument (empty id or reason),
+// ErrBusy, ErrClosed.
+func (s *Store) DeadLetter(ctx context.Context, id, reason string) error {
+	const op = "DeadLetter"
+	if id == "" {
+		return invalid(op, "id is empty")
+	}
+	if reason == "" {
+		return invalid(op, "reason for %q is empty", id)
+	}
+	return s.write(ctx, op, func(ts *txState, now int64) error {
+		return s.moveToDeadLetters(ctx, ts, op, id, reason, now)
+	})
+}
+
+// GetMessage returns the mailbox row with that id, ready or acked (dead letters are not mailbox
+// rows).
+//
+// Errors: ErrNotFound, ErrInvalidArgument (empty id), ErrBusy, ErrClosed.
+func (s *Store) GetMessage(ctx context.Context, id string) (*Message, error) {
+	const op = "GetMessage"
+	if id == "" {
+		return nil, invalid(op, "id is empty")
+	}
+	var got *Message
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		m, err := scanMessage(q.QueryRowContext(ctx, qGetMessage, named("id", id)))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
+		}
+		if err != nil {
+			return s.dbErr(op+" "+id, err)
+		}
+		got = m
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// ListMessages returns the rows of mailbox ("" for every mailbox), acked ones included, in seq
+// order.
+//
+// Errors: ErrBusy, ErrClosed.
+func (s *Store) ListMessages(ctx context.Context, mailbox string) ([]Message, error) {
+	const op = "ListMessages"
+	var out []Message
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		rows, err := q.QueryContext(ctx, qListMessages, named("mailbox", mailbox))
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			m, err := scanMessage(rows)
+			if err != nil {
+				return s.dbErr(op, err)
+			}
+			out = append(out, *m)
+		}
+		return s.dbErr(op, rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListDeadLetters returns every dead letter in the order they were moved.
+//
+// Errors: ErrBusy, ErrClosed.
+func (s *Store) ListDeadLetters(ctx context.Context) ([]DeadLetter, error) {
+	const op = "ListDeadLetters"
+	var out []DeadLetter
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		rows, err := q.QueryContext(ctx, qListDeadLetters)
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var d DeadLetter
+			var dead int64
+			if err := rows.Scan(&d.Mailbox, &d.ID, &d.Key, &d.Priority, &d.Attempts, &d.MaxAttempts,
+				&d.Reason, &d.Payload, &dead); err != nil {
+				return s.dbErr(op, err)
+			}
+			d.DeadAt = fromMillis(dead)
+			if len(d.Payload) == 0 {
+				d.Payload = nil
+			}
+			out = append(out, d)
+		}
+		return s.dbErr(op, rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

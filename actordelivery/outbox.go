@@ -1,0 +1,207 @@
+package actordelivery
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// OutboxMessage is the delivery an outbox row stands for: a message with id ID for mailbox Target.
+type OutboxMessage struct {
+	ID          string // non-empty, unique among outbox rows; also the delivered message's id
+	Target      string // non-empty mailbox
+	Key         string
+	Priority    int
+	MaxAttempts int // >= 1
+	Payload     []byte
+}
+
+// OutboxRow is a stored outbox row.
+type OutboxRow struct {
+	OutboxMessage
+	State string // StatePending or StateCompleted
+	// DeliveryAttempts counts the claims of the row.
+	DeliveryAttempts int
+	AvailableAt      time.Time
+	// ClaimToken is "" (and ClaimUntil the zero time) when the row carries no claim.
+	ClaimToken string
+	ClaimUntil time.Time
+	Seq        int64
+}
+
+func scanOutbox(sc interface{ Scan(...any) error }) (*OutboxRow, error) {
+	var (
+		r     OutboxRow
+		token sql.NullString
+		until sql.NullInt64
+		avail int64
+	)
+	if err := sc.Scan(&r.Seq, &r.ID, &r.Target, &r.Key, &r.Priority, &r.MaxAttempts, &r.Payload,
+		&r.State, &avail, &r.DeliveryAttempts, &token, &until); err != nil {
+		return nil, err
+	}
+	r.AvailableAt = fromMillis(avail)
+	if token.Valid {
+		r.ClaimToken = token.String
+		r.ClaimUntil = fromMillis(until.Int64)
+	}
+	if len(r.Payload) == 0 {
+		r.Payload = nil
+	}
+	return &r, nil
+}
+
+// OutboxEnqueue records m as a pending outbox row, available now. It joins the transaction in ctx —
+// that is the point of an outbox: the row commits or rolls back with the caller's own writes.
+// Without a transaction in ctx it commits on its own. A duplicate id changes nothing and reports
+// duplicate.
+//
+// Errors: ErrInvalidArgument (empty ID or Target, MaxAttempts < 1, read-only transaction), ErrBusy,
+// ErrClosed.
+func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate bool, err error) {
+	const op = "OutboxEnqueue"
+	switch {
+	case m.ID == "":
+		return false, invalid(op, "id is empty (target %q)", m.Target)
+	case m.Target == "":
+		return false, invalid(op, "target is empty (row %q)", m.ID)
+	case m.MaxAttempts < 1:
+		return false, invalid(op, "max_attempts %d of row %q is below 1", m.MaxAttempts, m.ID)
+	}
+	err = s.write(ctx, op, func(ts *txState, now int64) error {
+		res, err := ts.tx.ExecContext(ctx, qOutboxEnqueue,
+			named("id", m.ID), named("target", m.Target), named("key", m.Key),
+			named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
+			payloadArg(m.Payload), named("now", now))
+		if err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		duplicate = n == 0
+		if !duplicate {
+			ts.onCommit(func() { s.notify.fire(topic{outbox: true}) })
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return duplicate, nil
+}
+
+// OutboxClaim claims up to limit pending rows that are available (available_at <= now) and carry
+// no live claim, smallest seq first: all of them get one fresh token, claim_until = now + claimFor
+// and delivery_attempts + 1. The rows are returned in seq order, as they are after the claim.
+//
+// Errors: ErrInvalidArgument (limit < 1, negative claimFor, read-only transaction), ErrBusy,
+// ErrClosed.
+func (s *Store) OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error) {
+	const op = "OutboxClaim"
+	if limit < 1 {
+		return nil, invalid(op, "limit %d is below 1", limit)
+	}
+	if err := checkDuration(op, "claim_for", claimFor); err != nil {
+		return nil, err
+	}
+	var out []OutboxRow
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		out = out[:0]
+		rows, err := ts.tx.QueryContext(ctx, qOutboxClaim, named("token", newToken()),
+			named("until", now+durMillis(claimFor)), named("now", now), named("limit", limit))
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanOutbox(rows)
+			if err != nil {
+				return s.dbErr(op, err)
+			}
+			out = append(out, *r)
+		}
+		return s.dbErr(op, rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// OutboxComplete marks the row completed and clears its claim, if it is pending and carries token.
+//
+// Errors: ErrClaimLost (nothing changed), ErrInvalidArgument (empty id or token), ErrBusy,
+// ErrClosed.
+func (s *Store) OutboxComplete(ctx context.Context, id, token string) error {
+	const op = "OutboxComplete"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+		return qOutboxComplete, []any{named("id", id), named("token", token)}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrClaimLost)
+	}
+	return nil
+}
+
+// OutboxFail clears the claim of the pending row carrying token and makes it available again at
+// now + delay.
+//
+// Errors: ErrClaimLost (nothing changed), ErrInvalidArgument (empty id or token, negative delay),
+// ErrBusy, ErrClosed.
+func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Duration) error {
+	const op = "OutboxFail"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	if err := checkDuration(op, "delay", delay); err != nil {
+		return err
+	}
+	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+		return qOutboxFail, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrClaimLost)
+	}
+	return nil
+}
+
+// ListOutbox returns every outbox row, completed ones included, in seq order.
+//
+// Errors: ErrBusy, ErrClosed.
+func (s *Store) ListOutbox(ctx context.Context) ([]OutboxRow, error) {
+	const op = "ListOutbox"
+	var out []OutboxRow
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		rows, err := q.QueryContext(ctx, qListOutbox)
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanOutbox(rows)
+			if err != nil {
+				return s.dbErr(op, err)
+			}
+			out = append(out, *r)
+		}
+		return s.dbErr(op, rows.Err())
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,252 @@
+package actordelivery
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustOutbox(t testing.TB, s *Store, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		dup, err := s.OutboxEnqueue(context.Background(), OutboxMessage{ID: id, Target: "target", Key: "k-" + id, Priority: 1, MaxAttempts: 3, Payload: []byte(id)})
+		if err != nil || dup {
+			t.Fatalf("OutboxEnqueue(%q) = %v, %v", id, dup, err)
+		}
+	}
+}
+
+func TestOutboxEnqueue(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	// Inside a transaction the row commits or rolls back with the caller's writes.
+	_ = s.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "gone", Target: "t", MaxAttempts: 1}); err != nil {
+			t.Fatal(err)
+		}
+		return context.Canceled
+	})
+	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := s.SaveCheckpoint(ctx, "actor", []byte("v1"), 0); err != nil {
+			return err
+		}
+		_, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "kept", Target: "t", MaxAttempts: 2, Payload: []byte("p")})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.ListOutbox(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []OutboxRow{{OutboxMessage: OutboxMessage{ID: "kept", Target: "t", MaxAttempts: 2, Payload: []byte("p")},
+		State: StatePending, AvailableAt: base, Seq: rows[0].Seq}}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Fatalf("outbox (-want +got):\n%s", diff)
+	}
+	dup, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "kept", Target: "other", MaxAttempts: 9})
+	if err != nil || !dup {
+		t.Fatalf("duplicate OutboxEnqueue = %v, %v", dup, err)
+	}
+	if after, _ := s.ListOutbox(ctx); !cmp.Equal(rows, after) {
+		t.Fatalf("duplicate changed the outbox: %+v", after)
+	}
+}
+
+func TestOutboxClaim(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustOutbox(t, s, "o1", "o2", "o3")
+	batch, err := s.OutboxClaim(ctx, 2, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch) != 2 || batch[0].ID != "o1" || batch[1].ID != "o2" {
+		t.Fatalf("claimed %+v, want o1, o2", batch)
+	}
+	tok := batch[0].ClaimToken
+	for _, r := range batch {
+		if r.ClaimToken == "" || r.ClaimToken != tok || r.DeliveryAttempts != 1 || !r.ClaimUntil.Equal(base.Add(10*time.Second)) {
+			t.Fatalf("claimed row %+v", r)
+		}
+	}
+	// Live claims are skipped.
+	next, _ := s.OutboxClaim(ctx, 5, 10*time.Second)
+	if len(next) != 1 || next[0].ID != "o3" || next[0].ClaimToken == tok {
+		t.Fatalf("second claim %+v", next)
+	}
+	if none, _ := s.OutboxClaim(ctx, 5, 10*time.Second); len(none) != 0 {
+		t.Fatalf("claim with every row claimed: %+v", none)
+	}
+
+	// Stale tokens change nothing.
+	clk.Advance(10 * time.Second) // claim_until == now: expired
+	again, _ := s.OutboxClaim(ctx, 1, 10*time.Second)
+	if len(again) != 1 || again[0].ID != "o1" || again[0].DeliveryAttempts != 2 {
+		t.Fatalf("reclaim %+v", again)
+	}
+	before, _ := s.ListOutbox(ctx)
+	wantErr(t, s.OutboxComplete(ctx, "o1", tok), ErrClaimLost)
+	wantErr(t, s.OutboxFail(ctx, "o1", tok, 0), ErrClaimLost)
+	wantErr(t, s.OutboxComplete(ctx, "nope", tok), ErrClaimLost)
+	if after, _ := s.ListOutbox(ctx); !cmp.Equal(before, after) {
+		t.Fatalf("stale token changed the outbox:\n%s", cmp.Diff(before, after))
+	}
+
+	// Fail clears the claim and delays the row.
+	if err := s.OutboxFail(ctx, "o1", again[0].ClaimToken, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := s.ListOutbox(ctx)
+	if r := rows[0]; r.ClaimToken != "" || !r.ClaimUntil.IsZero() || !r.AvailableAt.Equal(clk.Now().Add(5*time.Second)) || r.State != StatePending {
+		t.Fatalf("after fail: %+v", r)
+	}
+	// o1 is not available yet: o2 (its claim expired) comes first.
+	got, _ := s.OutboxClaim(ctx, 1, time.Minute)
+	if len(got) != 1 || got[0].ID != "o2" {
+		t.Fatalf("claim during o1's delay: %+v", got)
+	}
+	if err := s.OutboxComplete(ctx, "o2", got[0].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.OutboxComplete(ctx, "o2", got[0].ClaimToken), ErrClaimLost)
+	rows, _ = s.ListOutbox(ctx)
+	if r := rows[1]; r.State != StateCompleted || r.ClaimToken != "" {
+		t.Fatalf("after complete: %+v", r)
+	}
+	clk.Advance(5 * time.Second)
+	got, _ = s.OutboxClaim(ctx, 10, time.Minute)
+	if len(got) != 2 || got[0].ID != "o1" || got[1].ID != "o3" {
+		t.Fatalf("final claim %+v: completed rows must not be claimed", got)
+	}
+}
+
+func TestOutboxBadInput(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	mustOutbox(t, s, "o")
+	for _, tc := range []struct {
+		name string
+		call func() error
+		arg  string
+	}{
+		{"enqueue empty id", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{Target: "t", MaxAttempts: 1}); return err }, "id"},
+		{"enqueue empty target", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "x", MaxAttempts: 1}); return err }, "target"},
+		{"enqueue max_attempts 0", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "x", Target: "t"}); return err }, "max_attempts"},
+		{"claim limit 0", func() error { _, err := s.OutboxClaim(ctx, 0, time.Second); return err }, "limit"},
+		{"claim negative claim_for", func() error { _, err := s.OutboxClaim(ctx, 1, -time.Second); return err }, "claim_for"},
+		{"complete empty id", func() error { return s.OutboxComplete(ctx, "", "t") }, "id"},
+		{"complete empty token", func() error { return s.OutboxComplete(ctx, "o", "") }, "token"},
+		{"fail empty token", func() error { return s.OutboxFail(ctx, "o", "", 0) }, "token"},
+		{"fail negative delay", func() error { return s.OutboxFail(ctx, "o", "t", -time.Second) }, "delay"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, _ := s.ListOutbox(ctx)
+			err := tc.call()
+			wantErr(t, err, ErrInvalidArgument)
+			if !strings.Contains(err.Error(), tc.arg) {
+				t.Fatalf("error %q does not name %q", err, tc.arg)
+			}
+			if after, _ := s.ListOutbox(ctx); !cmp.Equal(before, after) {
+				t.Fatal("bad call wrote")
+			}
+		})
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	_, _, err := s.LoadCheckpoint(ctx, "a")
+	wantErr(t, err, ErrNotFound)
+	v, err := s.SaveCheckpoint(ctx, "a", []byte("one"), 0)
+	if err != nil || v != 1 {
+		t.Fatalf("first save = %d, %v", v, err)
+	}
+	_, err = s.SaveCheckpoint(ctx, "a", []byte("again"), 0)
+	wantErr(t, err, ErrVersionConflict)
+	_, err = s.SaveCheckpoint(ctx, "a", []byte("ahead"), 2)
+	wantErr(t, err, ErrVersionConflict)
+	v, err = s.SaveCheckpoint(ctx, "a", []byte("two"), 1)
+	if err != nil || v != 2 {
+		t.Fatalf("second save = %d, %v", v, err)
+	}
+	_, err = s.SaveCheckpoint(ctx, "a", []byte("stale"), 1)
+	wantErr(t, err, ErrVersionConflict)
+	state, ver, err := s.LoadCheckpoint(ctx, "a")
+	if err != nil || string(state) != "two" || ver != 2 {
+		t.Fatalf("load = %q, %d, %v", state, ver, err)
+	}
+	if _, err := s.SaveCheckpoint(ctx, "empty", nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st, ver, err := s.LoadCheckpoint(ctx, "empty"); err != nil || st != nil || ver != 1 {
+		t.Fatalf("empty checkpoint = %v, %d, %v", st, ver, err)
+	}
+	_, err = s.SaveCheckpoint(ctx, "", nil, 0)
+	wantErr(t, err, ErrInvalidArgument)
+	_, err = s.SaveCheckpoint(ctx, "a", nil, -1)
+	wantErr(t, err, ErrInvalidArgument)
+	_, _, err = s.LoadCheckpoint(ctx, "")
+	wantErr(t, err, ErrInvalidArgument)
+}
+
+func TestProcessed(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mark := func(c, id string) bool {
+		t.Helper()
+		already, err := s.MarkProcessed(ctx, c, id, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return already
+	}
+	if mark("c", "m1") {
+		t.Fatal("first mark reported already")
+	}
+	if !mark("c", "m1") {
+		t.Fatal("second mark not already")
+	}
+	if mark("other", "m1") {
+		t.Fatal("marks are per consumer")
+	}
+	clk.Advance(9 * time.Second)
+	if !mark("c", "m1") {
+		t.Fatal("mark within ttl not already")
+	}
+	if n, err := s.PurgeProcessed(ctx); err != nil || n != 0 {
+		t.Fatalf("purge before expiry = %d, %v", n, err)
+	}
+	clk.Advance(time.Second) // expires_at == now: expired
+	if mark("c", "m1") {
+		t.Fatal("expired record still counted")
+	}
+	clk.Advance(10 * time.Second)
+	if n, err := s.PurgeProcessed(ctx); err != nil || n != 2 {
+		t.Fatalf("purge = %d, %v; want 2", n, err)
+	}
+	// Rolled back with its transaction.
+	_ = s.ExecTx(ctx, false, func(ctx context.Context) error {
+		_, _ = s.MarkProcessed(ctx, "c", "m2", time.Hour)
+		return context.Canceled
+	})
+	if mark("c", "m2") {
+		t.Fatal("rolled-back mark persisted")
+	}
+	for _, tc := range []struct {
+		c, id string
+		ttl   time.Duration
+		arg   string
+	}{{"", "x", time.Second, "consumer"}, {"c", "", time.Second, "message id"}, {"c", "x", 0, "ttl"}, {"c", "x", -1, "ttl"}} {
+		_, err := s.MarkProcessed(ctx, tc.c, tc.id, tc.ttl)
+		wantErr(t, err, ErrInvalidArgument)
+		if !strings.Contains(err.Error(), tc.arg) {
+			t.Fatalf("error %q does not name %q", err, tc.arg)
+		}
+	}
+}

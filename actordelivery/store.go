@@ -1,0 +1,499 @@
+package actordelivery
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Options configure Open. The zero value is valid: wall clock, 5s busy timeout, synchronous=FULL,
+// no logging.
+type Options struct {
+	// Clock supplies every time the store reads; nil means the wall clock.
+	Clock Clock
+	// BusyTimeout is how long a statement waits for another connection's lock before failing with
+	// ErrBusy. Zero means 5s; negative is an error.
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's synchronous pragma: "FULL" (the default; a commit is on disk when it
+	// returns) or "NORMAL" (faster; in WAL mode the last commits may be lost on power failure).
+	Synchronous string
+	// Logger receives the store's diagnostics; nil discards them.
+	Logger *slog.Logger
+	_      struct{}
+}
+
+// Stats are counters since Open.
+type Stats struct {
+	// Commits counts committed write transactions (a store call outside ExecTx commits one, an
+	// ExecTx(readOnly=false) commits one however many calls it joins).
+	Commits uint64
+	// Rollbacks counts write transactions that ended without a commit.
+	Rollbacks uint64
+}
+
+// Store is a SQLite-backed mailbox, outbox, checkpoint and dedup store. It is safe for concurrent
+// use by many goroutines.
+//
+// Connections: writes go through a pool of exactly one connection opened with _txlock=immediate, so
+// every write transaction takes SQLite's writer lock at BEGIN (no deadlock-prone lock upgrades) and
+// in-process writers queue in Go rather than in SQLite's busy handler. Reads outside a transaction
+// and read-only transactions go through a separate pool of query_only connections that begin
+// DEFERRED transactions: under WAL they read a snapshot and never take the writer lock. This is why
+// Peek can be polled by idle consumers without slowing writers.
+//
+// Consequence of the single writer connection: inside an ExecTx callback, store calls must use the
+// context the callback received; a call with an outer context would wait for the connection the
+// callback itself holds.
+type Store struct {
+	path   string
+	clock  Clock
+	log    *slog.Logger
+	wdb    *sql.DB // one connection, BEGIN IMMEDIATE
+	rdb    *sql.DB // query_only connections, BEGIN DEFERRED
+	closed atomic.Bool
+
+	commits   atomic.Uint64
+	rollbacks atomic.Uint64
+
+	notify notifier
+}
+
+//go:embed migrations/sqlite/*.sql
+var migrationFS embed.FS
+
+const (
+	defaultBusyTimeout = 5 * time.Second
+	readPoolSize       = 4
+	stmtCacheSize      = 64
+)
+
+// Open opens (creating if needed) the SQLite database at path, switches it to WAL, applies any
+// schema migrations this build has and the file lacks, and returns the store.
+//
+// Errors: ErrInvalidArgument for an empty or in-memory path, a negative BusyTimeout or an unknown
+// Synchronous value; ErrBusy if another process holds the writer lock beyond the busy timeout; a
+// wrapped error when the file cannot be opened or its schema is newer than this build.
+func Open(path string, opts Options) (*Store, error) {
+	switch {
+	case path == "":
+		return nil, fmt.Errorf("actordelivery: Open: %w: path is empty", ErrInvalidArgument)
+	case path == ":memory:" || strings.HasPrefix(path, "file::memory:") || strings.Contains(path, "mode=memory"):
+		return nil, fmt.Errorf("actordelivery: Open: %w: path %q is an in-memory database; the writer and reader pools need a file", ErrInvalidArgument, path)
+	case opts.BusyTimeout < 0:
+		return nil, fmt.Errorf("actordelivery: Open: %w: BusyTimeout %v is negative", ErrInvalidArgument, opts.BusyTimeout)
+	}
+	if opts.BusyTimeout == 0 {
+		opts.BusyTimeout = defaultBusyTimeout
+	}
+	syncMode := strings.ToUpper(opts.Synchronous)
+	switch syncMode {
+	case "":
+		syncMode = "FULL"
+	case "FULL", "NORMAL", "EXTRA":
+	default:
+		return nil, fmt.Errorf("actordelivery: Open: %w: Synchronous %q is not FULL or NORMAL", ErrInvalidArgument, opts.Synchronous)
+	}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+
+	// A "file:" URI keeps go-sqlite3 from cutting the path at a '?'; the characters a URI path
+	// treats specially are escaped.
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	common := fmt.Sprintf("_busy_timeout=%d&_stmt_cache_size=%d", opts.BusyTimeout.Milliseconds(), stmtCacheSize)
+	wdb, err := sql.Open("sqlite3", uri+"?"+common+"&_journal_mode=WAL&_synchronous="+syncMode+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: Open %q: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+
+	s := &Store{path: path, clock: opts.Clock, log: opts.Logger, wdb: wdb}
+	s.notify.init()
+	if err := s.checkPragmas(syncMode); err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	if err := s.migrate(); err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	// The reader pool is opened only after the writer made the file a WAL database (journal mode
+	// is persistent), so query_only connections never need to change it.
+	rdb, err := sql.Open("sqlite3", uri+"?"+common+"&_txlock=deferred&_query_only=1")
+	if err != nil {
+		_ = wdb.Close()
+		return nil, fmt.Errorf("actordelivery: Open %q: reader pool: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(readPoolSize)
+	rdb.SetMaxIdleConns(readPoolSize)
+	if err := rdb.Ping(); err != nil {
+		_ = wdb.Close()
+		_ = rdb.Close()
+		return nil, s.dbErr("Open: reader pool", err)
+	}
+	s.rdb = rdb
+	return s, nil
+}
+
+func (s *Store) checkPragmas(syncMode string) error {
+	var mode string
+	if err := s.wdb.QueryRow(qJournalMode).Scan(&mode); err != nil {
+		return s.dbErr("Open "+strconv.Quote(s.path), err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("actordelivery: Open %q: journal mode is %q, want wal", s.path, mode)
+	}
+	want := map[string]int{"NORMAL": 1, "FULL": 2, "EXTRA": 3}[syncMode]
+	var got int
+	if err := s.wdb.QueryRow(qSynchronous).Scan(&got); err != nil {
+		return s.dbErr("Open "+strconv.Quote(s.path), err)
+	}
+	if got != want {
+		return fmt.Errorf("actordelivery: Open %q: synchronous is %d, want %d (%s)", s.path, got, want, syncMode)
+	}
+	return nil
+}
+
+// migration is one embedded schema file; version comes from its numeric name prefix.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations/sqlite")
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: migrations: %w", err)
+	}
+	var ms []migration
+	for _, e := range entries {
+		name := e.Name()
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v < 1 {
+			return nil, fmt.Errorf("actordelivery: migrations: file %q does not start with a version number and '_'", name)
+		}
+		body, err := migrationFS.ReadFile(path.Join("migrations/sqlite", name))
+		if err != nil {
+			return nil, fmt.Errorf("actordelivery: migrations: %w", err)
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := range ms {
+		if ms[i].version != i+1 {
+			return nil, fmt.Errorf("actordelivery: migrations: %q has version %d, want %d (versions must be 1, 2, 3, ...)", ms[i].name, ms[i].version, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the schema version this build migrates a database to.
+func SchemaVersion() int {
+	ms, err := loadMigrations()
+	if err != nil {
+		return 0
+	}
+	return len(ms)
+}
+
+// migrate brings the schema up to date in one immediate transaction, so two processes opening a
+// fresh file at once apply each migration exactly once.
+func (s *Store) migrate() error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	return s.ExecTx(ctx, false, func(ctx context.Context) error {
+		tx := s.txFrom(ctx).tx
+		if _, err := tx.ExecContext(ctx, qSchemaVersionTable); err != nil {
+			return s.dbErr("migrate", err)
+		}
+		var have int
+		if err := tx.QueryRowContext(ctx, qSchemaVersion).Scan(&have); err != nil {
+			return s.dbErr("migrate", err)
+		}
+		if have > len(ms) {
+			return fmt.Errorf("actordelivery: Open %q: database schema version %d is newer than this build's %d", s.path, have, len(ms))
+		}
+		for _, m := range ms[have:] {
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return s.dbErr("migrate "+m.name, err)
+			}
+			if _, err := tx.ExecContext(ctx, qSchemaVersionInsert, sql.Named("version", m.version), sql.Named("now", s.nowMillis())); err != nil {
+				return s.dbErr("migrate "+m.name, err)
+			}
+			s.log.Info("actordelivery: applied migration", "path", s.path, "migration", m.name)
+		}
+		return nil
+	})
+}
+
+// Close closes the store. Calls made after Close return ErrClosed. Close waits for no transaction:
+// one still running fails when it next touches the database.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	if err := s.wdb.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.rdb != nil {
+		if err := s.rdb.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("actordelivery: Close %q: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path returns the database file path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.commits.Load(), Rollbacks: s.rollbacks.Load()}
+}
+
+func (s *Store) nowMillis() int64 { return toMillis(s.clock.Now()) }
+
+func (s *Store) checkOpen(op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("actordelivery: %s: %w", op, ErrClosed)
+	}
+	return nil
+}
+
+// dbErr wraps an error from database/sql or the driver: a closed store becomes ErrClosed, SQLite's
+// BUSY and LOCKED become ErrBusy (with the driver error still in the chain), anything else is
+// wrapped as is.
+func (s *Store) dbErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+		return fmt.Errorf("actordelivery: %s: %w: %w", op, ErrClosed, err)
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+		return fmt.Errorf("actordelivery: %s: %w: %w", op, ErrBusy, err)
+	}
+	return fmt.Errorf("actordelivery: %s: %w", op, err)
+}
+
+// newToken returns a fresh opaque lease or claim token (26 base32 characters, 128 random bits).
+func newToken() string { return rand.Text() }
+
+// querier is what a store call needs from a transaction or a pool.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Transactions.
+
+type txKey struct{}
+
+// txState is the transaction a context carries. It belongs to one store: a context carrying another
+// store's transaction does not make this store join it.
+type txState struct {
+	store       *Store
+	tx          *sql.Tx
+	readOnly    bool
+	afterCommit []func()
+}
+
+func (s *Store) txFrom(ctx context.Context) *txState {
+	ts, _ := ctx.Value(txKey{}).(*txState)
+	if ts == nil || ts.store != s {
+		return nil
+	}
+	return ts
+}
+
+// ExecTx runs fn in a transaction. The context fn receives carries the transaction: every store
+// call made with it joins the transaction, and so does a nested ExecTx (which then neither commits
+// nor rolls back; the outermost one does). If fn returns an error or panics, the transaction rolls
+// back and that error is returned unchanged (the panic is re-raised); otherwise ExecTx commits and
+// returns the commit's error, wrapped (ErrBusy, ErrClosed or the driver's error) — a commit error
+// is never dropped.
+//
+// A read-only transaction runs on the reader pool: it sees one snapshot and never takes SQLite's
+// writer lock. A write call inside it, or a nested read-write ExecTx, fails with
+// ErrInvalidArgument. A read-write transaction takes the writer lock when it begins.
+//
+// fn must not use the context from another goroutine, nor keep it after returning.
+func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return fmt.Errorf("actordelivery: ExecTx: %w: fn is nil", ErrInvalidArgument)
+	}
+	if ts := s.txFrom(ctx); ts != nil {
+		if !readOnly && ts.readOnly {
+			return fmt.Errorf("actordelivery: ExecTx: %w: read-write transaction nested in a read-only one", ErrInvalidArgument)
+		}
+		return fn(ctx)
+	}
+	if err := s.checkOpen("ExecTx"); err != nil {
+		return err
+	}
+	db := s.wdb
+	if readOnly {
+		db = s.rdb
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.dbErr("begin transaction", err)
+	}
+	ts := &txState{store: s, tx: tx, readOnly: readOnly}
+	done := false
+	defer func() {
+		if !done {
+			_ = tx.Rollback()
+			if !readOnly {
+				s.rollbacks.Add(1)
+			}
+		}
+	}()
+	if err := fn(context.WithValue(ctx, txKey{}, ts)); err != nil {
+		return err
+	}
+	done = true
+	if err := tx.Commit(); err != nil {
+		if !readOnly {
+			s.rollbacks.Add(1)
+		}
+		return s.dbErr("commit", err)
+	}
+	if !readOnly {
+		s.commits.Add(1)
+	}
+	for _, f := range ts.afterCommit {
+		f()
+	}
+	return nil
+}
+
+// write runs fn in the context's transaction, or in a transaction of its own. now is read once per
+// call. Write calls inside a read-only transaction fail.
+func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now int64) error) error {
+	if ts := s.txFrom(ctx); ts != nil {
+		if ts.readOnly {
+			return fmt.Errorf("actordelivery: %s: %w: called inside a read-only transaction", op, ErrInvalidArgument)
+		}
+		if err := s.checkOpen(op); err != nil {
+			return err
+		}
+		return fn(ts, s.nowMillis())
+	}
+	if err := s.checkOpen(op); err != nil {
+		return err
+	}
+	return s.ExecTx(ctx, false, func(ctx context.Context) error {
+		return fn(s.txFrom(ctx), s.nowMillis())
+	})
+}
+
+// read runs fn against the context's transaction, or against the reader pool (single statements
+// need no explicit transaction: each is its own snapshot).
+func (s *Store) read(ctx context.Context, op string, fn func(q querier, now int64) error) error {
+	if err := s.checkOpen(op); err != nil {
+		return err
+	}
+	if ts := s.txFrom(ctx); ts != nil {
+		return fn(ts.tx, s.nowMillis())
+	}
+	return fn(s.rdb, s.nowMillis())
+}
+
+// Notifications.
+
+// notifier wakes local subscribers after commits that may have made work available. A wake is a
+// hint: channels hold at most one pending signal, and a subscriber that misses one still polls.
+type notifier struct {
+	mu   sync.Mutex
+	subs map[topic]map[chan struct{}]struct{}
+}
+
+type topic struct {
+	outbox  bool
+	mailbox string
+}
+
+func (n *notifier) init() { n.subs = make(map[topic]map[chan struct{}]struct{}) }
+
+func (n *notifier) subscribe(t topic) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.subs[t] == nil {
+		n.subs[t] = make(map[chan struct{}]struct{})
+	}
+	n.subs[t][ch] = struct{}{}
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			delete(n.subs[t], ch)
+			if len(n.subs[t]) == 0 {
+				delete(n.subs, t)
+			}
+		})
+	}
+}
+
+func (n *notifier) fire(t topic) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for ch := range n.subs[t] {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Subscribe returns a channel that receives a signal after a commit enqueued a message into
+// mailbox (or after Notify(mailbox)), and a function that ends the subscription. Signals coalesce:
+// the channel holds at most one.
+func (s *Store) Subscribe(mailbox string) (<-chan struct{}, func()) {
+	return s.notify.subscribe(topic{mailbox: mailbox})
+}
+
+// Notify signals mailbox's subscribers.
+func (s *Store) Notify(mailbox string) { s.notify.fire(topic{mailbox: mailbox}) }
+
+// SubscribeOutbox is Subscribe for commits that added outbox rows.
+func (s *Store) SubscribeOutbox() (<-chan struct{}, func()) {
+	return s.notify.subscribe(topic{outbox: true})
+}
+
+// afterCommit schedules f to run once ts commits (never if it rolls back).
+func (ts *txState) onCommit(f func()) { ts.afterCommit = append(ts.afterCommit, f) }

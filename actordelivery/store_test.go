@@ -1,0 +1,472 @@
+package actordelivery
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+func TestOpenPragmasAndSchema(t *testing.T) {
+	for _, tc := range []struct {
+		sync string
+		want int
+	}{{"", 2}, {"FULL", 2}, {"normal", 1}} {
+		t.Run("sync="+tc.sync, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a.db")
+			s := openAt(t, path, Options{Synchronous: tc.sync})
+			var mode string
+			var syncv, version int
+			if err := s.wdb.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.wdb.QueryRow(`PRAGMA synchronous`).Scan(&syncv); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.wdb.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil {
+				t.Fatal(err)
+			}
+			if mode != "wal" || syncv != tc.want || version != SchemaVersion() || version < 1 {
+				t.Fatalf("journal_mode=%s synchronous=%d schema=%d, want wal %d %d", mode, syncv, version, tc.want, SchemaVersion())
+			}
+			if s.Path() != path {
+				t.Fatalf("Path() = %q, want %q", s.Path(), path)
+			}
+		})
+	}
+}
+
+func TestOpenReopensWithoutRemigrating(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openAt(t, path, Options{Clock: NewManualClock(base)})
+	var rows int
+	if err := s2.wdb.QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != SchemaVersion() {
+		t.Fatalf("schema_version has %d rows after reopen, want %d", rows, SchemaVersion())
+	}
+	if m := mustGet(t, s2, "x"); m.Mailbox != "m" {
+		t.Fatalf("message after reopen: %+v", m)
+	}
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	s := openAt(t, path, Options{})
+	if _, err := s.wdb.Exec(`INSERT INTO schema_version (version, applied_at) VALUES (999, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	_, err := Open(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "newer than this build") {
+		t.Fatalf("Open of a newer schema: err = %v", err)
+	}
+}
+
+func TestOpenBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, path string
+		opts       Options
+		want       string
+	}{
+		{"empty path", "", Options{}, "path"},
+		{"memory", ":memory:", Options{}, "in-memory"},
+		{"negative busy timeout", filepath.Join(dir, "a.db"), Options{BusyTimeout: -time.Second}, "BusyTimeout"},
+		{"unknown synchronous", filepath.Join(dir, "b.db"), Options{Synchronous: "SOMETIMES"}, "Synchronous"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(tc.path, tc.opts)
+			if s != nil {
+				_ = s.Close()
+			}
+			if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open: err = %v, want ErrInvalidArgument naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenPathWithURICharacters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "we?ird#name%.db")
+	s := openAt(t, path, Options{})
+	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at the given path: %v", err)
+	}
+	if got := peekID(t, s, "m"); got != "x" {
+		t.Fatalf("peek = %q", got)
+	}
+}
+
+func TestClosedStore(t *testing.T) {
+	s, _ := testStore(t)
+	ctx := context.Background()
+	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	calls := map[string]func() error{
+		"Enqueue":  func() error { _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "y", MaxAttempts: 1}); return err },
+		"Lease":    func() error { _, err := s.Lease(ctx, "m", time.Second); return err },
+		"Peek":     func() error { _, err := s.Peek(ctx, "m"); return err },
+		"Ack":      func() error { return s.Ack(ctx, "x", "t") },
+		"Nack":     func() error { return s.Nack(ctx, "x", "t", 0) },
+		"AckByID":  func() error { return s.AckByID(ctx, "x") },
+		"NackByID": func() error { return s.NackByID(ctx, "x", 0) },
+		"Extend":   func() error { return s.ExtendLease(ctx, "x", "t", time.Second) },
+		"Expire":   func() error { _, err := s.ExpireLeases(ctx); return err },
+		"DeadLetter": func() error {
+			return s.DeadLetter(ctx, "x", "r")
+		},
+		"GetMessage":      func() error { _, err := s.GetMessage(ctx, "x"); return err },
+		"ListMessages":    func() error { _, err := s.ListMessages(ctx, ""); return err },
+		"ListDeadLetters": func() error { _, err := s.ListDeadLetters(ctx); return err },
+		"OutboxEnqueue": func() error {
+			_, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "o", Target: "m", MaxAttempts: 1})
+			return err
+		},
+		"OutboxClaim":    func() error { _, err := s.OutboxClaim(ctx, 1, time.Second); return err },
+		"OutboxComplete": func() error { return s.OutboxComplete(ctx, "o", "t") },
+		"OutboxFail":     func() error { return s.OutboxFail(ctx, "o", "t", 0) },
+		"ListOutbox":     func() error { _, err := s.ListOutbox(ctx); return err },
+		"SaveCheckpoint": func() error { _, err := s.SaveCheckpoint(ctx, "a", nil, 0); return err },
+		"LoadCheckpoint": func() error { _, _, err := s.LoadCheckpoint(ctx, "a"); return err },
+		"MarkProcessed":  func() error { _, err := s.MarkProcessed(ctx, "c", "x", time.Second); return err },
+		"PurgeProcessed": func() error { _, err := s.PurgeProcessed(ctx); return err },
+		"ExecTx":         func() error { return s.ExecTx(ctx, false, func(context.Context) error { return nil }) },
+		"ExecTxReadOnly": func() error { return s.ExecTx(ctx, true, func(context.Context) error { return nil }) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) { wantErr(t, call(), ErrClosed) })
+	}
+}
+
+// TestBusy holds the writer lock from a second store on the same file: writes of the first fail
+// with ErrBusy (wrapping the driver's error) after its busy timeout, while its reads go on.
+func TestBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	clk := NewManualClock(base)
+	a := openAt(t, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
+	b := openAt(t, path, Options{Clock: clk})
+	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
+	ctx := context.Background()
+
+	hold, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- b.ExecTx(ctx, false, func(ctx context.Context) error {
+			if _, err := b.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "from-b", MaxAttempts: 1}); err != nil {
+				return err
+			}
+			close(hold)
+			<-release
+			return nil
+		})
+	}()
+	<-hold
+	_, err := a.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "y", MaxAttempts: 1})
+	wantErr(t, err, ErrBusy)
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		t.Fatalf("ErrBusy does not wrap the driver error: %v", err)
+	}
+	wantErr(t, a.AckByID(ctx, "x"), ErrBusy)
+	if got := mustGet(t, a, "x"); got.State != StateReady {
+		t.Fatalf("read while another store writes: %+v", got)
+	}
+	if p, err := a.Peek(ctx, "m"); err != nil || p == nil || p.ID != "x" {
+		t.Fatalf("Peek while another store holds the writer lock = %v, %v", p, err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.GetMessage(ctx, "y"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the busy enqueue wrote a row: %v", err)
+	}
+}
+
+func TestExecTx(t *testing.T) {
+	ctx := context.Background()
+	boom := errors.New("boom")
+
+	t.Run("commit", func(t *testing.T) {
+		s, _ := testStore(t)
+		before := s.Stats().Commits
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
+				return err
+			}
+			_, err := s.SaveCheckpoint(ctx, "actor", []byte("s"), 0)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Stats().Commits - before; got != 1 {
+			t.Fatalf("commits = %d, want 1 for one ExecTx", got)
+		}
+		mustGet(t, s, "a")
+	})
+
+	t.Run("fn error rolls back and is returned unchanged", func(t *testing.T) {
+		s, _ := testStore(t)
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
+				return err
+			}
+			return boom
+		})
+		if err != boom {
+			t.Fatalf("err = %v, want boom itself", err)
+		}
+		_, err = s.GetMessage(ctx, "a")
+		wantErr(t, err, ErrNotFound)
+	})
+
+	t.Run("nested joins the outer transaction", func(t *testing.T) {
+		s, _ := testStore(t)
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+				_, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "inner", MaxAttempts: 1})
+				return err
+			}); err != nil {
+				return err
+			}
+			// The inner write is visible inside the outer transaction...
+			if _, err := s.GetMessage(ctx, "inner"); err != nil {
+				return err
+			}
+			return boom
+		})
+		if err != boom {
+			t.Fatalf("err = %v", err)
+		}
+		// ...and rolled back with it.
+		_, err = s.GetMessage(ctx, "inner")
+		wantErr(t, err, ErrNotFound)
+	})
+
+	t.Run("panic rolls back", func(t *testing.T) {
+		s, _ := testStore(t)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("panic was swallowed")
+				}
+			}()
+			_ = s.ExecTx(ctx, false, func(ctx context.Context) error {
+				if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
+					return err
+				}
+				panic("handler bug")
+			})
+		}()
+		_, err := s.GetMessage(ctx, "a")
+		wantErr(t, err, ErrNotFound)
+		mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "b"}) // the writer connection is usable again
+	})
+
+	t.Run("commit error is returned", func(t *testing.T) {
+		s, _ := testStore(t)
+		cctx, cancel := context.WithCancel(ctx)
+		err := s.ExecTx(cctx, false, func(ctx context.Context) error {
+			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
+				return err
+			}
+			cancel() // database/sql rolls the transaction back; the commit must fail loudly
+			time.Sleep(10 * time.Millisecond)
+			return nil
+		})
+		if err == nil {
+			t.Fatal("ExecTx returned nil though its commit could not happen")
+		}
+		if !strings.HasPrefix(err.Error(), "actordelivery: commit") {
+			t.Fatalf("commit error not wrapped by the package: %v", err)
+		}
+		_, gerr := s.GetMessage(ctx, "a")
+		wantErr(t, gerr, ErrNotFound)
+		if s.Stats().Rollbacks == 0 {
+			t.Fatal("failed commit not counted as a rollback")
+		}
+	})
+
+	t.Run("read-only refuses writes", func(t *testing.T) {
+		s, _ := testStore(t)
+		err := s.ExecTx(ctx, true, func(ctx context.Context) error {
+			_, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1})
+			return err
+		})
+		wantErr(t, err, ErrInvalidArgument)
+		if !strings.Contains(err.Error(), "read-only") {
+			t.Fatalf("err = %v", err)
+		}
+		err = s.ExecTx(ctx, true, func(ctx context.Context) error {
+			return s.ExecTx(ctx, false, func(context.Context) error { return nil })
+		})
+		wantErr(t, err, ErrInvalidArgument)
+		wantErr(t, s.ExecTx(ctx, false, nil), ErrInvalidArgument)
+	})
+
+	t.Run("read-only does not take the writer lock", func(t *testing.T) {
+		s, _ := testStore(t)
+		mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a"})
+		inWrite, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error)
+		go func() {
+			done <- s.ExecTx(ctx, false, func(ctx context.Context) error {
+				if err := s.AckByID(ctx, "a"); err != nil {
+					return err
+				}
+				close(inWrite)
+				<-release
+				return nil
+			})
+		}()
+		<-inWrite
+		// While the write transaction holds the only writer connection and SQLite's writer lock,
+		// a read-only transaction and a Peek complete, seeing the last committed state.
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err := s.ExecTx(tctx, true, func(ctx context.Context) error {
+			m, err := s.GetMessage(ctx, "a")
+			if err != nil {
+				return err
+			}
+			if m.State != StateReady {
+				t.Errorf("read-only tx saw uncommitted state %q", m.State)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("read-only tx during a write tx: %v", err)
+		}
+		if p, err := s.Peek(tctx, "m"); err != nil || p == nil {
+			t.Fatalf("Peek during a write tx: %v, %v", p, err)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("another store's transaction is not joined", func(t *testing.T) {
+		s1, _ := testStore(t)
+		s2, _ := testStore(t)
+		err := s1.ExecTx(ctx, false, func(ctx context.Context) error {
+			_, err := s2.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1})
+			if err != nil {
+				return err
+			}
+			return boom
+		})
+		if err != boom {
+			t.Fatal(err)
+		}
+		mustGet(t, s2, "a") // committed on its own
+	})
+}
+
+func TestNotify(t *testing.T) {
+	s, _ := testStore(t)
+	ctx := context.Background()
+	ch, cancel := s.Subscribe("m")
+	defer cancel()
+	other, cancelOther := s.Subscribe("other")
+	defer cancelOther()
+
+	// Inside a transaction the signal waits for the commit, and a rollback sends none.
+	_ = s.ExecTx(ctx, false, func(ctx context.Context) error {
+		_, _ = s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "rolled-back", MaxAttempts: 1})
+		return errors.New("no")
+	})
+	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		_, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1})
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+			t.Error("signal before commit")
+		default:
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("no signal after the commit")
+	}
+	// A duplicate adds nothing and signals nothing.
+	if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+		t.Fatal("signal for a duplicate")
+	case <-other:
+		t.Fatal("signal for another mailbox")
+	default:
+	}
+	cancel()
+	cancel() // idempotent
+	s.Notify("m")
+}
+
+// TestReadOnlyPoolIsQueryOnly guards the reader pool's configuration: a write through it fails.
+func TestReadOnlyPoolIsQueryOnly(t *testing.T) {
+	s, _ := testStore(t)
+	_, err := s.rdb.Exec(`DELETE FROM messages`)
+	if err == nil {
+		t.Fatal("reader pool accepted a write")
+	}
+	var tx *sql.Tx
+	tx, err = s.rdb.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tx.Rollback()
+}
+
+func TestManualClock(t *testing.T) {
+	var zero ManualClock
+	if !zero.Now().IsZero() {
+		t.Fatal("zero ManualClock does not read the zero time")
+	}
+	c := NewManualClock(base)
+	c.Advance(1500 * time.Millisecond)
+	if got := c.Now(); !got.Equal(base.Add(1500 * time.Millisecond)) {
+		t.Fatalf("after Advance: %v", got)
+	}
+	c.Set(base)
+	if !c.Now().Equal(base) {
+		t.Fatal("Set")
+	}
+	// The store sees exactly the clock's time, at millisecond resolution.
+	s := openAt(t, filepath.Join(t.TempDir(), "c.db"), Options{Clock: c})
+	c.Advance(1234 * time.Millisecond)
+	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Delay: 2 * time.Second})
+	m := mustGet(t, s, "a")
+	if !m.CreatedAt.Equal(base.Add(1234*time.Millisecond)) || !m.AvailableAt.Equal(base.Add(3234*time.Millisecond)) {
+		t.Fatalf("stored times %v %v", m.CreatedAt, m.AvailableAt)
+	}
+}

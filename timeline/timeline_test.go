@@ -1,0 +1,158 @@
+package timeline
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"html/template"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// replayed replays the trace at path against target and builds its timeline.
+func replayed(t *testing.T, path, target string) (Timeline, *traces.Trace, replay.Verdict) {
+	t.Helper()
+	tr, err := traces.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := replay.NewTarget(target, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	var after []traces.Snapshot
+	opts := replay.DefaultOptions()
+	opts.AfterStep = func(_ int, s traces.Snapshot) { after = append(after, s) }
+	v, err := replay.Run(context.Background(), tr, tg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Build(Input{Trace: tr, Target: target, Verdict: &v, After: after}), tr, v
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run with -update and review the diff):\n%s", name, got)
+	}
+}
+
+// TestTextGolden pins the terminal rendering of a counterexample replayed against the correct store
+// (where it diverges) and against the variant it records (where it matches).
+func TestTextGolden(t *testing.T) {
+	const trace = "../traces/testdata/good/leaseless-raw-attempts-stranded.json"
+	for _, tc := range []struct {
+		target, golden string
+		diverges       bool
+	}{
+		{replay.TargetStore, "raw-attempts-vs-store.txt", true},
+		{replay.TargetRawAttempts, "raw-attempts-vs-variant.txt", false},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			tl, tr, v := replayed(t, trace, tc.target)
+			if got := tl.Divergence != nil; got != tc.diverges {
+				t.Fatalf("divergence = %v, want %v (verdict %s)", got, tc.diverges, v)
+			}
+			if tc.diverges && tl.Divergence.Step != tr.Expect.DivergesAt {
+				t.Errorf("divergence at step %d, the trace predicts %d", tl.Divergence.Step, tr.Expect.DivergesAt)
+			}
+			var b bytes.Buffer
+			if err := WriteText(&b, tl); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, tc.golden, b.Bytes())
+		})
+	}
+}
+
+// TestHTMLMarksTheDivergence checks the page structure a reader (and the browser test) relies on:
+// exactly one row carries the divergence, it is the diverging step, and it shows both values.
+func TestHTMLMarksTheDivergence(t *testing.T) {
+	tl, tr, v := replayed(t, "../traces/testdata/good/leaseless-raw-attempts-stranded.json", replay.TargetStore)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, tl); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if n := strings.Count(page, `id="divergence"`); n != 1 {
+		t.Fatalf(`page has %d elements with id="divergence", want 1`, n)
+	}
+	row := page[strings.Index(page, `id="divergence"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	wantStep := `data-step="` + itoa(tr.Expect.DivergesAt) + `"`
+	if !strings.Contains(row, wantStep) {
+		t.Errorf("the highlighted row is not step %d: %s", tr.Expect.DivergesAt, row)
+	}
+	for _, want := range []string{`class="expected"`, `class="observed"`,
+		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Expected)),
+		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Observed))} {
+		if !strings.Contains(row, want) {
+			t.Errorf("highlighted row lacks %q", want)
+		}
+	}
+	for _, forbidden := range []string{"<script", "http://", "https://"} {
+		if strings.Contains(page, forbidden) {
+			t.Errorf("page is not self-contained: it contains %q", forbidden)
+		}
+	}
+}
+
+func TestBuildWithoutReplay(t *testing.T) {
+	tr, err := traces.ReadFile("../traces/testdata/good/outbox-fold-stale-publisher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := Build(Input{Trace: tr})
+	if tl.Divergence != nil || tl.Verdict != "" {
+		t.Fatalf("a timeline without a replay has a verdict: %+v", tl)
+	}
+	if len(tl.Rows) != len(tr.Steps) {
+		t.Fatalf("%d rows for %d steps", len(tl.Rows), len(tr.Steps))
+	}
+	if tl.Lanes[len(tl.Lanes)-1] != OutboxLane {
+		t.Errorf("lanes %v: the outbox lane should come last", tl.Lanes)
+	}
+	for _, r := range tl.Rows {
+		if len(r.Lanes) == 0 {
+			t.Errorf("step #%d (%s) is in no lane", r.Index, r.Op)
+		}
+		if r.State != "" || r.Observed != "" {
+			t.Errorf("step #%d has a replay state without a replay: %+v", r.Index, r)
+		}
+		if r.Op == traces.OpPublisherDeliver && !contains(r.Lanes, OutboxLane) {
+			t.Errorf("delivery step #%d is not in the outbox lane: %v", r.Index, r.Lanes)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, tl); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="divergence"`) {
+		t.Error("a page without a replay marks a divergence")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func contains(xs []string, x string) bool { return slices.Contains(xs, x) }
