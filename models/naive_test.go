@@ -402,7 +402,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
 		}
 		if a.Fault == traces.FaultCommitFails {
-			return traces.Result{Action: traces.ActionCommitFailed}
+			return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
 		}
 		deliver()
 		switch {

@@ -107,9 +107,9 @@ func profileOf(leaseless bool) string {
 // the row's target mailbox (delay 0, the row's id) and outbox_complete, in one transaction (fold)
 // or as two commits (split), with the fault a.Fault injected.
 //
-// The result's duplicate flag is what the target enqueue observed whenever the enqueue ran to
-// completion, even if its transaction then rolled back or failed to commit; it is false only when
-// the enqueue itself failed (split with commit_fails). crash_between stops the delivery right
+// The result's duplicate flag is what the target enqueue observed whenever it ran, even if its
+// transaction then rolled back or failed to commit (split with commit_fails included: the enqueue
+// ran, its commit failed). crash_between stops the delivery right
 // after its first commit; it does not forget consumer workers' fetches (a trace in which the whole
 // process died follows it with a crash step). On the fold, when the completion reports claim_lost
 // no commit happens, so neither commit_fails nor crash_between can strike: the action is
@@ -146,7 +146,7 @@ func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error
 
 	// Split: the enqueue commits on its own, then the completion does.
 	if a.Fault == traces.FaultCommitFails {
-		return traces.Result{Action: traces.ActionCommitFailed}, nil
+		return traces.Result{Duplicate: duplicate, Action: traces.ActionCommitFailed}, nil
 	}
 	enqueue()
 	r := traces.Result{Duplicate: duplicate}

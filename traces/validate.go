@@ -52,6 +52,11 @@ type validator struct {
 	used [2]map[int]int
 	// bound holds the symbols some result issued.
 	bound [2]map[int]bool
+	// variant is set when the trace records a broken variant's behaviour: its protocol steps may
+	// end in ways the correct code never does (a split-write delivery whose enqueue commit failed
+	// ends "delivered"), so only the vocabulary of their actions is checked, not how the action
+	// fits the outcome or fault.
+	variant bool
 }
 
 func newValidator(file string) validator {
@@ -64,6 +69,7 @@ func newValidator(file string) validator {
 
 func (v *validator) header(t *Trace) error {
 	c := errCtx{file: v.file, step: -1}
+	v.variant = t.Expect.Variant != ""
 	if t.Format != Format {
 		return c.errf("format", "must be %q, got %q", Format, t.Format)
 	}
@@ -342,6 +348,9 @@ func (v *validator) action(c errCtx, s *Step) error {
 		if err := oneOf(c, "result.action", r.Action, ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle); err != nil {
 			return err
 		}
+		if v.variant {
+			return nil
+		}
 		if s.Args.Outcome == OutcomeOK && (r.Action == ActionRetried || r.Action == ActionDeadLettered) {
 			return c.errf("result.action", "a handler that succeeded cannot end %q", r.Action)
 		}
@@ -351,6 +360,9 @@ func (v *validator) action(c errCtx, s *Step) error {
 	case OpPublisherDeliver:
 		if err := oneOf(c, "result.action", r.Action, ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed); err != nil {
 			return err
+		}
+		if v.variant {
+			return nil
 		}
 		// A lost claim can end any delivery; otherwise the fault decides the action.
 		want := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed}[s.Args.Fault]

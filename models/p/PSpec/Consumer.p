@@ -1,0 +1,120 @@
+/*****************************************************************************************************
+ * Consumer and mailbox specifications, over the store's real state changes (eSpec*).
+ *****************************************************************************************************/
+
+// A message's handler effect commits at most once: the store's effect log never receives the same
+// message id twice. Lease fencing (ack by token inside the handler's transaction) is what keeps a
+// stale worker from committing a second effect.
+spec EffectAppliedAtMostOnce observes eSpecEffect {
+  var applied: set[string];
+
+  start state Watching {
+    on eSpecEffect do (e: (at: int, mailbox: string, id: string)) {
+      var k: string;
+      k = format("{0}/{1}", e.mailbox, e.id);
+      assert !(k in applied),
+        format("handler effect of message {0} in mailbox {1} committed a second time at t={2}", e.id, e.mailbox, e.at);
+      applied += (k);
+    }
+  }
+}
+
+// No message ever has more deliveries counted than it allows: every row and every dead letter has
+// 0 <= attempts <= max_attempts.
+spec AttemptsNeverExceedMax observes eSpecRow, eSpecDeadLettered {
+  start state Watching {
+    on eSpecRow do (e: (at: int, row: tMsg)) {
+      assert e.row.attempts >= 0 && e.row.attempts <= e.row.max_attempts,
+        format("message {0} has attempts {1} with max_attempts {2} at t={3}", e.row.id, e.row.attempts,
+               e.row.max_attempts, e.at);
+    }
+    on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
+                                 reason: string)) {
+      assert e.attempts >= 0 && e.attempts <= e.max_attempts,
+        format("dead letter {0} records attempts {1} with max_attempts {2}", e.id, e.attempts, e.max_attempts);
+    }
+  }
+}
+
+// Liveness: every message is eventually resolved, i.e. acked or dead-lettered. The monitor is hot
+// while some enqueued message is neither; a scenario that ends in that state (a stranded message)
+// is a liveness violation.
+spec EveryMessageEventuallyResolved observes eSpecRow, eSpecDeadLettered {
+  var open: set[string];
+
+  start cold state AllResolved {
+    on eSpecRow do (e: (at: int, row: tMsg)) {
+      Track(e.row);
+    }
+    on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
+                                 reason: string)) {
+      Resolve(e.id);
+    }
+  }
+
+  hot state SomeUnresolved {
+    on eSpecRow do (e: (at: int, row: tMsg)) {
+      Track(e.row);
+    }
+    on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
+                                 reason: string)) {
+      Resolve(e.id);
+    }
+  }
+
+  fun Track(row: tMsg) {
+    if (row.row_state == "ready") {
+      open += (row.id);
+    } else {
+      Resolve(row.id);
+      return;
+    }
+    goto SomeUnresolved;
+  }
+
+  fun Resolve(id: string) {
+    if (id in open) {
+      open -= (id);
+    }
+    if (sizeof(open) == 0) {
+      goto AllResolved;
+    } else {
+      goto SomeUnresolved;
+    }
+  }
+}
+
+// A keyed lease never overtakes a live earlier message of its key. When a row is leased, no earlier
+// row (smaller seq) of the same mailbox and key may be a blocking predecessor: ready and either with
+// attempts left or holding a live lease. The monitor keeps its own copy of every row from eSpecRow
+// and evaluates the rule itself.
+spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLeased {
+  var rows: map[string, tMsg];
+
+  start state Watching {
+    on eSpecRow do (e: (at: int, row: tMsg)) {
+      rows[e.row.id] = e.row;
+    }
+    on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
+                                 reason: string)) {
+      if (e.id in rows) {
+        rows -= (e.id);
+      }
+    }
+    on eSpecLeased do (e: (at: int, mailbox: string, id: string)) {
+      var m: tMsg;
+      var p: tMsg;
+      m = rows[e.id];
+      if (m.key == "") {
+        return;
+      }
+      foreach (p in values(rows)) {
+        if (p.mailbox == m.mailbox && p.key == m.key && p.seqno < m.seqno && p.row_state == "ready") {
+          assert !(p.attempts < p.max_attempts || (p.token != 0 && p.lease_until > e.at)),
+            format("message {0} (key {1}) leased at t={2} while earlier message {3} was still live (attempts {4}/{5}, token {6}, lease_until {7})",
+                   m.id, m.key, e.at, p.id, p.attempts, p.max_attempts, p.token, p.lease_until);
+        }
+      }
+    }
+  }
+}

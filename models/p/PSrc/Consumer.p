@@ -1,0 +1,69 @@
+/*****************************************************************************************************
+ * ConsumerWorker: one worker of a consumer serving one mailbox. Each iteration is two protocol steps,
+ * fetch then handle, sent to the Store as separate requests so that other workers, the clock and
+ * crashes interleave between them. The handler's outcome is the checker's choice when the
+ * configuration lets the handler fail.
+ *
+ * When a fetch finds nothing, the worker stops if the Store answers that the mailbox is quiet (see
+ * Store.QuietFor), and otherwise asks the Store to advance the clock to the next event time and
+ * fetches again. The last worker of a mailbox to stop therefore sees a state in which no further
+ * delivery can happen: every message is acked or dead-lettered, or it is stranded (which
+ * EveryMessageEventuallyResolved then reports).
+ *****************************************************************************************************/
+
+machine ConsumerWorker {
+  var store: machine;
+  var driver: machine;
+  var cfg: tConsumerCfg;
+
+  start state Run {
+    entry (init: (store: machine, driver: machine, cfg: tConsumerCfg)) {
+      var res: tReply;
+      var outcome: string;
+      var retryDelay: int;
+      var think: int;
+      store = init.store;
+      driver = init.driver;
+      cfg = init.cfg;
+      while (true) {
+        send store, eFetchReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
+                                lease_for = cfg.lease_for);
+        res = Await();
+        if (res.msg_id != "") {
+          think = choose(cfg.think + 1);
+          while (think > 0) {
+            send this, eYield;
+            receive { case eYield: { } }
+            think = think - 1;
+          }
+          outcome = "ok";
+          retryDelay = 0;
+          if (cfg.may_fail && $) {
+            outcome = "fail";
+            retryDelay = cfg.retry_delay;
+          }
+          send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
+                                   outcome = outcome, retry_delay = retryDelay);
+          Await();
+        } else {
+          if (res.quiet) {
+            break;
+          }
+          send store, eTickReq, (client = this,);
+          Await();
+        }
+      }
+      send driver, eDone, (who = this,);
+    }
+  }
+
+  fun Await(): tReply {
+    var out: tReply;
+    receive {
+      case eReply: (r: tReply) {
+        out = r;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,53 @@
+/*****************************************************************************************************
+ * Requests to the Store machine and its one reply event. Every request names the client that waits
+ * for the reply; the Store applies requests one at a time, in the order it dequeues them.
+ *****************************************************************************************************/
+
+// Store operations.
+event eEnqueueReq: (client: machine, mailbox: string, id: string, key: string, priority: int,
+                    max_attempts: int, delay: int, payload: string);
+event eLeaseReq: (client: machine, mailbox: string, lease_for: int);
+event ePeekReq: (client: machine, mailbox: string);
+event eAckReq: (client: machine, id: string, token: int);
+event eNackReq: (client: machine, id: string, token: int, delay: int);
+event eAckByIdReq: (client: machine, id: string);
+event eNackByIdReq: (client: machine, id: string, delay: int);
+event eExtendReq: (client: machine, id: string, token: int, lease_for: int);
+event eExpireReq: (client: machine);
+event eDeadLetterReq: (client: machine, id: string, reason: string);
+event eOutboxEnqueueReq: (client: machine, id: string, target: string, key: string, priority: int,
+                          max_attempts: int, payload: string);
+event eOutboxClaimReq: (client: machine, limit: int, claim_for: int);
+event eOutboxCompleteReq: (client: machine, id: string, token: int);
+event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
+
+// Moves the clock to the next time at which something can change (a lease or claim running out, a
+// delayed row becoming available). The reply says whether it moved.
+event eTickReq: (client: machine);
+
+// Protocol steps.
+event eFetchReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int);
+event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, outcome: string,
+                   retry_delay: int);
+// epoch is the Store's crash epoch when the row was claimed (eClaimReply): a delivery requested by a
+// publisher whose process has crashed since is dropped unannounced and answered "restarted".
+event eDeliverReq: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,
+                    fault: string, epoch: int);
+event eCrashReq: (client: machine);
+
+// Announce the final state (eObsFinal).
+event eFinalReq: (client: machine);
+
+// The reply to every request but a claim: the fetched or leased message (msg_id "" for none), the
+// action of a protocol step, and the quiet flag of a fetch (see Store.QuietFor). Replies carry only
+// what clients use: the checker formats every payload it sends, so small payloads keep it fast.
+event eReply: (msg_id: string, msg_token: int, action: string, quiet: bool);
+// The reply to an outbox claim: the claimed rows, whether no outbox row is pending any more, and the
+// crash epoch the claim was made in.
+event eClaimReply: (claimed: seq[tClaimed], quiet: bool, epoch: int);
+
+// A scenario participant tells the scenario driver it has finished.
+event eDone: (who: machine);
+
+// A machine sends itself eYield to give the scheduler a point at which others may run.
+event eYield;

@@ -1,0 +1,74 @@
+/*****************************************************************************************************
+ * Rules that depend on one row only (docs/semantics.md): lease and claim liveness, the blocking
+ * predecessor rule, the delivery order, and the names profiles report in observations. The Store
+ * machine applies them to its rows.
+ *****************************************************************************************************/
+
+fun NoResult(): tRes {
+  return default(tRes);
+}
+
+// A lease is live iff the row has a token and lease_until > now (at lease_until == now it has expired).
+fun LeaseLive(m: tMsg, now: int): bool {
+  return m.token != 0 && m.lease_until > now;
+}
+
+// A claim is live iff the row has a claim token and claim_until > now.
+fun ClaimLive(r: tOutRow, now: int): bool {
+  return r.token != 0 && r.claim_until > now;
+}
+
+// Whether p, an earlier message of the same mailbox and key, keeps its successors from being
+// eligible. Correct rule: p is ready and either still has attempts left or holds a live lease. The
+// "fifo-overtake" variant has the bug the FIFO counterexample exhibits: a predecessor only blocks
+// while it is itself available and unleased, so a leased or delayed head is overtaken.
+fun BlocksSuccessor(p: tMsg, now: int, variant: string): bool {
+  if (p.row_state != "ready") {
+    return false;
+  }
+  if (variant == "fifo-overtake") {
+    return p.attempts < p.max_attempts && !LeaseLive(p, now) && p.available_at <= now;
+  }
+  return p.attempts < p.max_attempts || LeaseLive(p, now);
+}
+
+// Eligibility apart from the keyed-order rule (conditions 1-4 of Eligible in docs/semantics.md).
+fun EligibleAlone(m: tMsg, now: int): bool {
+  return m.row_state == "ready" && m.available_at <= now && !LeaseLive(m, now) && m.attempts < m.max_attempts;
+}
+
+// The delivery order among eligible messages: higher priority, then earlier available_at, then seq.
+fun DeliversBefore(a: tMsg, b: tMsg): bool {
+  if (a.priority != b.priority) {
+    return a.priority > b.priority;
+  }
+  if (a.available_at != b.available_at) {
+    return a.available_at < b.available_at;
+  }
+  return a.seqno < b.seqno;
+}
+
+// The store path a consumer profile takes, as its observations report it.
+fun ConsumerPath(p: tConsumerProfile): string {
+  if (p == Leased || p == UnfencedAck) {
+    return "leased";
+  }
+  return "leaseless";
+}
+
+fun PublisherPath(p: tPublisherProfile): string {
+  if (p == AtomicFold) {
+    return "fold";
+  }
+  return "split";
+}
+
+// The attempt count a consumer profile hands to its retry decision for a failed delivery of f.
+// Leased paths: the lease already counted the attempt. Leaseless: nothing has counted it yet, so
+// stored + 1. LeaselessRawAttempts: the bug, the stored count as is.
+fun EffectiveAttempt(profile: tConsumerProfile, f: tFetched): int {
+  if (profile == Leaseless) {
+    return f.attempts + 1;
+  }
+  return f.attempts;
+}

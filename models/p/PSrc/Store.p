@@ -1,0 +1,867 @@
+/*****************************************************************************************************
+ * Store: the one machine that owns the clock, every mailbox and outbox row, the dead letters, the
+ * effect log and the in-flight fetches of consumer workers. It serializes all requests: each request
+ * is applied atomically, announced as exactly ONE eObs* observation (plus, for a publisher delivery
+ * that crashed, the eObsCrash of the restart that follows it), reported to the monitors as eSpec*
+ * state changes, and answered with eReply (eClaimReply for a claim). Announcement order is therefore
+ * the linearization order.
+ *
+ * The operations implement docs/semantics.md rule for rule. A protocol step (fetch, handle,
+ * deliver) runs its store operations as one transaction: it checks what could make it roll back
+ * before it changes anything, so a rolled-back step leaves the state exactly as it found it.
+ * Broken profiles also work out what the correct profile would have done from the same state and
+ * set res.bug when any observable result differs.
+ *****************************************************************************************************/
+
+machine Store {
+  var now: int;
+  var msgs: seq[tMsg];
+  var outbox: seq[tOutRow];
+  var dead: seq[tDead];
+  // mailbox -> ids whose handler effect committed, in commit order; only mailboxes with an effect.
+  var effects: map[string, seq[string]];
+  var nextSeq: int;
+  // Last token issued. Leases and claims share the counter, so a token symbol names one of either.
+  var nextToken: int;
+  // worker -> the delivery it fetched and has not handled yet (process memory: a crash clears it).
+  var fetched: map[int, tFetched];
+  // "" for the correct store, "fifo-overtake" for the broken keyed-order rule.
+  var variant: string;
+  // Number of crashes so far: requests made by a process incarnation that has since crashed are
+  // recognised by their older epoch.
+  var epoch: int;
+
+  // The state before the request being applied, for AnnounceChanges.
+  var oldMsgs: seq[tMsg];
+  var oldOutbox: seq[tOutRow];
+  var oldDead: int;
+  var oldEffects: map[string, int];
+
+  start state Init {
+    entry (v: string) {
+      variant = v;
+      goto Serving;
+    }
+  }
+
+  state Serving {
+    on eEnqueueReq do (r: (client: machine, mailbox: string, id: string, key: string, priority: int,
+                           max_attempts: int, delay: int, payload: string)) {
+      var res: tRes;
+      Begin();
+      res = Enqueue(r.mailbox, r.id, r.key, r.priority, r.max_attempts, r.delay, r.payload);
+      announce eObsEnqueue, (at = now, mailbox = r.mailbox, id = r.id, key = r.key, priority = r.priority,
+                             max_attempts = r.max_attempts, delay = r.delay, payload = r.payload,
+                             duplicate = res.duplicate);
+      Reply(r.client, res);
+    }
+
+    on eLeaseReq do (r: (client: machine, mailbox: string, lease_for: int)) {
+      var res: tRes;
+      Begin();
+      res = Lease(r.mailbox, r.lease_for);
+      announce eObsLease, (at = now, mailbox = r.mailbox, lease_for = r.lease_for, msg_id = res.msg_id,
+                           msg_attempts = res.msg_attempts, msg_token = res.msg_token, bug = res.bug);
+      Reply(r.client, res);
+    }
+
+    on ePeekReq do (r: (client: machine, mailbox: string)) {
+      var res: tRes;
+      Begin();
+      res = Peek(r.mailbox);
+      announce eObsPeek, (at = now, mailbox = r.mailbox, msg_id = res.msg_id, msg_attempts = res.msg_attempts,
+                          msg_token = 0);
+      Reply(r.client, res);
+    }
+
+    on eAckReq do (r: (client: machine, id: string, token: int)) {
+      var res: tRes;
+      Begin();
+      res = Ack(r.id, r.token);
+      announce eObsAck, (at = now, id = r.id, token = r.token, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eNackReq do (r: (client: machine, id: string, token: int, delay: int)) {
+      var res: tRes;
+      Begin();
+      res = Nack(r.id, r.token, r.delay);
+      announce eObsNack, (at = now, id = r.id, token = r.token, delay = r.delay, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eAckByIdReq do (r: (client: machine, id: string)) {
+      var res: tRes;
+      Begin();
+      res = AckById(r.id);
+      announce eObsAckById, (at = now, id = r.id, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eNackByIdReq do (r: (client: machine, id: string, delay: int)) {
+      var res: tRes;
+      Begin();
+      res = NackById(r.id, r.delay);
+      announce eObsNackById, (at = now, id = r.id, delay = r.delay, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eExtendReq do (r: (client: machine, id: string, token: int, lease_for: int)) {
+      var res: tRes;
+      Begin();
+      res = Extend(r.id, r.token, r.lease_for);
+      announce eObsExtend, (at = now, id = r.id, token = r.token, lease_for = r.lease_for, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eExpireReq do (r: (client: machine)) {
+      var res: tRes;
+      Begin();
+      res = Expire();
+      announce eObsExpire, (at = now, affected = res.affected);
+      Reply(r.client, res);
+    }
+
+    on eDeadLetterReq do (r: (client: machine, id: string, reason: string)) {
+      var res: tRes;
+      Begin();
+      res = DeadLetter(r.id, r.reason);
+      announce eObsDeadLetter, (at = now, id = r.id, reason = r.reason, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eOutboxEnqueueReq do (r: (client: machine, id: string, target: string, key: string, priority: int,
+                                 max_attempts: int, payload: string)) {
+      var res: tRes;
+      Begin();
+      res = OutboxEnqueue(r.id, r.target, r.key, r.priority, r.max_attempts, r.payload);
+      announce eObsOutboxEnqueue, (at = now, id = r.id, target = r.target, key = r.key, priority = r.priority,
+                                   max_attempts = r.max_attempts, payload = r.payload, duplicate = res.duplicate);
+      Reply(r.client, res);
+    }
+
+    on eOutboxClaimReq do (r: (client: machine, limit: int, claim_for: int)) {
+      var res: tRes;
+      Begin();
+      res = OutboxClaim(r.limit, r.claim_for);
+      res.quiet = sizeof(res.claimed) == 0 && PendingRows("") == 0;
+      announce eObsOutboxClaim, (at = now, limit = r.limit, claim_for = r.claim_for, claimed = res.claimed);
+      AnnounceChanges();
+      send r.client, eClaimReply, (claimed = res.claimed, quiet = res.quiet, epoch = epoch);
+    }
+
+    on eOutboxCompleteReq do (r: (client: machine, id: string, token: int)) {
+      var res: tRes;
+      Begin();
+      res = OutboxComplete(r.id, r.token);
+      announce eObsOutboxComplete, (at = now, id = r.id, token = r.token, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eOutboxFailReq do (r: (client: machine, id: string, token: int, delay: int)) {
+      var res: tRes;
+      Begin();
+      res = OutboxFail(r.id, r.token, r.delay);
+      announce eObsOutboxFail, (at = now, id = r.id, token = r.token, delay = r.delay, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eTickReq do (r: (client: machine)) {
+      var res: tRes;
+      Begin();
+      res = Tick();
+      if (res.advanced) {
+        announce eObsAdvanceClock, (at = now,);
+      }
+      Reply(r.client, res);
+    }
+
+    on eFetchReq do (r: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile,
+                         lease_for: int)) {
+      var res: tRes;
+      var leaseFor: int;
+      Begin();
+      res = Fetch(r.worker, r.mailbox, r.profile, r.lease_for);
+      res.quiet = res.msg_id == "" && QuietFor(r.mailbox);
+      if (ConsumerPath(r.profile) == "leased") {
+        leaseFor = r.lease_for;
+      }
+      announce eObsConsumerFetch, (at = now, worker = r.worker, mailbox = r.mailbox, profile = ConsumerPath(r.profile),
+                                   lease_for = leaseFor, msg_id = res.msg_id, msg_attempts = res.msg_attempts,
+                                   msg_token = res.msg_token, bug = res.bug);
+      Reply(r.client, res);
+    }
+
+    on eHandleReq do (r: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile,
+                          outcome: string, retry_delay: int)) {
+      var res: tRes;
+      Begin();
+      res = Handle(r.worker, r.profile, r.outcome, r.retry_delay);
+      announce eObsConsumerHandle, (at = now, worker = r.worker, mailbox = r.mailbox,
+                                    profile = ConsumerPath(r.profile), outcome = r.outcome,
+                                    retry_delay = r.retry_delay, action = res.action, attempt = res.attempt,
+                                    bug = res.bug);
+      Reply(r.client, res);
+    }
+
+    on eDeliverReq do (r: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,
+                           fault: string, epoch: int)) {
+      var res: tRes;
+      if (r.epoch != epoch) {
+        // The publisher that claimed this batch died in a crash; its restarted self never makes
+        // this delivery. Nothing happens and nothing is announced.
+        res.action = "restarted";
+        send r.client, eReply, (msg_id = "", msg_token = 0, action = res.action, quiet = false);
+        return;
+      }
+      Begin();
+      res = Deliver(r.id, r.token, r.profile, r.fault);
+      announce eObsPublisherDeliver, (at = now, publisher = r.publisher, id = r.id, token = r.token,
+                                      profile = PublisherPath(r.profile), fault = r.fault, action = res.action,
+                                      duplicate = res.duplicate, bug = res.bug);
+      if (res.action == "crashed") {
+        // The process died after the delivery's first commit; it restarts before anything else runs.
+        Crash();
+        announce eObsCrash, (at = now,);
+      }
+      Reply(r.client, res);
+    }
+
+    on eCrashReq do (r: (client: machine)) {
+      Begin();
+      Crash();
+      announce eObsCrash, (at = now,);
+      Reply(r.client, NoResult());
+    }
+
+    on eFinalReq do (r: (client: machine)) {
+      announce eObsFinal, (messages = SnapshotMessages(msgs), outbox = SnapshotOutbox(outbox),
+                           dead_letters = SnapshotDead(dead), effects = effects);
+      send r.client, eReply, (msg_id = "", msg_token = 0, action = "", quiet = false);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Mailbox operations (docs/semantics.md, "Mailbox").
+
+  fun FindMsg(id: string): int {
+    var i: int;
+    i = 0;
+    while (i < sizeof(msgs)) {
+      if (msgs[i].id == id) {
+        return i;
+      }
+      i = i + 1;
+    }
+    return -1;
+  }
+
+  // Whether id names a message in any mailbox (any state) or a dead letter.
+  fun IdTaken(id: string): bool {
+    var d: tDead;
+    if (FindMsg(id) >= 0) {
+      return true;
+    }
+    foreach (d in dead) {
+      if (d.id == id) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Token matching: the message exists, is ready and carries exactly that token.
+  fun TokenMatches(i: int, token: int): bool {
+    return i >= 0 && msgs[i].row_state == "ready" && token != 0 && msgs[i].token == token;
+  }
+
+  // Eligible(msgs[i], now) under the given keyed-order variant.
+  fun Eligible(i: int, v: string): bool {
+    var j: int;
+    if (!EligibleAlone(msgs[i], now)) {
+      return false;
+    }
+    if (msgs[i].key == "") {
+      return true;
+    }
+    j = 0;
+    while (j < sizeof(msgs)) {
+      if (msgs[j].mailbox == msgs[i].mailbox && msgs[j].key == msgs[i].key && msgs[j].seqno < msgs[i].seqno &&
+          BlocksSuccessor(msgs[j], now, v)) {
+        return false;
+      }
+      j = j + 1;
+    }
+    return true;
+  }
+
+  // Index of the next message of mailbox under the given variant, -1 for none.
+  fun NextIndex(mailbox: string, v: string): int {
+    var i: int;
+    var best: int;
+    best = -1;
+    i = 0;
+    while (i < sizeof(msgs)) {
+      if (msgs[i].mailbox == mailbox && Eligible(i, v)) {
+        if (best < 0 || DeliversBefore(msgs[i], msgs[best])) {
+          best = i;
+        }
+      }
+      i = i + 1;
+    }
+    return best;
+  }
+
+  fun Enqueue(mailbox: string, id: string, key: string, priority: int, max_attempts: int, delay: int,
+              payload: string): tRes {
+    var res: tRes;
+    if (IdTaken(id)) {
+      res.duplicate = true;
+      return res;
+    }
+    msgs += (sizeof(msgs), (mailbox = mailbox, id = id, key = key, priority = priority, payload = payload,
+                            row_state = "ready", attempts = 0, max_attempts = max_attempts,
+                            available_at = now + delay, token = 0, lease_until = 0, seqno = nextSeq));
+    nextSeq = nextSeq + 1;
+    return res;
+  }
+
+  // Leases under the store's variant; res.bug reports a choice the correct rule would not make.
+  fun Lease(mailbox: string, lease_for: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = NextIndex(mailbox, variant);
+    if (variant != "") {
+      res.bug = i != NextIndex(mailbox, "");
+    }
+    if (i < 0) {
+      return res;
+    }
+    nextToken = nextToken + 1;
+    msgs[i].token = nextToken;
+    msgs[i].lease_until = now + lease_for;
+    msgs[i].attempts = msgs[i].attempts + 1;
+    res.msg_id = msgs[i].id;
+    res.msg_attempts = msgs[i].attempts;
+    res.msg_token = nextToken;
+    res.msg_max_attempts = msgs[i].max_attempts;
+    return res;
+  }
+
+  fun Peek(mailbox: string): tRes {
+    var res: tRes;
+    var i: int;
+    i = NextIndex(mailbox, variant);
+    if (variant != "") {
+      res.bug = i != NextIndex(mailbox, "");
+    }
+    if (i >= 0) {
+      res.msg_id = msgs[i].id;
+      res.msg_attempts = msgs[i].attempts;
+      res.msg_max_attempts = msgs[i].max_attempts;
+    }
+    return res;
+  }
+
+  fun Ack(id: string, token: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (!TokenMatches(i, token)) {
+      res.err = "lease_lost";
+      return res;
+    }
+    msgs[i].row_state = "acked";
+    msgs[i].token = 0;
+    msgs[i].lease_until = 0;
+    return res;
+  }
+
+  fun Nack(id: string, token: int, delay: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (!TokenMatches(i, token)) {
+      res.err = "lease_lost";
+      return res;
+    }
+    msgs[i].token = 0;
+    msgs[i].lease_until = 0;
+    msgs[i].available_at = now + delay;
+    return res;
+  }
+
+  fun AckById(id: string): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (i < 0 || msgs[i].row_state != "ready") {
+      res.err = "not_found";
+      return res;
+    }
+    msgs[i].row_state = "acked";
+    msgs[i].token = 0;
+    msgs[i].lease_until = 0;
+    return res;
+  }
+
+  fun NackById(id: string, delay: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (i < 0 || msgs[i].row_state != "ready") {
+      res.err = "not_found";
+      return res;
+    }
+    if (msgs[i].attempts < msgs[i].max_attempts) {
+      msgs[i].attempts = msgs[i].attempts + 1;
+    }
+    msgs[i].token = 0;
+    msgs[i].lease_until = 0;
+    msgs[i].available_at = now + delay;
+    return res;
+  }
+
+  fun Extend(id: string, token: int, lease_for: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (!TokenMatches(i, token)) {
+      res.err = "lease_lost";
+      return res;
+    }
+    msgs[i].lease_until = now + lease_for;
+    return res;
+  }
+
+  // Moves msgs[i] to the dead-letter table with its attempts.
+  fun MoveToDead(i: int, reason: string) {
+    dead += (sizeof(dead), (mailbox = msgs[i].mailbox, id = msgs[i].id, attempts = msgs[i].attempts, reason = reason));
+    msgs -= (i);
+  }
+
+  fun Expire(): tRes {
+    var res: tRes;
+    var i: int;
+    i = 0;
+    while (i < sizeof(msgs)) {
+      if (msgs[i].row_state == "ready" && msgs[i].token != 0 && msgs[i].lease_until <= now) {
+        res.affected = res.affected + 1;
+        msgs[i].token = 0;
+        msgs[i].lease_until = 0;
+        if (msgs[i].attempts >= msgs[i].max_attempts) {
+          MoveToDead(i, "lease expired after max attempts");
+          continue;
+        }
+      }
+      i = i + 1;
+    }
+    return res;
+  }
+
+  fun DeadLetter(id: string, reason: string): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindMsg(id);
+    if (i < 0 || msgs[i].row_state != "ready") {
+      res.err = "not_found";
+      return res;
+    }
+    MoveToDead(i, reason);
+    return res;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Outbox operations (docs/semantics.md, "Outbox").
+
+  fun FindOut(id: string): int {
+    var i: int;
+    i = 0;
+    while (i < sizeof(outbox)) {
+      if (outbox[i].id == id) {
+        return i;
+      }
+      i = i + 1;
+    }
+    return -1;
+  }
+
+  fun ClaimMatches(i: int, token: int): bool {
+    return i >= 0 && outbox[i].row_state == "pending" && token != 0 && outbox[i].token == token;
+  }
+
+  fun OutboxEnqueue(id: string, target: string, key: string, priority: int, max_attempts: int,
+                    payload: string): tRes {
+    var res: tRes;
+    if (FindOut(id) >= 0) {
+      res.duplicate = true;
+      return res;
+    }
+    outbox += (sizeof(outbox), (id = id, target = target, key = key, priority = priority, max_attempts = max_attempts,
+                                payload = payload, row_state = "pending", delivery_attempts = 0, available_at = now,
+                                token = 0, claim_until = 0, seqno = nextSeq));
+    nextSeq = nextSeq + 1;
+    return res;
+  }
+
+  // Rows are appended in creation order, so walking outbox from the front is "smallest seq first".
+  fun OutboxClaim(limit: int, claim_for: int): tRes {
+    var res: tRes;
+    var i: int;
+    var token: int;
+    token = nextToken + 1;
+    i = 0;
+    while (i < sizeof(outbox) && sizeof(res.claimed) < limit) {
+      if (outbox[i].row_state == "pending" && outbox[i].available_at <= now && !ClaimLive(outbox[i], now)) {
+        outbox[i].token = token;
+        outbox[i].claim_until = now + claim_for;
+        outbox[i].delivery_attempts = outbox[i].delivery_attempts + 1;
+        res.claimed += (sizeof(res.claimed), (id = outbox[i].id, delivery_attempts = outbox[i].delivery_attempts,
+                                              token = token));
+      }
+      i = i + 1;
+    }
+    if (sizeof(res.claimed) > 0) {
+      nextToken = token;
+    }
+    return res;
+  }
+
+  fun OutboxComplete(id: string, token: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindOut(id);
+    if (!ClaimMatches(i, token)) {
+      res.err = "claim_lost";
+      return res;
+    }
+    outbox[i].row_state = "completed";
+    outbox[i].token = 0;
+    outbox[i].claim_until = 0;
+    return res;
+  }
+
+  fun OutboxFail(id: string, token: int, delay: int): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindOut(id);
+    if (!ClaimMatches(i, token)) {
+      res.err = "claim_lost";
+      return res;
+    }
+    outbox[i].token = 0;
+    outbox[i].claim_until = 0;
+    outbox[i].available_at = now + delay;
+    return res;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Protocol steps (docs/semantics.md, "Consumer" and "Publisher").
+
+  // fetch: expire() then lease() on the leased path, peek() on the leaseless path. The delivery is
+  // remembered for the worker until its handle or a crash.
+  fun Fetch(worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int): tRes {
+    var res: tRes;
+    if (ConsumerPath(profile) == "leased") {
+      Expire();
+      res = Lease(mailbox, lease_for);
+    } else {
+      res = Peek(mailbox);
+    }
+    if (worker in fetched) {
+      fetched -= (worker);
+    }
+    if (res.msg_id != "") {
+      fetched[worker] = (mailbox = mailbox, id = res.msg_id, attempts = res.msg_attempts,
+                         max_attempts = res.msg_max_attempts, token = res.msg_token);
+    }
+    return res;
+  }
+
+  fun AddEffect(mailbox: string, id: string) {
+    if (!(mailbox in effects)) {
+      effects[mailbox] = default(seq[string]);
+    }
+    effects[mailbox] += (sizeof(effects[mailbox]), id);
+  }
+
+  // handle: runs the handler's transaction for the worker's fetched delivery. Every path's first
+  // store operation is the only one that can fail, and a failing operation changes nothing, so the
+  // rollback of the whole transaction is simply "change nothing".
+  fun Handle(worker: int, profile: tConsumerProfile, outcome: string, retry_delay: int): tRes {
+    var res: tRes;
+    var f: tFetched;
+    var step: tRes;
+    var leased: bool;
+    if (!(worker in fetched)) {
+      res.action = "idle";
+      return res;
+    }
+    f = fetched[worker];
+    fetched -= (worker);
+    leased = ConsumerPath(profile) == "leased";
+
+    if (outcome == "ok") {
+      if (profile == UnfencedAck) {
+        // Acknowledges by id and takes not_found for "already acknowledged": the effect commits
+        // even when the worker's lease is gone and someone else has acted on the message.
+        res.bug = !TokenMatches(FindMsg(f.id), f.token);
+        AckById(f.id);
+        AddEffect(f.mailbox, f.id);
+        res.action = "acked";
+        return res;
+      }
+      if (leased) {
+        step = Ack(f.id, f.token);
+      } else {
+        step = AckById(f.id);
+      }
+      if (step.err != "") {
+        res.action = "lease_lost";
+        return res;
+      }
+      AddEffect(f.mailbox, f.id);
+      res.action = "acked";
+      return res;
+    }
+
+    res.attempt = EffectiveAttempt(profile, f);
+    res.bug = profile == LeaselessRawAttempts;
+    if (res.attempt >= f.max_attempts) {
+      if (leased) {
+        step = DeadLetter(f.id, "max attempts reached");
+      } else {
+        // The bump and the move commit together, so the dead letter records the effective attempt.
+        step = NackById(f.id, 0);
+        if (step.err == "") {
+          step = DeadLetter(f.id, "max attempts reached");
+        }
+      }
+      if (step.err != "") {
+        res.action = "lease_lost";
+        return res;
+      }
+      res.action = "dead_lettered";
+      return res;
+    }
+    if (leased) {
+      step = Nack(f.id, f.token, retry_delay);
+    } else {
+      step = NackById(f.id, retry_delay);
+    }
+    if (step.err != "") {
+      res.action = "lease_lost";
+      return res;
+    }
+    res.action = "retried";
+    return res;
+  }
+
+  // deliver: one delivery of a claimed outbox row. res.duplicate reports whether the target enqueue
+  // found the id already present (what the enqueue saw, whether or not its commit then held).
+  fun Deliver(id: string, token: int, profile: tPublisherProfile, fault: string): tRes {
+    var res: tRes;
+    var i: int;
+    var row: tOutRow;
+    var claimOk: bool;
+    i = FindOut(id);
+    claimOk = ClaimMatches(i, token);
+    if (i < 0) {
+      res.action = "claim_lost";
+      return res;
+    }
+    row = outbox[i];
+    res.duplicate = IdTaken(id);
+
+    if (profile == AtomicFold) {
+      // One transaction: enqueue + complete. A lost claim rolls it back; a failing commit loses it.
+      if (!claimOk) {
+        res.action = "claim_lost";
+        return res;
+      }
+      if (fault == "commit_fails") {
+        res.action = "commit_failed";
+        return res;
+      }
+      Enqueue(row.target, id, row.key, row.priority, row.max_attempts, 0, row.payload);
+      OutboxComplete(id, token);
+      res.action = "delivered";
+      if (fault == "crash_between") {
+        res.action = "crashed";
+      }
+      return res;
+    }
+
+    if (fault == "commit_fails") {
+      if (profile == Split) {
+        res.action = "commit_failed";
+        return res;
+      }
+      // SplitWrite: the enqueue's commit error is dropped and the completion goes ahead without it.
+      res.bug = true;
+      if (!claimOk) {
+        res.action = "claim_lost";
+        return res;
+      }
+      OutboxComplete(id, token);
+      res.action = "delivered";
+      return res;
+    }
+    Enqueue(row.target, id, row.key, row.priority, row.max_attempts, 0, row.payload);
+    if (fault == "crash_between") {
+      res.action = "crashed";
+      return res;
+    }
+    if (!claimOk) {
+      res.action = "claim_lost";
+      return res;
+    }
+    OutboxComplete(id, token);
+    res.action = "delivered";
+    return res;
+  }
+
+  // The earliest future time at which the answer to some request can change, -1 for none.
+  fun NextEventTime(): int {
+    var t: int;
+    var m: tMsg;
+    var r: tOutRow;
+    t = -1;
+    foreach (m in msgs) {
+      if (m.row_state == "ready") {
+        if (m.attempts < m.max_attempts && m.available_at > now && (t < 0 || m.available_at < t)) {
+          t = m.available_at;
+        }
+        if (LeaseLive(m, now) && (t < 0 || m.lease_until < t)) {
+          t = m.lease_until;
+        }
+      }
+    }
+    foreach (r in outbox) {
+      if (r.row_state == "pending") {
+        if (r.available_at > now && (t < 0 || r.available_at < t)) {
+          t = r.available_at;
+        }
+        if (ClaimLive(r, now) && (t < 0 || r.claim_until < t)) {
+          t = r.claim_until;
+        }
+      }
+    }
+    return t;
+  }
+
+  // Advances the clock to the next event time, if there is one.
+  fun Tick(): tRes {
+    var res: tRes;
+    var t: int;
+    t = NextEventTime();
+    if (t > now) {
+      now = t;
+      res.advanced = true;
+    }
+    return res;
+  }
+
+  // Pending outbox rows aimed at mailbox (every pending row when mailbox is "").
+  fun PendingRows(mailbox: string): int {
+    var r: tOutRow;
+    var n: int;
+    foreach (r in outbox) {
+      if (r.row_state == "pending" && (mailbox == "" || r.target == mailbox)) {
+        n = n + 1;
+      }
+    }
+    return n;
+  }
+
+  // Asked right after a fetch of mailbox found nothing: whether no delivery from mailbox can ever
+  // happen again without some other worker of the mailbox acting first. That holds when nothing in
+  // the store waits for a time (no live lease or claim, no delayed row) and no outbox row may still
+  // deliver into mailbox. A worker stops only on this answer, so the last worker of a mailbox to
+  // stop sees a state in which every message is acked, dead-lettered or stranded for good.
+  fun QuietFor(mailbox: string): bool {
+    return NextEventTime() < 0 && PendingRows(mailbox) == 0;
+  }
+
+  // A crash closes and reopens the store: durable rows survive, in-flight fetches are forgotten.
+  fun Crash() {
+    fetched = default(map[int, tFetched]);
+    epoch = epoch + 1;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reporting.
+
+  fun Begin() {
+    var mb: string;
+    oldMsgs = msgs;
+    oldOutbox = outbox;
+    oldDead = sizeof(dead);
+    oldEffects = default(map[string, int]);
+    foreach (mb in keys(effects)) {
+      oldEffects[mb] = sizeof(effects[mb]);
+    }
+  }
+
+  // Reports the state changes since Begin to the monitors, then answers the client.
+  fun Reply(client: machine, res: tRes) {
+    AnnounceChanges();
+    send client, eReply, (msg_id = res.msg_id, msg_token = res.msg_token, action = res.action, quiet = res.quiet);
+  }
+
+  fun AnnounceChanges() {
+    // Rows are matched by seqno, not id, so that a second row with an existing id (which a correct
+    // enqueue never creates) is reported as an insertion rather than as a change.
+    var before: map[int, tMsg];
+    var maxById: map[string, int];
+    var outBefore: map[string, tOutRow];
+    var m: tMsg;
+    var r: tOutRow;
+    var i: int;
+    var mb: string;
+    var n: int;
+    foreach (m in oldMsgs) {
+      before[m.seqno] = m;
+      maxById[m.id] = m.max_attempts;
+    }
+    foreach (m in msgs) {
+      if (!(m.seqno in before)) {
+        announce eSpecMsgInserted, (at = now, mailbox = m.mailbox, id = m.id);
+        announce eSpecRow, (at = now, row = m);
+      } else if (before[m.seqno] != m) {
+        announce eSpecRow, (at = now, row = m);
+      }
+    }
+    i = oldDead;
+    while (i < sizeof(dead)) {
+      announce eSpecDeadLettered, (at = now, mailbox = dead[i].mailbox, id = dead[i].id, attempts = dead[i].attempts,
+                                   max_attempts = maxById[dead[i].id], reason = dead[i].reason);
+      i = i + 1;
+    }
+    foreach (m in msgs) {
+      if (m.seqno in before && m.token != 0 && m.token != before[m.seqno].token) {
+        announce eSpecLeased, (at = now, mailbox = m.mailbox, id = m.id);
+      }
+    }
+    foreach (mb in keys(effects)) {
+      n = 0;
+      if (mb in oldEffects) {
+        n = oldEffects[mb];
+      }
+      while (n < sizeof(effects[mb])) {
+        announce eSpecEffect, (at = now, mailbox = mb, id = effects[mb][n]);
+        n = n + 1;
+      }
+    }
+    foreach (r in oldOutbox) {
+      outBefore[r.id] = r;
+    }
+    foreach (r in outbox) {
+      if (!(r.id in outBefore)) {
+        announce eSpecOutboxEnqueued, (at = now, id = r.id, target = r.target);
+      } else if (r.row_state == "completed" && outBefore[r.id].row_state != "completed") {
+        announce eSpecOutboxCompleted, (at = now, id = r.id, target = r.target);
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/*****************************************************************************************************
+ * Types of the delivery model: the rows of the store, the result of a request, and the configuration
+ * of scenarios. Field names follow the trace format (traces/trace.go) except where P reserves the
+ * word: a row's `state` is `row_state` (P keyword) and its creation order `seq` is `seqno`.
+ *****************************************************************************************************/
+
+// A mailbox row. token/lease_until are both 0 while the row carries no lease. seqno is creation
+// order, strictly increasing across the store.
+type tMsg = (mailbox: string, id: string, key: string, priority: int, payload: string, row_state: string,
+             attempts: int, max_attempts: int, available_at: int, token: int, lease_until: int, seqno: int);
+
+// An outbox row. token/claim_until are both 0 while the row carries no claim.
+type tOutRow = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string,
+                row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int, seqno: int);
+
+// A dead letter.
+type tDead = (mailbox: string, id: string, attempts: int, reason: string);
+
+// A delivery a consumer worker fetched and has not handled yet. It lives in process memory, so a
+// crash forgets it. token is 0 on the leaseless path.
+type tFetched = (mailbox: string, id: string, attempts: int, max_attempts: int, token: int);
+
+// One row returned by an outbox claim.
+type tClaimed = (id: string, delivery_attempts: int, token: int);
+
+// The result of one store operation or protocol step, as its caller sees it. msg_id is "" when no
+// message was returned. advanced answers a clock tick. quiet answers a fetch or claim that found
+// nothing: true when nothing the caller waits for can happen any more (Store.QuietFor for a fetch;
+// no pending outbox row for a claim).
+type tRes = (err: string, duplicate: bool, msg_id: string, msg_attempts: int, msg_token: int,
+             msg_max_attempts: int, affected: int, claimed: seq[tClaimed], action: string, attempt: int,
+             bug: bool, advanced: bool, quiet: bool);
+
+// The reply clients receive (eReply).
+type tReply = (msg_id: string, msg_token: int, action: string, quiet: bool);
+
+// Consumer profiles. Leased and Leaseless are correct; the other two are the deliberately broken
+// profiles the counterexample tests run.
+enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck }
+
+// Publisher profiles. AtomicFold and Split are correct; SplitWrite drops the enqueue's commit error.
+enum tPublisherProfile { AtomicFold, Split, SplitWrite }
+
+// Scenario configuration.
+type tEnqCfg = (mailbox: string, id: string, key: string, priority: int, max_attempts: int, delay: int,
+                payload: string);
+type tOutCfg = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string);
+// may_fail: the handler's outcome is chosen by the checker; otherwise it always succeeds.
+// think: the handler runs for up to this many scheduling points (the checker chooses how many), so a
+// slow handler can outlive its lease while other workers move on.
+type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
+                     retry_delay: int, may_fail: bool, think: int);
+// faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
+type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
+                      faults: seq[string], max_faults: int);
+// crashes: how many crash-and-restarts a Crasher may inject at points the checker chooses.
+// raw_ops: how many arbitrary store operations a RawClient issues (0: no RawClient).
+type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
+                  consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int);

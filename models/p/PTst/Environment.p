@@ -1,0 +1,200 @@
+/*****************************************************************************************************
+ * The test environment: the Scenario driver that sets a scenario up, runs its participants and
+ * announces the final state once all of them have finished; the Crasher that restarts the process
+ * at a point the checker chooses; and the RawClient that issues arbitrary store operations.
+ *****************************************************************************************************/
+
+// Sets up the store (messages, then outbox rows, each as an announced enqueue), starts every
+// participant, waits for each to report eDone, then has the Store announce eObsFinal.
+machine Scenario {
+  var store: machine;
+  var running: int;
+
+  start state Setup {
+    entry (sc: tScenario) {
+      var e: tEnqCfg;
+      var o: tOutCfg;
+      var c: tConsumerCfg;
+      var p: tPublisherCfg;
+      store = new Store(sc.variant);
+      foreach (e in sc.messages) {
+        send store, eEnqueueReq, (client = this, mailbox = e.mailbox, id = e.id, key = e.key, priority = e.priority,
+                                  max_attempts = e.max_attempts, delay = e.delay, payload = e.payload);
+        receive { case eReply: (r: tReply) { } }
+      }
+      foreach (o in sc.outbox) {
+        send store, eOutboxEnqueueReq, (client = this, id = o.id, target = o.target, key = o.key,
+                                        priority = o.priority, max_attempts = o.max_attempts, payload = o.payload);
+        receive { case eReply: (r: tReply) { } }
+      }
+      foreach (c in sc.consumers) {
+        new ConsumerWorker((store = store, driver = this, cfg = c));
+        running = running + 1;
+      }
+      foreach (p in sc.publishers) {
+        new Publisher((store = store, driver = this, cfg = p));
+        running = running + 1;
+      }
+      if (sc.crashes > 0) {
+        new Crasher((store = store, driver = this, crashes = sc.crashes));
+        running = running + 1;
+      }
+      if (sc.raw_ops > 0) {
+        new RawClient((store = store, driver = this, ops = sc.raw_ops));
+        running = running + 1;
+      }
+      goto Running;
+    }
+  }
+
+  state Running {
+    on eDone do {
+      running = running - 1;
+      if (running == 0) {
+        send store, eFinalReq, (client = this,);
+        goto Finished;
+      }
+    }
+  }
+
+  // eObsFinal has been announced; the scenario is over.
+  state Finished {
+    ignore eReply;
+  }
+}
+
+// Lets a few scheduling points pass, a number the checker chooses, so that what follows can land
+// anywhere among the other machines' steps.
+fun YieldCount(): int {
+  return choose(8);
+}
+
+// Crashes and restarts the process up to `crashes` times, each time after a delay the checker
+// chooses, and each time only if the checker chooses to.
+machine Crasher {
+  start state Run {
+    entry (init: (store: machine, driver: machine, crashes: int)) {
+      var i: int;
+      var n: int;
+      i = 0;
+      while (i < init.crashes) {
+        n = YieldCount();
+        while (n > 0) {
+          send this, eYield;
+          receive { case eYield: { } }
+          n = n - 1;
+        }
+        if ($) {
+          send init.store, eCrashReq, (client = this,);
+          receive { case eReply: (r: tReply) { } }
+        }
+        i = i + 1;
+      }
+      send init.driver, eDone, (who = this,);
+    }
+  }
+}
+
+// Issues `ops` store operations chosen by the checker, with arguments drawn from small pools and
+// tokens taken from earlier lease and claim results (fresh or stale), so that every store operation
+// and every error path appears in the observations.
+machine RawClient {
+  var store: machine;
+  var leases: seq[(id: string, token: int)];
+  var claims: seq[(id: string, token: int)];
+  var ids: seq[string];
+  var outIds: seq[string];
+
+  start state Run {
+    entry (init: (store: machine, driver: machine, ops: int)) {
+      var i: int;
+      store = init.store;
+      ids += (0, "m1");
+      ids += (1, "m2");
+      ids += (2, "m3");
+      outIds += (0, "o1");
+      outIds += (1, "o2");
+      i = 0;
+      while (i < init.ops) {
+        Step(choose(15));
+        i = i + 1;
+      }
+      send init.driver, eDone, (who = this,);
+    }
+  }
+
+  fun Step(op: int) {
+    var res: tReply;
+    var batch: (claimed: seq[tClaimed], quiet: bool, epoch: int);
+    var l: (id: string, token: int);
+    var c: tClaimed;
+    var key: string;
+    if ((op == 3 || op == 4 || op == 7) && sizeof(leases) == 0) {
+      op = 1;
+    }
+    if ((op == 12 || op == 13) && sizeof(claims) == 0) {
+      op = 11;
+    }
+    if (op == 0) {
+      key = "";
+      if ($) {
+        key = "k";
+      }
+      send store, eEnqueueReq, (client = this, mailbox = "inbox", id = choose(ids), key = key, priority = choose(2),
+                                max_attempts = 2, delay = choose(2), payload = "p");
+    } else if (op == 1) {
+      send store, eLeaseReq, (client = this, mailbox = "inbox", lease_for = 2);
+    } else if (op == 2) {
+      send store, ePeekReq, (client = this, mailbox = "inbox");
+    } else if (op == 3) {
+      l = choose(leases);
+      send store, eAckReq, (client = this, id = l.id, token = l.token);
+    } else if (op == 4) {
+      l = choose(leases);
+      send store, eNackReq, (client = this, id = l.id, token = l.token, delay = choose(2));
+    } else if (op == 5) {
+      send store, eAckByIdReq, (client = this, id = choose(ids));
+    } else if (op == 6) {
+      send store, eNackByIdReq, (client = this, id = choose(ids), delay = choose(2));
+    } else if (op == 7) {
+      l = choose(leases);
+      send store, eExtendReq, (client = this, id = l.id, token = l.token, lease_for = 2);
+    } else if (op == 8) {
+      send store, eExpireReq, (client = this,);
+    } else if (op == 9) {
+      send store, eDeadLetterReq, (client = this, id = choose(ids), reason = "manual");
+    } else if (op == 10) {
+      send store, eOutboxEnqueueReq, (client = this, id = choose(outIds), target = "inbox", key = "", priority = 0,
+                                      max_attempts = 2, payload = "p");
+    } else if (op == 11) {
+      send store, eOutboxClaimReq, (client = this, limit = 1 + choose(2), claim_for = 2);
+    } else if (op == 12) {
+      l = choose(claims);
+      send store, eOutboxCompleteReq, (client = this, id = l.id, token = l.token);
+    } else if (op == 13) {
+      l = choose(claims);
+      send store, eOutboxFailReq, (client = this, id = l.id, token = l.token, delay = choose(2));
+    } else {
+      send store, eTickReq, (client = this,);
+    }
+    if (op == 11) {
+      receive {
+        case eClaimReply: (r: (claimed: seq[tClaimed], quiet: bool, epoch: int)) {
+          batch = r;
+        }
+      }
+      foreach (c in batch.claimed) {
+        claims += (sizeof(claims), (id = c.id, token = c.token));
+      }
+      return;
+    }
+    receive {
+      case eReply: (r: tReply) {
+        res = r;
+      }
+    }
+    if (res.msg_token != 0) {
+      leases += (sizeof(leases), (id = res.msg_id, token = res.msg_token));
+    }
+  }
+}

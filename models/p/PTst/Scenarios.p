@@ -1,0 +1,188 @@
+/*****************************************************************************************************
+ * Scenario configurations. Kept small (2-4 messages, 1-3 workers, max_attempts 2-3) so that every
+ * schedule's trace stays within a few dozen observations.
+ *****************************************************************************************************/
+
+fun Msg(mailbox: string, id: string, key: string, priority: int, max_attempts: int): tEnqCfg {
+  return (mailbox = mailbox, id = id, key = key, priority = priority, max_attempts = max_attempts, delay = 0,
+          payload = format("payload-{0}", id));
+}
+
+fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
+  return (id = id, target = target, key = "", priority = 0, max_attempts = max_attempts,
+          payload = format("payload-{0}", id));
+}
+
+fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
+  return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
+          think = 0);
+}
+
+// A worker whose handler may run for up to `think` scheduling points.
+fun SlowWorker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool, think: int): tConsumerCfg {
+  var w: tConsumerCfg;
+  w = Worker(worker, mailbox, profile, may_fail);
+  w.think = think;
+  return w;
+}
+
+fun Pub(publisher: int, profile: tPublisherProfile, faults: seq[string], max_faults: int): tPublisherCfg {
+  return (publisher = publisher, profile = profile, limit = 2, claim_for = 2, faults = faults, max_faults = max_faults);
+}
+
+fun AllFaults(): seq[string] {
+  var f: seq[string];
+  f += (0, "commit_fails");
+  f += (1, "crash_between");
+  return f;
+}
+
+fun CommitFailsOnly(): seq[string] {
+  var f: seq[string];
+  f += (0, "commit_fails");
+  return f;
+}
+
+fun EmptyScenario(): tScenario {
+  return default(tScenario);
+}
+
+// Two leased workers, two messages that may fail: leases run out while a worker is slow, the other
+// worker takes the message over, and the slow worker's ack or nack is stale.
+fun ScLeasedWorkers(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.consumers += (0, SlowWorker(1, "inbox", Leased, true, 3));
+  sc.consumers += (1, SlowWorker(2, "inbox", Leased, true, 3));
+  return sc;
+}
+
+// One leaseless worker; handlers may fail until max_attempts and the message is dead-lettered.
+fun ScLeaselessWorker(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 3));
+  sc.consumers += (0, Worker(1, "inbox", Leaseless, true));
+  return sc;
+}
+
+// Priorities and two correlation keys under two leased workers: m2 outranks m1 but waits for it.
+fun ScPriorityKeyedFifo(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "a", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "a", 1, 2));
+  sc.messages += (2, Msg("inbox", "m3", "", 1, 2));
+  sc.messages += (3, Msg("inbox", "m4", "b", 0, 2));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.consumers += (1, Worker(2, "inbox", Leased, true));
+  return sc;
+}
+
+// Two fold publishers compete for two rows; each may inject one commit failure or crash, and a
+// crash may also land between a claim and its deliveries.
+fun ScOutboxFold(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.outbox += (1, OutRow("o2", "inbox", 2));
+  sc.publishers += (0, Pub(1, AtomicFold, AllFaults(), 1));
+  sc.publishers += (1, Pub(2, AtomicFold, AllFaults(), 1));
+  sc.crashes = 1;
+  return sc;
+}
+
+// The same with the correct split (two-commit) publisher.
+fun ScOutboxSplitCorrect(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.outbox += (1, OutRow("o2", "inbox", 2));
+  sc.publishers += (0, Pub(1, Split, AllFaults(), 1));
+  sc.publishers += (1, Pub(2, Split, AllFaults(), 1));
+  return sc;
+}
+
+// Leased workers on one mailbox and a leaseless worker on another, with up to two crashes landing
+// anywhere (notably between a fetch and its handle).
+fun ScCrashRestart(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.messages += (2, Msg("solo", "m3", "", 0, 2));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.consumers += (1, Worker(2, "inbox", Leased, true));
+  sc.consumers += (2, Worker(3, "solo", Leaseless, true));
+  sc.crashes = 2;
+  return sc;
+}
+
+// Outbox to mailbox to handler: a fold publisher delivers while two leased workers consume, and a
+// crash may restart the whole process at any point.
+fun ScPipeline(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.outbox += (1, OutRow("o2", "inbox", 2));
+  sc.publishers += (0, Pub(1, AtomicFold, AllFaults(), 1));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.consumers += (1, Worker(2, "inbox", Leased, true));
+  sc.crashes = 1;
+  return sc;
+}
+
+// Arbitrary store operations on two keyed messages and an outbox row (and whatever the client
+// enqueues itself), to put every store operation and error path into the observations.
+fun ScRawStoreOps(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "k", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "k", 1, 2));
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.raw_ops = 10;
+  return sc;
+}
+
+// Counterexample: the split publisher drops the enqueue's commit error and completes the row.
+fun ScSplitWrite(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.publishers += (0, Pub(1, SplitWrite, CommitFailsOnly(), 1));
+  return sc;
+}
+
+// Counterexample: the leaseless worker hands the stored count to its retry decision.
+fun ScRawAttempts(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.consumers += (0, Worker(1, "inbox", LeaselessRawAttempts, true));
+  return sc;
+}
+
+// Counterexample: leased workers acknowledge by id, without their lease token.
+fun ScUnfencedAck(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
+  sc.consumers += (0, SlowWorker(1, "inbox", UnfencedAck, false, 6));
+  sc.consumers += (1, SlowWorker(2, "inbox", UnfencedAck, false, 6));
+  return sc;
+}
+
+// Counterexample: the store's keyed-order rule lets a leased head be overtaken.
+fun ScFifoOvertake(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.variant = "fifo-overtake";
+  sc.messages += (0, Msg("inbox", "m1", "a", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "a", 0, 2));
+  sc.consumers += (0, Worker(1, "inbox", Leased, false));
+  sc.consumers += (1, Worker(2, "inbox", Leased, false));
+  return sc;
+}

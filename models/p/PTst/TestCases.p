@@ -1,0 +1,77 @@
+/*****************************************************************************************************
+ * Test cases. Green tests (every name not ending in "Counterexample") must show no bug; each
+ * counterexample test must find its bug. No test name is a prefix of another (`p check -tc` matches
+ * by prefix).
+ *****************************************************************************************************/
+
+module Delivery = { Store, ConsumerWorker, Publisher };
+module Environment = { Scenario, Crasher, RawClient };
+
+machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
+machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
+machine TestPriorityKeyedFifo { start state Init { entry { new Scenario(ScPriorityKeyedFifo()); } } }
+machine TestOutboxFold { start state Init { entry { new Scenario(ScOutboxFold()); } } }
+machine TestOutboxSplitCorrect { start state Init { entry { new Scenario(ScOutboxSplitCorrect()); } } }
+machine TestCrashRestart { start state Init { entry { new Scenario(ScCrashRestart()); } } }
+machine TestPipeline { start state Init { entry { new Scenario(ScPipeline()); } } }
+machine TestRawStoreOps { start state Init { entry { new Scenario(ScRawStoreOps()); } } }
+machine TestSplitWrite { start state Init { entry { new Scenario(ScSplitWrite()); } } }
+machine TestRawAttempts { start state Init { entry { new Scenario(ScRawAttempts()); } } }
+machine TestUnfencedAck { start state Init { entry { new Scenario(ScUnfencedAck()); } } }
+machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertake()); } } }
+
+// ---- green ----
+
+test tcLeasedWorkers [main = TestLeasedWorkers]:
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestLeasedWorkers });
+
+test tcLeaselessWorker [main = TestLeaselessWorker]:
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestLeaselessWorker });
+
+test tcPriorityKeyedFifo [main = TestPriorityKeyedFifo]:
+  assert SameKeyClaimsRespectLiveHead, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestPriorityKeyedFifo });
+
+test tcOutboxFold [main = TestOutboxFold]:
+  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
+  in (union Delivery, Environment, { TestOutboxFold });
+
+test tcOutboxSplitCorrect [main = TestOutboxSplitCorrect]:
+  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
+  in (union Delivery, Environment, { TestOutboxSplitCorrect });
+
+test tcCrashRestart [main = TestCrashRestart]:
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestCrashRestart });
+
+test tcPipeline [main = TestPipeline]:
+  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, EffectAppliedAtMostOnce,
+         AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestPipeline });
+
+// Raw outbox_complete completes a row without delivering it (that is the operation's contract), so
+// OutboxCompletionImpliesDelivery does not apply here; nothing resolves messages, so neither does
+// the liveness monitor.
+test tcRawStoreOps [main = TestRawStoreOps]:
+  assert AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead, OutboxTargetDeliveredAtMostOnce
+  in (union Delivery, Environment, { TestRawStoreOps });
+
+// ---- counterexamples ----
+
+test tcOutboxSplitWriteCounterexample [main = TestSplitWrite]:
+  assert OutboxCompletionImpliesDelivery
+  in (union Delivery, Environment, { TestSplitWrite });
+
+test tcLeaselessRawAttemptsCounterexample [main = TestRawAttempts]:
+  assert EveryMessageEventuallyResolved, AttemptsNeverExceedMax
+  in (union Delivery, Environment, { TestRawAttempts });
+
+test tcUnfencedAckCounterexample [main = TestUnfencedAck]:
+  assert EffectAppliedAtMostOnce
+  in (union Delivery, Environment, { TestUnfencedAck });
+
+test tcFifoOvertakeCounterexample [main = TestFifoOvertake]:
+  assert SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestFifoOvertake });
