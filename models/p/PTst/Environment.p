@@ -114,6 +114,13 @@ machine RawClient {
       ids += (2, "m3");
       outIds += (0, "o1");
       outIds += (1, "o2");
+      // A fixed prologue puts both outbox settlements into every schedule: claim o1, fail it
+      // (releasing the claim), claim again, complete with a token from either claim (the stale one
+      // reports claim_lost). Random operations follow.
+      Step(11);
+      Step(13);
+      Step(11);
+      Step(12);
       i = 0;
       while (i < init.ops) {
         Step(choose(15));

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/timeline"
+	"github.com/pconform/pconform/traces"
+)
+
+func newExplainCmd() *cobra.Command {
+	var f replayFlags
+	var htmlPath string
+	var noReplay bool
+	c := &cobra.Command{
+		Use:   "explain TRACE",
+		Short: "Show a trace as a step-by-step timeline (terminal or HTML)",
+		Long: `Explain replays TRACE against a target (the real store by default) and prints a timeline:
+for each step its logical time, the mailbox or outbox lanes it touches, the operation and its
+arguments, the result the model expected, what the target observed, and the rows it touched as
+they stood after it. The first divergence is marked ">>" and spelled out at the end.
+
+--html FILE also writes the timeline as one self-contained HTML page: a lane per mailbox and the
+outbox, a row per step, the divergence highlighted with the expected and observed values.
+
+Exit 0 when the target matches the trace, 1 when it diverges.`,
+		Example: `  pconform explain traces/corpus/tcOutboxSplitWriteCounterexample-s1-0-bad.json --html /tmp/split.html`,
+		Args:    exactArgs(1, "one trace file"),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts, err := f.options()
+			if err != nil {
+				return err
+			}
+			t, err := traces.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			in := timeline.Input{Trace: t}
+			var v replay.Verdict
+			if !noReplay {
+				var after []traces.Snapshot
+				v, after, err = replayTrace(c.Context(), t, f.target, opts, true)
+				if err != nil {
+					return err
+				}
+				in.Target, in.Verdict, in.After = f.target, &v, after
+			}
+			tl := timeline.Build(in)
+			if err := timeline.WriteText(c.OutOrStdout(), tl); err != nil {
+				return err
+			}
+			if htmlPath != "" {
+				out, err := os.Create(htmlPath)
+				if err != nil {
+					return err
+				}
+				if err := timeline.WriteHTML(out, tl); err != nil {
+					out.Close()
+					return fmt.Errorf("writing %s: %w", htmlPath, err)
+				}
+				if err := out.Close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "\nHTML timeline: %s\n", htmlPath)
+			}
+			if !noReplay && v.Outcome != replay.Match {
+				return errFinding
+			}
+			return nil
+		},
+	}
+	f.register(c)
+	c.Flags().StringVar(&htmlPath, "html", "", "also write the timeline as a self-contained HTML page to this file")
+	c.Flags().BoolVar(&noReplay, "no-replay", false, "show the trace as recorded, without replaying it")
+	return c
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/properties"
+)
+
+func newHuntCmd() *cobra.Command {
+	var cfg properties.HuntConfig
+	var noProgress bool
+	c := &cobra.Command{
+		Use:   "hunt",
+		Short: "Hunt for a counterexample with the property tests and shrink it into a trace",
+		Long: `Hunt generates random sequences of store operations and consumer/publisher steps, runs each
+against the chosen variant of the real store with the reference model as the oracle, and stops at
+the first sequence that breaks a result or an invariant. It shrinks that sequence to a minimal one
+and writes it as a trace (expected results from the model), so 'pconform replay' and 'pconform
+explain' reproduce it on their own: the correct store matches it, the variant diverges from it.
+
+The seed fixes every random choice; a seed reproduces a hunt only on the same commit.
+
+Exit 0 when nothing was found within the budget, 1 when a counterexample was found.`,
+		Example: `  pconform hunt --variant raw-attempts --seed 7
+  pconform hunt --variant store --sequences 5000 --seed 1`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			known := append([]string{"store"}, properties.BrokenVariants()...)
+			if !slices.Contains(known, cfg.Variant) {
+				return usagef("unknown --variant %q (known: %s)", cfg.Variant, strings.Join(known, ", "))
+			}
+			if cfg.Sequences < 0 {
+				return usagef("--sequences must be >= 0, got %d", cfg.Sequences)
+			}
+			if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+				return err
+			}
+			out := c.OutOrStdout()
+			if !noProgress {
+				cfg.Progress = progressBar(c.ErrOrStderr())
+			}
+			cfg.Command = fmt.Sprintf("pconform hunt --variant %s --seed %d --sequences %d", cfg.Variant, cfg.Seed, cfg.Sequences)
+			fmt.Fprintf(out, "hunting %s with seed %d\n", cfg.Variant, cfg.Seed)
+			res, err := properties.Hunt(c.Context(), cfg)
+			if !noProgress {
+				fmt.Fprintln(c.ErrOrStderr())
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "ran %d sequences (%d commands) in %s\n", res.Sequences, res.Commands, res.Elapsed.Round(time.Millisecond))
+			if !res.Found {
+				fmt.Fprintf(out, "no counterexample found in %s\n", cfg.Variant)
+				return nil
+			}
+			fmt.Fprintf(out, "counterexample found: %d steps, shrunk to %d steps\n", res.OriginalSteps, res.ShrunkSteps)
+			if res.Failure != nil {
+				fmt.Fprintf(out, "failure: %v\n", res.Failure)
+			}
+			fmt.Fprintf(out, "against the correct store: %s\n", res.Store)
+			fmt.Fprintf(out, "against %s: %s\n", cfg.Variant, res.Variant)
+			if res.Path != "" {
+				fmt.Fprintf(out, "trace: %s\n", res.Path)
+				fmt.Fprintf(out, "explain: pconform explain %s --target %s --html %s\n", res.Path, cfg.Variant, strings.TrimSuffix(res.Path, ".json")+".html")
+			}
+			fmt.Fprintf(out, "rerun: %s\n", cfg.Command)
+			return errFinding
+		},
+	}
+	c.Flags().StringVar(&cfg.Variant, "variant", "store", "what to hunt in: store, or a broken variant ("+strings.Join(properties.BrokenVariants(), ", ")+")")
+	c.Flags().Int64Var(&cfg.Seed, "seed", time.Now().UnixNano()%1_000_000, "seed of every random choice (printed, so a run can be repeated)")
+	c.Flags().IntVar(&cfg.Sequences, "sequences", properties.DefaultSequences, "budget of generated sequences")
+	c.Flags().StringVar(&cfg.Dir, "out", ".", "directory for the shrunk counterexample trace")
+	c.Flags().BoolVar(&noProgress, "no-progress", false, "do not draw the progress bar")
+	return c
+}
+
+// progressBar draws a one-line bar on w, redrawn in place.
+func progressBar(w io.Writer) func(done, total int) {
+	return func(done, total int) {
+		if total <= 0 {
+			return
+		}
+		const width = 30
+		filled := min(width, done*width/total)
+		fmt.Fprintf(w, "\r[%s%s] %d/%d sequences", strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
+	}
+}

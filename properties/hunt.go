@@ -1,0 +1,416 @@
+package properties
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/commands"
+	"github.com/leanovate/gopter/gen"
+
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// Defaults of HuntConfig: quick enough for CI, where a hunt of a broken variant finds it within a
+// few dozen sequences.
+const (
+	DefaultSequences  = 200
+	DefaultMinSteps   = 5
+	DefaultMaxSteps   = 40
+	DefaultShrinkRuns = 150
+)
+
+// HuntConfig configures one hunt. Every field is optional except Variant.
+type HuntConfig struct {
+	// Variant is the system under test: "store" (the correct store), a broken variant (see
+	// BrokenVariants) or any other name NewTarget accepts.
+	Variant string
+	// Seed fixes every random choice of the hunt: the sequences, their shrinking and the own
+	// shrinking pass. A seed reproduces a hunt only on the same commit.
+	Seed int64
+	// Sequences is the budget of generated sequences; 0 means DefaultSequences.
+	Sequences int
+	// MinSteps and MaxSteps bound the length of a sequence: gopter grows it from MinSteps to
+	// MaxSteps over the hunt. 0 means DefaultMinSteps / DefaultMaxSteps.
+	MinSteps, MaxSteps int
+	// ShrinkRuns bounds the sequences the own shrinking pass runs after gopter's shrinker;
+	// 0 means DefaultShrinkRuns, negative skips the pass.
+	ShrinkRuns int
+	// Mix weighs the operations; nil means DefaultMix.
+	Mix Mix
+	// IncludeKnownIssues also generates the steps of the known issues (see KnownIssues), which
+	// hunts avoid by default.
+	IncludeKnownIssues bool
+	// Dir is where the shrunk trace is written; "" writes none.
+	Dir string
+	// WorkDir holds the scratch databases (one per sequence, deleted after it); "" means
+	// ScratchDir().
+	WorkDir string
+	// TestCase and Command go into the trace's origin: the property's name and the command that
+	// reproduces the hunt. Empty: "Hunt/<variant>" and a `go test` command for TestHuntVariants.
+	TestCase, Command string
+	// Progress, when set, is called after every generated sequence with the number run so far and
+	// the budget.
+	Progress func(done, total int)
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+
+	_ struct{}
+}
+
+// HuntResult is what a hunt found.
+type HuntResult struct {
+	// Found reports a failing sequence.
+	Found bool
+	// Sequences counts the generated sequences run, the failing one included; Commands the steps
+	// they ran. Shrinking runs are counted apart, in ShrinkRuns.
+	Sequences, Commands int
+	ShrinkRuns          int
+	// OriginalSteps is the length of the first failing sequence, up to its failing step.
+	OriginalSteps int
+	// Failure is what the shrunk sequence breaks on the hunted target.
+	Failure *Failure
+	// Shrunk is the shrunk sequence as a trace whose expected results are the model's, so the
+	// correct store matches it and the hunted variant diverges from it; ShrunkSteps is its length.
+	Shrunk      *traces.Trace
+	ShrunkSteps int
+	// Path is the file Shrunk was written to ("" when Dir was empty).
+	Path string
+	// Store and Variant are the replays of Shrunk against the correct store and the hunted target.
+	Store, Variant replay.Verdict
+	Elapsed        time.Duration
+}
+
+// ErrReproduce is wrapped by Hunt when the shrunk trace does not reproduce on its own: the correct
+// store does not match it, or the hunted target does not diverge from it. The result still holds
+// the trace and both verdicts.
+var ErrReproduce = errors.New("properties: the shrunk trace does not reproduce the failure")
+
+// ScratchDir is where hunts keep their scratch databases by default: /dev/shm when it is a
+// writable directory (a sequence opens a fresh SQLite database, and fsync on a disk dominates the
+// run time), else the system's temporary directory.
+func ScratchDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", ".pconform-probe-"); err == nil {
+			name := f.Name()
+			_ = f.Close()
+			_ = os.Remove(name)
+			return "/dev/shm"
+		}
+	}
+	return os.TempDir()
+}
+
+func (cfg HuntConfig) filled() HuntConfig {
+	if cfg.Sequences == 0 {
+		cfg.Sequences = DefaultSequences
+	}
+	if cfg.MinSteps == 0 {
+		cfg.MinSteps = DefaultMinSteps
+	}
+	if cfg.MaxSteps == 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.ShrinkRuns == 0 {
+		cfg.ShrinkRuns = DefaultShrinkRuns
+	}
+	if cfg.Mix == nil {
+		cfg.Mix = DefaultMix()
+	}
+	if cfg.WorkDir == "" {
+		cfg.WorkDir = ScratchDir()
+	}
+	if cfg.TestCase == "" {
+		cfg.TestCase = "Hunt/" + cfg.Variant
+	}
+	if cfg.Command == "" {
+		cfg.Command = cfg.defaultCommand()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// defaultCommand is the test that reruns a hunt with cfg's variant and seed, when the rest of cfg
+// is what that test uses; otherwise the Hunt call itself.
+func (cfg HuntConfig) defaultCommand() string {
+	plain := cfg.Sequences == DefaultSequences && cfg.MinSteps == DefaultMinSteps && cfg.MaxSteps == DefaultMaxSteps &&
+		cfg.ShrinkRuns == DefaultShrinkRuns && !cfg.IncludeKnownIssues && maps.Equal(cfg.Mix, DefaultMix())
+	switch {
+	case plain && slices.Contains(BrokenVariants(), cfg.Variant):
+		return fmt.Sprintf("go test ./properties/ -run 'TestHuntVariants/^%s$/^seed-%d$' -seed %d", cfg.Variant, cfg.Seed, cfg.Seed)
+	case plain && cfg.Variant == replay.TargetStore:
+		return fmt.Sprintf("go test ./properties/ -run 'TestPropertyStore$' -seed %d", cfg.Seed)
+	}
+	return fmt.Sprintf("properties.Hunt(ctx, properties.HuntConfig{Variant: %q, Seed: %d, Sequences: %d, MinSteps: %d, MaxSteps: %d, ShrinkRuns: %d, IncludeKnownIssues: %v})",
+		cfg.Variant, cfg.Seed, cfg.Sequences, cfg.MinSteps, cfg.MaxSteps, cfg.ShrinkRuns, cfg.IncludeKnownIssues)
+}
+
+func (cfg HuntConfig) check() error {
+	switch {
+	case cfg.Variant == "":
+		return errors.New("properties: HuntConfig.Variant is empty")
+	case !slices.Contains(Targets(), cfg.Variant) && cfg.Variant != variantLeaseExact:
+		return fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, cfg.Variant, Targets())
+	case cfg.Sequences < 1:
+		return fmt.Errorf("properties: HuntConfig.Sequences %d is below 1", cfg.Sequences)
+	case cfg.MinSteps < 1 || cfg.MaxSteps < cfg.MinSteps:
+		return fmt.Errorf("properties: HuntConfig steps [%d, %d] is not a range of lengths >= 1", cfg.MinSteps, cfg.MaxSteps)
+	}
+	for op, w := range cfg.Mix {
+		if _, ok := traces.Spec[op]; !ok || w < 0 {
+			return fmt.Errorf("properties: HuntConfig.Mix: %q with weight %d is not an operation with a weight >= 0", op, w)
+		}
+	}
+	return nil
+}
+
+// Hunt runs random sequences of commands against the configured target with the model as the
+// oracle until one fails or the budget is spent. A failing sequence is shrunk (gopter's command
+// shrinker, then an own pass that drops random subsets of steps and simplifies ids, values and
+// times), turned into a trace of the model's results and replayed against the correct store (it
+// must match) and the hunted target (it must diverge).
+//
+// Hunt returns an error only when the hunt itself could not run (a bad config, a target that
+// cannot be created, ctx ending) or, wrapping ErrReproduce, when the shrunk trace does not
+// reproduce on its own. Finding nothing is HuntResult{Found: false}, a finding is Found: true;
+// neither is an error.
+func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
+	cfg = cfg.filled()
+	if err := cfg.check(); err != nil {
+		return HuntResult{}, err
+	}
+	start := time.Now()
+	defer func() { res.Elapsed = time.Since(start) }()
+	var avoid []KnownIssue
+	if !cfg.IncludeKnownIssues {
+		avoid = KnownIssues()
+	}
+	h := &hunter{ctx: ctx, cfg: cfg, set: newSetup(cfg.Mix, avoid), log: cfg.Logger, searching: true}
+
+	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
+	params.MinSuccessfulTests = cfg.Sequences
+	params.MinSize, params.MaxSize = cfg.MinSteps, cfg.MaxSteps
+	params.Workers = 1
+	tr := commands.Prop(h.commands()).Check(params)
+
+	res = HuntResult{Sequences: h.sequences, Commands: h.commandsRun, ShrinkRuns: h.shrinkRuns}
+	if h.setupErr != nil {
+		return res, fmt.Errorf("properties: hunt of %s: %w", cfg.Variant, h.setupErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("properties: hunt of %s stopped after %d sequences: %w", cfg.Variant, h.sequences, err)
+	}
+	switch tr.Status {
+	case gopter.TestPassed:
+		return res, nil
+	case gopter.TestFailed:
+	case gopter.TestError:
+		return res, fmt.Errorf("properties: hunt of %s: a command panicked: %v\n%s", cfg.Variant, tr.Error, tr.ErrorStack)
+	default:
+		return res, fmt.Errorf("properties: hunt of %s ended %v after %d sequences", cfg.Variant, tr.Status, h.sequences)
+	}
+	if h.first == nil || h.last == nil {
+		return res, fmt.Errorf("properties: hunt of %s: gopter reported a failure the sequences did not record", cfg.Variant)
+	}
+	res.Found = true
+	res.OriginalSteps = h.first.failure.Step + 1
+
+	best := h.last
+	if cfg.ShrinkRuns > 0 {
+		// The own pass draws from the same generator gopter used, so one seed fixes both.
+		best = h.shrink(best, params.Rng)
+	}
+	res.ShrinkRuns = h.shrinkRuns
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("properties: hunt of %s stopped while shrinking: %w", cfg.Variant, err)
+	}
+	res.Failure = best.failure
+	trace, err := h.trace(best.cmds)
+	if err != nil {
+		return res, err
+	}
+	res.Shrunk, res.ShrunkSteps = trace, len(trace.Steps)
+	if cfg.Dir != "" {
+		res.Path = filepath.Join(cfg.Dir, trace.Name+".json")
+		if err := traces.WriteFile(res.Path, trace); err != nil {
+			return res, fmt.Errorf("properties: %w", err)
+		}
+	}
+	return res, h.verify(&res)
+}
+
+// Report writes the result for a person: what was run, and for a finding the failure, the shrunk
+// trace step by step, where it was written and how the correct store and the hunted target
+// replay it.
+func (r HuntResult) Report(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d sequences, %d commands", r.Sequences, r.Commands)
+	if !r.Found {
+		fmt.Fprintf(&b, ": no failure (%v)\n", r.Elapsed.Round(time.Millisecond))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, ", then %d shrinking runs: a failing sequence of %d steps shrank to %d (%v)\n",
+		r.ShrinkRuns, r.OriginalSteps, r.ShrunkSteps, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "failure: %s\n", r.Failure)
+	if r.Shrunk != nil {
+		fmt.Fprintf(&b, "trace %s (the model's results):\n", r.Shrunk.Name)
+		for _, line := range replay.History(r.Shrunk) {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	if r.Path != "" {
+		fmt.Fprintf(&b, "written to %s\n", r.Path)
+	}
+	fmt.Fprintf(&b, "replay against the store: %s\nreplay against the hunted target: %s\n", r.Store, r.Variant)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// hunter is the state of one hunt. gopter drives it through the commands it builds; it counts
+// sequences and keeps the first and the last failing run (the last one gopter's shrinker reached
+// is its shrunk sequence, since the shrinker only moves on from a failing candidate).
+type hunter struct {
+	ctx context.Context
+	cfg HuntConfig
+	set *setup
+	log *slog.Logger
+	// searching is true until the first failure; the runs after it are gopter's shrinking.
+	searching                          bool
+	sequences, commandsRun, shrinkRuns int
+	first, last                        *failedRun
+	// setupErr is the first failure to create a target: the hunt could not run.
+	setupErr error
+}
+
+// failedRun is a failing sequence, up to and including its failing step.
+type failedRun struct {
+	cmds    []*cmd
+	failure *Failure
+}
+
+func (h *hunter) commands() commands.Commands {
+	initial := newWorld(h.set)
+	return &commands.ProtoCommands{
+		NewSystemUnderTestFunc: func(commands.State) commands.SystemUnderTest {
+			s := newSUT(h, true)
+			if s.searched = h.searching; s.searched {
+				h.sequences++
+			} else {
+				h.shrinkRuns++
+			}
+			return s
+		},
+		DestroySystemUnderTestFunc: func(x commands.SystemUnderTest) {
+			s := x.(*sut)
+			s.close()
+			if s.searched && h.cfg.Progress != nil {
+				h.cfg.Progress(h.sequences, h.cfg.Sequences)
+			}
+		},
+		// Worlds are never changed once built, so one initial world serves every sequence.
+		InitialStateGen: gen.Const(initial),
+		GenCommandFunc: func(st commands.State) gopter.Gen {
+			return h.set.gen(st.(*world))
+		},
+	}
+}
+
+func (h *hunter) countCommand() {
+	if h.searching {
+		h.commandsRun++
+	}
+}
+
+func (h *hunter) recordFailure(cmds []*cmd, f *Failure) {
+	run := &failedRun{cmds: cmds, failure: f}
+	if h.searching {
+		h.searching = false
+		h.first = run
+		h.log.Info("properties: found a failing sequence", "variant", h.cfg.Variant, "seed", h.cfg.Seed,
+			"sequences", h.sequences, "steps", len(cmds), "failure", f.String())
+	}
+	h.last = run
+}
+
+// replayRun runs cmds on a fresh target, outside gopter, and returns the first failure (nil when
+// the sequence passes). ok is false when cmds is not a legal sequence.
+func (h *hunter) replayRun(cmds []*cmd) (f *Failure, ok bool) {
+	w := newWorld(h.set)
+	for _, c := range cmds {
+		if w.legal(c) != "" {
+			return nil, false
+		}
+		w, _ = w.apply(c)
+	}
+	h.shrinkRuns++
+	s := newSUT(h, false)
+	defer s.close()
+	w = newWorld(h.set)
+	for _, c := range cmds {
+		o := s.run(c)
+		next := c.NextState(w).(*world)
+		c.PostCondition(next, o)
+		if s.failure != nil {
+			return s.failure, true
+		}
+		w = next
+	}
+	return nil, true
+}
+
+// verify replays the shrunk trace against the correct store and the hunted target.
+func (h *hunter) verify(res *HuntResult) error {
+	run := func(target string) (replay.Verdict, error) {
+		dir, err := os.MkdirTemp(h.cfg.WorkDir, "pconform-verify-")
+		if err != nil {
+			return replay.Verdict{}, fmt.Errorf("properties: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		t, err := NewTarget(target, dir)
+		if err != nil {
+			return replay.Verdict{}, err
+		}
+		defer t.Close()
+		v, err := replay.Run(h.ctx, res.Shrunk, t, replay.DefaultOptions())
+		if err != nil {
+			return v, fmt.Errorf("properties: replay of the shrunk trace against %s: %w", target, err)
+		}
+		return v, nil
+	}
+	var err error
+	if res.Store, err = run(replay.TargetStore); err != nil {
+		return err
+	}
+	if h.cfg.Variant == replay.TargetStore {
+		// A finding against the store itself: the trace must show it as a divergence.
+		res.Variant = res.Store
+		if res.Store.Outcome != replay.Diverged {
+			return fmt.Errorf("%w: the store broke %s but matches the model's trace, so the model breaks it too: %s",
+				ErrReproduce, res.Failure, res.Store)
+		}
+		return nil
+	}
+	if res.Variant, err = run(h.cfg.Variant); err != nil {
+		return err
+	}
+	switch {
+	case res.Store.Outcome != replay.Match:
+		return fmt.Errorf("%w: the correct store does not match the model's trace: %s", ErrReproduce, res.Store)
+	case res.Variant.Outcome != replay.Diverged:
+		return fmt.Errorf("%w: %s does not diverge from the model's trace: %s", ErrReproduce, h.cfg.Variant, res.Variant)
+	}
+	return nil
+}

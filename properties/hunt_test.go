@@ -1,0 +1,321 @@
+package properties
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// Budgets of TestHuntVariants: every broken variant must be found within huntSequences
+// sequences, for each of huntSeeds seeds, and shrink to at most maxShrunkSteps steps.
+const (
+	huntSeeds      = 20
+	huntSequences  = DefaultSequences
+	maxShrunkSteps = 12
+)
+
+// TestHuntVariants hunts every broken variant (replay's split-write, raw-attempts and
+// unfenced-ack, and this package's lease-boundary and lease-early) with huntSeeds seeds and
+// requires that every hunt finds it within the CI budget, that the failure shrinks to at most
+// maxShrunkSteps steps, and that the shrunk trace reproduces on its own: the correct store
+// matches it, the variant diverges from it (Hunt checks both). A property that never finds a bug
+// is worthless, so this is what keeps the generators honest.
+//
+// Seeds run from -seed (or $PCONFORM_SEED, default 1) upwards; rerun one hunt with
+// `go test ./properties/ -run 'TestHuntVariants/^split-write$/^seed-7$' -seed 7 -v`. A seed
+// reproduces a hunt only on the same commit. On failure the shrunk trace and the replay evidence
+// are kept in a directory whose path is printed.
+func TestHuntVariants(t *testing.T) {
+	base := baseSeed(t)
+	for _, variant := range BrokenVariants() {
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			var found []int
+			steps := map[int]int{}
+			for seed := base; seed < base+huntSeeds; seed++ {
+				t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+					res, err := Hunt(context.Background(), HuntConfig{Variant: variant, Seed: seed, Sequences: huntSequences})
+					switch {
+					case err != nil:
+						dir := keepEvidence(t, res, variant)
+						t.Fatalf("hunt of %s (seed %d) failed: %v\n%s\nevidence kept in %s\nrerun: %s",
+							variant, seed, err, describe(res), dir, rerunHunt(variant, seed))
+					case !res.Found:
+						t.Fatalf("%s was not found in %d sequences (%d commands) with seed %d\nrerun: %s",
+							variant, res.Sequences, res.Commands, seed, rerunHunt(variant, seed))
+					case res.ShrunkSteps > maxShrunkSteps:
+						dir := keepEvidence(t, res, variant)
+						t.Errorf("%s (seed %d) shrank only to %d steps (want <= %d):\n%s\nevidence kept in %s\nrerun: %s",
+							variant, seed, res.ShrunkSteps, maxShrunkSteps, describe(res), dir, rerunHunt(variant, seed))
+					}
+					found = append(found, res.Sequences)
+					steps[res.ShrunkSteps]++
+					t.Logf("found after %d sequences (%d commands), shrunk %d -> %d steps in %d runs, %v: %s",
+						res.Sequences, res.Commands, res.OriginalSteps, res.ShrunkSteps, res.ShrinkRuns,
+						res.Elapsed.Round(1e6), checkNames(res.Failure))
+				})
+			}
+			slices.Sort(found)
+			if len(found) > 0 {
+				t.Logf("%s: found in %d of %d seeds; sequences to find: median %d, max %d; shrunk lengths %v",
+					variant, len(found), huntSeeds, found[len(found)/2], found[len(found)-1], steps)
+			}
+		})
+	}
+}
+
+func checkNames(f *Failure) string {
+	if f == nil {
+		return "-"
+	}
+	names := make([]string, len(f.Checks))
+	for i, c := range f.Checks {
+		names[i] = string(c)
+	}
+	return strings.Join(names, ",")
+}
+
+func rerunHunt(variant string, seed int64) string {
+	return fmt.Sprintf("go test ./properties/ -run 'TestHuntVariants/^%s$/^seed-%d$' -seed %d -v", variant, seed, seed)
+}
+
+// huntedDir holds the committed example counterexamples.
+const huntedDir = "../traces/hunted"
+
+// huntedVariant is the variant a hunted trace catches, from its name "hunt-<variant>-seed<N>".
+func huntedVariant(name string) (string, bool) {
+	for _, v := range BrokenVariants() {
+		if rest, ok := strings.CutPrefix(name, "hunt-"+v+"-seed"); ok && rest != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// TestHuntedTraces replays every committed example in traces/hunted: each must match the correct
+// store and diverge from the variant it was hunted in, so an example keeps reproducing on its own.
+// With -rewrite-hunted it first hunts every broken variant again with seed 1 and rewrites the
+// examples; review the diff.
+func TestHuntedTraces(t *testing.T) {
+	if *rewriteHunted {
+		for _, v := range BrokenVariants() {
+			res, err := Hunt(context.Background(), HuntConfig{Variant: v, Seed: 1, Dir: huntedDir})
+			if err != nil || !res.Found {
+				t.Fatalf("rewriting the example of %s: found=%v, %v", v, res.Found, err)
+			}
+			t.Logf("rewrote %s (%d steps)", res.Path, res.ShrunkSteps)
+		}
+	}
+	paths, err := traces.Walk(huntedDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no example traces in %s", huntedDir)
+	}
+	covered := map[string]bool{}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		t.Run(name, func(t *testing.T) {
+			tr, err := traces.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			variant, ok := huntedVariant(tr.Name)
+			if !ok {
+				t.Fatalf("%s: trace name %q does not name a broken variant (hunt-<variant>-seed<N>)", path, tr.Name)
+			}
+			covered[variant] = true
+			if tr.Origin.Kind != traces.OriginProperty || tr.Origin.Command == "" || tr.Expect.Variant != "" {
+				t.Errorf("%s: origin %+v, expect %+v: want a property trace with its command and the model's results (no expect.variant)", path, tr.Origin, tr.Expect)
+			}
+			for _, c := range []struct {
+				target string
+				want   replay.Outcome
+			}{{replay.TargetStore, replay.Match}, {variant, replay.Diverged}} {
+				v := replayFile(t, tr, c.target)
+				if v.Outcome != c.want {
+					var report strings.Builder
+					_ = v.Report(&report)
+					t.Errorf("replay of %s against %s: want %v, got %s\n%s\nreproduce: pconform replay %s --target %s",
+						path, c.target, c.want, v, report.String(), path, c.target)
+				}
+			}
+		})
+	}
+	for _, v := range BrokenVariants() {
+		if !covered[v] {
+			t.Errorf("traces/hunted has no example for %s", v)
+		}
+	}
+}
+
+func replayFile(t *testing.T, tr *traces.Trace, target string) replay.Verdict {
+	t.Helper()
+	tg, err := NewTarget(target, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	v, err := replay.Run(context.Background(), tr, tg, replay.DefaultOptions())
+	if err != nil {
+		t.Fatalf("replay against %s could not run: %v", target, err)
+	}
+	return v
+}
+
+// TestHuntKnownIssues replays the reproduction of every issue the properties found (a divergence
+// between the store and the model). An issue still listed in KnownIssues must still diverge (when
+// it matches, it is fixed and its entry must go); a fixed issue must match, as a regression test.
+func TestHuntKnownIssues(t *testing.T) {
+	repro := map[string][]*cmd{
+		"split-commit-fails-duplicate": {
+			{serial: 1, op: traces.OpEnqueue, args: traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}},
+			{serial: 2, op: traces.OpOutboxEnqueue, args: traces.Args{ID: "m1", Target: "a", MaxAttempts: 1}},
+			{serial: 3, op: traces.OpPublisherDeliver, tok: 3, args: traces.Args{
+				ID: "m1", Publisher: 1, Profile: traces.ProfileSplit, Fault: traces.FaultCommitFails}},
+		},
+	}
+	known := map[string]KnownIssue{}
+	for _, k := range KnownIssues() {
+		if _, ok := repro[k.Name]; !ok {
+			t.Errorf("known issue %s has no reproduction here", k.Name)
+		}
+		known[k.Name] = k
+	}
+	for name, cmds := range repro {
+		t.Run(name, func(t *testing.T) {
+			h := &hunter{cfg: HuntConfig{Variant: replay.TargetStore, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
+			k, open := known[name]
+			if open {
+				w := newWorld(h.set)
+				for _, c := range cmds[:len(cmds)-1] {
+					w, _ = w.apply(c)
+				}
+				if !k.matches(w, cmds[len(cmds)-1]) {
+					t.Errorf("the reproduction's last step is not a step of %s", name)
+				}
+			}
+			tr, err := h.trace(cmds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := replayFile(t, tr, replay.TargetStore)
+			switch {
+			case open && v.Outcome == replay.Diverged:
+				t.Logf("still present: %s\n%s", v, k.Description)
+			case open && v.Outcome == replay.Match:
+				t.Errorf("known issue %s is fixed (the store matches the model's trace): remove it from KnownIssues", name)
+			case !open && v.Outcome != replay.Match:
+				t.Errorf("fixed issue %s is back: the store no longer matches the model's trace: %s", name, v)
+			}
+		})
+	}
+}
+
+// TestHuntDeterministic hunts one variant twice with the same seed: the shrunk traces must be
+// identical, the whole point of a seed.
+func TestHuntDeterministic(t *testing.T) {
+	var hashes []string
+	for range 2 {
+		res, err := Hunt(context.Background(), HuntConfig{Variant: replay.TargetRawAttempts, Seed: baseSeed(t)})
+		if err != nil || !res.Found {
+			t.Fatalf("found=%v, %v", res.Found, err)
+		}
+		h, err := traces.Hash(res.Shrunk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, h)
+	}
+	if hashes[0] != hashes[1] {
+		t.Errorf("two hunts with one seed shrank to different traces: %s", hashes)
+	}
+}
+
+// TestHuntErrors covers the hunts that cannot run.
+func TestHuntErrors(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		cfg  HuntConfig
+		want error
+		text string
+	}{
+		{"unknown variant", context.Background(), HuntConfig{Variant: "no-such"}, ErrUnknownTarget, `"no-such"`},
+		{"no variant", context.Background(), HuntConfig{}, nil, "Variant is empty"},
+		{"bad steps", context.Background(), HuntConfig{Variant: "store", MinSteps: 9, MaxSteps: 3}, nil, "steps [9, 3]"},
+		{"bad mix", context.Background(), HuntConfig{Variant: "store", Mix: Mix{"fly": 1}}, nil, `"fly"`},
+		{"canceled", canceled, HuntConfig{Variant: "store", Sequences: 3}, context.Canceled, "stopped"},
+		{"no scratch directory", context.Background(), HuntConfig{Variant: "store", Sequences: 2, WorkDir: filepath.Join(t.TempDir(), "missing")}, nil, "scratch directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Hunt(c.ctx, c.cfg)
+			if err == nil {
+				t.Fatalf("no error; result %+v", res)
+			}
+			if c.want != nil && !errors.Is(err, c.want) {
+				t.Errorf("error %v does not wrap %v", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.text) {
+				t.Errorf("error %q does not mention %q", err, c.text)
+			}
+		})
+	}
+}
+
+// TestHuntWritesTrace checks the written trace: it reads back equal, names its origin, and
+// carries the model's results (no expect.variant).
+func TestHuntWritesTrace(t *testing.T) {
+	dir := t.TempDir()
+	seed := baseSeed(t)
+	var calls, last, total int
+	res, err := Hunt(context.Background(), HuntConfig{Variant: replay.TargetSplitWrite, Seed: seed, Dir: dir,
+		Progress: func(done, of int) { calls, last, total = calls+1, done, of }})
+	if err != nil || !res.Found {
+		t.Fatalf("found=%v, %v", res.Found, err)
+	}
+	if calls != res.Sequences || last != res.Sequences || total != DefaultSequences {
+		t.Errorf("progress: %d calls, last (%d of %d); want one call per sequence up to %d of %d", calls, last, total, res.Sequences, DefaultSequences)
+	}
+	if res.Path != filepath.Join(dir, fmt.Sprintf("hunt-split-write-seed%d.json", seed)) {
+		t.Errorf("path %q", res.Path)
+	}
+	got, err := traces.ReadFile(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := traces.Marshal(res.Shrunk)
+	back, _ := traces.Marshal(got)
+	if string(want) != string(back) {
+		t.Errorf("the written trace reads back different:\n%s\nvs\n%s", want, back)
+	}
+	o := got.Origin
+	if o.Kind != traces.OriginProperty || o.Seed != seed || o.TestCase != "Hunt/split-write" || !strings.Contains(o.Command, fmt.Sprintf("-seed %d", seed)) {
+		t.Errorf("origin %+v", o)
+	}
+	if got.Expect.Variant != "" || got.Expect.DivergesAt != -1 || got.Final == nil {
+		t.Errorf("expect %+v, final %v: want the model's results and final state", got.Expect, got.Final)
+	}
+	if res.Store.Outcome != replay.Match || res.Variant.Outcome != replay.Diverged {
+		t.Errorf("verdicts: store %s, variant %s", res.Store, res.Variant)
+	}
+	var report strings.Builder
+	if err := res.Report(&report); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sequences", fmt.Sprintf("shrank to %d", res.ShrunkSteps), res.Path, "publisher_deliver", "diverged"} {
+		if !strings.Contains(report.String(), want) {
+			t.Errorf("the report does not mention %q:\n%s", want, report.String())
+		}
+	}
+}

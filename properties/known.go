@@ -1,0 +1,22 @@
+package properties
+
+// KnownIssue is a divergence between the correct store and the reference model that the
+// properties found and that is not fixed yet. Hunts avoid generating its steps unless
+// HuntConfig.IncludeKnownIssues is set, so that a hunt for one bug is not stopped by another;
+// a test replays each known issue's trace and fails once the two sides agree, so the entry
+// is removed when the issue is fixed.
+type KnownIssue struct {
+	Name string
+	// Description says where the store and the model disagree.
+	Description string
+	// matches reports whether c, after w, is a step of the issue.
+	matches func(w *world, c *cmd) bool
+}
+
+// KnownIssues lists the known issues hunts avoid by default. It is empty: the one issue the
+// properties found (split-commit-fails-duplicate: the model reported duplicate=false for a split
+// delivery whose enqueue commit failed, while the store reported what the enqueue saw) was fixed
+// in the model, and TestHuntKnownIssues keeps its reproduction as a regression test.
+func KnownIssues() []KnownIssue {
+	return nil
+}

@@ -1,0 +1,206 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// corpusPaths returns the trace files TestCorpus replays: traces/corpus (the traces the bridge
+// generates from the P models) when it holds any, else the traces package's hand-written
+// traces/testdata/good, with real == false.
+func corpusPaths(t testing.TB) (paths []string, real bool) {
+	t.Helper()
+	for _, c := range []struct {
+		dir  string
+		real bool
+	}{{"../traces/corpus", true}, {"../traces/testdata/good", false}} {
+		if _, err := os.Stat(c.dir); err != nil {
+			continue
+		}
+		paths, err := traces.Walk(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(paths) > 0 {
+			return paths, c.real
+		}
+	}
+	t.Fatal("no traces: neither traces/corpus nor traces/testdata/good holds a .json file")
+	return nil, false
+}
+
+func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string, real bool) {
+	t.Helper()
+	paths, real = corpusPaths(t)
+	if !real {
+		t.Logf("traces/corpus is missing or empty: replaying the hand-written traces in traces/testdata/good instead")
+	}
+	for _, p := range paths {
+		tr, err := traces.ReadFile(p)
+		if err != nil {
+			t.Fatalf("corpus: %v", err)
+		}
+		trs = append(trs, tr)
+	}
+	return trs, paths, real
+}
+
+// replayed is one replay of a trace and the target's state after it.
+type replayed struct {
+	verdict Verdict
+	final   Snapshot
+}
+
+// replayOn replays tr against a fresh target of the named kind and returns the verdict and the
+// target's state after the run.
+func replayOn(t *testing.T, tr *traces.Trace, target string, opts Options) replayed {
+	t.Helper()
+	tg, err := NewTarget(target, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := tg.Close(); err != nil {
+			t.Errorf("close %s: %v", target, err)
+		}
+	}()
+	v, err := Run(context.Background(), tr, tg, opts)
+	if err != nil {
+		t.Fatalf("replay against %s could not run: %v", target, err)
+	}
+	snap, err := tg.Snapshot(context.Background())
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", target, err)
+	}
+	return replayed{verdict: v, final: snap}
+}
+
+// expectVerdict fails the test unless v is a Match (divergesAt == -1) or a divergence at exactly
+// divergesAt. On failure it keeps the evidence in a directory that outlives the test, and prints
+// its path and the commands that reproduce the replay.
+func expectVerdict(t *testing.T, ev Evidence, divergesAt int) {
+	t.Helper()
+	v := ev.Verdict
+	switch {
+	case divergesAt == -1 && v.Outcome == Match:
+		return
+	case divergesAt >= 0 && v.Outcome == Diverged && v.Step == divergesAt:
+		return
+	}
+	want := "a match"
+	if divergesAt >= 0 {
+		want = fmt.Sprintf("a divergence at step #%d", divergesAt)
+	}
+	var report strings.Builder
+	if err := ev.WriteReport(&report); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := WriteEvidence(os.TempDir(), ev)
+	if err != nil {
+		t.Errorf("keeping the evidence failed: %v", err)
+	}
+	t.Errorf("replay of %q against %s: want %s, got %s\n%s\nevidence kept in %s", ev.Trace.Name, ev.Target, want, v, report.String(), dir)
+}
+
+// TestCorpus replays every corpus trace. A trace of the correct store (no expect.variant) must
+// match the store, the store reopened before every step, and the reference model. A trace of a
+// broken variant must match that variant's target (skipped when the variant has none) and must
+// diverge from the correct store, and from the model, at exactly expect.diverges_at.
+//
+// Run one trace with: go test ./replay/ -run 'TestCorpus/^<name>$' -v
+func TestCorpus(t *testing.T) {
+	trs, paths, real := readCorpus(t)
+	symptoms := map[string][]string{}
+	for i, tr := range trs {
+		path, _ := filepath.Abs(paths[i])
+		t.Run(tr.Name, func(t *testing.T) {
+			check := func(name, target string, opts Options, divergesAt int) replayed {
+				var r replayed
+				t.Run(name, func(t *testing.T) {
+					r = replayOn(t, tr, target, opts)
+					expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target, Options: opts, Verdict: r.verdict}, divergesAt)
+				})
+				return r
+			}
+			every := DefaultOptions()
+			every.CrashEveryStep = true
+			variant := tr.Expect.Variant
+			if variant == "" {
+				check("store", TargetStore, DefaultOptions(), -1)
+				check("store-crash-every-step", TargetStore, every, -1)
+				check("model", TargetModel, DefaultOptions(), -1)
+				return
+			}
+			if name, ok := VariantTarget(variant); ok {
+				r := check(variant, name, DefaultOptions(), -1)
+				if found := symptom(variant, r.final); len(found) > 0 {
+					symptoms[variant] = append(symptoms[variant], tr.Name)
+					t.Logf("%s symptom after the replay: %s", variant, strings.Join(found, "; "))
+				}
+			} else {
+				t.Run(variant, func(t *testing.T) { t.Skipf("variant %q has no target: %s", variant, MissingVariants()[variant]) })
+			}
+			if variant == TargetRawAttempts {
+				check(TargetModelRawAttempts, TargetModelRawAttempts, DefaultOptions(), -1)
+			}
+			check("store", TargetStore, DefaultOptions(), tr.Expect.DivergesAt)
+			check("model", TargetModel, DefaultOptions(), tr.Expect.DivergesAt)
+		})
+	}
+	// The bug symptom must show in the final state of at least one trace of each main variant
+	// (a checker trace may stop at the first wrong result, before the symptom builds up).
+	for _, variant := range []string{TargetSplitWrite, TargetRawAttempts} {
+		n := 0
+		for _, tr := range trs {
+			if tr.Expect.Variant == variant {
+				n++
+			}
+		}
+		switch {
+		case n == 0 && real:
+			t.Errorf("the corpus has no trace of variant %q", variant)
+		case n == 0:
+			t.Logf("no trace of variant %q in the fallback corpus", variant)
+		case len(symptoms[variant]) == 0:
+			t.Errorf("none of the %d traces of variant %q shows its symptom after replay against its target", n, variant)
+		default:
+			t.Logf("variant %q: symptom shown by %v", variant, symptoms[variant])
+		}
+	}
+}
+
+// symptom describes the rows that show the named variant's bug in s: for split-write a completed
+// outbox row whose message never arrived in its target mailbox; for raw-attempts a message
+// stranded with attempts == max_attempts, ready, unleased and never dead-lettered.
+func symptom(variant string, s Snapshot) []string {
+	var found []string
+	dead := map[string]bool{}
+	for _, d := range s.DeadLetters {
+		dead[d.ID] = true
+	}
+	switch variant {
+	case TargetSplitWrite:
+		arrived := map[string]bool{}
+		for _, m := range s.Messages {
+			arrived[m.Mailbox+"\x00"+m.ID] = true
+		}
+		for _, o := range s.Outbox {
+			if o.State == traces.StateCompleted && !arrived[o.Target+"\x00"+o.ID] && !dead[o.ID] {
+				found = append(found, fmt.Sprintf("outbox row %q is completed but its message never arrived in %q", o.ID, o.Target))
+			}
+		}
+	case TargetRawAttempts:
+		for _, m := range s.Messages {
+			if m.State == traces.StateReady && m.Attempts == m.MaxAttempts && m.Token == "" && !dead[m.ID] {
+				found = append(found, fmt.Sprintf("message %q in %q is stranded: ready, attempts %d == max_attempts, not dead-lettered", m.ID, m.Mailbox, m.Attempts))
+			}
+		}
+	}
+	return found
+}

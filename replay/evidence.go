@@ -1,0 +1,158 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// Evidence is everything needed to look at a divergence again: the trace, where it came from, the
+// target and options it ran under, and the verdict.
+type Evidence struct {
+	Trace *traces.Trace
+	// TracePath is the file the trace was read from ("" when it was built in memory); the rerun
+	// commands name it.
+	TracePath string
+	Target    string
+	Options   Options
+	Verdict   Verdict
+}
+
+// RerunCommands returns the commands that replay the trace again under the same target and
+// options: the CLI form first, then the go test form for a corpus trace.
+func (e Evidence) RerunCommands() []string {
+	path := e.TracePath
+	if path == "" {
+		path = "<trace.json in this directory>"
+	}
+	cli := fmt.Sprintf("go run ./cmd/pconform replay %s --target %s", path, e.Target)
+	if e.Options.CrashEveryStep {
+		cli += " --crash-every-step"
+	}
+	if e.Options.CrashBefore >= 0 {
+		cli += fmt.Sprintf(" --crash-before %d", e.Options.CrashBefore)
+	}
+	name := "<name>"
+	if e.Trace != nil {
+		name = regexp.QuoteMeta(e.Trace.Name)
+	}
+	test := fmt.Sprintf("go test ./replay/ -run 'TestCorpus/^%s$' -v", name)
+	return []string{cli, test}
+}
+
+// WriteReport writes the divergence for a person: the verdict's report, the two histories side
+// by side where they differ, and the commands that reproduce it.
+func (e Evidence) WriteReport(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target: %s\n", e.Target)
+	fmt.Fprintf(&b, "options: crash_before=%d crash_every_step=%t\n", e.Options.CrashBefore, e.Options.CrashEveryStep)
+	if e.Trace != nil {
+		o := e.Trace.Origin
+		origin := o.Kind
+		if o.TestCase != "" {
+			origin += " " + o.TestCase
+		}
+		if o.Seed != 0 {
+			origin += fmt.Sprintf(" seed=%d schedule=%d", o.Seed, o.Schedule)
+		}
+		fmt.Fprintf(&b, "trace: %s (origin: %s; expect variant=%q diverges_at=%d)\n", e.Trace.Name,
+			origin, e.Trace.Expect.Variant, e.Trace.Expect.DivergesAt)
+		if o.Command != "" {
+			fmt.Fprintf(&b, "made by: %s\n", o.Command)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if err := e.Verdict.Report(w); err != nil {
+		return err
+	}
+	var tail strings.Builder
+	if e.Trace != nil {
+		tail.WriteString("history diff (-expected +observed):\n")
+		for _, l := range DiffLines(History(e.Trace), e.Verdict.History) {
+			tail.WriteString("  " + l + "\n")
+		}
+	}
+	tail.WriteString("To reproduce:\n")
+	for _, c := range e.RerunCommands() {
+		tail.WriteString("  " + c + "\n")
+	}
+	_, err := io.WriteString(w, tail.String())
+	return err
+}
+
+// DiffLines compares two histories line by line: equal lines are prefixed with two spaces, a
+// differing pair with "- " and "+ ", a line only one side has with its own sign. Histories are
+// tagged with step indices, so lines pair up by position.
+func DiffLines(expected, observed []string) []string {
+	var out []string
+	for i := 0; i < max(len(expected), len(observed)); i++ {
+		switch {
+		case i < len(expected) && i < len(observed) && expected[i] == observed[i]:
+			out = append(out, "  "+expected[i])
+		default:
+			if i < len(expected) {
+				out = append(out, "- "+expected[i])
+			}
+			if i < len(observed) {
+				out = append(out, "+ "+observed[i])
+			}
+		}
+	}
+	return out
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// WriteEvidence keeps e in a new directory under dir and returns its path. The directory holds
+// trace.json (the trace as replayed), target.txt, expected.history and observed.history (one line
+// per step, tagged #i), divergence.txt (the report, the history diff and the commands that
+// reproduce it) and rerun.sh.
+func WriteEvidence(dir string, e Evidence) (string, error) {
+	name := "trace"
+	if e.Trace != nil {
+		name = e.Trace.Name
+	}
+	path, err := os.MkdirTemp(dir, "replay-"+unsafeName.ReplaceAllString(name+"-"+e.Target, "_")+"-")
+	if err != nil {
+		return "", fmt.Errorf("replay: evidence: %w", err)
+	}
+	var report strings.Builder
+	if err := e.WriteReport(&report); err != nil {
+		return "", fmt.Errorf("replay: evidence: %w", err)
+	}
+	files := map[string]string{
+		"target.txt":       fmt.Sprintf("%s\ncrash_before=%d crash_every_step=%t\n", e.Target, e.Options.CrashBefore, e.Options.CrashEveryStep),
+		"observed.history": joinLines(e.Verdict.History),
+		"divergence.txt":   report.String(),
+		"rerun.sh":         "#!/bin/sh\n# Run from the repository root.\n" + joinLines(e.RerunCommands()),
+	}
+	if e.Trace != nil {
+		files["expected.history"] = joinLines(History(e.Trace))
+		data, err := json.MarshalIndent(e.Trace, "", "  ")
+		if err != nil {
+			return "", fmt.Errorf("replay: evidence: trace: %w", err)
+		}
+		files["trace.json"] = string(data) + "\n"
+	}
+	for f, content := range files {
+		if err := os.WriteFile(filepath.Join(path, f), []byte(content), 0o644); err != nil {
+			return "", fmt.Errorf("replay: evidence: %w", err)
+		}
+	}
+	return path, nil
+}
+
+func joinLines(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,92 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/traces"
+)
+
+// ModelTarget runs a trace against the pure reference model. Its tokens are the model's integer
+// tokens written in decimal; Reopen changes nothing, since the model's state is a value and has
+// nothing to lose.
+type ModelTarget struct {
+	s models.State
+}
+
+// NewModelTarget returns a target over models.Init(cfg).
+func NewModelTarget(cfg models.Config) *ModelTarget {
+	return &ModelTarget{s: models.Init(cfg)}
+}
+
+// Do runs one model step. A malformed step (models.ErrMalformed) is an error: the model cannot
+// run it at all.
+func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+	next, r, err := models.Step(m.s, op, at, m.args(a))
+	if err != nil {
+		return Observation{}, fmt.Errorf("replay: model target: %w", err)
+	}
+	m.s = next
+	o := Observation{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt}
+	if r.Message != nil {
+		o.Message = &Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
+	}
+	for _, c := range r.Claimed {
+		o.Claimed = append(o.Claimed, Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: modelToken(c.Token)})
+	}
+	return o, nil
+}
+
+// args converts target arguments to model arguments. A token that is not a model token (the
+// engine's "unbound-k", or anything else) becomes 0, which the model never matches.
+func (m *ModelTarget) args(a Args) traces.Args {
+	tok, err := strconv.Atoi(a.Token)
+	if err != nil || tok < 0 {
+		tok = 0
+	}
+	return traces.Args{
+		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
+		Delay: a.Delay, Payload: a.Payload, LeaseFor: a.LeaseFor, Token: tok, Reason: a.Reason,
+		Target: a.Target, Limit: a.Limit, ClaimFor: a.ClaimFor, Worker: a.Worker, Publisher: a.Publisher,
+		Profile: a.Profile, Outcome: a.Outcome, RetryDelay: a.RetryDelay, Fault: a.Fault,
+	}
+}
+
+func modelToken(t int) string {
+	if t == 0 {
+		return ""
+	}
+	return strconv.Itoa(t)
+}
+
+// Snapshot returns the model's state with its tokens written in decimal.
+func (m *ModelTarget) Snapshot(context.Context) (Snapshot, error) {
+	s := m.s.Snapshot()
+	out := Snapshot{DeadLetters: s.DeadLetters, Effects: s.Effects}
+	for _, r := range s.Messages {
+		out.Messages = append(out.Messages, MessageRow{
+			Mailbox: r.Mailbox, ID: r.ID, Key: r.Key, Priority: r.Priority, Payload: r.Payload, State: r.State,
+			Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, AvailableAt: r.AvailableAt,
+			Token: modelToken(r.Token), LeaseUntil: r.LeaseUntil,
+		})
+	}
+	for _, r := range s.Outbox {
+		out.Outbox = append(out.Outbox, OutboxRow{
+			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
+			Payload: r.Payload, State: r.State, DeliveryAttempts: r.DeliveryAttempts, AvailableAt: r.AvailableAt,
+			Token: modelToken(r.Token), ClaimUntil: r.ClaimUntil,
+		})
+	}
+	return out, nil
+}
+
+// Reopen is a no-op: the model keeps no durable state that a reopen could lose.
+func (m *ModelTarget) Reopen(context.Context) error { return nil }
+
+// Close is a no-op.
+func (m *ModelTarget) Close() error { return nil }
+
+// State returns the model state reached so far.
+func (m *ModelTarget) State() models.State { return m.s }

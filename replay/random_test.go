@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+	"time"
+)
+
+var (
+	seedFlag   = flag.Uint64("seed", 1, "seed for TestRandomTraces; 0 picks one from the clock (printed on failure)")
+	tracesFlag = flag.Int("random-traces", 24, "number of random traces TestRandomTraces replays")
+)
+
+// TestRandomTraces replays traces generated from the reference model (genTrace) against the
+// store, and every fourth one also with a reopen before every step: the store must agree with
+// the model on every step and on the final state. All traces derive from one seed; rerun a
+// failure with
+//
+//	go test ./replay/ -run TestRandomTraces -seed <seed>
+//
+// A seed reproduces a run only on the same commit.
+func TestRandomTraces(t *testing.T) {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	n := *tracesFlag
+	if testing.Short() {
+		n = 4
+	}
+	for i := range n {
+		name := fmt.Sprintf("random-%d-%d", seed, i)
+		tr, err := genTrace(rng, name, 20+rng.IntN(60))
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		opts := DefaultOptions()
+		opts.CrashEveryStep = i%4 == 3
+		t.Run(name, func(t *testing.T) {
+			r := replayOn(t, tr, TargetStore, opts)
+			if r.verdict.Outcome == Match {
+				return
+			}
+			ev := Evidence{Trace: tr, Target: TargetStore, Options: opts, Verdict: r.verdict}
+			dir, err := WriteEvidence(os.TempDir(), ev)
+			if err != nil {
+				t.Errorf("keeping the evidence failed: %v", err)
+			}
+			t.Errorf("seed %d trace %d: %s\nevidence (with trace.json) kept in %s\nrerun: go test ./replay/ -run TestRandomTraces -seed %d", seed, i, r.verdict, dir, seed)
+		})
+	}
+}

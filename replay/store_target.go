@@ -1,0 +1,459 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/traces"
+)
+
+// storeConfig is how a store target runs its consumers and publisher. The zero value is the
+// correct store; the broken variants (variants.go) fill in the hooks.
+type storeConfig struct {
+	// attempts is ConsumerOptions.Attempts for every consumer; nil is the store's default.
+	attempts func(stored int, p actordelivery.Path) int
+	// deliverSplit replaces the real publisher's split delivery; nil runs Publisher.Deliver.
+	deliverSplit func(ctx context.Context, st actordelivery.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
+	// handleLeasedOK replaces the real consumer's handle of a leased delivery whose handler
+	// succeeds; nil runs Consumer.Handle.
+	handleLeasedOK func(ctx context.Context, st *actordelivery.Store, h actordelivery.Handler, d *actordelivery.Delivery) (actordelivery.Outcome, error)
+}
+
+// StoreTarget runs a trace against the real SQLite store: store operations call the store's
+// methods, consumer steps run the real actordelivery.Consumer's Fetch and Handle, publisher
+// steps the real actordelivery.Publisher's Deliver, with faults injected around the store.
+//
+// The store's clock is a ManualClock set to [traces.At] of each step's time. A handler records
+// its effect in the handler's own transaction, as the checkpoint "effects/<mailbox>" (a JSON list
+// of message ids), so the snapshot's effects come from the store and roll back with it.
+type StoreTarget struct {
+	cfg   storeConfig
+	path  string
+	clock *actordelivery.ManualClock
+	log   *slog.Logger
+	// st is the open store; nil only after Close.
+	st *actordelivery.Store
+	// fetched holds each worker's fetched, not yet handled delivery. It survives Reopen (the
+	// process did not die) and is cleared by a crash step (it did).
+	fetched map[int]*actordelivery.Delivery
+	// mailboxes are the mailboxes any step named, so the snapshot can read their effect logs.
+	mailboxes map[string]bool
+}
+
+// NewStoreTarget opens a fresh store in dir (the file dir/replay.db must not exist yet).
+func NewStoreTarget(dir string) (*StoreTarget, error) { return newStoreTarget(dir, storeConfig{}) }
+
+func newStoreTarget(dir string, cfg storeConfig) (*StoreTarget, error) {
+	path := filepath.Join(dir, "replay.db")
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("replay: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
+	}
+	t := &StoreTarget{
+		cfg: cfg, path: path, clock: actordelivery.NewManualClock(traces.Epoch),
+		log:     slog.New(slog.DiscardHandler),
+		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{},
+	}
+	if err := t.open(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *StoreTarget) open() error {
+	st, err := actordelivery.Open(t.path, actordelivery.Options{Clock: t.clock, Logger: t.log})
+	if err != nil {
+		return fmt.Errorf("replay: store target: %w", err)
+	}
+	t.st = st
+	return nil
+}
+
+// Store returns the open store, for tests that look at it directly.
+func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
+
+// Reopen closes and reopens the database file; fetched deliveries are kept.
+func (t *StoreTarget) Reopen(context.Context) error {
+	if t.st == nil {
+		return errors.New("replay: store target: closed")
+	}
+	if err := t.st.Close(); err != nil {
+		return fmt.Errorf("replay: store target: close: %w", err)
+	}
+	return t.open()
+}
+
+// Close closes the store; the file stays.
+func (t *StoreTarget) Close() error {
+	if t.st == nil {
+		return nil
+	}
+	err := t.st.Close()
+	t.st = nil
+	return err
+}
+
+func seconds(d int64) time.Duration { return time.Duration(d) * time.Second }
+
+// logical converts a store time to logical seconds; the zero time (no lease, no claim) is 0.
+func logical(at time.Time) int64 {
+	if at.IsZero() {
+		return 0
+	}
+	return int64(at.Sub(traces.Epoch) / time.Second)
+}
+
+// errKind maps the store's sentinels to a result's error kind; any other error is not an
+// observation but a failure to run the step.
+func errKind(err error) (string, error) {
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.Is(err, actordelivery.ErrLeaseLost):
+		return traces.ErrKindLeaseLost, nil
+	case errors.Is(err, actordelivery.ErrNotFound):
+		return traces.ErrKindNotFound, nil
+	case errors.Is(err, actordelivery.ErrClaimLost):
+		return traces.ErrKindClaimLost, nil
+	}
+	return "", err
+}
+
+// Do runs one step against the store at logical time at.
+func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+	if t.st == nil {
+		return Observation{}, errors.New("replay: store target: closed")
+	}
+	t.clock.Set(traces.At(at))
+	for _, mb := range []string{a.Mailbox, a.Target} {
+		if mb != "" {
+			t.mailboxes[mb] = true
+		}
+	}
+	o, err := t.do(ctx, op, a)
+	if err != nil {
+		return Observation{}, fmt.Errorf("replay: store target: %s: %w", op, err)
+	}
+	return o, nil
+}
+
+func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation, error) {
+	var o Observation
+	var err error
+	switch op {
+	case traces.OpEnqueue:
+		o.Duplicate, err = t.st.Enqueue(ctx, actordelivery.NewMessage{
+			Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
+			Delay: seconds(a.Delay), Payload: payload(a.Payload),
+		})
+	case traces.OpLease:
+		var m *actordelivery.Message
+		m, err = t.st.Lease(ctx, a.Mailbox, seconds(a.LeaseFor))
+		o.Message = observed(m, true)
+	case traces.OpPeek:
+		var m *actordelivery.Message
+		m, err = t.st.Peek(ctx, a.Mailbox)
+		o.Message = observed(m, false)
+	case traces.OpAck:
+		o.Err, err = errKind(t.st.Ack(ctx, a.ID, a.Token))
+	case traces.OpNack:
+		o.Err, err = errKind(t.st.Nack(ctx, a.ID, a.Token, seconds(a.Delay)))
+	case traces.OpAckByID:
+		o.Err, err = errKind(t.st.AckByID(ctx, a.ID))
+	case traces.OpNackByID:
+		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, seconds(a.Delay)))
+	case traces.OpExtend:
+		o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, seconds(a.LeaseFor)))
+	case traces.OpExpire:
+		o.Affected, err = t.st.ExpireLeases(ctx)
+	case traces.OpDeadLetter:
+		o.Err, err = errKind(t.st.DeadLetter(ctx, a.ID, a.Reason))
+	case traces.OpOutboxEnqueue:
+		o.Duplicate, err = t.st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{
+			ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
+			Payload: payload(a.Payload),
+		})
+	case traces.OpOutboxClaim:
+		var rows []actordelivery.OutboxRow
+		rows, err = t.st.OutboxClaim(ctx, a.Limit, seconds(a.ClaimFor))
+		for _, r := range rows {
+			o.Claimed = append(o.Claimed, Claimed{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+		}
+	case traces.OpOutboxComplete:
+		o.Err, err = errKind(t.st.OutboxComplete(ctx, a.ID, a.Token))
+	case traces.OpOutboxFail:
+		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, seconds(a.Delay)))
+	case traces.OpAdvanceClock:
+		// The clock was set above; nothing else happens.
+	case traces.OpConsumerFetch:
+		return t.fetch(ctx, a)
+	case traces.OpConsumerHandle:
+		return t.handle(ctx, a)
+	case traces.OpPublisherDeliver:
+		return t.deliver(ctx, a)
+	case traces.OpCrash:
+		clear(t.fetched)
+		return Observation{}, t.Reopen(ctx)
+	default:
+		return Observation{}, fmt.Errorf("%w: %q", ErrUnsupported, op)
+	}
+	return o, err
+}
+
+func payload(p string) []byte {
+	if p == "" {
+		return nil
+	}
+	return []byte(p)
+}
+
+// observed is the message a caller sees. withToken is false for peek and the leaseless fetch,
+// which report no token even when the row still carries a stale one from an expired lease.
+func observed(m *actordelivery.Message, withToken bool) *Message {
+	if m == nil {
+		return nil
+	}
+	o := &Message{ID: m.ID, Attempts: m.Attempts}
+	if withToken {
+		o.Token = m.Token
+	}
+	return o
+}
+
+func consumerPath(profile string) (actordelivery.Path, error) {
+	switch profile {
+	case traces.ProfileLeased:
+		return actordelivery.PathLeased, nil
+	case traces.ProfileLeaseless:
+		return actordelivery.PathLeaseless, nil
+	}
+	return 0, fmt.Errorf("consumer profile %q is not %q or %q", profile, traces.ProfileLeased, traces.ProfileLeaseless)
+}
+
+// fixedRetry is the retry policy of a consumer_handle step: always retry, after the step's delay.
+type fixedRetry time.Duration
+
+func (d fixedRetry) Retry(error, int) (time.Duration, bool) { return time.Duration(d), true }
+
+var errHandlerFails = errors.New("replay: handler outcome is fail")
+
+// consumer builds the real consumer a consumer step runs. A new one per step is the same code
+// the worker's long-lived consumer runs; the consumer keeps no state between iterations that a
+// step could observe.
+func (t *StoreTarget) consumer(a Args, outcome string) (*actordelivery.Consumer, actordelivery.Handler, error) {
+	path, err := consumerPath(a.Profile)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := t.handler(outcome)
+	leaseFor := seconds(a.LeaseFor)
+	if leaseFor == 0 {
+		// ConsumerOptions reads 0 as its 30s default; the smallest positive duration rounds to
+		// a lease that ends at once, which is what lease_for 0 means.
+		leaseFor = time.Nanosecond
+	}
+	c, err := actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
+		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: fixedRetry(seconds(a.RetryDelay)),
+		Attempts: t.cfg.attempts, Logger: t.log,
+	})
+	return c, h, err
+}
+
+// handler is the handler of the target's consumers; see effectHandler.
+func (t *StoreTarget) handler(outcome string) actordelivery.Handler {
+	return effectHandler(t.st, outcome)
+}
+
+// effectHandler records the message id in the mailbox's effect log (the checkpoint
+// "effects/<mailbox>") inside the handler's transaction, then fails when outcome is "fail", so a
+// failed handler's effect must roll back with it.
+func effectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
+	return func(ctx context.Context, m *actordelivery.Message) error {
+		actor := "effects/" + m.Mailbox
+		state, version, err := st.LoadCheckpoint(ctx, actor)
+		if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
+			return err
+		}
+		var ids []string
+		if len(state) > 0 {
+			if err := json.Unmarshal(state, &ids); err != nil {
+				return fmt.Errorf("replay: effect log %q: %w", actor, err)
+			}
+		}
+		data, err := json.Marshal(append(ids, m.ID))
+		if err != nil {
+			return err
+		}
+		if _, err := st.SaveCheckpoint(ctx, actor, data, version); err != nil {
+			return err
+		}
+		if outcome == traces.OutcomeFail {
+			return errHandlerFails
+		}
+		return nil
+	}
+}
+
+// fetch runs the real consumer's Fetch for the step's worker. A worker that fetches again
+// without handling drops what it held, as the P model's worker does: the dropped leased
+// delivery's lease runs out, a dropped leaseless one changed nothing.
+func (t *StoreTarget) fetch(ctx context.Context, a Args) (Observation, error) {
+	delete(t.fetched, a.Worker)
+	c, _, err := t.consumer(a, traces.OutcomeOK)
+	if err != nil {
+		return Observation{}, err
+	}
+	d, err := c.Fetch(ctx)
+	if err != nil {
+		return Observation{}, err
+	}
+	if d == nil {
+		return Observation{}, nil
+	}
+	t.fetched[a.Worker] = d
+	return Observation{Message: observed(&d.Message, d.Path == actordelivery.PathLeased)}, nil
+}
+
+// handle runs the real consumer's Handle on the worker's fetched delivery; a worker holding
+// none is idle.
+func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
+	d := t.fetched[a.Worker]
+	if d == nil {
+		return Observation{Action: traces.ActionIdle}, nil
+	}
+	delete(t.fetched, a.Worker)
+	c, h, err := t.consumer(a, a.Outcome)
+	if err != nil {
+		return Observation{}, err
+	}
+	var out actordelivery.Outcome
+	if t.cfg.handleLeasedOK != nil && d.Path == actordelivery.PathLeased && a.Outcome == traces.OutcomeOK {
+		out, err = t.cfg.handleLeasedOK(ctx, t.st, h, d)
+	} else {
+		out, err = c.Handle(ctx, d)
+	}
+	if err != nil {
+		return Observation{}, err
+	}
+	return Observation{Action: out.Action, Attempt: out.Attempt}, nil
+}
+
+func publishMode(profile string) (actordelivery.PublishMode, error) {
+	switch profile {
+	case traces.ProfileFold:
+		return actordelivery.ModeFold, nil
+	case traces.ProfileSplit:
+		return actordelivery.ModeSplit, nil
+	}
+	return 0, fmt.Errorf("publisher profile %q is not %q or %q", profile, traces.ProfileFold, traces.ProfileSplit)
+}
+
+func (t *StoreTarget) deliver(ctx context.Context, a Args) (Observation, error) {
+	mode, err := publishMode(a.Profile)
+	if err != nil {
+		return Observation{}, err
+	}
+	rows, err := t.st.ListOutbox(ctx)
+	if err != nil {
+		return Observation{}, err
+	}
+	i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID })
+	if i < 0 {
+		return Observation{}, fmt.Errorf("outbox row %q does not exist", a.ID)
+	}
+	row := rows[i]
+	row.ClaimToken = a.Token
+	fst, err := newFaultStore(t.st, a.Fault)
+	if err != nil {
+		return Observation{}, err
+	}
+	var res actordelivery.DeliveryResult
+	if mode == actordelivery.ModeSplit && t.cfg.deliverSplit != nil {
+		res, err = t.cfg.deliverSplit(ctx, fst, row)
+	} else {
+		var p *actordelivery.Publisher
+		p, err = actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{Mode: mode, Logger: t.log})
+		if err != nil {
+			return Observation{}, err
+		}
+		res, err = p.Deliver(ctx, row)
+	}
+	if err != nil && !fst.injected(err) {
+		return Observation{}, err
+	}
+	o := Observation{Action: res.Action, Duplicate: res.Duplicate}
+	if fst.crashed {
+		// The process died after the step's first commit: whatever the publisher went on to
+		// report, nobody saw it.
+		o.Action = traces.ActionCrashed
+	}
+	return o, nil
+}
+
+// Snapshot reads every message, dead letter and outbox row, and the effect log of every mailbox.
+func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
+	if t.st == nil {
+		return Snapshot{}, errors.New("replay: store target: closed")
+	}
+	msgs, err := t.st.ListMessages(ctx, "")
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+	}
+	dead, err := t.st.ListDeadLetters(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+	}
+	outbox, err := t.st.ListOutbox(ctx)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+	}
+	s := Snapshot{Effects: map[string][]string{}}
+	mailboxes := map[string]bool{}
+	for mb := range t.mailboxes {
+		mailboxes[mb] = true
+	}
+	for _, m := range msgs {
+		mailboxes[m.Mailbox] = true
+		s.Messages = append(s.Messages, MessageRow{
+			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: string(m.Payload),
+			State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: logical(m.AvailableAt),
+			Token: m.Token, LeaseUntil: logical(m.LeaseUntil),
+		})
+	}
+	for _, d := range dead {
+		mailboxes[d.Mailbox] = true
+		s.DeadLetters = append(s.DeadLetters, traces.DeadLetterRow{Mailbox: d.Mailbox, ID: d.ID, Attempts: d.Attempts, Reason: d.Reason})
+	}
+	for _, r := range outbox {
+		s.Outbox = append(s.Outbox, OutboxRow{
+			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
+			Payload: string(r.Payload), State: r.State, DeliveryAttempts: r.DeliveryAttempts,
+			AvailableAt: logical(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: logical(r.ClaimUntil),
+		})
+	}
+	for mb := range mailboxes {
+		state, _, err := t.st.LoadCheckpoint(ctx, "effects/"+mb)
+		if errors.Is(err, actordelivery.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		}
+		var ids []string
+		if err := json.Unmarshal(state, &ids); err != nil {
+			return Snapshot{}, fmt.Errorf("replay: store target: snapshot: effect log of %q: %w", mb, err)
+		}
+		if len(ids) > 0 {
+			s.Effects[mb] = ids
+		}
+	}
+	return s, nil
+}

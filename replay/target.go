@@ -1,0 +1,123 @@
+package replay
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// Target is what the engine drives: a store (real or modelled) that runs one trace step at a
+// time with real values. Tokens are opaque strings chosen by the target; the engine maps them to
+// and from the trace's symbols.
+type Target interface {
+	// Do runs one step at logical time at (seconds from [traces.Epoch]). It returns an error only
+	// when the step could not run at all (a broken database, a malformed step); every semantic
+	// outcome, a lost lease included, is reported in the Observation. An operation the target
+	// does not implement returns an error wrapping [ErrUnsupported].
+	Do(ctx context.Context, op traces.Op, at int64, args Args) (Observation, error)
+	// Snapshot returns the target's whole state with real tokens and logical-second times.
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// Reopen closes and reopens the target's database, keeping the deliveries its workers have
+	// fetched and not yet handled: a durability check that must not change any later result.
+	Reopen(ctx context.Context) error
+	// Close releases the target. It does not delete the target's files.
+	Close() error
+}
+
+// ErrUnsupported is wrapped by a Target's Do for an operation it cannot run; [Run] turns it into
+// an Inconclusive verdict rather than an error.
+var ErrUnsupported = errors.New("replay: operation not supported by target")
+
+// Args are a step's arguments as a target receives them: [traces.Args] with the token symbol
+// replaced by the real token (or by a token that matches nothing when the symbol is not bound).
+// Every other field has the name, type and meaning of its traces.Args counterpart; a test keeps
+// the two in step.
+type Args struct {
+	Mailbox     string
+	ID          string
+	Key         string
+	Priority    int
+	MaxAttempts int
+	Delay       int64
+	Payload     string
+	LeaseFor    int64
+	Token       string
+	Reason      string
+	Target      string
+	Limit       int
+	ClaimFor    int64
+	Worker      int
+	Publisher   int
+	Profile     string
+	Outcome     string
+	RetryDelay  int64
+	Fault       string
+}
+
+// Observation is what a target reports for one step: [traces.Result] with real tokens.
+type Observation struct {
+	Err       string
+	Duplicate bool
+	// Message is nil when no message was returned.
+	Message  *Message
+	Affected int
+	Claimed  []Claimed
+	Action   string
+	Attempt  int
+}
+
+// Message is a message returned by lease, peek or consumer_fetch. Token is "" when no lease was
+// taken (peek, leaseless fetch).
+type Message struct {
+	ID       string
+	Attempts int
+	Token    string
+}
+
+// Claimed is one row returned by outbox_claim.
+type Claimed struct {
+	ID               string
+	DeliveryAttempts int
+	Token            string
+}
+
+// Snapshot is a target's state with real tokens and times in logical seconds. Its slices need not
+// be sorted; the engine canonicalizes after mapping tokens to symbols.
+type Snapshot struct {
+	Messages    []MessageRow
+	Outbox      []OutboxRow
+	DeadLetters []traces.DeadLetterRow
+	// Effects maps a mailbox to the ids whose handler effects committed, in commit order.
+	Effects map[string][]string
+}
+
+// MessageRow is [traces.MessageRow] with the real lease token ("" for none).
+type MessageRow struct {
+	Mailbox     string
+	ID          string
+	Key         string
+	Priority    int
+	Payload     string
+	State       string
+	Attempts    int
+	MaxAttempts int
+	AvailableAt int64
+	Token       string
+	LeaseUntil  int64
+}
+
+// OutboxRow is [traces.OutboxRow] with the real claim token ("" for none).
+type OutboxRow struct {
+	ID               string
+	Target           string
+	Key              string
+	Priority         int
+	MaxAttempts      int
+	Payload          string
+	State            string
+	DeliveryAttempts int
+	AvailableAt      int64
+	Token            string
+	ClaimUntil       int64
+}
