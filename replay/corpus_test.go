@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,15 +12,21 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// corpusPaths returns the trace files TestCorpus replays: traces/corpus (the traces the bridge
-// generates from the P models) when it holds any, else the traces package's hand-written
-// traces/testdata/good, with real == false.
+// corpusDir is the directory TestCorpus replays. The gate also points it at a larger corpus it
+// regenerates from the models on the fly (many more schedules than the committed corpus keeps):
+//
+//	go test ./replay/ -run 'TestCorpus$' -corpus /tmp/big-corpus
+var corpusDir = flag.String("corpus", "../traces/corpus", "directory of the traces TestCorpus replays")
+
+// corpusPaths returns the trace files TestCorpus replays: those in -corpus (by default the traces
+// the bridge generates from the P models) when it holds any, else the traces package's
+// hand-written traces/testdata/good, with real == false.
 func corpusPaths(t testing.TB) (paths []string, real bool) {
 	t.Helper()
 	for _, c := range []struct {
 		dir  string
 		real bool
-	}{{"../traces/corpus", true}, {"../traces/testdata/good", false}} {
+	}{{*corpusDir, true}, {"../traces/testdata/good", false}} {
 		if _, err := os.Stat(c.dir); err != nil {
 			continue
 		}

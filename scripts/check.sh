@@ -15,6 +15,7 @@
 #   PCONFORM_CE_SCHEDULES   schedule budget per P counterexample     (default 100)
 #   PCONFORM_SEED           checker and property seed               (default 1)
 #   PCONFORM_SEQUENCES      property sequences per property         (default 200)
+#   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 200)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # shellcheck source=scripts/env.sh
@@ -62,8 +63,9 @@ stage_lint() {
 }
 
 stage_unit() {
-  echo "what: go test ./..."
-  go test -count=1 ./...
+  # properties/ has its own stage (its hunts are the long part); every other package runs here.
+  echo "what: go test ./... (but properties/, which has its own stage)"
+  go test -count=1 $(go list ./... | grep -v '/properties$')
 }
 
 stage_models() {
@@ -72,14 +74,21 @@ stage_models() {
 }
 
 stage_replay() {
-  echo "what: corpus up to date with the models; corpus replay against store and model, with and without crashes"
+  local wide=${PCONFORM_REPLAY_SCHEDULES:-200}
+  echo "what: corpus up to date; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
   go run ./bridge/cmd/pconform-corpus -check -out traces/corpus || return 1
-  go test -count=1 -run Corpus -v ./replay/
+  go test -count=1 -run Corpus -v ./replay/ || return 1
+  # The committed corpus keeps a few traces per test case; replay many more, generated now from the
+  # same models, so that every explored execution of the green tests meets the real store.
+  local big="$logdir/wide-corpus"
+  go run ./bridge/cmd/pconform-corpus -out "$big" -schedules "$wide" -per-test "$wide" -seed "${PCONFORM_SEED:-1}" || return 1
+  echo "wide corpus: $(ls "$big"/*.json | wc -l) traces"
+  go test -count=1 -run 'TestCorpus$' ./replay/ -corpus "$big"
 }
 
 stage_properties() {
-  echo "what: gopter properties against the real store (PCONFORM_SEQUENCES=${PCONFORM_SEQUENCES:-200})"
-  go test -count=1 -run "Property|Hunt" -v ./properties/
+  echo "what: gopter properties against the real store and hunts of every broken variant (PCONFORM_SEQUENCES=${PCONFORM_SEQUENCES:-200})"
+  go test -count=1 -v ./properties/
 }
 
 declare -a rows=()

@@ -114,13 +114,27 @@ machine RawClient {
       ids += (2, "m3");
       outIds += (0, "o1");
       outIds += (1, "o2");
-      // A fixed prologue puts both outbox settlements into every schedule: claim o1, fail it
-      // (releasing the claim), claim again, complete with a token from either claim (the stale one
-      // reports claim_lost). Random operations follow.
+      // A fixed prologue runs every store operation at least once in every schedule, so that a
+      // handful of schedules already cover them all: claim o1, fail it (releasing the claim),
+      // claim again, complete with a token from either claim (a stale one reports claim_lost);
+      // lease, extend, ack; lease, nack; peek, expire, ack/nack/dead-letter by id, outbox and
+      // mailbox enqueue. Random operations follow.
       Step(11);
       Step(13);
       Step(11);
       Step(12);
+      Step(1);
+      Step(7);
+      Step(3);
+      Step(1);
+      Step(4);
+      Step(2);
+      Step(8);
+      Step(5);
+      Step(6);
+      Step(9);
+      Step(10);
+      Step(0);
       i = 0;
       while (i < init.ops) {
         Step(choose(15));

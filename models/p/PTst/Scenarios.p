@@ -143,7 +143,7 @@ fun ScRawStoreOps(): tScenario {
   sc.messages += (0, Msg("inbox", "m1", "k", 0, 2));
   sc.messages += (1, Msg("inbox", "m2", "k", 1, 2));
   sc.outbox += (0, OutRow("o1", "inbox", 2));
-  sc.raw_ops = 10;
+  sc.raw_ops = 6;
   return sc;
 }
 

@@ -1,0 +1,96 @@
+// Command pconform-corpus regenerates the committed trace corpus from the P models, or with
+// -check verifies that the committed corpus is what the models give now.
+//
+// Run it from the repository root with the P tool on PATH (. scripts/env.sh):
+//
+//	go run ./bridge/cmd/pconform-corpus            # rewrite traces/corpus
+//	go run ./bridge/cmd/pconform-corpus -check     # exit 1 if traces/corpus is stale
+//
+// Exit codes: 0 done (or up to date), 1 the corpus is stale, 2 any other failure.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/pconform/pconform/bridge"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pconform-corpus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "traces/corpus", "corpus directory")
+	models := fs.String("models", "models/p", "P project directory")
+	check := fs.Bool("check", false, "only check that the corpus is up to date; change nothing")
+	seed := fs.Int64("seed", bridge.DefaultSeed, "checker --seed")
+	schedules := fs.Int("schedules", bridge.DefaultSchedules, "checker -s per green test case")
+	ceSchedules := fs.Int("ce-schedules", bridge.DefaultCounterexampleSchedules, "checker -s budget per counterexample")
+	perTest := fs.Int("per-test", bridge.DefaultPerTest, "distinct traces kept per green test case")
+	compile := fs.Bool("compile", true, "run p compile first")
+	pBin := fs.String("p", "p", "the p executable")
+	tests := fs.String("tests", "", "comma-separated test cases to run (default: every listed test case)")
+	verbose := fs.Bool("v", false, "log progress")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "pconform-corpus: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	cfg := bridge.Config{
+		ProjectDir:              *models,
+		P:                       *pBin,
+		Compile:                 *compile,
+		Seed:                    *seed,
+		Schedules:               *schedules,
+		CounterexampleSchedules: *ceSchedules,
+		PerTest:                 *perTest,
+		Logger:                  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	}
+	if *tests != "" {
+		cfg.TestCases = strings.Split(*tests, ",")
+	}
+	if *check {
+		err := bridge.CheckUpToDate(ctx, *out, cfg)
+		switch {
+		case errors.Is(err, bridge.ErrCorpusStale):
+			fmt.Fprintln(stderr, err)
+			return 1
+		case err != nil:
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "%s is up to date with %s\n", *out, *models)
+		return 0
+	}
+	corpus, err := bridge.Regenerate(ctx, *out, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	steps := 0
+	for _, tr := range corpus.Traces {
+		steps += len(tr.Steps)
+	}
+	fmt.Fprintf(stdout, "wrote %d traces (%d steps) from %d test cases to %s (model %s)\n",
+		len(corpus.Traces), steps, len(corpus.Runs), *out, corpus.Model)
+	return 0
+}

@@ -1,0 +1,45 @@
+// Package bridge is everything P-specific in pconform: it runs the P checker on the P models,
+// reads the checker's JSON logs, and turns the observations each explored schedule announced into
+// traces (package traces), which it keeps as the committed corpus.
+//
+// # Usage
+//
+// [Regenerate] runs the checker on every test case of the P project ([RunChecker]) and writes the
+// corpus; [CheckUpToDate] does the same into a temporary directory and reports, wrapping
+// [ErrCorpusStale], how the committed corpus differs. The command bridge/cmd/pconform-corpus
+// wraps both. For a single log, [ConvertLogFile] detects the layout and converts every schedule.
+// The layers below are usable on their own: [ReadVerboseLog], [ReadBugLog] and [ReadLog] parse
+// logs into [Event]s, and [Convert] turns one schedule's events into a trace.
+//
+// # Contract
+//
+//   - The observation contract (the eObs* events, their payload fields, the test-case to variant
+//     mapping) is the one stated for the P models; the payload fields of eObs<Op> are derived
+//     from traces.Spec, so the two cannot drift apart silently.
+//   - Strict: a log that is not JSON, is truncated, or has the wrong shape, and an observation
+//     with an unknown eObs name or a missing, unexpected or mistyped field, is an error naming the
+//     schedule, the entry, the event and the field ([*LogError]). Nothing in this package panics
+//     on bad input.
+//   - Every trace it returns passes traces.Validate. Announcements of events that are not eObs*
+//     and all other log entries are ignored.
+//   - Deterministic: a fixed seed and schedule count give the same traces, names and files on
+//     every run; [Regenerate] writes canonical files and a README without timestamps.
+//   - The conversion core (the readers, [Convert]) is pure; only [RunChecker], [Regenerate],
+//     [CheckUpToDate], [ModelHash], [ListTests] and [ConvertLogFile] run processes or touch files.
+//     It never modifies the P project apart from what `p compile` generates.
+//
+// # Implementation notes
+//
+// P 3.1 prints a map[string, ...] key as the P value's text, quotes included, so the final
+// state's effects map arrives with keys like "\"inbox\""; the converter strips one pair of
+// surrounding quotes. `state` is a keyword of P, so snapshot rows spell that field `row_state`
+// (the contract's `state` is accepted too, see stateFieldNames).
+//
+// `p check -tc NAME` matches test cases by prefix and each matched test overwrites the previous
+// one's logs, so RunChecker refuses ([ErrAmbiguousTestCase]) a test case whose name is a prefix of
+// another's rather than mix two tests' schedules.
+//
+// Schedules are numbered from 1, as the checker prints them ("Schedule #N"); a counterexample run
+// stops at its first buggy schedule, which is the verbose log's last and the one the bug log
+// holds. The bridge converts the bug log and checks that both logs announce the same observations.
+package bridge

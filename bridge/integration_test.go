@@ -1,0 +1,133 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/traces"
+)
+
+// modelsDir is the real P project, relative to this package.
+var modelsDir = filepath.Join("..", "models", "p")
+
+// TestIntegrationModels runs the real checker on a copy of the real P models with a few schedules
+// per test case and checks that every test case gives traces, that every trace validates and reads
+// back as written, and that each counterexample's trace names its variant and divergence. It
+// compiles the models, which takes a minute or more; -short skips it.
+func TestIntegrationModels(t *testing.T) {
+	requireP(t)
+	if testing.Short() {
+		t.Skip("-short: skipping the checker run on the real P models (it compiles them)")
+	}
+	if matches, _ := filepath.Glob(filepath.Join(modelsDir, "*.pproj")); len(matches) == 0 {
+		t.Skipf("no .pproj in %s yet; skipping the checker run on the real P models", modelsDir)
+	}
+	dir := copyTree(t, modelsDir)
+	if err := os.RemoveAll(filepath.Join(dir, "PGenerated")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := bridge.Config{ProjectDir: dir, Compile: true, Seed: 1, Schedules: 3, PerTest: 2}
+	corpus, err := bridge.RunChecker(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(corpus.Runs) == 0 {
+		t.Fatal("the models list no test cases")
+	}
+	perTest := map[string]int{}
+	names := map[string]bool{}
+	for _, tr := range corpus.Traces {
+		perTest[tr.Origin.TestCase]++
+		if names[tr.Name] {
+			t.Errorf("two traces named %s", tr.Name)
+		}
+		names[tr.Name] = true
+		if err := traces.Validate(tr); err != nil {
+			t.Errorf("%s: %v", tr.Name, err)
+			continue
+		}
+		data, err := traces.Marshal(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := traces.Unmarshal(data, tr.Name)
+		if err != nil {
+			t.Fatalf("%s does not read back: %v", tr.Name, err)
+		}
+		if diff := cmp.Diff(tr, back); diff != "" {
+			t.Errorf("%s changes on a round trip (-written +read):\n%s", tr.Name, diff)
+		}
+		counterexample := strings.HasSuffix(tr.Origin.TestCase, bridge.CounterexampleSuffix)
+		switch {
+		case counterexample && (tr.Expect.Variant == "" || tr.Expect.DivergesAt < 0 || !strings.HasSuffix(tr.Name, "-bad")):
+			t.Errorf("%s: counterexample trace with expect %+v", tr.Name, tr.Expect)
+		case !counterexample && (tr.Expect.Variant != "" || tr.Final == nil || !strings.HasSuffix(tr.Name, "-ok")):
+			t.Errorf("%s: green trace with expect %+v, final %v", tr.Name, tr.Expect, tr.Final != nil)
+		}
+	}
+	for _, run := range corpus.Runs {
+		most := cfg.PerTest
+		if run.Counterexample {
+			most = 1
+		}
+		if n := perTest[run.TestCase]; n < 1 || n > most {
+			t.Errorf("%s: %d traces kept, want 1 to %d", run.TestCase, n, most)
+		}
+		t.Logf("%s: %d schedules, %d distinct, kept %v", run.TestCase, run.Schedules, run.Distinct, run.Kept)
+	}
+}
+
+// TestCommittedCorpus reads every generated trace of the committed corpus (without running the
+// checker) and checks the README lists exactly those files.
+func TestCommittedCorpus(t *testing.T) {
+	dir := filepath.Join("..", "traces", "corpus")
+	readme, err := os.ReadFile(filepath.Join(dir, bridge.ReadmeName))
+	if os.IsNotExist(err) {
+		t.Skipf("no corpus README in %s yet", dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := traces.Walk(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := 0
+	for _, path := range files {
+		// Traces from other sources may share the directory; only the bridge's are checked here.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var head struct {
+			Origin struct {
+				Kind string `json:"kind"`
+			} `json:"origin"`
+		}
+		if json.Unmarshal(data, &head) != nil || head.Origin.Kind != bridge.OriginKind {
+			continue
+		}
+		tr, err := traces.Unmarshal(data, path)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		listed++
+		if filepath.Base(path) != tr.Name+".json" {
+			t.Errorf("%s holds trace %q", path, tr.Name)
+		}
+		if !strings.Contains(string(readme), "| "+tr.Name+".json |") {
+			t.Errorf("README does not list %s", tr.Name)
+		}
+	}
+	if n := strings.Count(string(readme), ".json | "); n != listed {
+		t.Errorf("README lists %d files, the corpus holds %d generated traces", n, listed)
+	}
+}
