@@ -244,6 +244,19 @@ func (s *Store) execOne(ctx context.Context, op string, fn func(now int64) (stri
 	return changed, err
 }
 
+// updateRow runs one single-row update (see execOne) on the row id and reports missing, wrapped
+// with the operation and the id, when no row matched: a stale token or a row in the wrong state.
+func (s *Store) updateRow(ctx context.Context, op, id string, missing error, fn func(now int64) (string, []any)) error {
+	ok, err := s.execOne(ctx, op, fn)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("actordelivery: %s %q: %w", op, id, missing)
+	}
+	return nil
+}
+
 func checkIDToken(op, id, token string) error {
 	if id == "" {
 		return invalid(op, "id is empty")
@@ -263,16 +276,9 @@ func (s *Store) Ack(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, func(int64) (string, []any) {
 		return qAck, []any{named("id", id), named("token", token)}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
-	}
-	return nil
 }
 
 // Nack clears the lease of the message carrying token and makes it available at now + delay. The
@@ -288,16 +294,9 @@ func (s *Store) Nack(ctx context.Context, id, token string, delay time.Duration)
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, func(now int64) (string, []any) {
 		return qNack, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
-	}
-	return nil
 }
 
 // AckByID marks a ready message acked and clears any lease, without a token (the leaseless path).
@@ -308,16 +307,9 @@ func (s *Store) AckByID(ctx context.Context, id string) error {
 	if id == "" {
 		return invalid(op, "id is empty")
 	}
-	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrNotFound, func(int64) (string, []any) {
 		return qAckByID, []any{named("id", id)}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
-	}
-	return nil
 }
 
 // NackByID counts a delivery of a ready message without a token: attempts + 1 (capped at
@@ -332,16 +324,9 @@ func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) er
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrNotFound, func(now int64) (string, []any) {
 		return qNackByID, []any{named("id", id), named("available_at", now+durMillis(delay))}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
-	}
-	return nil
 }
 
 // ExtendLease sets lease_until = now + leaseFor on the message carrying token.
@@ -356,16 +341,9 @@ func (s *Store) ExtendLease(ctx context.Context, id, token string, leaseFor time
 	if err := checkDuration(op, "lease_for", leaseFor); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, func(now int64) (string, []any) {
 		return qExtend, []any{named("id", id), named("token", token), named("until", now+durMillis(leaseFor))}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrLeaseLost)
-	}
-	return nil
 }
 
 // holdsLease reports ErrLeaseLost unless the ready message id carries token. Inside a write

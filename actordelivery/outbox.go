@@ -3,7 +3,6 @@ package actordelivery
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -142,16 +141,9 @@ func (s *Store) OutboxComplete(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrClaimLost, func(int64) (string, []any) {
 		return qOutboxComplete, []any{named("id", id), named("token", token)}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrClaimLost)
-	}
-	return nil
 }
 
 // OutboxFail clears the claim of the pending row carrying token and makes it available again at
@@ -167,16 +159,9 @@ func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Dur
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	ok, err := s.execOne(ctx, op, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrClaimLost, func(now int64) (string, []any) {
 		return qOutboxFail, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
 	})
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrClaimLost)
-	}
-	return nil
 }
 
 // ListOutbox returns every outbox row, completed ones included, in seq order.

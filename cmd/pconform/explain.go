@@ -27,7 +27,7 @@ they stood after it. The first divergence is marked ">>" and spelled out at the 
 outbox, a row per step, the divergence highlighted with the expected and observed values.
 
 Exit 0 when the target matches the trace, 1 when it diverges.`,
-		Example: `  pconform explain traces/corpus/tcOutboxSplitWriteCounterexample-s1-0-bad.json --html /tmp/split.html`,
+		Example: `  pconform explain traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --html /tmp/split.html`,
 		Args:    exactArgs(1, "one trace file"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts, err := f.options()

@@ -52,8 +52,8 @@ involved. On a divergence it writes an evidence directory (trace, histories, rep
 the command that reruns it.
 
 Exit 0 when the target matches the trace, 1 when it diverges.`,
-		Example: `  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-0-bad.json --target split-write
-  pconform replay traces/corpus/tcLeaseless-s1-3-ok.json --crash-every-step`,
+		Example: `  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --target split-write
+  pconform replay traces/corpus/tcLeaselessWorker-s1-1-ok.json --crash-every-step`,
 		Args: exactArgs(1, "one trace file"),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts, err := f.options()
