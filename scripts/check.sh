@@ -15,7 +15,7 @@
 #   PCONFORM_CE_SCHEDULES   schedule budget per P counterexample     (default 100)
 #   PCONFORM_SEED           checker and property seed               (default 1)
 #   PCONFORM_SEQUENCES      property sequences per property         (default 200)
-#   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 200)
+#   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 100)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # shellcheck source=scripts/env.sh
@@ -74,7 +74,7 @@ stage_models() {
 }
 
 stage_replay() {
-  local wide=${PCONFORM_REPLAY_SCHEDULES:-200}
+  local wide=${PCONFORM_REPLAY_SCHEDULES:-100}
   echo "what: corpus up to date; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
   go run ./bridge/cmd/pconform-corpus -check -out traces/corpus || return 1
   go test -count=1 -run Corpus -v ./replay/ || return 1
