@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,35 +19,33 @@ import (
 //	go test ./replay/ -run 'TestCorpus$' -corpus /tmp/big-corpus
 var corpusDir = flag.String("corpus", "../traces/corpus", "directory of the traces TestCorpus replays")
 
-// corpusPaths returns the trace files TestCorpus replays: those in -corpus (by default the traces
-// the bridge generates from the P models) when it holds any, else the traces package's
-// hand-written traces/testdata/good, with real == false.
-func corpusPaths(t testing.TB) (paths []string, real bool) {
-	t.Helper()
-	for _, c := range []struct {
-		dir  string
-		real bool
-	}{{*corpusDir, true}, {"../traces/testdata/good", false}} {
-		if _, err := os.Stat(c.dir); err != nil {
-			continue
-		}
-		paths, err := traces.Walk(c.dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(paths) > 0 {
-			return paths, c.real
-		}
+// errEmptyCorpus is corpusPaths's error for a directory that holds no trace: an empty corpus
+// must fail the gate, never pass it vacuously.
+var errEmptyCorpus = errors.New("replay: the corpus holds no trace")
+
+// corpusPaths returns the trace files in dir. A missing directory, or one without a single .json
+// trace, is an error: the gate replays the corpus the bridge generated, and nothing else may stand
+// in for it.
+func corpusPaths(dir string) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("replay: corpus directory: %w", err)
 	}
-	t.Fatal("no traces: neither traces/corpus nor traces/testdata/good holds a .json file")
-	return nil, false
+	paths, err := traces.Walk(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: %s (regenerate it with go run ./bridge/cmd/pconform-corpus)", errEmptyCorpus, dir)
+	}
+	return paths, nil
 }
 
-func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string, real bool) {
+// readCorpus reads every trace in -corpus; it fails the test when there is none.
+func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string) {
 	t.Helper()
-	paths, real = corpusPaths(t)
-	if !real {
-		t.Logf("traces/corpus is missing or empty: replaying the hand-written traces in traces/testdata/good instead")
+	paths, err := corpusPaths(*corpusDir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, p := range paths {
 		tr, err := traces.ReadFile(p)
@@ -55,7 +54,7 @@ func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string, real bool) {
 		}
 		trs = append(trs, tr)
 	}
-	return trs, paths, real
+	return trs, paths
 }
 
 // replayed is one replay of a trace and the target's state after it.
@@ -122,7 +121,7 @@ func expectVerdict(t *testing.T, ev Evidence, divergesAt int) {
 //
 // Run one trace with: go test ./replay/ -run 'TestCorpus/^<name>$' -v
 func TestCorpus(t *testing.T) {
-	trs, paths, real := readCorpus(t)
+	trs, paths := readCorpus(t)
 	symptoms := map[string][]string{}
 	for i, tr := range trs {
 		path, _ := filepath.Abs(paths[i])
@@ -170,10 +169,8 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 		switch {
-		case n == 0 && real:
-			t.Errorf("the corpus has no trace of variant %q", variant)
 		case n == 0:
-			t.Logf("no trace of variant %q in the fallback corpus", variant)
+			t.Errorf("the corpus has no trace of variant %q", variant)
 		case len(symptoms[variant]) == 0:
 			t.Errorf("none of the %d traces of variant %q shows its symptom after replay against its target", n, variant)
 		default:
@@ -210,4 +207,32 @@ func symptom(variant string, s Snapshot) []string {
 		}
 	}
 	return found
+}
+
+// TestCorpusPathsRefusesEmpty: a missing corpus directory, or one without a trace (a stray
+// README only), is an error, so a generator that wrote nothing fails the gate instead of
+// passing it with nothing replayed.
+func TestCorpusPathsRefusesEmpty(t *testing.T) {
+	empty := t.TempDir()
+	if err := os.WriteFile(filepath.Join(empty, "README.md"), []byte("no traces here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, dir string
+		want      error
+	}{
+		{"empty", empty, errEmptyCorpus},
+		{"missing", filepath.Join(empty, "absent"), os.ErrNotExist},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			paths, err := corpusPaths(tc.dir)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("corpusPaths(%s) = %d paths, %v; want an error wrapping %v", tc.dir, len(paths), err, tc.want)
+			}
+		})
+	}
+	paths, err := corpusPaths("../traces/corpus")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("the committed corpus: %d paths, %v", len(paths), err)
+	}
 }

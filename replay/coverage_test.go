@@ -9,18 +9,14 @@ import (
 )
 
 // TestCorpusCoverage prints the corpus's operation x outcome table and requires every operation
-// and every consumer and publisher action to occur at least once. On the fallback corpus (before
-// the bridge has generated traces/corpus) the gaps are only logged.
+// and every consumer and publisher action to occur at least once.
 func TestCorpusCoverage(t *testing.T) {
-	trs, _, real := readCorpus(t)
+	trs, _ := readCorpus(t)
 	c := CoverageOf(trs)
 	t.Logf("operation x outcome over %d traces:\n%s", len(trs), c)
 	missing := c.Missing()
-	switch {
-	case len(missing) > 0 && real:
+	if len(missing) > 0 {
 		t.Errorf("the corpus never exercises:\n  %s", strings.Join(missing, "\n  "))
-	case len(missing) > 0:
-		t.Logf("the fallback corpus never exercises (not an error until traces/corpus exists):\n  %s", strings.Join(missing, "\n  "))
 	}
 }
 

@@ -51,10 +51,11 @@ export PCONFORM_REQUIRE_BROWSER=1
 go_files() { git ls-files --cached --others --exclude-standard -- '*.go' | grep -v '/testdata/' ; }
 
 stage_lint() {
-  echo "what: gofmt, go vet, staticcheck, pconform-vet"
+  echo "what: gofmt, go mod tidy -diff, go vet, staticcheck, pconform-vet"
   local unformatted
   unformatted=$(go_files | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
+  go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
   go vet ./... || return 1
   go tool staticcheck ./... || return 1
   if [ -d cmd/pconform-vet ]; then
