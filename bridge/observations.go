@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -101,20 +102,58 @@ const (
 	kindClaimed
 )
 
-// fieldKinds gives the JSON type of every payload field any observation may carry.
-var fieldKinds = map[string]fieldKind{
-	"at": kindInt,
-	// Args.
-	"mailbox": kindString, "id": kindString, "key": kindString, "priority": kindInt,
-	"max_attempts": kindInt, "delay": kindInt, "payload": kindString, "lease_for": kindInt,
-	"token": kindInt, "reason": kindString, "target": kindString, "limit": kindInt,
-	"claim_for": kindInt, "worker": kindInt, "publisher": kindInt, "profile": kindString,
-	"outcome": kindString, "retry_delay": kindInt, "fault": kindString,
-	// Results.
-	"err": kindString, "duplicate": kindBool, "affected": kindInt, "claimed": kindClaimed,
-	"action": kindString, "attempt": kindInt,
-	fieldMsgID: kindString, fieldMsgAttempts: kindInt, fieldMsgToken: kindInt,
-	"bug": kindBool,
+// fieldKinds gives the JSON type of every payload field any observation may carry: the scalar
+// fields of traces.Args and traces.Result under their JSON names, and the bridge's own fields.
+// Read-only after initialisation.
+var fieldKinds = buildFieldKinds()
+
+// stepFields locates each scalar field of traces.Args and traces.Result by its JSON name, so
+// the bridge sets a decoded value without a switch of its own. Read-only after initialisation.
+var stepFields = buildStepFields()
+
+// stepField is one scalar field of a step: in the step's Args or Result, at index.
+type stepField struct {
+	inResult bool
+	index    int
+	kind     fieldKind
+}
+
+func buildStepFields() map[string]stepField {
+	out := map[string]stepField{}
+	add := func(t reflect.Type, inResult bool) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			var k fieldKind
+			switch f.Type.Kind() {
+			case reflect.String:
+				k = kindString
+			case reflect.Int, reflect.Int64:
+				k = kindInt
+			case reflect.Bool:
+				k = kindBool
+			default:
+				continue // message and claimed: decoded by the bridge's own rules
+			}
+			out[name] = stepField{inResult: inResult, index: i, kind: k}
+		}
+	}
+	add(reflect.TypeFor[traces.Args](), false)
+	add(reflect.TypeFor[traces.Result](), true)
+	return out
+}
+
+func buildFieldKinds() map[string]fieldKind {
+	kinds := map[string]fieldKind{
+		"at":       kindInt,
+		"bug":      kindBool,
+		"claimed":  kindClaimed,
+		fieldMsgID: kindString, fieldMsgAttempts: kindInt, fieldMsgToken: kindInt,
+	}
+	for name, f := range stepFields {
+		kinds[name] = f.kind
+	}
+	return kinds
 }
 
 // decodeStep reads one observation's payload into a step; bug is the payload's bug flag (false
@@ -137,7 +176,7 @@ func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bo
 			case fieldMsgID:
 				msg.ID = v
 			default:
-				setString(&step, f, v)
+				setField(&step, f, v)
 			}
 		case kindInt:
 			v, err := obj.int(f)
@@ -152,7 +191,7 @@ func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bo
 			case fieldMsgToken:
 				msg.Token = int(v)
 			default:
-				setInt(&step, f, v)
+				setField(&step, f, v)
 			}
 		case kindBool:
 			v, err := obj.bool(f)
@@ -162,8 +201,8 @@ func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bo
 			switch f {
 			case "bug":
 				bug = v
-			case "duplicate":
-				step.Result.Duplicate = v
+			default:
+				setField(&step, f, v)
 			}
 		case kindClaimed:
 			rows, err := decodeClaimed(obj, f)
@@ -192,65 +231,24 @@ func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bo
 	return step, bug, nil
 }
 
-func setString(step *traces.Step, field, v string) {
-	a, r := &step.Args, &step.Result
-	switch field {
-	case "mailbox":
-		a.Mailbox = v
-	case "id":
-		a.ID = v
-	case "key":
-		a.Key = v
-	case "payload":
-		a.Payload = v
-	case "reason":
-		a.Reason = v
-	case "target":
-		a.Target = v
-	case "profile":
-		a.Profile = v
-	case "outcome":
-		a.Outcome = v
-	case "fault":
-		a.Fault = v
-	case "err":
-		r.Err = v
-	case "action":
-		r.Action = v
-	default:
-		panic("bridge: no string field " + field) // fieldKinds and this switch disagree
+// setField sets the scalar step field named field to v (a string, int64 or bool, as its kind).
+func setField(step *traces.Step, field string, v any) {
+	f, ok := stepFields[field]
+	if !ok {
+		panic("bridge: no step field " + field) // fieldKinds and stepFields disagree
 	}
-}
-
-func setInt(step *traces.Step, field string, v int64) {
-	a, r := &step.Args, &step.Result
-	switch field {
-	case "priority":
-		a.Priority = int(v)
-	case "max_attempts":
-		a.MaxAttempts = int(v)
-	case "delay":
-		a.Delay = v
-	case "lease_for":
-		a.LeaseFor = v
-	case "token":
-		a.Token = int(v)
-	case "limit":
-		a.Limit = int(v)
-	case "claim_for":
-		a.ClaimFor = v
-	case "worker":
-		a.Worker = int(v)
-	case "publisher":
-		a.Publisher = int(v)
-	case "retry_delay":
-		a.RetryDelay = v
-	case "affected":
-		r.Affected = int(v)
-	case "attempt":
-		r.Attempt = int(v)
-	default:
-		panic("bridge: no int field " + field) // fieldKinds and this switch disagree
+	target := reflect.ValueOf(&step.Args).Elem()
+	if f.inResult {
+		target = reflect.ValueOf(&step.Result).Elem()
+	}
+	dst := target.Field(f.index)
+	switch x := v.(type) {
+	case string:
+		dst.SetString(x)
+	case int64:
+		dst.SetInt(x)
+	case bool:
+		dst.SetBool(x)
 	}
 }
 

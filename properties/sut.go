@@ -134,7 +134,7 @@ func (s *sut) run(c *cmd) *outcome {
 	}
 	ctx := s.h.ctx
 	s.h.countCommand()
-	obs, err := s.target.Do(ctx, c.op, c.at, targetArgs(c.args, s.token(c.tok)))
+	obs, err := s.target.Do(ctx, c.op, c.at, replay.TargetArgs(c.args, s.token(c.tok)))
 	if err != nil {
 		o.err = err
 		return o
@@ -158,15 +158,6 @@ func (s *sut) run(c *cmd) *outcome {
 	o.snap = s.snapshot(raw)
 	o.broken = s.hist.observe(c, o.res, o.snap)
 	return o
-}
-
-func targetArgs(a traces.Args, token string) replay.Args {
-	return replay.Args{
-		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-		Delay: a.Delay, Payload: a.Payload, LeaseFor: a.LeaseFor, Token: token, Reason: a.Reason,
-		Target: a.Target, Limit: a.Limit, ClaimFor: a.ClaimFor, Worker: a.Worker, Publisher: a.Publisher,
-		Profile: a.Profile, Outcome: a.Outcome, RetryDelay: a.RetryDelay, Fault: a.Fault,
-	}
 }
 
 // result is an observation with tokens as serials.

@@ -29,7 +29,7 @@ func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a Args) (Obs
 		return Observation{}, fmt.Errorf("replay: model target: %w", err)
 	}
 	m.s = next
-	o := Observation{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt}
+	o := observationOf(r)
 	if r.Message != nil {
 		o.Message = &Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
 	}
@@ -46,12 +46,7 @@ func (m *ModelTarget) args(a Args) traces.Args {
 	if err != nil || tok < 0 {
 		tok = 0
 	}
-	return traces.Args{
-		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-		Delay: a.Delay, Payload: a.Payload, LeaseFor: a.LeaseFor, Token: tok, Reason: a.Reason,
-		Target: a.Target, Limit: a.Limit, ClaimFor: a.ClaimFor, Worker: a.Worker, Publisher: a.Publisher,
-		Profile: a.Profile, Outcome: a.Outcome, RetryDelay: a.RetryDelay, Fault: a.Fault,
-	}
+	return traceArgs(a, tok)
 }
 
 func modelToken(t int) string {

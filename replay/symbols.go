@@ -140,13 +140,7 @@ func (b *binding) tokens() Tokens {
 
 // args converts a step's arguments for the target.
 func (b *binding) args(op traces.Op, a traces.Args) Args {
-	return Args{
-		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-		Delay: a.Delay, Payload: a.Payload, LeaseFor: a.LeaseFor, Token: b.ns[namespaceOf(op)].arg(a.Token),
-		Reason: a.Reason, Target: a.Target, Limit: a.Limit, ClaimFor: a.ClaimFor, Worker: a.Worker,
-		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: a.RetryDelay,
-		Fault: a.Fault,
-	}
+	return TargetArgs(a, b.ns[namespaceOf(op)].arg(a.Token))
 }
 
 // result maps an observation to symbols, position by position against the expected result, so
@@ -158,9 +152,7 @@ func (b *binding) result(want *traces.Result, o Observation) traces.Result {
 		}
 		return b.ns[ns].observe(wantSym, real)
 	}
-	r := traces.Result{
-		Err: o.Err, Duplicate: o.Duplicate, Affected: o.Affected, Action: o.Action, Attempt: o.Attempt,
-	}
+	r := resultOf(o)
 	if o.Message != nil {
 		w := 0
 		if want != nil && want.Message != nil {

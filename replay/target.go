@@ -29,43 +29,8 @@ type Target interface {
 // an Inconclusive verdict rather than an error.
 var ErrUnsupported = errors.New("replay: operation not supported by target")
 
-// Args are a step's arguments as a target receives them: [traces.Args] with the token symbol
-// replaced by the real token (or by a token that matches nothing when the symbol is not bound).
-// Every other field has the name, type and meaning of its traces.Args counterpart; a test keeps
-// the two in step.
-type Args struct {
-	Mailbox     string
-	ID          string
-	Key         string
-	Priority    int
-	MaxAttempts int
-	Delay       int64
-	Payload     string
-	LeaseFor    int64
-	Token       string
-	Reason      string
-	Target      string
-	Limit       int
-	ClaimFor    int64
-	Worker      int
-	Publisher   int
-	Profile     string
-	Outcome     string
-	RetryDelay  int64
-	Fault       string
-}
-
-// Observation is what a target reports for one step: [traces.Result] with real tokens.
-type Observation struct {
-	Err       string
-	Duplicate bool
-	// Message is nil when no message was returned.
-	Message  *Message
-	Affected int
-	Claimed  []Claimed
-	Action   string
-	Attempt  int
-}
+// Args and Observation, the step arguments and results a target receives and reports, are
+// generated from traces.Args and traces.Result into args_gen.go (see internal/gen).
 
 // Message is a message returned by lease, peek or consumer_fetch. Token is "" when no lease was
 // taken (peek, leaseless fetch).

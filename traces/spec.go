@@ -12,7 +12,42 @@ type OpSpec struct {
 	Results []string
 	// Protocol is true for protocol steps (consumer, publisher, crash), false for store operations.
 	Protocol bool
+	// Err is the one error kind the op may report in result.err ("" when it reports none).
+	Err string
+	// Values closes the vocabulary of a string argument or result of this op: the field's value
+	// must be one of the listed strings. A field without an entry takes any string its type allows.
+	Values map[string][]string
+	// Tokens is the namespace of the op's token argument (the zero value, [LeaseTokens], for ops
+	// that take none).
+	Tokens TokenSpace
 }
+
+// TokenSpace names one of the two namespaces of token symbols. Lease tokens are issued by lease
+// and the leased consumer_fetch, taken by ack, nack and extend, and carried by message rows; claim
+// tokens are issued by outbox_claim, taken by outbox_complete, outbox_fail and publisher_deliver,
+// and carried by outbox rows. Symbol k of one namespace is unrelated to symbol k of the other.
+type TokenSpace int
+
+// The two token namespaces.
+const (
+	LeaseTokens TokenSpace = iota
+	ClaimTokens
+)
+
+// String names the namespace as the docs do.
+func (s TokenSpace) String() string {
+	if s == ClaimTokens {
+		return "claim"
+	}
+	return "lease"
+}
+
+// Vocabularies shared by several ops in [Spec].
+var (
+	consumerProfiles = []string{ProfileLeased, ProfileLeaseless}
+	handleOutcomes   = []string{OutcomeOK, OutcomeFail}
+	handleActions    = []string{ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle}
+)
 
 // Spec is the table of every operation's fields. The JSON Schema in schema/ and docs/trace-format.md
 // state the same table; a test keeps them in step.
@@ -20,23 +55,36 @@ var Spec = map[Op]OpSpec{
 	OpEnqueue:        {Args: []string{"mailbox", "id", "max_attempts"}, OptionalArgs: []string{"key", "priority", "delay", "payload"}, Results: []string{"duplicate"}},
 	OpLease:          {Args: []string{"mailbox", "lease_for"}, Results: []string{"message"}},
 	OpPeek:           {Args: []string{"mailbox"}, Results: []string{"message"}},
-	OpAck:            {Args: []string{"id", "token"}, Results: []string{"err"}},
-	OpNack:           {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}},
-	OpAckByID:        {Args: []string{"id"}, Results: []string{"err"}},
-	OpNackByID:       {Args: []string{"id"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}},
-	OpExtend:         {Args: []string{"id", "token", "lease_for"}, Results: []string{"err"}},
+	OpAck:            {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
+	OpNack:           {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
+	OpAckByID:        {Args: []string{"id"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpNackByID:       {Args: []string{"id"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpExtend:         {Args: []string{"id", "token", "lease_for"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
 	OpExpire:         {Results: []string{"affected"}},
-	OpDeadLetter:     {Args: []string{"id", "reason"}, Results: []string{"err"}},
+	OpDeadLetter:     {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
 	OpOutboxEnqueue:  {Args: []string{"id", "target", "max_attempts"}, OptionalArgs: []string{"key", "priority", "payload"}, Results: []string{"duplicate"}},
 	OpOutboxClaim:    {Args: []string{"limit", "claim_for"}, Results: []string{"claimed"}},
-	OpOutboxComplete: {Args: []string{"id", "token"}, Results: []string{"err"}},
-	OpOutboxFail:     {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}},
+	OpOutboxComplete: {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
+	OpOutboxFail:     {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
 	OpAdvanceClock:   {},
 
-	OpConsumerFetch:    {Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true},
-	OpConsumerHandle:   {Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"action", "attempt"}, Protocol: true},
-	OpPublisherDeliver: {Args: []string{"publisher", "id", "token", "profile", "fault"}, Results: []string{"action", "duplicate"}, Protocol: true},
-	OpCrash:            {Protocol: true},
+	OpConsumerFetch: {
+		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,
+		Values: map[string][]string{"profile": consumerProfiles},
+	},
+	OpConsumerHandle: {
+		Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"action", "attempt"}, Protocol: true,
+		Values: map[string][]string{"profile": consumerProfiles, "outcome": handleOutcomes, "action": handleActions},
+	},
+	OpPublisherDeliver: {
+		Args: []string{"publisher", "id", "token", "profile", "fault"}, Results: []string{"action", "duplicate"}, Protocol: true, Tokens: ClaimTokens,
+		Values: map[string][]string{
+			"profile": {ProfileFold, ProfileSplit},
+			"fault":   {FaultNone, FaultCommitFails, FaultCrashBetween},
+			"action":  {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed},
+		},
+	},
+	OpCrash: {Protocol: true},
 }
 
 // Error kinds a Result.Err may hold.

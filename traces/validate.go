@@ -35,12 +35,11 @@ func Validate(t *Trace) error {
 	return v.divergence(t)
 }
 
-// Token symbols live in two namespaces: lease tokens (lease, leased consumer_fetch; ack, nack,
-// extend; message rows) and claim tokens (outbox_claim; outbox_complete, outbox_fail,
-// publisher_deliver; outbox rows).
+// Token symbols live in two namespaces, [LeaseTokens] and [ClaimTokens]; the validator indexes
+// its per-namespace tables with them.
 const (
-	leaseTokens = iota
-	claimTokens
+	leaseTokens = int(LeaseTokens)
+	claimTokens = int(ClaimTokens)
 )
 
 // validator checks a trace part by part in file order; it carries what the rules need across
@@ -201,11 +200,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 		if err := atLeast(c, p, int64(a.Token), 0); err != nil {
 			return err
 		}
-		ns := leaseTokens
-		if s.Op == OpOutboxComplete || s.Op == OpOutboxFail || s.Op == OpPublisherDeliver {
-			ns = claimTokens
-		}
-		v.use(ns, a.Token, i)
+		v.use(int(Spec[s.Op].Tokens), a.Token, i)
 		return nil
 	case "limit":
 		return atLeast(c, p, int64(a.Limit), 1)
@@ -216,31 +211,15 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	case "publisher":
 		return atLeast(c, p, int64(a.Publisher), 0)
 	case "profile":
-		if s.Op == OpPublisherDeliver {
-			return oneOf(c, p, a.Profile, ProfileFold, ProfileSplit)
-		}
-		return oneOf(c, p, a.Profile, ProfileLeased, ProfileLeaseless)
+		return oneOf(c, p, a.Profile, Spec[s.Op].Values[name]...)
 	case "outcome":
-		return oneOf(c, p, a.Outcome, OutcomeOK, OutcomeFail)
+		return oneOf(c, p, a.Outcome, Spec[s.Op].Values[name]...)
 	case "fault":
-		return oneOf(c, p, a.Fault, FaultNone, FaultCommitFails, FaultCrashBetween)
+		return oneOf(c, p, a.Fault, Spec[s.Op].Values[name]...)
 	case "priority":
 		return nil // any integer
 	}
 	return c.errf(p, "Spec names an argument the validator does not know")
-}
-
-// errKind is the one error kind each fallible store operation reports.
-func errKind(op Op) string {
-	switch op {
-	case OpAck, OpNack, OpExtend:
-		return ErrKindLeaseLost
-	case OpAckByID, OpNackByID, OpDeadLetter:
-		return ErrKindNotFound
-	case OpOutboxComplete, OpOutboxFail:
-		return ErrKindClaimLost
-	}
-	return ""
 }
 
 func (v *validator) result(c errCtx, i int, s *Step, name string) error {
@@ -248,7 +227,7 @@ func (v *validator) result(c errCtx, i int, s *Step, name string) error {
 	p := "result." + name
 	switch name {
 	case "err":
-		if k := errKind(s.Op); r.Err != "" && r.Err != k {
+		if k := Spec[s.Op].Err; r.Err != "" && r.Err != k {
 			return c.errf(p, "must be absent or %q for %s, got %q", k, s.Op, r.Err)
 		}
 		return nil
@@ -345,7 +324,7 @@ func (v *validator) action(c errCtx, s *Step) error {
 	r := &s.Result
 	switch s.Op {
 	case OpConsumerHandle:
-		if err := oneOf(c, "result.action", r.Action, ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle); err != nil {
+		if err := oneOf(c, "result.action", r.Action, Spec[s.Op].Values["action"]...); err != nil {
 			return err
 		}
 		if v.variant {
@@ -358,7 +337,7 @@ func (v *validator) action(c errCtx, s *Step) error {
 			return c.errf("result.action", "a handler that failed cannot end %q", r.Action)
 		}
 	case OpPublisherDeliver:
-		if err := oneOf(c, "result.action", r.Action, ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed); err != nil {
+		if err := oneOf(c, "result.action", r.Action, Spec[s.Op].Values["action"]...); err != nil {
 			return err
 		}
 		if v.variant {

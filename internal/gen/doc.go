@@ -1,0 +1,19 @@
+// Package gen derives, from the trace format's tables in package traces ([traces.Spec], the
+// [traces.Args] and [traces.Result] structs), the files that would otherwise restate them by hand:
+//
+//   - traces/schema/trace.schema.json, the JSON Schema of the format ([Schema]): the op
+//     vocabulary, the dispatch from op to its definition and one definition per op, inserted
+//     into a hand-written frame (schema_frame.json) that holds everything not about one op;
+//   - replay/args_gen.go ([ReplayArgs]): replay's Args and Observation types and the functions
+//     that copy a step's fields between them and traces.Args and traces.Result.
+//
+// Files lists every generated file with its generator. The generators are pure functions of the
+// tables; cmd/pconform-gen writes their output (run it with `go generate ./internal/gen`), and
+// a test fails when a committed file differs from what its generator makes, so a change to the
+// tables that forgets to regenerate cannot land.
+//
+// What is not generated is derived where it is used: the bridge reads its per-op field list from
+// traces.Spec and the field types from the traces structs at run time.
+package gen
+
+//go:generate go run ./cmd/pconform-gen -root ../..
