@@ -1,4 +1,4 @@
-// Package actordelivery is pconform's durable delivery layer for actors: a SQLite-backed mailbox
+// Package actordelivery is pconform's durable delivery layer for actors: a SQL-backed mailbox
 // (one table for every mailbox, with leases, retries, per-key FIFO and dead letters), a
 // transactional outbox, actor checkpoints and processed-message dedup, plus the Consumer that
 // drives a Handler from a mailbox and the Publisher that moves outbox rows into mailboxes.
@@ -28,7 +28,7 @@
 // ExecTx puts a transaction in the context it hands its callback; every store call made with that
 // context joins it, nested ExecTx calls included. So a Handler's own writes (SaveCheckpoint,
 // MarkProcessed, OutboxEnqueue) commit together with the message's acknowledgement, or not at all.
-// A commit error is always returned. Write transactions take SQLite's writer lock at BEGIN
+// A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
 // (_txlock=immediate) on the store's single writer connection; read-only transactions and reads
 // outside a transaction use a separate pool of query_only connections and never take the writer
 // lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap.
@@ -53,6 +53,16 @@
 // fence fails. It does not prevent two leaseless consumers on one mailbox; that path's correctness
 // rests on the single-worker rule.
 //
-// The SQL lives in sqlite_queries.go and migrations/sqlite; a backend for another database would
-// replace those and keep the Go API.
+// # Backends
+//
+// The store runs on SQLite (Open, the embedded default: one file) or PostgreSQL (OpenPostgres, a
+// server through pgx); OpenBackend picks one by name. Both give the same API, the same semantics
+// and the same sentinel errors, and both take Options.TablePrefix so the tables can live in an
+// application's own database. The Go code is shared; what differs is confined to the SQL text
+// (sqlite_queries.go holds every statement, postgres_queries.go the PostgreSQL forms of the few that
+// differ), the migrations (migrations/sqlite, migrations/postgres, one version number for both) and
+// the connection set-up. On PostgreSQL, write transactions take row locks only (commits on
+// different mailboxes run in parallel), fetches skip locked rows, and the post-commit wake-up also
+// reaches stores in other processes through LISTEN/NOTIFY; serialization failures and deadlocks
+// are ErrBusy, retried a bounded number of times for single store calls.
 package actordelivery

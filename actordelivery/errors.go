@@ -19,8 +19,10 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store closed")
-	// ErrBusy: SQLite reported the database busy or locked for longer than the busy timeout. The
-	// driver's error is wrapped as well. Nothing was written; retrying later may succeed.
+	// ErrBusy: SQLite reported the database busy or locked for longer than the busy timeout, or
+	// PostgreSQL reported a serialization failure, a deadlock, a lock timeout or too many
+	// connections. The driver's error is wrapped as well. Nothing was written; retrying later may
+	// succeed.
 	ErrBusy = errors.New("database busy")
 	// ErrVersionConflict: a checkpoint write expected a version the stored checkpoint no longer has.
 	ErrVersionConflict = errors.New("version conflict")

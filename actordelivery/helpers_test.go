@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,19 +11,21 @@ import (
 // base is the tests' time zero (the same instant as traces.Epoch).
 var base = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// testStore opens a store on a fresh file with a manual clock at base.
+// testStore opens a store on a fresh database of t's backend (see backendOf) with a manual clock
+// at base.
 func testStore(t testing.TB) (*Store, *ManualClock) {
 	t.Helper()
 	clk := NewManualClock(base)
-	s := openAt(t, filepath.Join(t.TempDir(), "store.db"), Options{Clock: clk})
+	s := openAt(t, testTarget(t), Options{Clock: clk})
 	return s, clk
 }
 
-func openAt(t testing.TB, path string, opts Options) *Store {
+// openAt opens target (from testTarget) on t's backend; the store is closed when t ends.
+func openAt(t testing.TB, target string, opts Options) *Store {
 	t.Helper()
-	s, err := Open(path, opts)
+	s, err := OpenBackend(backendOf(t), target, opts)
 	if err != nil {
-		t.Fatalf("Open(%q): %v", path, err)
+		t.Fatalf("Open %s: %v", backendOf(t), err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s

@@ -152,9 +152,23 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 			return s.dbErr(op+" "+m.ID, err)
 		}
 		duplicate = n == 0
+		if !duplicate && s.d.backend == BackendPostgres {
+			// SQLite's writer lock makes the check above and the insert one step. PostgreSQL's
+			// row locks do not: a concurrent DeadLetter of this id may have committed between
+			// them (the insert then waited for its delete). Checking again after the insert sees
+			// any such move, and the insert is undone.
+			if err := ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead); err != nil {
+				return s.dbErr(op+" "+m.ID, err)
+			}
+			if dead {
+				if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", m.ID)); err != nil {
+					return s.dbErr(op+" "+m.ID, err)
+				}
+				duplicate = true
+			}
+		}
 		if !duplicate {
-			mailbox := m.Mailbox
-			ts.onCommit(func() { s.Notify(mailbox) })
+			return s.wakeAfterCommit(ctx, ts, topic{mailbox: m.Mailbox})
 		}
 		return nil
 	})

@@ -83,7 +83,7 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 		}
 		duplicate = n == 0
 		if !duplicate {
-			ts.onCommit(func() { s.notify.fire(topic{outbox: true}) })
+			return s.wakeAfterCommit(ctx, ts, topic{outbox: true})
 		}
 		return nil
 	})

@@ -1,17 +1,18 @@
 package actordelivery
 
-// Every SQL statement the store runs lives in this file (the schema lives in migrations/sqlite/).
-// The statements use SQLite's dialect: named parameters (:name), RETURNING, ON CONFLICT. A backend
-// for another database replaces this file and the migrations; the Go code around them does not
-// change.
+// Every SQL statement the store runs lives in this file (the schema lives in migrations/sqlite/ and
+// migrations/postgres/). {p} stands for the table prefix (Options.TablePrefix).
+// The statements use SQLite's dialect: named parameters (:name), RETURNING, ON CONFLICT. PostgreSQL
+// runs them as written (parameters rendered as $1, $2, ...) except the few postgres_queries.go
+// replaces; the Go code around them is the same for both backends.
 
 const (
-	qSchemaVersionTable = `CREATE TABLE IF NOT EXISTS schema_version (
+	qSchemaVersionTable = `CREATE TABLE IF NOT EXISTS {p}schema_version (
     version    INTEGER PRIMARY KEY,
     applied_at INTEGER NOT NULL
 )`
-	qSchemaVersion       = `SELECT COALESCE(MAX(version), 0) FROM schema_version`
-	qSchemaVersionInsert = `INSERT INTO schema_version (version, applied_at) VALUES (:version, :now)`
+	qSchemaVersion       = `SELECT COALESCE(MAX(version), 0) FROM {p}schema_version`
+	qSchemaVersionInsert = `INSERT INTO {p}schema_version (version, applied_at) VALUES (:version, :now)`
 	qJournalMode         = `PRAGMA journal_mode`
 	qSynchronous         = `PRAGMA synchronous`
 )
@@ -24,14 +25,14 @@ const msgCols = `seq, id, mailbox, key, priority, max_attempts, attempts, availa
 // qNextCandidate is the eligibility rule of docs/semantics.md, conjunct by conjunct, followed by
 // the delivery order. Parameters: :mailbox, :now.
 const qNextCandidate = `
-FROM messages m
+FROM {p}messages m
 WHERE m.mailbox = :mailbox
   AND m.state = 'ready'
   AND m.available_at <= :now
   AND (m.token IS NULL OR m.lease_until <= :now)
   AND m.attempts < m.max_attempts
   AND (m.key = '' OR NOT EXISTS (
-        SELECT 1 FROM messages p
+        SELECT 1 FROM {p}messages p
         WHERE p.mailbox = m.mailbox
           AND p.key = m.key
           AND p.key <> ''
@@ -44,56 +45,56 @@ LIMIT 1`
 const (
 	qPeek = `SELECT ` + msgCols + qNextCandidate
 
-	qLease = `UPDATE messages
+	qLease = `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + qNextCandidate + `)
 RETURNING ` + msgCols
 
-	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM dead_letters WHERE id = :id)`
+	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)`
 
-	qEnqueue = `INSERT INTO messages
+	qEnqueue = `INSERT INTO {p}messages
     (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
 VALUES (:id, :mailbox, :key, :priority, :max_attempts, 0, :available_at, 'ready', :payload, :now)
 ON CONFLICT (id) DO NOTHING`
 
-	qAck = `UPDATE messages SET state = 'acked', token = NULL, lease_until = NULL
+	qAck = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL
 WHERE id = :id AND state = 'ready' AND token = :token`
 
-	qNack = `UPDATE messages SET token = NULL, lease_until = NULL, available_at = :available_at
+	qNack = `UPDATE {p}messages SET token = NULL, lease_until = NULL, available_at = :available_at
 WHERE id = :id AND state = 'ready' AND token = :token`
 
-	qAckByID = `UPDATE messages SET state = 'acked', token = NULL, lease_until = NULL
+	qAckByID = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL
 WHERE id = :id AND state = 'ready'`
 
-	qNackByID = `UPDATE messages
+	qNackByID = `UPDATE {p}messages
 SET attempts = MIN(attempts + 1, max_attempts), token = NULL, lease_until = NULL,
     available_at = :available_at
 WHERE id = :id AND state = 'ready'`
 
-	qExtend = `UPDATE messages SET lease_until = :until
+	qExtend = `UPDATE {p}messages SET lease_until = :until
 WHERE id = :id AND state = 'ready' AND token = :token`
 
 	qHoldsLease = `SELECT EXISTS (
-    SELECT 1 FROM messages WHERE id = :id AND state = 'ready' AND token = :token)`
+    SELECT 1 FROM {p}messages WHERE id = :id AND state = 'ready' AND token = :token)`
 
-	qExpire = `UPDATE messages SET token = NULL, lease_until = NULL
+	qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
 WHERE state = 'ready' AND token IS NOT NULL AND lease_until <= :now
 RETURNING id, attempts >= max_attempts`
 
-	qDeadLetterInsert = `INSERT INTO dead_letters
+	qDeadLetterInsert = `INSERT INTO {p}dead_letters
     (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
 SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
-FROM messages WHERE id = :id AND state = 'ready'`
+FROM {p}messages WHERE id = :id AND state = 'ready'`
 
-	qDeadLetterDelete = `DELETE FROM messages WHERE id = :id`
+	qDeadLetterDelete = `DELETE FROM {p}messages WHERE id = :id`
 
-	qGetMessage = `SELECT ` + msgCols + ` FROM messages WHERE id = :id`
+	qGetMessage = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
 
-	qListMessages = `SELECT ` + msgCols + ` FROM messages
+	qListMessages = `SELECT ` + msgCols + ` FROM {p}messages
 WHERE (:mailbox = '' OR mailbox = :mailbox) ORDER BY seq`
 
 	qListDeadLetters = `SELECT mailbox, id, key, priority, attempts, max_attempts, reason, payload, dead_at
-FROM dead_letters ORDER BY dseq`
+FROM {p}dead_letters ORDER BY dseq`
 )
 
 // Outbox.
@@ -102,48 +103,48 @@ const outboxCols = `seq, id, target, key, priority, max_attempts, payload, state
     delivery_attempts, claim_token, claim_until`
 
 const (
-	qOutboxEnqueue = `INSERT INTO outbox
+	qOutboxEnqueue = `INSERT INTO {p}outbox
     (id, target, key, priority, max_attempts, payload, state, available_at, delivery_attempts, created_at)
 VALUES (:id, :target, :key, :priority, :max_attempts, :payload, 'pending', :now, 0, :now)
 ON CONFLICT (id) DO NOTHING`
 
 	// RETURNING does not promise an order; the caller sorts the batch by seq.
-	qOutboxClaim = `UPDATE outbox
+	qOutboxClaim = `UPDATE {p}outbox
 SET claim_token = :token, claim_until = :until, delivery_attempts = delivery_attempts + 1
 WHERE seq IN (
-    SELECT seq FROM outbox
+    SELECT seq FROM {p}outbox
     WHERE state = 'pending' AND available_at <= :now
       AND (claim_token IS NULL OR claim_until <= :now)
     ORDER BY seq
     LIMIT :limit)
 RETURNING ` + outboxCols
 
-	qOutboxComplete = `UPDATE outbox SET state = 'completed', claim_token = NULL, claim_until = NULL
+	qOutboxComplete = `UPDATE {p}outbox SET state = 'completed', claim_token = NULL, claim_until = NULL
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
-	qOutboxFail = `UPDATE outbox SET claim_token = NULL, claim_until = NULL, available_at = :available_at
+	qOutboxFail = `UPDATE {p}outbox SET claim_token = NULL, claim_until = NULL, available_at = :available_at
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
-	qListOutbox = `SELECT ` + outboxCols + ` FROM outbox ORDER BY seq`
+	qListOutbox = `SELECT ` + outboxCols + ` FROM {p}outbox ORDER BY seq`
 )
 
 // Checkpoints and processed-message dedup.
 
 const (
-	qLoadCheckpoint = `SELECT state, version FROM checkpoints WHERE actor = :actor`
+	qLoadCheckpoint = `SELECT state, version FROM {p}checkpoints WHERE actor = :actor`
 
-	qInsertCheckpoint = `INSERT INTO checkpoints (actor, state, version, updated_at)
+	qInsertCheckpoint = `INSERT INTO {p}checkpoints (actor, state, version, updated_at)
 VALUES (:actor, :state, 1, :now)
 ON CONFLICT (actor) DO NOTHING`
 
-	qUpdateCheckpoint = `UPDATE checkpoints SET state = :state, version = version + 1, updated_at = :now
+	qUpdateCheckpoint = `UPDATE {p}checkpoints SET state = :state, version = version + 1, updated_at = :now
 WHERE actor = :actor AND version = :version`
 
 	// A row whose TTL ran out counts as absent: the upsert renews it and reports a change.
-	qMarkProcessed = `INSERT INTO processed (consumer, message_id, expires_at)
+	qMarkProcessed = `INSERT INTO {p}processed (consumer, message_id, expires_at)
 VALUES (:consumer, :message_id, :expires_at)
 ON CONFLICT (consumer, message_id) DO UPDATE SET expires_at = excluded.expires_at
-WHERE processed.expires_at <= :now`
+WHERE {p}processed.expires_at <= :now`
 
-	qPurgeProcessed = `DELETE FROM processed WHERE expires_at <= :now`
+	qPurgeProcessed = `DELETE FROM {p}processed WHERE expires_at <= :now`
 )

@@ -34,7 +34,16 @@ type Options struct {
 	Synchronous string
 	// Logger receives the store's diagnostics; nil discards them.
 	Logger *slog.Logger
-	_      struct{}
+	// TablePrefix is prepended to every table and index name (and, on PostgreSQL, to the
+	// notification channel), so the store's tables can live in an application's own database.
+	// It must be a plain lower-case identifier ("app_", "jobs"); "" means no prefix.
+	TablePrefix string
+	// ConnectTimeout bounds how long OpenPostgres waits for the server (PostgreSQL only). Zero
+	// means 5s; negative is an error.
+	ConnectTimeout time.Duration
+	// MaxConns is the PostgreSQL connection pool's size. Zero means 16; negative is an error.
+	MaxConns int
+	_        struct{}
 }
 
 // Stats are counters since Open.
@@ -60,12 +69,16 @@ type Stats struct {
 // context the callback received; a call with an outer context would wait for the connection the
 // callback itself holds.
 type Store struct {
-	path   string
+	path   string // the SQLite file, or the PostgreSQL server as host:port/database
+	id     string // PostgreSQL: tells this store's notifications from other stores'
+	d      *dialect
 	clock  Clock
 	log    *slog.Logger
-	wdb    *sql.DB // one connection, BEGIN IMMEDIATE
-	rdb    *sql.DB // query_only connections, BEGIN DEFERRED
+	wdb    *sql.DB // SQLite: one connection, BEGIN IMMEDIATE; PostgreSQL: the pool
+	rdb    *sql.DB // SQLite: query_only connections, BEGIN DEFERRED; PostgreSQL: the pool
 	closed atomic.Bool
+	// stopListen ends the PostgreSQL notification listener; nil on SQLite.
+	stopListen func()
 
 	commits   atomic.Uint64
 	rollbacks atomic.Uint64
@@ -73,7 +86,7 @@ type Store struct {
 	notify notifier
 }
 
-//go:embed migrations/sqlite/*.sql
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFS embed.FS
 
 const (
@@ -96,6 +109,9 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("actordelivery: Open: %w: path %q is an in-memory database; the writer and reader pools need a file", ErrInvalidArgument, path)
 	case opts.BusyTimeout < 0:
 		return nil, fmt.Errorf("actordelivery: Open: %w: BusyTimeout %v is negative", ErrInvalidArgument, opts.BusyTimeout)
+	}
+	if err := checkPrefix("Open", opts.TablePrefix); err != nil {
+		return nil, err
 	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = defaultBusyTimeout
@@ -128,13 +144,14 @@ func Open(path string, opts Options) (*Store, error) {
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
 
-	s := &Store{path: path, clock: opts.Clock, log: opts.Logger, wdb: wdb}
+	s := &Store{path: path, d: &dialect{backend: BackendSQLite, prefix: opts.TablePrefix},
+		clock: opts.Clock, log: opts.Logger, wdb: wdb}
 	s.notify.init()
 	if err := s.checkPragmas(syncMode); err != nil {
 		_ = wdb.Close()
 		return nil, err
 	}
-	if err := s.migrate(); err != nil {
+	if err := s.migrate(nil); err != nil {
 		_ = wdb.Close()
 		return nil, err
 	}
@@ -182,8 +199,9 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations/sqlite")
+func loadMigrations(b Backend) ([]migration, error) {
+	dir := "migrations/" + string(b)
+	entries, err := fs.ReadDir(migrationFS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("actordelivery: migrations: %w", err)
 	}
@@ -195,7 +213,7 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil || v < 1 {
 			return nil, fmt.Errorf("actordelivery: migrations: file %q does not start with a version number and '_'", name)
 		}
-		body, err := migrationFS.ReadFile(path.Join("migrations/sqlite", name))
+		body, err := migrationFS.ReadFile(path.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("actordelivery: migrations: %w", err)
 		}
@@ -210,25 +228,33 @@ func loadMigrations() ([]migration, error) {
 	return ms, nil
 }
 
-// SchemaVersion is the schema version this build migrates a database to.
+// SchemaVersion is the schema version this build migrates a database to (the same number on every
+// backend: a version stands for the same tables and columns everywhere).
 func SchemaVersion() int {
-	ms, err := loadMigrations()
+	ms, err := loadMigrations(BackendSQLite)
 	if err != nil {
 		return 0
 	}
 	return len(ms)
 }
 
-// migrate brings the schema up to date in one immediate transaction, so two processes opening a
-// fresh file at once apply each migration exactly once.
-func (s *Store) migrate() error {
-	ms, err := loadMigrations()
+// migrate brings the schema up to date in one transaction, so two processes opening a fresh
+// database at once apply each migration exactly once, and a failed migration leaves nothing
+// behind (SQLite and PostgreSQL both roll DDL back). lock, when non-nil, runs first in the
+// transaction to serialize concurrent migrators (SQLite's writer lock already does).
+func (s *Store) migrate(lock func(ctx context.Context, tx querier) error) error {
+	ms, err := loadMigrations(s.d.backend)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
 	return s.ExecTx(ctx, false, func(ctx context.Context) error {
 		tx := s.txFrom(ctx).tx
+		if lock != nil {
+			if err := lock(ctx, tx); err != nil {
+				return s.dbErr("migrate", err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, qSchemaVersionTable); err != nil {
 			return s.dbErr("migrate", err)
 		}
@@ -240,7 +266,7 @@ func (s *Store) migrate() error {
 			return fmt.Errorf("actordelivery: Open %q: database schema version %d is newer than this build's %d", s.path, have, len(ms))
 		}
 		for _, m := range ms[have:] {
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			if _, err := s.txFrom(ctx).sqltx.ExecContext(ctx, strings.ReplaceAll(m.sql, "{p}", s.d.prefix)); err != nil {
 				return s.dbErr("migrate "+m.name, err)
 			}
 			if _, err := tx.ExecContext(ctx, qSchemaVersionInsert, sql.Named("version", m.version), sql.Named("now", s.nowMillis())); err != nil {
@@ -258,11 +284,14 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	if s.stopListen != nil {
+		s.stopListen()
+	}
 	var errs []error
 	if err := s.wdb.Close(); err != nil {
 		errs = append(errs, err)
 	}
-	if s.rdb != nil {
+	if s.rdb != nil && s.rdb != s.wdb {
 		if err := s.rdb.Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -273,8 +302,12 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Path returns the database file path the store was opened with.
+// Path returns the database file path the store was opened with; on PostgreSQL, the server as
+// host:port/database (never the password).
 func (s *Store) Path() string { return s.path }
+
+// Backend returns the backend the store runs on.
+func (s *Store) Backend() Backend { return s.d.backend }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
@@ -300,11 +333,20 @@ func (s *Store) dbErr(op string, err error) error {
 	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
 		return fmt.Errorf("actordelivery: %s: %w: %w", op, ErrClosed, err)
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+	if isBusy(err) {
 		return fmt.Errorf("actordelivery: %s: %w: %w", op, ErrBusy, err)
 	}
 	return fmt.Errorf("actordelivery: %s: %w", op, err)
+}
+
+// isBusy reports a driver error that means "try again later": SQLite's BUSY and LOCKED, and on
+// PostgreSQL a serialization failure, a deadlock, a lock timeout or too many connections.
+func isBusy(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return pgRetryable(err)
 }
 
 // newToken returns a fresh opaque lease or claim token (26 base32 characters, 128 random bits).
@@ -325,7 +367,8 @@ type txKey struct{}
 // store's transaction does not make this store join it.
 type txState struct {
 	store       *Store
-	tx          *sql.Tx
+	sqltx       *sql.Tx
+	tx          querier // sqltx through the store's dialect
 	readOnly    bool
 	afterCommit []func()
 }
@@ -364,14 +407,19 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 		return err
 	}
 	db := s.wdb
+	var txo *sql.TxOptions
 	if readOnly {
 		db = s.rdb
+		if s.d.backend == BackendPostgres {
+			// One snapshot for the whole transaction, as SQLite's deferred read gives.
+			txo = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+		}
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, txo)
 	if err != nil {
 		return s.dbErr("begin transaction", err)
 	}
-	ts := &txState{store: s, tx: tx, readOnly: readOnly}
+	ts := &txState{store: s, sqltx: tx, tx: boundQuerier{q: tx, d: s.d}, readOnly: readOnly}
 	done := false
 	defer func() {
 		if !done {
@@ -415,10 +463,23 @@ func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now i
 	if err := s.checkOpen(op); err != nil {
 		return err
 	}
-	return s.ExecTx(ctx, false, func(ctx context.Context) error {
-		return fn(s.txFrom(ctx), s.nowMillis())
-	})
+	for attempt := 1; ; attempt++ {
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			return fn(s.txFrom(ctx), s.nowMillis())
+		})
+		// The transaction is this call's own, so a serialization failure or deadlock can be
+		// retried whole; SQLite's busy timeout has already waited.
+		if err == nil || attempt == maxTxRetries || s.d.backend != BackendPostgres || !errors.Is(err, ErrBusy) || ctx.Err() != nil {
+			return err
+		}
+		s.log.Debug("actordelivery: retrying after a transient conflict", "op", op, "attempt", attempt, "error", err)
+		time.Sleep(time.Duration(attempt) * time.Millisecond)
+	}
 }
+
+// maxTxRetries bounds the attempts of a single store call on PostgreSQL that fails with a
+// serialization failure or deadlock; after the last one the ErrBusy is returned.
+const maxTxRetries = 4
 
 // read runs fn against the context's transaction, or against the reader pool (single statements
 // need no explicit transaction: each is its own snapshot).
@@ -429,7 +490,7 @@ func (s *Store) read(ctx context.Context, op string, fn func(q querier, now int6
 	if ts := s.txFrom(ctx); ts != nil {
 		return fn(ts.tx, s.nowMillis())
 	}
-	return fn(s.rdb, s.nowMillis())
+	return fn(boundQuerier{q: s.rdb, d: s.d}, s.nowMillis())
 }
 
 // Notifications.
@@ -466,6 +527,20 @@ func (n *notifier) subscribe(t topic) (<-chan struct{}, func()) {
 				delete(n.subs, t)
 			}
 		})
+	}
+}
+
+// fireAll signals every subscriber of every topic.
+func (n *notifier) fireAll() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, chans := range n.subs {
+		for ch := range chans {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 

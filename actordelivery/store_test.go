@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,15 +64,88 @@ func TestOpenReopensWithoutRemigrating(t *testing.T) {
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.db")
-	s := openAt(t, path, Options{})
+	target := testTarget(t)
+	s := openAt(t, target, Options{})
 	if _, err := s.wdb.Exec(`INSERT INTO schema_version (version, applied_at) VALUES (999, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	_ = s.Close()
-	_, err := Open(path, Options{})
-	if err == nil || !strings.Contains(err.Error(), "newer than this build") {
-		t.Fatalf("Open of a newer schema: err = %v", err)
+	_, err := OpenBackend(backendOf(t), target, Options{})
+	want := fmt.Sprintf("database schema version 999 is newer than this build's %d", SchemaVersion())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Open of a newer schema: err = %v, want it to say %q", err, want)
+	}
+}
+
+// TestOpenFailedMigrationLeavesNothing: a migration that fails half-way (here, a table of the same
+// name already exists with other columns) rolls back whole: no table of the migration and no
+// schema version remain, and the application's own table is untouched.
+func TestOpenFailedMigrationLeavesNothing(t *testing.T) {
+	target := testTarget(t)
+	const prefix = "app_"
+	var raw *sql.DB
+	var err error
+	if backendOf(t) == BackendSQLite {
+		raw, err = sql.Open("sqlite3", target)
+	} else {
+		raw, err = sql.Open("pgx", target)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`CREATE TABLE app_outbox (mine TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenBackend(backendOf(t), target, Options{TablePrefix: prefix})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded over a conflicting table")
+	}
+	for _, table := range []string{"app_messages", "app_dead_letters", "app_schema_version"} {
+		if _, err := raw.Exec(`SELECT COUNT(*) FROM ` + table); err == nil {
+			t.Errorf("after the failed migration, table %s exists", table)
+		}
+	}
+	if _, err := raw.Exec(`INSERT INTO app_outbox (mine) VALUES ('x')`); err != nil {
+		t.Errorf("the application's table was changed: %v", err)
+	}
+	// Without the conflict, the same prefix migrates.
+	if _, err := raw.Exec(`DROP TABLE app_outbox`); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, target, Options{TablePrefix: prefix})
+	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a"})
+}
+
+// TestTablePrefix: stores with different prefixes on one database are independent; a prefix that
+// is not a plain identifier is refused before anything is touched.
+func TestTablePrefix(t *testing.T) {
+	target := testTarget(t)
+	ctx := context.Background()
+	a := openAt(t, target, Options{TablePrefix: "a_"})
+	b := openAt(t, target, Options{TablePrefix: "b_"})
+	plain := openAt(t, target, Options{})
+	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
+	if dup, err := b.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "x", MaxAttempts: 1}); err != nil || dup {
+		t.Fatalf("Enqueue of x under another prefix = %v, %v; want a fresh row", dup, err)
+	}
+	for _, st := range []*Store{a, b} {
+		if ms, err := st.ListMessages(ctx, ""); err != nil || len(ms) != 1 {
+			t.Fatalf("ListMessages = %v, %v", ms, err)
+		}
+	}
+	if ms, err := plain.ListMessages(ctx, ""); err != nil || len(ms) != 0 {
+		t.Fatalf("unprefixed store sees %v, %v", ms, err)
+	}
+	for _, bad := range []string{"A_", "1x", "x-y", "x y", "x;drop table messages", `"x"`, "ü", strings.Repeat("p", 41)} {
+		s, err := OpenBackend(backendOf(t), target, Options{TablePrefix: bad})
+		if s != nil {
+			_ = s.Close()
+		}
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "not a plain identifier") {
+			t.Errorf("prefix %q: err = %v, want ErrInvalidArgument", bad, err)
+		}
 	}
 }
 
@@ -434,7 +508,7 @@ func TestNotify(t *testing.T) {
 
 // TestReadOnlyPoolIsQueryOnly guards the reader pool's configuration: a write through it fails.
 func TestReadOnlyPoolIsQueryOnly(t *testing.T) {
-	s, _ := testStore(t)
+	s := openAt(t, filepath.Join(t.TempDir(), "a.db"), Options{}) // SQLite's reader pool only
 	_, err := s.rdb.Exec(`DELETE FROM messages`)
 	if err == nil {
 		t.Fatal("reader pool accepted a write")
@@ -462,7 +536,7 @@ func TestManualClock(t *testing.T) {
 		t.Fatal("Set")
 	}
 	// The store sees exactly the clock's time, at millisecond resolution.
-	s := openAt(t, filepath.Join(t.TempDir(), "c.db"), Options{Clock: c})
+	s := openAt(t, testTarget(t), Options{Clock: c})
 	c.Advance(1234 * time.Millisecond)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Delay: 2 * time.Second})
 	m := mustGet(t, s, "a")

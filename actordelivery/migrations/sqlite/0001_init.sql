@@ -3,7 +3,7 @@
 
 -- One table for every mailbox. seq is AUTOINCREMENT so it is never reused, even after a
 -- dead-lettered row leaves the table: it is the store-wide creation order.
-CREATE TABLE messages (
+CREATE TABLE {p}messages (
     seq          INTEGER PRIMARY KEY AUTOINCREMENT,
     id           TEXT    NOT NULL UNIQUE CHECK (id <> ''),
     mailbox      TEXT    NOT NULL CHECK (mailbox <> ''),
@@ -24,13 +24,13 @@ CREATE TABLE messages (
 
 -- Selecting a mailbox's next message walks this index in delivery order and stops at the first
 -- eligible row.
-CREATE INDEX messages_next ON messages (mailbox, state, priority DESC, available_at, seq);
+CREATE INDEX {p}messages_next ON {p}messages (mailbox, state, priority DESC, available_at, seq);
 -- The head-of-line check looks up earlier ready rows of the same mailbox and key.
-CREATE INDEX messages_key ON messages (mailbox, key, state, seq) WHERE key <> '';
+CREATE INDEX {p}messages_key ON {p}messages (mailbox, key, state, seq) WHERE key <> '';
 -- expire() finds expired leases without scanning unleased rows.
-CREATE INDEX messages_leases ON messages (lease_until) WHERE token IS NOT NULL;
+CREATE INDEX {p}messages_leases ON {p}messages (lease_until) WHERE token IS NOT NULL;
 
-CREATE TABLE dead_letters (
+CREATE TABLE {p}dead_letters (
     dseq         INTEGER PRIMARY KEY AUTOINCREMENT,
     id           TEXT    NOT NULL UNIQUE,
     seq          INTEGER NOT NULL,
@@ -45,7 +45,7 @@ CREATE TABLE dead_letters (
     dead_at      INTEGER NOT NULL
 );
 
-CREATE TABLE outbox (
+CREATE TABLE {p}outbox (
     seq               INTEGER PRIMARY KEY AUTOINCREMENT,
     id                TEXT    NOT NULL UNIQUE CHECK (id <> ''),
     target            TEXT    NOT NULL CHECK (target <> ''),
@@ -62,20 +62,20 @@ CREATE TABLE outbox (
     CHECK ((claim_token IS NULL) = (claim_until IS NULL))
 );
 
-CREATE INDEX outbox_pending ON outbox (seq) WHERE state = 'pending';
+CREATE INDEX {p}outbox_pending ON {p}outbox (seq) WHERE state = 'pending';
 
-CREATE TABLE checkpoints (
+CREATE TABLE {p}checkpoints (
     actor      TEXT    PRIMARY KEY CHECK (actor <> ''),
     state      BLOB,
     version    INTEGER NOT NULL CHECK (version >= 1),
     updated_at INTEGER NOT NULL
 );
 
-CREATE TABLE processed (
+CREATE TABLE {p}processed (
     consumer   TEXT    NOT NULL,
     message_id TEXT    NOT NULL,
     expires_at INTEGER NOT NULL,
     PRIMARY KEY (consumer, message_id)
 );
 
-CREATE INDEX processed_expiry ON processed (expires_at);
+CREATE INDEX {p}processed_expiry ON {p}processed (expires_at);

@@ -1,0 +1,267 @@
+package actordelivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+const (
+	defaultConnectTimeout = 5 * time.Second
+	defaultMaxConns       = 16
+	// listenRetry is how long the notification listener waits before reconnecting.
+	listenRetry = time.Second
+)
+
+// OpenPostgres opens a store on the PostgreSQL server dsn names (a postgres:// URL or key=value
+// pairs, as pgx accepts), applies any schema migrations this build has and the database lacks, and
+// starts listening for the wake-ups other stores on the same database send after their commits.
+//
+// The store keeps the same API and semantics as the SQLite one, with these differences in
+// mechanics: write transactions run at READ COMMITTED on a pool of Options.MaxConns connections and
+// take only row locks, so commits touching different mailboxes run in parallel; Lease,
+// OutboxClaim and ExpireLeases skip rows another transaction has locked (FOR UPDATE SKIP LOCKED);
+// Peek is a plain read that locks nothing; read-only transactions run at REPEATABLE READ (one
+// snapshot). A single store call outside ExecTx that fails with a serialization failure or a
+// deadlock is retried up to three times; inside ExecTx such a failure is returned as ErrBusy, since
+// the callback may have effects the store cannot repeat.
+//
+// Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix or negative options; a wrapped
+// error naming host and port (never the password) when the server cannot be reached within
+// ConnectTimeout; a wrapped error naming both versions when the database's schema is newer than
+// this build.
+func OpenPostgres(dsn string, opts Options) (*Store, error) {
+	const op = "OpenPostgres"
+	switch {
+	case opts.ConnectTimeout < 0:
+		return nil, invalid(op, "ConnectTimeout %v is negative", opts.ConnectTimeout)
+	case opts.MaxConns < 0:
+		return nil, invalid(op, "MaxConns %d is negative", opts.MaxConns)
+	}
+	if err := checkPrefix(op, opts.TablePrefix); err != nil {
+		return nil, err
+	}
+	if opts.ConnectTimeout == 0 {
+		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = defaultMaxConns
+	}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, invalid(op, "DSN (%s) is malformed: %s", describeDSN(dsn), parseReason(err))
+	}
+	cfg.ConnectTimeout = opts.ConnectTimeout
+	where := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))) + "/" + cfg.Database
+
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(opts.MaxConns)
+	db.SetMaxIdleConns(opts.MaxConns)
+	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
+	err = db.PingContext(ctx)
+	cancel()
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("actordelivery: %s: cannot reach PostgreSQL at %s (user %q) within %v: %w",
+			op, where, cfg.User, opts.ConnectTimeout, err)
+	}
+	s := &Store{
+		path:  where,
+		id:    newToken(),
+		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
+		clock: opts.Clock, log: opts.Logger, wdb: db, rdb: db,
+	}
+	s.notify.init()
+	lockName := "actordelivery migrate " + opts.TablePrefix
+	err = s.migrate(func(ctx context.Context, tx querier) error {
+		_, err := tx.ExecContext(ctx, qMigrationLock, named("name", lockName))
+		return err
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	stop, err := s.listen(cfg)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("actordelivery: %s %s: LISTEN: %w", op, where, err)
+	}
+	s.stopListen = stop
+	return s, nil
+}
+
+// describeDSN names the host and port a DSN points at, as far as they can be read from it, and
+// nothing else (never the user's password).
+func describeDSN(dsn string) string {
+	host, port := "", ""
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		host, port = u.Hostname(), u.Port()
+	} else if _, rest, ok := strings.Cut(dsn, "://"); ok {
+		// A URL too broken to parse: read the authority by hand, dropping the user info.
+		authority, _, _ := strings.Cut(rest, "/")
+		authority, _, _ = strings.Cut(authority, "?")
+		if i := strings.LastIndex(authority, "@"); i >= 0 {
+			authority = authority[i+1:]
+		}
+		host = authority
+		if i := strings.LastIndex(authority, ":"); i >= 0 && !strings.HasSuffix(authority, "]") {
+			host, port = authority[:i], authority[i+1:]
+		}
+	} else {
+		for _, f := range strings.Fields(dsn) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "host":
+				host = v
+			case "port":
+				port = v
+			}
+		}
+	}
+	if host == "" {
+		host = "(default host)"
+	}
+	if port == "" {
+		port = "(default port)"
+	}
+	return "host " + host + ", port " + port
+}
+
+// parseReason is why pgx refused a DSN, without the DSN itself (pgx's own message quotes it, and a
+// URL parse error quotes it whole, password included).
+func parseReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		if inner := errors.Unwrap(pe); inner != nil && !strings.Contains(inner.Error(), pe.ConnString) {
+			return inner.Error()
+		}
+		return "pgx cannot parse it"
+	}
+	return "pgx cannot parse it"
+}
+
+// pgRetryable reports a PostgreSQL error that means "try again": serialization failure, deadlock,
+// lock not available, too many connections.
+func pgRetryable(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "40001", "40P01", "55P03", "53300":
+		return true
+	}
+	return false
+}
+
+// channel is the PostgreSQL notification channel of the store's prefix (a plain identifier, so
+// LISTEN needs no quoting).
+func (s *Store) channel() string { return s.d.prefix + "actordelivery_wake" }
+
+// wakeAfterCommit signals t's subscribers once ts commits: this store's at once, and on PostgreSQL
+// every other store listening on the database, through a NOTIFY the server delivers at commit.
+func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic) error {
+	ts.onCommit(func() { s.notify.fire(t) })
+	if s.d.backend != BackendPostgres {
+		return nil
+	}
+	// The payload carries the sender's id, so the sender's own listener skips what the local
+	// signal above already did.
+	payload := s.id + " o"
+	if !t.outbox {
+		payload = s.id + " m" + t.mailbox
+	}
+	if _, err := ts.tx.ExecContext(ctx, qNotify, named("channel", s.channel()), named("payload", payload)); err != nil {
+		return s.dbErr("notify", err)
+	}
+	return nil
+}
+
+// listen connects a dedicated connection, LISTENs on the store's channel, and turns notifications
+// into local wake-ups until stop is called. A lost connection is re-established after listenRetry;
+// every subscriber is then woken once, since notifications sent meanwhile were lost.
+func (s *Store) listen(cfg *pgx.ConnConfig) (stop func(), err error) {
+	connect := func(ctx context.Context) (*pgx.Conn, error) {
+		cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+		defer cancel()
+		conn, err := pgx.ConnectConfig(cctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := conn.Exec(cctx, "LISTEN "+s.channel()); err != nil {
+			_ = conn.Close(context.Background())
+			return nil, err
+		}
+		return conn, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := connect(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err == nil {
+				s.deliver(n.Payload)
+				continue
+			}
+			_ = conn.Close(context.Background())
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn("actordelivery: notification listener lost its connection", "server", s.path, "error", err)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(listenRetry):
+				}
+				if conn, err = connect(ctx); err == nil {
+					break
+				}
+			}
+			s.notify.fireAll()
+		}
+	}()
+	return func() { cancel(); wg.Wait() }, nil
+}
+
+func (s *Store) deliver(payload string) {
+	sender, payload, _ := strings.Cut(payload, " ")
+	if sender == s.id {
+		return
+	}
+	switch {
+	case payload == "o":
+		s.notify.fire(topic{outbox: true})
+	case strings.HasPrefix(payload, "m"):
+		s.notify.fire(topic{mailbox: payload[1:]})
+	}
+}

@@ -1,0 +1,70 @@
+package actordelivery
+
+// PostgreSQL's forms of the statements whose SQLite text does not suit it. Each entry is keyed by
+// the SQLite constant itself, so a statement edited in sqlite_queries.go keeps its replacement (and
+// a removed one fails to compile). Every other statement runs on PostgreSQL as written, with :name
+// parameters rendered as $1, $2, ...
+//
+// Why each replacement:
+//   - schema_version: applied_at holds milliseconds, which need BIGINT (SQLite's INTEGER is 64-bit).
+//   - Lease, OutboxClaim and ExpireLeases lock the rows they take with FOR UPDATE SKIP LOCKED, so
+//     concurrent workers never wait on, or take, a row another worker is taking. READ COMMITTED
+//     re-checks a locked row's WHERE clause against its newest version, so a row taken meanwhile
+//     is never taken twice.
+//   - NackByID: PostgreSQL's two-argument minimum is LEAST.
+//   - The dead-letter move and the lease check lock the message row (FOR UPDATE), so two movers of
+//     one message serialize and the second finds it gone (ErrNotFound), and a lease checked inside
+//     a transaction stays held until the transaction ends, as under SQLite's writer lock.
+func pgOverrides() map[string]string {
+	return map[string]string{
+		qSchemaVersionTable: `CREATE TABLE IF NOT EXISTS {p}schema_version (
+    version    INTEGER PRIMARY KEY,
+    applied_at BIGINT  NOT NULL
+)`,
+		qLease: `UPDATE {p}messages
+SET token = :token, lease_until = :until, attempts = attempts + 1
+WHERE seq = (SELECT m.seq ` + qNextCandidate + `
+FOR UPDATE OF m SKIP LOCKED)
+RETURNING ` + msgCols,
+
+		qNackByID: `UPDATE {p}messages
+SET attempts = LEAST(attempts + 1, max_attempts), token = NULL, lease_until = NULL,
+    available_at = :available_at
+WHERE id = :id AND state = 'ready'`,
+
+		qExpire: `UPDATE {p}messages SET token = NULL, lease_until = NULL
+WHERE seq IN (
+    SELECT seq FROM {p}messages
+    WHERE state = 'ready' AND token IS NOT NULL AND lease_until <= :now
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, attempts >= max_attempts`,
+
+		qOutboxClaim: `UPDATE {p}outbox
+SET claim_token = :token, claim_until = :until, delivery_attempts = delivery_attempts + 1
+WHERE seq IN (
+    SELECT seq FROM {p}outbox
+    WHERE state = 'pending' AND available_at <= :now
+      AND (claim_token IS NULL OR claim_until <= :now)
+    ORDER BY seq
+    LIMIT :limit
+    FOR UPDATE SKIP LOCKED)
+RETURNING ` + outboxCols,
+
+		qDeadLetterInsert: `INSERT INTO {p}dead_letters
+    (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
+SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
+FROM {p}messages WHERE id = :id AND state = 'ready'
+FOR UPDATE`,
+
+		qHoldsLease: `SELECT EXISTS (
+    SELECT 1 FROM {p}messages WHERE id = :id AND state = 'ready' AND token = :token FOR UPDATE)`,
+	}
+}
+
+const (
+	// qNotify wakes the listeners of every store on the same database and prefix; PostgreSQL
+	// delivers it only when the transaction commits.
+	qNotify = `SELECT pg_notify(:channel, :payload)`
+	// qMigrationLock serializes concurrent migrators of one prefix until their transaction ends.
+	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtext(:name))`
+)
