@@ -16,6 +16,7 @@
 #   PCONFORM_SEED           checker and property seed               (default 1)
 #   PCONFORM_SEQUENCES      property sequences per property         (default 200)
 #   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 100)
+#   PCONFORM_PG_DSN         run the PostgreSQL checks against this server instead of a throwaway one
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # shellcheck source=scripts/env.sh
@@ -36,7 +37,9 @@ done
 [ ${#stages[@]} -gt 0 ] || stages=("${ALL_STAGES[@]}")
 
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/pconform-check.XXXXXX")
-trap 'rm -rf "$logdir"' EXIT
+# shellcheck source=scripts/pg.sh
+. scripts/pg.sh
+trap 'pg_stop; rm -rf "$logdir"' EXIT
 
 echo "check: setting up toolchains"
 if ! bash scripts/bootstrap.sh all >"$logdir/bootstrap.log" 2>&1; then
@@ -47,6 +50,12 @@ fi
 sed 's/^/  /' "$logdir/bootstrap.log"
 # Chromium is installed now: the browser test must run, not skip.
 export PCONFORM_REQUIRE_BROWSER=1
+# Every check runs on SQLite and PostgreSQL: start a throwaway server (or use PCONFORM_PG_DSN).
+if ! pg_start; then
+  echo "check: PostgreSQL is required (CI=true) but could not be started"
+  echo "check: 0 passed, 1 failed"
+  exit 1
+fi
 
 go_files() { git ls-files --cached --others --exclude-standard -- '*.go' | grep -v '/testdata/' ; }
 
