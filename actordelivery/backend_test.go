@@ -47,6 +47,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestEligibility":                       TestEligibility,
 	"TestEnqueue":                           TestEnqueue,
 	"TestExecTx":                            TestExecTx,
+	"TestHandlersRunOutsideTheWriteLock":    TestHandlersRunOutsideTheWriteLock,
 	"TestExpireLeases":                      TestExpireLeases,
 	"TestLeaseAndFencing":                   TestLeaseAndFencing,
 	"TestListMessages":                      TestListMessages,

@@ -58,7 +58,7 @@ func BenchmarkConsume(b *testing.B) {
 			ctx := context.Background()
 			s := benchStore(b)
 			fill(b, s, "busy", b.N)
-			nop := func(context.Context, *Message) error { return nil }
+			nop := func(context.Context, *Message) (Effects, error) { return nil, nil }
 
 			stop := make(chan struct{})
 			var wg sync.WaitGroup

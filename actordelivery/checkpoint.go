@@ -67,8 +67,8 @@ func (s *Store) LoadCheckpoint(ctx context.Context, actor string) (state []byte,
 
 // MarkProcessed records that consumer processed messageID, for ttl. already is true when a live
 // record exists (then nothing changes); a record whose ttl ran out counts as absent and is renewed.
-// Called inside a handler's transaction, it makes the handler's effect idempotent across
-// redeliveries, and rolls back with it.
+// Called from a handler's Effects (inside the acknowledgement's transaction), it makes the
+// handler's effect idempotent across redeliveries, and rolls back with it.
 //
 // Errors: ErrInvalidArgument (empty consumer or messageID, ttl <= 0, read-only transaction),
 // ErrBusy, ErrClosed.

@@ -64,30 +64,34 @@ func TestConcurrentPublishersAndConsumers(t *testing.T) {
 	runErrs := make(chan error, 16)
 	for w := range workers {
 		rng := rand.New(rand.NewPCG(seed, uint64(w)))
-		c, err := NewConsumer(s, func(ctx context.Context, m *Message) error {
-			if already, err := s.MarkProcessed(ctx, "handler", m.ID, time.Hour); err != nil {
-				return err
-			} else if already {
-				duplicates.Add(1)
-				violations.Store(m.ID, "handled after its effect committed")
-			}
-			actor := "last/" + m.Key
-			st, ver, err := s.LoadCheckpoint(ctx, actor)
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return err
-			}
-			if last, _ := strconv.ParseInt(string(st), 10, 64); m.Seq <= last {
-				disorders.Add(1)
-				violations.Store(m.ID, fmt.Sprintf("seq %d handled after seq %d of key %s", m.Seq, last, m.Key))
-			}
+		c, err := NewConsumer(s, func(_ context.Context, m *Message) (Effects, error) {
 			if rng.IntN(10) == 0 {
-				return errFlaky
+				return nil, errFlaky
 			}
-			if _, err := s.SaveCheckpoint(ctx, actor, []byte(strconv.FormatInt(m.Seq, 10)), ver); err != nil {
-				return err
-			}
-			handled.Add(1)
-			return nil
+			// The checks read inside the commit transaction, so they see exactly what the
+			// acknowledgement commits against.
+			return func(ctx context.Context) error {
+				if already, err := s.MarkProcessed(ctx, "handler", m.ID, time.Hour); err != nil {
+					return err
+				} else if already {
+					duplicates.Add(1)
+					violations.Store(m.ID, "handled after its effect committed")
+				}
+				actor := "last/" + m.Key
+				st, ver, err := s.LoadCheckpoint(ctx, actor)
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				if last, _ := strconv.ParseInt(string(st), 10, 64); m.Seq <= last {
+					disorders.Add(1)
+					violations.Store(m.ID, fmt.Sprintf("seq %d handled after seq %d of key %s", m.Seq, last, m.Key))
+				}
+				if _, err := s.SaveCheckpoint(ctx, actor, []byte(strconv.FormatInt(m.Seq, 10)), ver); err != nil {
+					return err
+				}
+				handled.Add(1)
+				return nil
+			}, nil
 		}, ConsumerOptions{Mailbox: "work", Path: PathLeased, LeaseFor: time.Minute,
 			Retry: Backoff{Base: time.Millisecond, Max: time.Millisecond}, PollInterval: 5 * time.Millisecond, MaxPollInterval: 20 * time.Millisecond})
 		if err != nil {
@@ -164,4 +168,77 @@ func TestConcurrentPublishersAndConsumers(t *testing.T) {
 		t.Fatalf("%d dead letters, first %+v", len(dls), dls[0])
 	}
 	t.Logf("seed %d: %d messages, %d successful handler runs (failures and lost leases retried)", seed, n, handled.Load())
+}
+
+// TestHandlersRunOutsideTheWriteLock: a handler runs outside any write transaction (Read/Commit),
+// so while one handler is blocked, a handler of another mailbox runs too and an Enqueue from another
+// goroutine commits. Both handlers are held inside their bodies until the test has seen all of that;
+// only then are they released to commit. Channels order every step; the context deadline is only a
+// failsafe, so that a store which serialized handlers fails the test (its second handler or the
+// Enqueue would wait for the writer lock until the deadline) rather than hang it.
+func TestHandlersRunOutsideTheWriteLock(t *testing.T) {
+	for _, path := range []Path{PathLeased, PathLeaseless} {
+		t.Run(path.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, _ := testStore(t)
+			mailboxes := []string{"one", "two"}
+			for _, mb := range mailboxes {
+				mustEnqueue(t, s, NewMessage{Mailbox: mb, ID: mb + "-1"})
+			}
+			release := make(chan struct{})
+			type result struct {
+				out Outcome
+				err error
+			}
+			started := map[string]chan struct{}{}
+			done := map[string]chan result{}
+			for _, mb := range mailboxes {
+				started[mb], done[mb] = make(chan struct{}), make(chan result, 1)
+				c := newConsumer(t, s, func(ctx context.Context, m *Message) (Effects, error) {
+					close(started[m.Mailbox])
+					select {
+					case <-release:
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+					return func(ctx context.Context) error {
+						_, err := s.SaveCheckpoint(ctx, "actor/"+m.Mailbox, []byte(m.ID), 0)
+						return err
+					}, nil
+				}, ConsumerOptions{Mailbox: mb, Path: path})
+				go func() {
+					out, err := c.Step(ctx)
+					done[mb] <- result{out, err}
+				}()
+			}
+			for _, mb := range mailboxes {
+				select {
+				case <-started[mb]:
+				case r := <-done[mb]:
+					t.Fatalf("consumer of %q ended before its handler ran (%+v, %v): handlers are serialized", mb, r.out, r.err)
+				}
+			}
+			// Both handlers are inside their bodies now. An enqueue must not wait for them.
+			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "one", ID: "one-2", MaxAttempts: 1}); err != nil {
+				t.Fatalf("Enqueue while two handlers run: %v", err)
+			}
+			close(release)
+			for _, mb := range mailboxes {
+				r := <-done[mb]
+				if r.err != nil || r.out.Action != ActionAcked {
+					t.Fatalf("consumer of %q: %+v, %v", mb, r.out, r.err)
+				}
+				if st, _, err := s.LoadCheckpoint(ctx, "actor/"+mb); err != nil || string(st) != mb+"-1" {
+					t.Fatalf("effect of %q = %q, %v", mb, st, err)
+				}
+				if m := mustGet(t, s, mb+"-1"); m.State != StateAcked {
+					t.Fatalf("%s-1 after its handle: %+v", mb, m)
+				}
+			}
+			if m := mustGet(t, s, "one-2"); m.State != StateReady {
+				t.Fatalf("message enqueued during the handlers: %+v", m)
+			}
+		})
+	}
 }

@@ -54,10 +54,26 @@ func EffectiveAttempts(stored int, path Path) int {
 	return stored
 }
 
-// Handler processes one message. ctx carries the transaction the acknowledgement joins: store calls
-// made with it (SaveCheckpoint, MarkProcessed, OutboxEnqueue, ...) commit together with the
-// acknowledgement or not at all. An error means the delivery failed.
-type Handler func(ctx context.Context, m *Message) error
+// Effects are the writes a handler's delivery makes. Handle calls them inside the one short write
+// transaction that also acknowledges the message: ctx carries that transaction, so every store call
+// made with it (SaveCheckpoint, MarkProcessed, OutboxEnqueue, Enqueue, ...) commits together with
+// the acknowledgement or not at all. Effects run after the acknowledgement's fence held (on the
+// leased path the token still matched), and only then. An error rolls the whole transaction back,
+// acknowledgement included, and counts as a failed delivery, exactly as if the handler had returned
+// it. Effects must not keep ctx or use it from another goroutine.
+type Effects func(ctx context.Context) error
+
+// Handler processes one message. It runs outside any write transaction (Read/Commit): it may read
+// the store, call other services and take as long as it needs without holding the database's
+// writer lock, so handlers of different mailboxes, and enqueues from other goroutines, proceed
+// while it runs. It returns either the Effects to commit with the acknowledgement (nil: nothing to
+// write, the message is just acknowledged) or an error, which means the delivery failed and
+// nothing is written.
+//
+// A handler's reads are not part of the commit: a handler that computes a write from what it read
+// (a checkpoint, say) should make Effects check it, for example with SaveCheckpoint's expected
+// version, so a concurrent change makes the commit fail instead of overwriting it.
+type Handler func(ctx context.Context, m *Message) (Effects, error)
 
 // RetryPolicy decides, for a failed delivery whose effective attempt is attempt (1-based, below
 // max_attempts), whether to retry and after what delay.
@@ -220,17 +236,21 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 	return &Delivery{Message: *m, Path: c.path}, nil
 }
 
-// errHandlerFailed marks, inside Handle's transaction, that the handler (not the store) failed.
-var errHandlerFailed = errors.New("handler failed")
+// errEffectsFailed marks, inside Handle's transaction, that the handler's Effects (not the store)
+// failed.
+var errEffectsFailed = errors.New("handler effects failed")
 
-// Handle runs the handler on d in one transaction with the acknowledgement (Ack by token on the
-// leased path, AckByID on the leaseless one). A nil d is an idle step: Outcome{Action: "idle"}.
+// Handle runs the handler on d outside any write transaction, then commits its Effects and the
+// acknowledgement (Ack by token on the leased path, AckByID on the leaseless one) in one short
+// write transaction. A nil d is an idle step: Outcome{Action: "idle"}.
 //
-//   - handler succeeds, acknowledgement succeeds: commit, "acked".
+//   - handler succeeds, acknowledgement succeeds: its effects run in the acknowledgement's
+//     transaction, which commits: "acked".
 //   - handler succeeds, acknowledgement finds the lease lost (leased) or the message gone
-//     (leaseless): everything rolls back, the handler's effects included, "lease_lost".
-//   - handler fails: its effects roll back. The effective attempt is Attempts(stored, path). At or
-//     above max_attempts, or when the retry policy declines, the message is dead-lettered
+//     (leaseless): nothing is written, the effects never run: "lease_lost".
+//   - handler fails (it returned an error, or its Effects did, which rolls the acknowledgement
+//     back): nothing of the delivery is written. The effective attempt is Attempts(stored, path).
+//     At or above max_attempts, or when the retry policy declines, the message is dead-lettered
 //     ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
 //     transaction, so the dead letter records the effective attempt. Otherwise it is nacked with
 //     the policy's delay ("retried"), or "lease_lost" if the fenced nack lost its lease.
@@ -255,26 +275,35 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	case c.path == PathLeased && m.Token == "":
 		return Outcome{}, invalid("Handle", "leased delivery %q has no token", m.ID)
 	}
-	var herr error
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := c.handler(ctx, &hm)
+	if herr != nil {
+		return c.failed(ctx, m, herr)
+	}
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		hm := m
-		hm.Payload = append([]byte(nil), m.Payload...)
-		if err := c.handler(ctx, &hm); err != nil {
-			herr = err
-			return errHandlerFailed
-		}
+		var err error
 		if c.path == PathLeased {
-			return c.st.Ack(ctx, m.ID, m.Token)
+			err = c.st.Ack(ctx, m.ID, m.Token)
+		} else {
+			err = c.st.AckByID(ctx, m.ID)
 		}
-		return c.st.AckByID(ctx, m.ID)
+		if err != nil || effects == nil {
+			return err
+		}
+		if err := effects(ctx); err != nil {
+			herr = err
+			return errEffectsFailed
+		}
+		return nil
 	})
 	switch {
 	case err == nil:
 		return Outcome{Action: ActionAcked}, nil
-	case herr != nil && errors.Is(err, errHandlerFailed):
+	case herr != nil && errors.Is(err, errEffectsFailed):
 		return c.failed(ctx, m, herr)
 	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
-		c.log.Info("actordelivery: acknowledgement lost, handler effects rolled back",
+		c.log.Info("actordelivery: acknowledgement lost, handler effects not written",
 			"mailbox", c.mailbox, "message_id", m.ID, "path", c.path.String())
 		return Outcome{Action: ActionLeaseLost}, nil
 	default:

@@ -30,6 +30,10 @@ func (p *recordingPolicy) Retry(_ error, attempt int) (time.Duration, bool) {
 
 var errHandler = errors.New("handler says no")
 
+// okHandler succeeds and writes nothing; failHandler fails with errHandler.
+func okHandler(context.Context, *Message) (Effects, error)   { return nil, nil }
+func failHandler(context.Context, *Message) (Effects, error) { return nil, errHandler }
+
 func newConsumer(t testing.TB, s *Store, h Handler, opts ConsumerOptions) *Consumer {
 	t.Helper()
 	if opts.Mailbox == "" {
@@ -49,10 +53,12 @@ func TestConsumerAcks(t *testing.T) {
 			s, _ := testStore(t)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", Payload: []byte("hello")})
 			var seen []string
-			c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
+			c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
 				seen = append(seen, m.ID+":"+string(m.Payload))
-				_, err := s.SaveCheckpoint(ctx, "actor", m.Payload, 0)
-				return err
+				return func(ctx context.Context) error {
+					_, err := s.SaveCheckpoint(ctx, "actor", m.Payload, 0)
+					return err
+				}, nil
 			}, ConsumerOptions{Path: path, LeaseFor: 10 * time.Second})
 			d, err := c.Fetch(ctx)
 			if err != nil || d == nil {
@@ -102,11 +108,15 @@ func TestConsumerFailuresUntilDeadLetter(t *testing.T) {
 			s, clk := testStore(t)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: max})
 			policy := &recordingPolicy{delay: 5 * time.Second}
-			c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
-				if _, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour); err != nil {
-					return err
-				}
-				return errHandler
+			// The handler succeeds but its effects fail after writing: the write must roll back
+			// with the acknowledgement, and the delivery counts as failed.
+			c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
+				return func(ctx context.Context) error {
+					if _, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour); err != nil {
+						return err
+					}
+					return errHandler
+				}, nil
 			}, ConsumerOptions{Path: path, LeaseFor: 10 * time.Second, Retry: policy})
 			var actions []string
 			var attempts []int
@@ -163,7 +173,7 @@ func TestRawAttemptsStrands(t *testing.T) {
 	ctx := context.Background()
 	s, clk := testStore(t)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 2})
-	c := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
+	c := newConsumer(t, s, failHandler,
 		ConsumerOptions{Path: PathLeaseless, Retry: &recordingPolicy{}, Attempts: func(stored int, _ Path) int { return stored }})
 	for range 4 {
 		if _, err := c.Step(ctx); err != nil {
@@ -182,12 +192,14 @@ func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
 	ctx := context.Background()
 	s, clk := testStore(t)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
-	c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
-		if _, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0); err != nil {
+	c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
+		return func(ctx context.Context) error {
+			if _, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0); err != nil {
+				return err
+			}
+			_, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour)
 			return err
-		}
-		_, err := s.MarkProcessed(ctx, "c", m.ID, time.Hour)
-		return err
+		}, nil
 	}, ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second})
 	d, err := c.Fetch(ctx)
 	if err != nil || d == nil {
@@ -210,7 +222,7 @@ func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
 	}
 
 	// The failure path's fenced nack reports lease_lost as well.
-	failing := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
+	failing := newConsumer(t, s, failHandler,
 		ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second, Retry: &recordingPolicy{}})
 	clk.Advance(time.Minute)
 	d, err = failing.Fetch(ctx)
@@ -229,9 +241,11 @@ func TestConsumerLeaselessAckNotFound(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testStore(t)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
-	c := newConsumer(t, s, func(ctx context.Context, m *Message) error {
-		_, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0)
-		return err
+	c := newConsumer(t, s, func(context.Context, *Message) (Effects, error) {
+		return func(ctx context.Context) error {
+			_, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0)
+			return err
+		}, nil
 	}, ConsumerOptions{Path: PathLeaseless})
 	d, _ := c.Fetch(ctx)
 	if err := s.AckByID(ctx, "a"); err != nil { // someone else acknowledged it meanwhile
@@ -253,8 +267,7 @@ func TestConsumerPolicyDeclines(t *testing.T) {
 			s, _ := testStore(t)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
 			policy := &recordingPolicy{declines: true}
-			c := newConsumer(t, s, func(context.Context, *Message) error { return errHandler },
-				ConsumerOptions{Path: path, Retry: policy})
+			c := newConsumer(t, s, failHandler, ConsumerOptions{Path: path, Retry: policy})
 			out, err := c.Step(ctx)
 			if err != nil || out != (Outcome{Action: ActionDeadLettered, Attempt: 1}) {
 				t.Fatalf("Step = %+v, %v", out, err)
@@ -276,7 +289,7 @@ func TestConsumerFetchExpiresLeases(t *testing.T) {
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1})
 	mustLease(t, s, "mb", time.Second)
 	clk.Advance(time.Second)
-	c := newConsumer(t, s, func(context.Context, *Message) error { return nil }, ConsumerOptions{Path: PathLeased})
+	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased})
 	if d, err := c.Fetch(ctx); err != nil || d != nil {
 		t.Fatalf("Fetch = %v, %v", d, err)
 	}
@@ -313,7 +326,7 @@ func TestBackoff(t *testing.T) {
 func TestConsumerBadInput(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testStore(t)
-	h := func(context.Context, *Message) error { return nil }
+	h := Handler(okHandler)
 	for _, tc := range []struct {
 		name string
 		st   *Store
@@ -358,9 +371,9 @@ func TestConsumerRunWakesOnEnqueue(t *testing.T) {
 		t.Run(path.String(), func(t *testing.T) {
 			s, _ := testStore(t)
 			handled := make(chan string, 4)
-			c := newConsumer(t, s, func(_ context.Context, m *Message) error {
+			c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
 				handled <- m.ID
-				return nil
+				return nil, nil
 			}, ConsumerOptions{Path: path, PollInterval: 10 * time.Second, MaxPollInterval: 10 * time.Second})
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error)
@@ -415,9 +428,11 @@ func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
 
 	var logs syncBuffer
 	handled := make(chan struct{}, 1)
-	c := newConsumer(t, s, func(context.Context, *Message) error {
-		handled <- struct{}{}
-		return nil
+	c := newConsumer(t, s, func(context.Context, *Message) (Effects, error) {
+		return func(context.Context) error {
+			handled <- struct{}{}
+			return nil
+		}, nil
 	}, ConsumerOptions{Path: PathLeaseless, PollInterval: 20 * time.Millisecond, MaxPollInterval: 160 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
@@ -462,8 +477,7 @@ func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
 
 func TestConsumerRunStopsOnClose(t *testing.T) {
 	s, _ := testStore(t)
-	c := newConsumer(t, s, func(context.Context, *Message) error { return nil },
-		ConsumerOptions{Path: PathLeased, PollInterval: time.Millisecond})
+	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased, PollInterval: time.Millisecond})
 	done := make(chan error)
 	go func() { done <- c.Run(context.Background()) }()
 	time.Sleep(20 * time.Millisecond)
@@ -488,8 +502,8 @@ func ExampleConsumer_Step() {
 	defer s.Close()
 	ctx := context.Background()
 	_, _ = s.Enqueue(ctx, NewMessage{Mailbox: "greeter", ID: "m1", MaxAttempts: 2, Payload: []byte("hi")})
-	c, _ := NewConsumer(s, func(ctx context.Context, m *Message) error {
-		return fmt.Errorf("cannot greet %q yet", m.Payload)
+	c, _ := NewConsumer(s, func(ctx context.Context, m *Message) (Effects, error) {
+		return nil, fmt.Errorf("cannot greet %q yet", m.Payload)
 	}, ConsumerOptions{Mailbox: "greeter", Path: PathLeaseless, Retry: Backoff{Base: time.Second}})
 	for range 3 {
 		out, _ := c.Step(ctx)

@@ -57,13 +57,15 @@ func crashChild(mode, path string) int {
 		return 2
 	}
 	inHandler := mode == "leaseless-in-handler" || mode == "leased-in-handler"
-	c, err := NewConsumer(s, func(ctx context.Context, m *Message) error {
-		if _, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0); err != nil {
-			return err
-		}
-		fmt.Println(handlerMarker) // the effect is written, not committed
-		die()
-		return nil
+	c, err := NewConsumer(s, func(context.Context, *Message) (Effects, error) {
+		return func(ctx context.Context) error {
+			if _, err := s.SaveCheckpoint(ctx, "actor", []byte("effect"), 0); err != nil {
+				return err
+			}
+			fmt.Println(handlerMarker) // the effect is written, not committed
+			die()
+			return nil
+		}, nil
 	}, ConsumerOptions{Mailbox: "mb", Path: cpath, LeaseFor: 30 * time.Second})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -126,7 +128,7 @@ func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
 			if _, _, err := s.LoadCheckpoint(ctx, "actor"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("the crashed handler's effect survived: %v", err)
 			}
-			c := newConsumer(t, s, func(context.Context, *Message) error { return nil }, ConsumerOptions{Path: PathLeaseless})
+			c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeaseless})
 			d, err := c.Fetch(ctx)
 			if err != nil || d == nil || d.Message.ID != "m1" || d.Message.Attempts != 0 {
 				t.Fatalf("refetch = %+v, %v", d, err)
@@ -156,7 +158,7 @@ func TestCrashLeasedMessageSurvivesItsLease(t *testing.T) {
 			if _, _, err := s.LoadCheckpoint(ctx, "actor"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("the crashed handler's effect survived: %v", err)
 			}
-			c := newConsumer(t, s, func(context.Context, *Message) error { return nil }, ConsumerOptions{Path: PathLeased, LeaseFor: 30 * time.Second})
+			c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased, LeaseFor: 30 * time.Second})
 			clk.Advance(30*time.Second - time.Millisecond)
 			if d, err := c.Fetch(ctx); err != nil || d != nil {
 				t.Fatalf("fetch while the dead worker's lease is live = %+v, %v", d, err)

@@ -26,9 +26,9 @@
 // # Transactions
 //
 // ExecTx puts a transaction in the context it hands its callback; every store call made with that
-// context joins it, nested ExecTx calls included. So a Handler's own writes (SaveCheckpoint,
-// MarkProcessed, OutboxEnqueue) commit together with the message's acknowledgement, or not at all.
-// A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
+// context joins it, nested ExecTx calls included. So a Handler's Effects (SaveCheckpoint,
+// MarkProcessed, OutboxEnqueue, ...) commit together with the message's acknowledgement, or not at
+// all. A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
 // (_txlock=immediate) on the store's single writer connection; read-only transactions and reads
 // outside a transaction use a separate pool of query_only connections and never take the writer
 // lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap.
@@ -36,9 +36,12 @@
 // # Consumer and publisher
 //
 // A Consumer serves one mailbox on one of two paths. PathLeased (any number of workers): Fetch
-// expires stale leases and leases the next message; Handle runs the handler and the fenced Ack in
-// one transaction. PathLeaseless (exactly one worker per mailbox): Fetch only peeks; Handle runs the
-// handler and AckByID in one transaction. On a handler failure both paths hand the retry policy the
+// expires stale leases and leases the next message; Handle commits the handler's Effects with the
+// fenced Ack. PathLeaseless (exactly one worker per mailbox): Fetch only peeks; Handle commits the
+// Effects with AckByID. Handlers follow Read/Commit: the Handler runs outside any write
+// transaction, so handlers of different mailboxes run at the same time and enqueues never wait for
+// a handler; only its Effects and the acknowledgement form one short write transaction (on SQLite,
+// these commits are what serializes). On a handler failure both paths hand the retry policy the
 // same effective attempt (EffectiveAttempts: the stored count on the leased path, stored + 1 on the
 // leaseless path) and dead-letter at max_attempts, so no message is ever stranded.
 //

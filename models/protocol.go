@@ -35,8 +35,9 @@ func (s *State) consumerFetch(a traces.Args, now int64) (traces.Result, error) {
 	return traces.Result{Message: m}, nil
 }
 
-// consumerHandle is the second half of a consumer iteration: the handler with outcome a.Outcome
-// runs in one transaction with the acknowledgement, the retry or the dead-lettering. Every store
+// consumerHandle is the second half of a consumer iteration: the commit of a handler with outcome
+// a.Outcome, in one transaction with the acknowledgement, the retry or the dead-lettering (the
+// handler itself ran before, outside any transaction; nothing of it is visible until this commit). Every store
 // operation the handle runs either all commit or none does; a failed fenced operation (an ack or
 // nack whose token no longer matches, an ack_by_id, nack_by_id or dead_letter of a row that is no
 // longer ready) rolls the whole handle back and reports action lease_lost.

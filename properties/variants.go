@@ -361,8 +361,8 @@ func (b *boundaryTarget) fetch(ctx context.Context, at int64, a replay.Args) (re
 }
 
 // handle runs the real Consumer.Handle on the worker's delivery, with the handler replay's store
-// target uses: it appends the message id to the checkpoint "effects/<mailbox>" inside the
-// handler's transaction, then fails when the step's outcome is "fail".
+// target uses: it fails when the step's outcome is "fail", and otherwise its effects append the
+// message id to the checkpoint "effects/<mailbox>" in the acknowledgement's transaction.
 func (b *boundaryTarget) handle(ctx context.Context, at int64, a replay.Args) (replay.Observation, error) {
 	// advance_clock sets the inner store's clock to the step's time and registers the mailbox,
 	// so the snapshot reads its effect log; it changes nothing else.
@@ -401,29 +401,30 @@ func (d fixedRetry) Retry(error, int) (time.Duration, bool) { return time.Durati
 var errHandlerFails = errors.New("properties: handler outcome is fail")
 
 func effectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
-	return func(ctx context.Context, m *actordelivery.Message) error {
-		actor := "effects/" + m.Mailbox
-		state, version, err := st.LoadCheckpoint(ctx, actor)
-		if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
-			return err
-		}
-		var ids []string
-		if len(state) > 0 {
-			if err := json.Unmarshal(state, &ids); err != nil {
-				return fmt.Errorf("properties: effect log %q: %w", actor, err)
-			}
-		}
-		data, err := json.Marshal(append(slices.Clip(ids), m.ID))
-		if err != nil {
-			return err
-		}
-		if _, err := st.SaveCheckpoint(ctx, actor, data, version); err != nil {
-			return err
-		}
+	return func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
 		if outcome == traces.OutcomeFail {
-			return errHandlerFails
+			return nil, errHandlerFails
 		}
-		return nil
+		// The effect log is read and written inside the acknowledgement's transaction.
+		return func(ctx context.Context) error {
+			actor := "effects/" + m.Mailbox
+			state, version, err := st.LoadCheckpoint(ctx, actor)
+			if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
+				return err
+			}
+			var ids []string
+			if len(state) > 0 {
+				if err := json.Unmarshal(state, &ids); err != nil {
+					return fmt.Errorf("properties: effect log %q: %w", actor, err)
+				}
+			}
+			data, err := json.Marshal(append(slices.Clip(ids), m.ID))
+			if err != nil {
+				return err
+			}
+			_, err = st.SaveCheckpoint(ctx, actor, data, version)
+			return err
+		}, nil
 	}
 }
 

@@ -33,7 +33,7 @@ type storeConfig struct {
 // steps the real actordelivery.Publisher's Deliver, with faults injected around the store.
 //
 // The store's clock is a ManualClock set to [traces.At] of each step's time. A handler records
-// its effect in the handler's own transaction, as the checkpoint "effects/<mailbox>" (a JSON list
+// its effect in its Effects, which commit with the acknowledgement, as the checkpoint "effects/<mailbox>" (a JSON list
 // of message ids), so the snapshot's effects come from the store and roll back with it.
 type StoreTarget struct {
 	cfg   storeConfig
@@ -272,34 +272,37 @@ func (t *StoreTarget) handler(outcome string) actordelivery.Handler {
 	return effectHandler(t.st, outcome)
 }
 
-// effectHandler records the message id in the mailbox's effect log (the checkpoint
-// "effects/<mailbox>") inside the handler's transaction, then fails when outcome is "fail", so a
-// failed handler's effect must roll back with it.
+// effectHandler fails when outcome is "fail"; otherwise its effects append the message id to the
+// mailbox's effect log (the checkpoint "effects/<mailbox>"), reading and writing the log inside the
+// acknowledgement's transaction, so the effect commits exactly when the acknowledgement does.
 func effectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
-	return func(ctx context.Context, m *actordelivery.Message) error {
-		actor := "effects/" + m.Mailbox
-		state, version, err := st.LoadCheckpoint(ctx, actor)
-		if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
-			return err
-		}
-		var ids []string
-		if len(state) > 0 {
-			if err := json.Unmarshal(state, &ids); err != nil {
-				return fmt.Errorf("replay: effect log %q: %w", actor, err)
-			}
-		}
-		data, err := json.Marshal(append(ids, m.ID))
-		if err != nil {
-			return err
-		}
-		if _, err := st.SaveCheckpoint(ctx, actor, data, version); err != nil {
-			return err
-		}
+	return func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
 		if outcome == traces.OutcomeFail {
-			return errHandlerFails
+			return nil, errHandlerFails
 		}
-		return nil
+		return func(ctx context.Context) error { return appendEffect(ctx, st, m.Mailbox, m.ID) }, nil
 	}
+}
+
+// appendEffect appends id to mailbox's effect log in the transaction ctx carries.
+func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id string) error {
+	actor := "effects/" + mailbox
+	state, version, err := st.LoadCheckpoint(ctx, actor)
+	if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
+		return err
+	}
+	var ids []string
+	if len(state) > 0 {
+		if err := json.Unmarshal(state, &ids); err != nil {
+			return fmt.Errorf("replay: effect log %q: %w", actor, err)
+		}
+	}
+	data, err := json.Marshal(append(ids, id))
+	if err != nil {
+		return err
+	}
+	_, err = st.SaveCheckpoint(ctx, actor, data, version)
+	return err
 }
 
 // fetch runs the real consumer's Fetch for the step's worker. A worker that fetches again

@@ -55,9 +55,15 @@ func splitWriteDeliver(ctx context.Context, st actordelivery.OutboxStore, row ac
 //pconform:ignore unfencedack the bug of replay's unfenced-ack variant, reproduced on purpose
 func unfencedAck(ctx context.Context, st *actordelivery.Store, h actordelivery.Handler, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
 	m := d.Message
-	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
-		if err := h(ctx, &m); err != nil {
-			return err
+	effects, err := h(ctx, &m)
+	if err != nil {
+		return actordelivery.Outcome{}, err
+	}
+	err = st.ExecTx(ctx, false, func(ctx context.Context) error {
+		if effects != nil {
+			if err := effects(ctx); err != nil {
+				return err
+			}
 		}
 		if err := st.AckByID(ctx, m.ID); err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
 			return err
