@@ -83,7 +83,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 			traces.Canonicalize(&sym)
 			opts.AfterStep(i, sym)
 		}
-		if diff := cmp.Diff(step.Result, got, cmpOptions); diff != "" {
+		if diff := diffResults(step.Op, step.Result, got); diff != "" {
 			return r.diverged(ctx, i, step, got, obs, diff), nil
 		}
 		r.remember(step)
@@ -110,7 +110,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	traces.Canonicalize(&want)
 	v.FinalCompared = true
 	v.Tokens = r.b.tokens()
-	if diff := cmp.Diff(want, got, cmpOptions); diff != "" {
+	if diff := diffSnapshots(want, got); diff != "" {
 		v.Outcome, v.Step, v.Diff = Diverged, FinalStep, diff
 		v.ExpectedFinal, v.ObservedFinal = &want, &got
 		v.Reason = "the final snapshot differs: " + differingRows(want, got)

@@ -123,7 +123,7 @@ func TestOneRealTokenForTwoSymbolsDiverges(t *testing.T) {
 	if v.Observed.Message.Token != 1 {
 		t.Errorf("observed token symbol %d, want 1 (the symbol tokA is already bound to)", v.Observed.Message.Token)
 	}
-	if !strings.Contains(v.Diff, "Token") {
+	if !strings.Contains(v.Diff, "token=1") {
 		t.Errorf("diff does not name the token:\n%s", v.Diff)
 	}
 }

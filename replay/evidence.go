@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -25,13 +24,15 @@ type Evidence struct {
 }
 
 // RerunCommands returns the commands that replay the trace again under the same target and
-// options: the CLI form first, then the go test form for a corpus trace.
+// options, to be run from the repository root: the CLI form first, then the go test form, which
+// checks everything TestCorpus checks for that one trace (-corpus names the trace's directory
+// when it is not traces/corpus).
 func (e Evidence) RerunCommands() []string {
 	path := e.TracePath
-	if path == "" {
+	if path == "" || path == "-" {
 		path = "<trace.json in this directory>"
 	}
-	cli := fmt.Sprintf("go run ./cmd/pconform replay %s --target %s", path, e.Target)
+	cli := fmt.Sprintf("scripts/pconform replay %s --target %s", shellQuote(path), e.Target)
 	if e.Options.CrashEveryStep {
 		cli += " --crash-every-step"
 	}
@@ -43,7 +44,21 @@ func (e Evidence) RerunCommands() []string {
 		name = regexp.QuoteMeta(e.Trace.Name)
 	}
 	test := fmt.Sprintf("go test ./replay/ -run 'TestCorpus/^%s$' -v", name)
+	if dir := filepath.Dir(path); e.TracePath != "" && e.TracePath != "-" && filepath.ToSlash(filepath.Clean(dir)) != "traces/corpus" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+		test += " -corpus " + shellQuote(dir)
+	}
 	return []string{cli, test}
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+=:,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // WriteReport writes the divergence for a person: the verdict's report, the two histories side
@@ -120,9 +135,16 @@ func WriteEvidence(dir string, e Evidence) (string, error) {
 	if e.Trace != nil {
 		name = e.Trace.Name
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("replay: evidence: %w", err)
+	}
 	path, err := os.MkdirTemp(dir, "replay-"+unsafeName.ReplaceAllString(name+"-"+e.Target, "_")+"-")
 	if err != nil {
 		return "", fmt.Errorf("replay: evidence: %w", err)
+	}
+	if e.TracePath == "" || e.TracePath == "-" {
+		// The trace came from memory or stdin: the copy kept here is what reruns it.
+		e.TracePath = filepath.Join(path, "trace.json")
 	}
 	var report strings.Builder
 	if err := e.WriteReport(&report); err != nil {
@@ -136,11 +158,11 @@ func WriteEvidence(dir string, e Evidence) (string, error) {
 	}
 	if e.Trace != nil {
 		files["expected.history"] = joinLines(History(e.Trace))
-		data, err := json.MarshalIndent(e.Trace, "", "  ")
+		data, err := traces.Marshal(e.Trace)
 		if err != nil {
 			return "", fmt.Errorf("replay: evidence: trace: %w", err)
 		}
-		files["trace.json"] = string(data) + "\n"
+		files["trace.json"] = string(data)
 	}
 	for f, content := range files {
 		if err := os.WriteFile(filepath.Join(path, f), []byte(content), 0o644); err != nil {

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pconform/pconform/traces"
 )
 
 // rewrite is datadriven's -rewrite flag: one flag regenerates the scripts and the golden files.
@@ -81,7 +84,7 @@ func TestWriteEvidence(t *testing.T) {
 	}
 	div := read("divergence.txt")
 	for _, want := range []string{
-		"diverged at step #3", "go run ./cmd/pconform replay traces/corpus/lease-two.json --target fake",
+		"diverged at step #3", "scripts/pconform replay traces/corpus/lease-two.json --target fake",
 		"go test ./replay/ -run 'TestCorpus/^lease-two$' -v", "- #3 @1 lease", "+ #3 @1 lease",
 	} {
 		if !strings.Contains(div, want) {
@@ -101,5 +104,84 @@ func TestDiffLines(t *testing.T) {
 	want := []string{"  a", "- b", "+ x", "- c"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("DiffLines = %q, want %q", got, want)
+	}
+}
+
+func TestRerunCommands(t *testing.T) {
+	tr := &traces.Trace{Name: "tcX-s1-1-bad"}
+	abs, err := filepath.Abs("/tmp/hunt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, path string
+		opts       Options
+		cli, test  string
+	}{
+		{"corpus trace", "traces/corpus/tcX-s1-1-bad.json", DefaultOptions(),
+			"scripts/pconform replay traces/corpus/tcX-s1-1-bad.json --target store",
+			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
+		{"trace elsewhere names its directory", "/tmp/hunt/tcX-s1-1-bad.json", Options{CrashBefore: 2},
+			"scripts/pconform replay /tmp/hunt/tcX-s1-1-bad.json --target store --crash-before 2",
+			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v -corpus " + abs},
+		{"path with a space is quoted", "my traces/t.json", DefaultOptions(),
+			"scripts/pconform replay 'my traces/t.json' --target store", "-corpus '"},
+		{"stdin", "-", DefaultOptions(),
+			"scripts/pconform replay '<trace.json in this directory>' --target store",
+			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Evidence{Trace: tr, TracePath: tc.path, Target: TargetStore, Options: tc.opts}.RerunCommands()
+			if got[0] != tc.cli {
+				t.Errorf("cli command\n got %s\nwant %s", got[0], tc.cli)
+			}
+			if !strings.HasPrefix(got[1], tc.test) && !strings.Contains(got[1], tc.test) {
+				t.Errorf("test command\n got %s\nwant %s", got[1], tc.test)
+			}
+		})
+	}
+}
+
+// TestWriteEvidenceMakesItsDirectory: a missing evidence directory is created, and a trace read
+// from stdin is rerun from the copy kept in the evidence.
+func TestWriteEvidenceMakesItsDirectory(t *testing.T) {
+	ev := divergedLeaseTrace(t)
+	ev.TracePath = "-"
+	root := filepath.Join(t.TempDir(), "not", "yet")
+	dir, err := WriteEvidence(root, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rerun, err := os.ReadFile(filepath.Join(dir, "rerun.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "scripts/pconform replay " + filepath.Join(dir, "trace.json"); !strings.Contains(string(rerun), want) {
+		t.Errorf("rerun.sh does not replay the kept copy (%s):\n%s", want, rerun)
+	}
+	if _, err := traces.ReadFile(filepath.Join(dir, "trace.json")); err != nil {
+		t.Errorf("the kept trace does not read back: %v", err)
+	}
+}
+
+func TestDiffFields(t *testing.T) {
+	cases := []struct {
+		name               string
+		expected, observed []string
+		want               []string
+	}{
+		{"equal", []string{"a", "b"}, []string{"a", "b"}, nil},
+		{"changed field", []string{"action=delivered"}, []string{"action=commit_failed"}, []string{"- action=delivered", "+ action=commit_failed"}},
+		{"extra observed row in the middle", []string{"a", "c"}, []string{"a", "b", "c"}, []string{"+ b"}},
+		{"missing row", []string{"a", "b", "c"}, []string{"a", "c"}, []string{"- b"}},
+		{"both empty", nil, nil, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := DiffFields(tc.expected, tc.observed); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
+				t.Errorf("DiffFields = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

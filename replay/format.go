@@ -52,6 +52,15 @@ func FormatArgs(op traces.Op, a traces.Args) string {
 // FormatResult renders a result as key=value pairs of its non-zero fields; "message=none" for an
 // operation that returns a message and returned none; "ok" when nothing else is left to say.
 func FormatResult(op traces.Op, r traces.Result) string {
+	parts := resultParts(op, r)
+	if len(parts) == 0 {
+		return "ok"
+	}
+	return strings.Join(parts, " ")
+}
+
+// resultParts are FormatResult's key=value pairs.
+func resultParts(op traces.Op, r traces.Result) []string {
 	var parts []string
 	v := reflect.ValueOf(r)
 	for i, f := range jsonFields(v.Type()) {
@@ -70,10 +79,7 @@ func FormatResult(op traces.Op, r traces.Result) string {
 		}
 		parts = append(parts, f+"="+formatValue(fv))
 	}
-	if len(parts) == 0 {
-		return "ok"
-	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 // jsonFields lists a struct type's JSON field names in field order ("" for untagged fields).

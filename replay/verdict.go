@@ -58,7 +58,8 @@ type Verdict struct {
 	ExpectedFinal, ObservedFinal *traces.Snapshot
 	// FinalCompared reports whether a final snapshot was compared (false when the trace has none).
 	FinalCompared bool
-	// Diff is the go-cmp diff of expected against observed (-expected +observed).
+	// Diff shows what differs, expected against observed: "- " lines expected, "+ " lines
+	// observed (result fields for a step, rows for the final snapshot). Byte-stable.
 	Diff string
 	// Reason is one line saying why the verdict is what it is.
 	Reason string

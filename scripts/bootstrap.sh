@@ -5,8 +5,11 @@
 #     unpacked with dpkg -x (nothing is installed system-wide);
 #   - the P compiler and checker 3.1.0, a .NET tool from NuGet: dotnet tool install --tool-path;
 #   - Chromium, for the test that loads the HTML timeline in a real browser: Debian's chromium
-#     package (apt-get; the one system-wide install, since a browser needs its shared libraries).
-# Usage: scripts/bootstrap.sh [go|p|browser|all]   (default all). Idempotent; prints what it did.
+#     package (apt-get; the one system-wide install, since a browser needs its shared libraries);
+#   - the pconform CLI itself, built into .tools/bin/pconform (on PATH after `. scripts/env.sh`;
+#     scripts/pconform runs it, rebuilding when the sources changed).
+# Usage: scripts/bootstrap.sh [go|p|browser|pconform|all]   (default all). Idempotent; prints what
+# it did.
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -80,10 +83,21 @@ install_browser() {
   echo "bootstrap: browser $(command -v chromium)"
 }
 
+install_pconform() {
+  have_go || install_go
+  echo "bootstrap: building pconform into .tools/bin (the first build compiles SQLite: a minute or more)"
+  mkdir -p "$PCONFORM_TOOLS/bin"
+  (cd "$PCONFORM_ROOT" && go build -o "$PCONFORM_TOOLS/bin/pconform.tmp" ./cmd/pconform)
+  mv "$PCONFORM_TOOLS/bin/pconform.tmp" "$PCONFORM_TOOLS/bin/pconform"
+  echo "bootstrap: $("$PCONFORM_TOOLS/bin/pconform" --version)"
+  echo "bootstrap: run it as scripts/pconform, or as pconform after . scripts/env.sh"
+}
+
 case "${1:-all}" in
   go) install_go ;;
   p) install_p ;;
   browser) install_browser ;;
-  all) install_go; install_p; install_browser ;;
-  *) echo "usage: scripts/bootstrap.sh [go|p|browser|all]" >&2; exit 2 ;;
+  pconform) install_pconform ;;
+  all) install_go; install_p; install_browser; install_pconform ;;
+  *) echo "usage: scripts/bootstrap.sh [go|p|browser|pconform|all]" >&2; exit 2 ;;
 esac

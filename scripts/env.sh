@@ -1,9 +1,25 @@
-# shellcheck shell=bash
-# Sourced by scripts/check.sh and .ci/run: puts the project's toolchains on PATH and points the Go
-# command at the offline module mirror when one sits beside the checkout. Installs nothing itself;
-# scripts/bootstrap.sh does that.
+# shellcheck shell=sh
+# Sourced by scripts/check.sh, scripts/pconform and .ci/run, and by people (`. scripts/env.sh` from
+# the repository root, in sh, dash, bash or zsh): puts the project's toolchains and the installed
+# pconform on PATH and points the Go command at the offline module mirror when one sits beside the
+# checkout. Installs nothing itself; scripts/bootstrap.sh does that. POSIX sh: a sourced file cannot
+# learn its own path portably, so bash's $BASH_SOURCE and zsh's $0 are used when there, and the
+# current directory otherwise (it must then be the repository root).
 
-PCONFORM_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ -n "${BASH_SOURCE:-}" ]; then
+  pconform_env_file=$BASH_SOURCE
+elif [ -n "${ZSH_VERSION:-}" ]; then
+  pconform_env_file=$0
+else
+  pconform_env_file=scripts/env.sh
+fi
+if [ ! -f "$pconform_env_file" ]; then
+  echo "scripts/env.sh: cannot find myself; source me from the repository root: . scripts/env.sh" >&2
+  unset pconform_env_file
+  return 1 2>/dev/null || exit 1
+fi
+PCONFORM_ROOT=$(cd "$(dirname "$pconform_env_file")/.." && pwd)
+unset pconform_env_file
 export PCONFORM_ROOT
 export PCONFORM_TOOLS="$PCONFORM_ROOT/.tools"
 
@@ -19,5 +35,5 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
 case ":$PATH:" in
   *":$PCONFORM_TOOLS/go/bin:"*) ;;
-  *) export PATH="$PCONFORM_TOOLS/go/bin:$PCONFORM_TOOLS/p:$PATH" ;;
+  *) PATH="$PCONFORM_TOOLS/bin:$PCONFORM_TOOLS/go/bin:$PCONFORM_TOOLS/p:$PATH"; export PATH ;;
 esac

@@ -13,8 +13,12 @@ import (
 func WriteText(w io.Writer, tl Timeline) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "trace %s (%s)\n", tl.Trace, tl.Origin)
+	for _, l := range tl.Header() {
+		fmt.Fprintf(&b, "%s: %s\n", l.Label, l.Text)
+	}
 	if tl.Target != "" {
 		fmt.Fprintf(&b, "replayed against %s: %s\n", tl.Target, tl.Verdict)
+		fmt.Fprintf(&b, "verdict: %s\n", tl.Claim)
 	}
 	fmt.Fprintf(&b, "lanes: %s\n\n", strings.Join(tl.Lanes, ", "))
 	for _, r := range tl.Rows {

@@ -22,6 +22,16 @@ type Timeline struct {
 	Target string
 	// Verdict is the replay verdict in one line ("" when not replayed).
 	Verdict string
+	// Claim is the verdict read against what the trace claims, one line ("" when not replayed);
+	// AsClaimed says whether it is what the trace claims.
+	Claim     string
+	AsClaimed bool
+	// Variant, PredictedStep and Violates say what the trace is: the broken variant whose
+	// behaviour it records ("" for the correct store), the step at which the model predicts the
+	// correct store refuses the bug (-1: none), and the property the bug violates.
+	Variant       string
+	PredictedStep int
+	Violates      string
 	// Lanes are the mailboxes in order of first appearance, then OutboxLane when the trace uses it.
 	Lanes []string
 	Rows  []Row
@@ -64,6 +74,8 @@ type Input struct {
 	// Target names the replay target the verdict comes from.
 	Target  string
 	Verdict *replay.Verdict
+	// Judgement is the verdict read against what the trace claims (nil when not replayed).
+	Judgement *replay.Judgement
 	// After holds, for each step that ran, the target's state after it (tokens as symbols). Missing
 	// or short slices are fine: those steps show no touched rows.
 	After []traces.Snapshot
@@ -74,7 +86,11 @@ type Input struct {
 // Build lays out a trace. It never fails: a step it cannot place in a lane goes to every lane.
 func Build(in Input) Timeline {
 	t := in.Trace
-	tl := Timeline{Trace: t.Name, Origin: describeOrigin(t.Origin), Target: in.Target}
+	tl := Timeline{Trace: t.Name, Origin: describeOrigin(t.Origin), Target: in.Target,
+		Variant: t.Expect.Variant, PredictedStep: t.Expect.DivergesAt, Violates: t.Expect.Violates}
+	if in.Judgement != nil {
+		tl.Claim, tl.AsClaimed = in.Judgement.Summary, in.Judgement.AsClaimed
+	}
 	lanes := newLaneMap(t)
 	if len(lanes.order) == 0 {
 		lanes.order = []string{"store"}
@@ -109,6 +125,28 @@ func Build(in Input) Timeline {
 		applyVerdict(&tl, t, in.Verdict)
 	}
 	return tl
+}
+
+// HeaderLine is one labelled line of what a trace is.
+type HeaderLine struct{ Label, Text string }
+
+// Header says what the trace is, for the top of every view: the violated property first, then
+// the variant and the predicted step (a trace of the correct store says only that).
+func (tl Timeline) Header() []HeaderLine {
+	if tl.Variant == "" {
+		return []HeaderLine{{"records", "the correct store's behaviour (no known bug)"}}
+	}
+	var h []HeaderLine
+	if tl.Violates != "" {
+		h = append(h, HeaderLine{"violated property", tl.Violates})
+	}
+	h = append(h, HeaderLine{"records", fmt.Sprintf("the behaviour of the broken variant %q, bug included", tl.Variant)})
+	if tl.PredictedStep >= 0 {
+		h = append(h, HeaderLine{"predicted", fmt.Sprintf("the correct store refuses the bug at step #%d", tl.PredictedStep)})
+	} else {
+		h = append(h, HeaderLine{"predicted", "the correct store refuses the bug by the final snapshot"})
+	}
+	return h
 }
 
 func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict) {

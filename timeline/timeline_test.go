@@ -37,12 +37,12 @@ func replayed(t *testing.T, path, target string) (Timeline, *traces.Trace, repla
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Build(Input{Trace: tr, Target: target, Verdict: &v, After: after}), tr, v
+	j := replay.Judge(tr, target, v)
+	return Build(Input{Trace: tr, Target: target, Verdict: &v, Judgement: &j, After: after}), tr, v
 }
 
-// checkGolden compares got with testdata/name. go-cmp's diff text deliberately varies its
-// spacing from run to run (a non-breaking space or a plain one) so that nobody pins it; the
-// comparison folds that away.
+// checkGolden compares got with testdata/name, byte for byte: every rendering, diffs included, is
+// stable.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	got = bytes.ReplaceAll(got, []byte("\u00a0"), []byte(" "))
@@ -57,7 +57,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
-	if !bytes.Equal(got, bytes.ReplaceAll(want, []byte("\u00a0"), []byte(" "))) {
+	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the golden file (run with -update and review the diff):\n%s", name, got)
 	}
 }

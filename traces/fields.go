@@ -205,6 +205,7 @@ var originFields = []field[Origin]{
 var expectFields = []field[Expect]{
 	strField("variant", true, func(e *Expect) *string { return &e.Variant }),
 	intField("diverges_at", false, func(e *Expect) *int { return &e.DivergesAt }),
+	strField("violates", true, func(e *Expect) *string { return &e.Violates }),
 }
 
 var messageRowFields = []field[MessageRow]{

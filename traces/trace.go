@@ -54,6 +54,10 @@ type Expect struct {
 	// the expected one, as the model predicts; -1 when the correct store agrees throughout (always
 	// -1 when Variant is "").
 	DivergesAt int `json:"diverges_at"`
+	// Violates states the property the variant's bug breaks, in the words of whoever found it: the
+	// P monitor's assertion message for a checker counterexample, the invariant's message for a
+	// hunted trace. "" when unknown; always "" when Variant is "" (the correct store breaks nothing).
+	Violates string `json:"violates,omitempty"`
 }
 
 // Op names one kind of step.

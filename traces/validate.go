@@ -111,6 +111,8 @@ func (v *validator) divergence(t *Trace) error {
 	switch {
 	case t.Expect.Variant == "" && d != -1:
 		return c.errf("expect.diverges_at", "must be -1 when expect.variant is empty, got %d", d)
+	case t.Expect.Variant == "" && t.Expect.Violates != "":
+		return c.errf("expect.violates", "must be absent when expect.variant is empty (the correct store violates nothing), got %q", t.Expect.Violates)
 	case d < -1 || d >= len(t.Steps):
 		if len(t.Steps) == 0 {
 			return c.errf("expect.diverges_at", "must be -1 (the trace has no steps), got %d", d)

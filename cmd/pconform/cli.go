@@ -8,16 +8,27 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes.
+// Exit codes, the same whether the CLI is built, installed or run through scripts/pconform.
 const (
-	exitPass    = 0
+	// exitPass: the verdict is what the trace claims (a replay matched, a counterexample was
+	// refused by the correct store at the predicted step, a hunt found nothing).
+	exitPass = 0
+	// exitFinding: a finding (an unpredicted divergence, a counterexample found by a hunt).
 	exitFinding = 1
-	exitUsage   = 2
+	// exitUsage: bad flags or arguments.
+	exitUsage = 2
+	// exitCannotRun: the run could not happen (unreadable file, parse error, a target or backend
+	// that would not start).
+	exitCannotRun = 3
 )
 
 // errFinding marks a command whose run succeeded and found something (a divergence, a
 // counterexample); its message has already been printed.
 var errFinding = errors.New("finding")
+
+// errCannotRun marks a command that reported, per trace, that it could not run (its message has
+// already been printed).
+var errCannotRun = errors.New("could not run")
 
 // usageError marks bad flags or arguments.
 type usageError struct{ err error }
@@ -29,7 +40,11 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 // run executes the CLI with args and returns the process exit code.
 func run(args []string, stdout, stderr io.Writer) int {
-	root := newRoot(stdout, stderr)
+	return runRoot(newRoot(stdout, stderr), args, stderr)
+}
+
+// runRoot executes root with args and maps its error to an exit code, printing it on stderr.
+func runRoot(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.Execute()
 	switch {
@@ -37,12 +52,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitPass
 	case errors.Is(err, errFinding):
 		return exitFinding
+	case errors.Is(err, errCannotRun):
+		return exitCannotRun
 	case errors.As(err, new(usageError)) || isCobraUsage(err):
 		fmt.Fprintf(stderr, "pconform: %v\nRun 'pconform --help' for usage.\n", err)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "pconform: %v\n", err)
-		return exitFinding
+		fmt.Fprintf(stderr, "pconform: could not run: %v\n", err)
+		return exitCannotRun
 	}
 }
 
@@ -59,7 +76,10 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 reference model or a known-broken variant, explains them step by step, converts P checker logs into
 traces, and hunts for counterexamples with property tests.
 
-Exit codes: 0 pass, 1 finding (a divergence or counterexample) or failure, 2 usage error.`,
+Exit codes: 0 the verdict is what the trace claims, 1 a finding (a divergence the trace does not
+predict, a counterexample found by a hunt), 2 usage error, 3 could not run (unreadable file, parse
+error, a target that would not start).`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -70,6 +90,7 @@ Exit codes: 0 pass, 1 finding (a divergence or counterexample) or failure, 2 usa
 		},
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cobraUsage{err} })

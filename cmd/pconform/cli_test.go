@@ -14,10 +14,14 @@ func itoa(i int) string { return strconv.Itoa(i) }
 const (
 	okTrace  = "../../traces/testdata/good/leased-stale-ack.json"
 	rawTrace = "../../traces/testdata/good/leaseless-raw-attempts-stranded.json"
+	// wrongTrace expects a second enqueue of one id to be no duplicate: a real finding.
+	wrongTrace = "testdata/wrong-duplicate.json"
+	// garbageTrace is cut off in the middle.
+	garbageTrace = "testdata/unreadable/garbage.json"
 )
 
-// TestExitCodes runs the CLI in-process: 0 pass, 1 finding, 2 usage error, each with a message a
-// user can act on.
+// TestExitCodes runs the CLI in-process: 0 the verdict is what the trace claims, 1 a finding, 2 a
+// usage error, 3 could not run; each with a message a user can act on.
 func TestExitCodes(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	cases := []struct {
@@ -27,21 +31,28 @@ func TestExitCodes(t *testing.T) {
 		wantOut    string
 		wantErrOut string
 	}{
-		{"match", []string{"replay", okTrace}, exitPass, "match", ""},
+		{"match", []string{"replay", okTrace}, exitPass, "as recorded: store matches the trace", ""},
 		{"match with crashes", []string{"replay", okTrace, "--crash-every-step"}, exitPass, "match", ""},
-		{"variant reproduces", []string{"replay", rawTrace, "--target", "raw-attempts"}, exitPass, "match", ""},
-		{"correct store diverges", []string{"replay", rawTrace}, exitFinding, "diverged at step #2", ""},
-		{"model diverges too", []string{"replay", rawTrace, "--target", "model"}, exitFinding, "rerun: go run ./cmd/pconform replay", ""},
+		{"variant reproduces its bug", []string{"replay", rawTrace, "--target", "raw-attempts"}, exitPass, `as recorded: raw-attempts reproduces the bug of variant "raw-attempts"`, ""},
+		{"correct store refuses the bug as predicted", []string{"replay", rawTrace}, exitPass, "as predicted: the correct store refuses the bug of variant \"raw-attempts\" at step #2", ""},
+		{"model refuses it too, with rerun commands", []string{"replay", rawTrace, "--target", "model"}, exitPass, "rerun: scripts/pconform replay", ""},
+		{"a divergence the trace does not predict", []string{"replay", wrongTrace}, exitFinding, "finding: store diverges from the trace at step #1", ""},
+		{"a variant the trace says nothing about", []string{"replay", rawTrace, "--target", "split-write"}, exitFinding, "makes no claim", ""},
 		{"explain text", []string{"explain", okTrace}, exitPass, "lanes: orders", ""},
+		{"explain a counterexample against the store", []string{"explain", rawTrace}, exitPass, "verdict: as predicted", ""},
 		{"explain without replay", []string{"explain", rawTrace, "--no-replay"}, exitPass, "#6", ""},
 		{"unknown target", []string{"replay", okTrace, "--target", "nope"}, exitUsage, "", `unknown --target "nope"`},
 		{"conflicting crash flags", []string{"replay", okTrace, "--crash-before", "2", "--crash-every-step"}, exitUsage, "", "exclude each other"},
-		{"missing argument", []string{"replay"}, exitUsage, "", "expected one trace file"},
+		{"missing argument", []string{"replay"}, exitUsage, "", "expected one or more trace files"},
+		{"stdin twice", []string{"replay", "-", "-"}, exitUsage, "", "it can be read once"},
 		{"unknown flag", []string{"replay", okTrace, "--frobnicate"}, exitUsage, "", "unknown flag"},
 		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command"},
-		{"missing file", []string{"replay", missing}, exitFinding, "", "missing.json"},
+		{"missing file", []string{"replay", missing}, exitCannotRun, "", "could not run: traces: open " + missing},
+		{"garbage input", []string{"replay", garbageTrace}, exitCannotRun, "", "garbage.json:1:41"},
+		{"explain a missing file", []string{"explain", missing}, exitCannotRun, "", "missing.json"},
 		{"convert needs a test case", []string{"convert", missing}, exitUsage, "", "--test-case is required"},
 		{"hunt unknown variant", []string{"hunt", "--variant", "nope"}, exitUsage, "", `unknown --variant "nope"`},
+		{"version", []string{"--version"}, exitPass, "pconform ", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,8 +74,8 @@ func TestExitCodes(t *testing.T) {
 func TestExplainWritesHTML(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "t.html")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"explain", rawTrace, "--html", page}, &out, &errOut); code != exitFinding {
-		t.Fatalf("exit %d, want %d: %s", code, exitFinding, errOut.String())
+	if code := run([]string{"explain", rawTrace, "--html", page}, &out, &errOut); code != exitPass {
+		t.Fatalf("exit %d, want %d: %s", code, exitPass, errOut.String())
 	}
 	b, err := os.ReadFile(page)
 	if err != nil {

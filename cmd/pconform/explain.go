@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,9 @@ they stood after it. The first divergence is marked ">>" and spelled out at the 
 --html FILE also writes the timeline as one self-contained HTML page: a lane per mailbox and the
 outbox, a row per step, the divergence highlighted with the expected and observed values.
 
-Exit 0 when the target matches the trace, 1 when it diverges.`,
+TRACE may be - for standard input. Exit codes as for replay: 0 the verdict is what the trace claims
+(a counterexample's variant reproduces it, the correct store refuses it at the predicted step), 1 a
+finding, 2 usage, 3 could not run.`,
 		Example: `  pconform explain traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --html /tmp/split.html`,
 		Args:    exactArgs(1, "one trace file"),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -34,25 +37,30 @@ Exit 0 when the target matches the trace, 1 when it diverges.`,
 			if err != nil {
 				return err
 			}
-			t, err := traces.ReadFile(args[0])
+			t, err := readInput(c.InOrStdin(), args[0])
 			if err != nil {
 				return err
 			}
 			in := timeline.Input{Trace: t}
 			var v replay.Verdict
+			var j replay.Judgement
 			if !noReplay {
 				var after []traces.Snapshot
 				v, after, err = replayTrace(c.Context(), t, f.target, opts, true)
 				if err != nil {
 					return err
 				}
-				in.Target, in.Verdict, in.After = f.target, &v, after
+				j = replay.Judge(t, f.target, v)
+				in.Target, in.Verdict, in.After, in.Judgement = f.target, &v, after, &j
 			}
 			tl := timeline.Build(in)
 			if err := timeline.WriteText(c.OutOrStdout(), tl); err != nil {
 				return err
 			}
 			if htmlPath != "" {
+				if err := os.MkdirAll(filepath.Dir(htmlPath), 0o755); err != nil {
+					return err
+				}
 				out, err := os.Create(htmlPath)
 				if err != nil {
 					return err
@@ -66,10 +74,13 @@ Exit 0 when the target matches the trace, 1 when it diverges.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "\nHTML timeline: %s\n", htmlPath)
 			}
-			if !noReplay && v.Outcome != replay.Match {
-				return errFinding
+			switch {
+			case noReplay || j.AsClaimed:
+				return nil
+			case v.Outcome == replay.Inconclusive:
+				return errCannotRun
 			}
-			return nil
+			return errFinding
 		},
 	}
 	f.register(c)

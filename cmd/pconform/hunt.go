@@ -15,7 +15,7 @@ import (
 
 func newHuntCmd() *cobra.Command {
 	var cfg properties.HuntConfig
-	var noProgress bool
+	var noProgress, quiet bool
 	c := &cobra.Command{
 		Use:   "hunt",
 		Short: "Hunt for a counterexample with the property tests and shrink it into a trace",
@@ -40,16 +40,18 @@ Exit 0 when nothing was found within the budget, 1 when a counterexample was fou
 				return usagef("--sequences must be >= 0, got %d", cfg.Sequences)
 			}
 			if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-				return err
+				return fmt.Errorf("--out: %w", err)
 			}
 			out := c.OutOrStdout()
-			if !noProgress {
+			// The bar redraws one line in place: only on a terminal, never into a log.
+			bar := !noProgress && !quiet && isTerminal(c.ErrOrStderr())
+			if bar {
 				cfg.Progress = progressBar(c.ErrOrStderr())
 			}
 			cfg.Command = fmt.Sprintf("pconform hunt --variant %s --seed %d --sequences %d", cfg.Variant, cfg.Seed, cfg.Sequences)
 			fmt.Fprintf(out, "hunting %s with seed %d\n", cfg.Variant, cfg.Seed)
 			res, err := properties.Hunt(c.Context(), cfg)
-			if !noProgress {
+			if bar {
 				fmt.Fprintln(c.ErrOrStderr())
 			}
 			if err != nil {
@@ -78,7 +80,8 @@ Exit 0 when nothing was found within the budget, 1 when a counterexample was fou
 	c.Flags().Int64Var(&cfg.Seed, "seed", time.Now().UnixNano()%1_000_000, "seed of every random choice (printed, so a run can be repeated)")
 	c.Flags().IntVar(&cfg.Sequences, "sequences", properties.DefaultSequences, "budget of generated sequences")
 	c.Flags().StringVar(&cfg.Dir, "out", ".", "directory for the shrunk counterexample trace")
-	c.Flags().BoolVar(&noProgress, "no-progress", false, "do not draw the progress bar")
+	c.Flags().BoolVar(&noProgress, "no-progress", false, "do not draw the progress bar (it is drawn only when stderr is a terminal)")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	return c
 }
 

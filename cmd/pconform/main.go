@@ -3,8 +3,12 @@
 // in the terminal or as an HTML page; converts P checker logs into traces; and hunts for
 // counterexamples with the property tests.
 //
-// Exit codes: 0 pass (a replay matched, a hunt found nothing), 1 finding (a divergence, a
-// counterexample) or a failure to run, 2 usage error.
+// Exit codes, the same built, installed (go install ./cmd/pconform) or through scripts/pconform:
+// 0 the verdict is what the trace claims (a replay matched, a counterexample's bug was refused by
+// the correct store at the predicted step, a hunt found nothing), 1 a finding (a divergence the
+// trace does not predict, a counterexample found by a hunt), 2 usage error, 3 could not run
+// (unreadable file, parse error, a target that would not start). `go run` reports every non-zero
+// code as 1; use scripts/pconform for the real codes.
 package main
 
 import (

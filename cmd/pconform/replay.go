@@ -42,38 +42,154 @@ func (f *replayFlags) options() (replay.Options, error) {
 
 func newReplayCmd() *cobra.Command {
 	var f replayFlags
+	var out outputFlags
 	c := &cobra.Command{
-		Use:   "replay TRACE",
-		Short: "Replay a trace against a target and report the first divergence",
-		Long: `Replay drives TRACE step by step against a target — the real store (running the real
+		Use:   "replay TRACE...",
+		Short: "Replay traces against a target and judge each verdict against what the trace claims",
+		Long: `Replay drives each TRACE step by step against a target — the real store (running the real
 consumer and publisher), the reference model, or a known-broken variant — and reports the first
 step whose result differs from the trace, with the expected and observed values and the rows
-involved. On a divergence it writes an evidence directory (trace, histories, report) and prints
-the command that reruns it.
+involved.
 
-Exit 0 when the target matches the trace, 1 when it diverges.`,
-		Example: `  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --target split-write
-  pconform replay traces/corpus/tcLeaselessWorker-s1-1-ok.json --crash-every-step`,
-		Args: exactArgs(1, "one trace file"),
+A trace says what it is (docs/trace-format.md, "What a trace claims"), and replay holds it to that:
+a trace of the correct store must match the store and the model; a counterexample (expect.variant)
+must match its variant, which reproduces the bug, and the correct store must refuse the bug at the
+predicted step (expect.diverges_at): "as predicted: the correct store refuses the bug at step #N".
+
+TRACE is a file, a directory (every .json file in it, sorted) or - for standard input. With several
+traces a summary table follows. A passing replay prints a summary; -v adds the full history. On a
+divergence replay prints the rerun commands; on a finding it also writes an evidence directory
+(under --evidence, created when missing).
+
+Exit codes: 0 every verdict is what its trace claims, 1 a finding, 2 usage error, 3 a trace could
+not be read or run (and no finding).`,
+		Example: `  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json
+  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --target split-write
+  pconform replay traces/corpus --quiet
+  pconform replay - --json < trace.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cobraUsage{fmt.Errorf("expected one or more trace files, directories or -, got none")}
+			}
+			if n := countOf(args, "-"); n > 1 {
+				return cobraUsage{fmt.Errorf("- (standard input) given %d times; it can be read once", n)}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts, err := f.options()
 			if err != nil {
 				return err
 			}
-			t, err := traces.ReadFile(args[0])
-			if err != nil {
-				return err
+			inputs := expandInputs(args)
+			prog := newProgress(c.ErrOrStderr(), len(inputs), out.quiet || out.json)
+			results := make([]traceResult, 0, len(inputs))
+			for i, in := range inputs {
+				prog.step(i, in.path)
+				r := replayInput(c.Context(), c.InOrStdin(), in, f, opts)
+				results = append(results, r)
 			}
-			v, _, err := replayTrace(c.Context(), t, f.target, opts, false)
-			if err != nil {
-				return err
-			}
-			return reportVerdict(c.OutOrStdout(), args[0], t, f.target, opts, v, f.evidence)
+			prog.done()
+			return writeResults(c.OutOrStdout(), c.ErrOrStderr(), results, out)
 		},
 	}
 	f.register(c)
-	c.Flags().StringVar(&f.evidence, "evidence", "", "directory for the evidence of a divergence (default: a new temporary directory)")
+	out.register(c)
+	c.Flags().StringVar(&f.evidence, "evidence", "", "directory for the evidence of a finding, created when missing (default: a new temporary directory)")
 	return c
+}
+
+func countOf(args []string, s string) int {
+	n := 0
+	for _, a := range args {
+		if a == s {
+			n++
+		}
+	}
+	return n
+}
+
+// input is one trace to replay: a path, or "-" for standard input. err is set when a directory
+// argument could not be listed.
+type input struct {
+	path string
+	err  error
+}
+
+// expandInputs turns arguments into traces: a directory becomes its .json files in sorted
+// order; anything else stays as given (an unreadable path fails later, as that trace's error).
+func expandInputs(args []string) []input {
+	var out []input
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, input{path: a})
+			continue
+		}
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, input{path: a})
+			continue
+		}
+		paths, err := traces.Walk(a)
+		switch {
+		case err != nil:
+			out = append(out, input{path: a, err: err})
+		case len(paths) == 0:
+			out = append(out, input{path: a, err: fmt.Errorf("%s: a directory without any .json trace", a)})
+		}
+		for _, p := range paths {
+			out = append(out, input{path: p})
+		}
+	}
+	return out
+}
+
+// readInput reads one trace from its path or, for "-", from stdin.
+func readInput(stdin io.Reader, path string) (*traces.Trace, error) {
+	if path == "-" {
+		return traces.Read(stdin, "<stdin>")
+	}
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	return traces.ReadFile(path)
+}
+
+// replayInput reads, replays and judges one trace; every failure lands in the result.
+func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, opts replay.Options) traceResult {
+	r := traceResult{File: in.path, Target: f.target}
+	if in.err != nil {
+		return r.failed(in.err)
+	}
+	t, err := readInput(stdin, in.path)
+	if err != nil {
+		return r.failed(err)
+	}
+	v, _, err := replayTrace(ctx, t, f.target, opts, false)
+	if err != nil {
+		return r.failed(err)
+	}
+	r.fill(t, v, replay.Judge(t, f.target, v))
+	if v.Outcome == replay.Diverged {
+		ev := replay.Evidence{Trace: t, TracePath: in.path, Target: f.target, Options: opts, Verdict: v}
+		if !r.AsClaimed || f.evidence != "" {
+			dir := f.evidence
+			if dir == "" {
+				if dir, err = os.MkdirTemp("", "pconform-evidence-"); err != nil {
+					return r.failed(fmt.Errorf("evidence: %w", err))
+				}
+			}
+			path, err := replay.WriteEvidence(dir, ev)
+			if err != nil {
+				return r.failed(fmt.Errorf("writing evidence: %w", err))
+			}
+			r.Evidence = path
+			ev.TracePath = r.rerunPath(path)
+		}
+		r.Rerun = ev.RerunCommands()
+	}
+	return r
 }
 
 // replayTrace runs t against a fresh target in a temporary directory. With snapshots it also
@@ -98,34 +214,4 @@ func replayTrace(ctx context.Context, t *traces.Trace, target string, opts repla
 	}
 	v, err := replay.Run(ctx, t, tg, opts)
 	return v, after, err
-}
-
-// reportVerdict prints the verdict and, on a divergence, writes the evidence and the rerun command.
-func reportVerdict(w io.Writer, path string, t *traces.Trace, target string, opts replay.Options, v replay.Verdict, evidenceDir string) error {
-	if err := v.Report(w); err != nil {
-		return err
-	}
-	if t.Expect.Variant != "" {
-		fmt.Fprintf(w, "note: this trace records the behaviour of variant %q; the model predicts the correct store diverges at step #%d\n", t.Expect.Variant, t.Expect.DivergesAt)
-	}
-	if v.Outcome == replay.Match {
-		return nil
-	}
-	if evidenceDir == "" {
-		d, err := os.MkdirTemp("", "pconform-evidence-")
-		if err != nil {
-			return err
-		}
-		evidenceDir = d
-	}
-	ev := replay.Evidence{Trace: t, TracePath: path, Target: target, Options: opts, Verdict: v}
-	dir, err := replay.WriteEvidence(evidenceDir, ev)
-	if err != nil {
-		return fmt.Errorf("writing evidence: %w", err)
-	}
-	fmt.Fprintf(w, "evidence: %s\n", dir)
-	for _, cmd := range ev.RerunCommands() {
-		fmt.Fprintf(w, "rerun: %s\n", cmd)
-	}
-	return errFinding
 }

@@ -1,0 +1,115 @@
+package replay
+
+import (
+	"fmt"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// Claim is what a trace claims a replay against one target will show, read from its expect
+// block (see docs/trace-format.md, "What a trace claims"):
+//
+//   - a trace without a variant records the correct store: the correct targets ("store", "model")
+//     match it;
+//   - a trace with expect.variant V records V's behaviour, bug included: target V matches it, and a
+//     correct target refuses the bug at step expect.diverges_at (or, with diverges_at -1, somewhere
+//     up to the final snapshot);
+//   - about any other target a trace claims nothing.
+type Claim int
+
+const (
+	// ClaimNone: the trace says nothing about this target.
+	ClaimNone Claim = iota
+	// ClaimMatch: the target must match the trace.
+	ClaimMatch
+	// ClaimRefuse: the target is the correct store (or model) and must refuse the recorded bug at
+	// the predicted step.
+	ClaimRefuse
+)
+
+// CorrectTargets are the targets that implement the delivery rules as docs/semantics.md states
+// them; every other target is a broken variant.
+var correctTargets = map[string]bool{TargetStore: true, TargetModel: true}
+
+// IsCorrectTarget reports whether target implements the rules without a known bug.
+func IsCorrectTarget(target string) bool { return correctTargets[target] }
+
+// ClaimFor is what t claims about a replay against target.
+func ClaimFor(t *traces.Trace, target string) Claim {
+	switch {
+	case t.Expect.Variant == "" && IsCorrectTarget(target):
+		return ClaimMatch
+	case t.Expect.Variant != "" && t.Expect.Variant == target:
+		return ClaimMatch
+	case t.Expect.Variant != "" && IsCorrectTarget(target):
+		return ClaimRefuse
+	}
+	return ClaimNone
+}
+
+// Judgement is a verdict read against the trace's claim.
+type Judgement struct {
+	Claim Claim
+	// AsClaimed is true when the verdict is what the trace claims (or, for ClaimNone, when the
+	// target matched): no finding.
+	AsClaimed bool
+	// Summary says so in one line, for a person.
+	Summary string
+}
+
+// Judge reads v, a replay of t against target, against what t claims. An inconclusive verdict is
+// never as claimed.
+func Judge(t *traces.Trace, target string, v Verdict) Judgement {
+	j := Judgement{Claim: ClaimFor(t, target)}
+	violates := ""
+	if p := t.Expect.Violates; p != "" {
+		violates = fmt.Sprintf("; the bug violates: %s", p)
+	}
+	at := func() string {
+		if v.Step == FinalStep {
+			return "the final snapshot"
+		}
+		return fmt.Sprintf("step #%d", v.Step)
+	}
+	predicted := "the final snapshot"
+	if d := t.Expect.DivergesAt; d >= 0 {
+		predicted = fmt.Sprintf("step #%d", d)
+	}
+	switch {
+	case v.Outcome == Inconclusive:
+		j.Summary = fmt.Sprintf("inconclusive: %s cannot run the trace to its end: %s", target, v.Reason)
+	case j.Claim == ClaimMatch && v.Outcome == Match && t.Expect.Variant != "":
+		j.AsClaimed = true
+		j.Summary = fmt.Sprintf("as recorded: %s reproduces the bug of variant %q (the correct store refuses it at %s)%s", target, t.Expect.Variant, predicted, violates)
+	case j.Claim == ClaimMatch && v.Outcome == Match:
+		j.AsClaimed = true
+		j.Summary = fmt.Sprintf("as recorded: %s matches the trace", target)
+	case j.Claim == ClaimMatch:
+		j.Summary = fmt.Sprintf("finding: %s diverges from the trace at %s, which it should match", target, at())
+	case j.Claim == ClaimRefuse && v.Outcome == Diverged && divergesAsPredicted(t, v):
+		j.AsClaimed = true
+		j.Summary = fmt.Sprintf("as predicted: the correct %s refuses the bug of variant %q at %s%s", correctNoun(target), t.Expect.Variant, at(), violates)
+	case j.Claim == ClaimRefuse && v.Outcome == Diverged:
+		j.Summary = fmt.Sprintf("finding: the correct %s diverges at %s, but the trace predicts %s", correctNoun(target), at(), predicted)
+	case j.Claim == ClaimRefuse:
+		j.Summary = fmt.Sprintf("finding: the correct %s matches a trace of variant %q's bug; the trace predicts it refuses the bug at %s", correctNoun(target), t.Expect.Variant, predicted)
+	case v.Outcome == Match:
+		j.AsClaimed = true
+		j.Summary = fmt.Sprintf("%s matches the trace (the trace makes no claim about it)", target)
+	default:
+		j.Summary = fmt.Sprintf("finding: %s diverges at %s (the trace makes no claim about it)", target, at())
+	}
+	return j
+}
+
+// divergesAsPredicted: at the predicted step, or, when the trace predicts no step (-1), anywhere.
+func divergesAsPredicted(t *traces.Trace, v Verdict) bool {
+	return t.Expect.DivergesAt < 0 || v.Step == t.Expect.DivergesAt
+}
+
+func correctNoun(target string) string {
+	if target == TargetModel {
+		return "model"
+	}
+	return "store"
+}
