@@ -32,21 +32,20 @@ func Run(cfg Config, steps []traces.Step) (State, []traces.Result, error) {
 var ErrNilTrace = errors.New("models: nil trace")
 
 // RunTrace runs t's steps against [Init](cfg), translating between the trace's token symbols and
-// the model's tokens, and returns the model's result for every step and its final snapshot, both
-// with tokens written as the trace's symbols so they compare directly with t's expected results
-// and t.Final.
+// the model's tokens with [traces.Binder], the binder replay and the property tests use too, and
+// returns the model's result for every step and its final snapshot, both with tokens written as
+// the trace's symbols so they compare directly with t's expected results and t.Final.
 //
-// A symbol is bound to a model token the first time it appears in a result: where t expects
-// symbol k (a lease's or consumer_fetch's message token, the i-th claimed row's token) and the
-// model issued token x, k is bound to x, unless either is already bound. A token argument whose
-// symbol is bound is passed as its model token; an unbound one as a token no lease or claim ever
-// carries, so it matches nothing. A model token with no symbol of its own (the model issued a
-// token where t expected none, or a different one) is given a fresh symbol larger than any symbol
-// in t, so the mismatch shows in the comparison.
+// A symbol is bound to a model token the first time it appears in a result, in its own namespace
+// (lease or claim tokens, as the trace format says). A token argument whose symbol is bound is
+// passed as its model token; any other (0, "no token", included) as a negative token, which no
+// lease or claim ever carries, so it matches nothing. A model token the trace never bound (the
+// model issued a token where t expected none, or a different one) shows as a negative symbol,
+// so the mismatch shows in the comparison.
 //
-// RunTrace does not act on t.Expect, and reads t.Final only to keep fresh symbols clear of the
-// ones it names: the caller picks cfg for the variant it wants (a raw-attempts Config for
-// Expect.Variant "raw-attempts") and compares results and snapshot itself.
+// RunTrace does not act on t.Expect and does not read t.Final: the caller picks cfg for the
+// variant it wants (a raw-attempts Config for Expect.Variant "raw-attempts") and compares results
+// and snapshot itself.
 //
 // On a malformed step RunTrace returns the results so far, the snapshot before the step and an
 // error wrapping [ErrMalformed] that names the step. A nil t gives [ErrNilTrace].
@@ -54,120 +53,61 @@ func RunTrace(cfg Config, t *traces.Trace) (results []traces.Result, final trace
 	if t == nil {
 		return nil, Init(cfg).Snapshot(), ErrNilTrace
 	}
-	b := newBinder(t)
+	b := traces.NewBinder(forgedToken)
 	s := Init(cfg)
 	results = make([]traces.Result, 0, len(t.Steps))
 	for i, st := range t.Steps {
 		args := st.Args
-		args.Token = b.arg(args.Token)
+		args.Token = b.Arg(st.Op, args.Token)
 		next, r, err := Step(s, st.Op, st.At, args)
 		if err != nil {
-			return results, b.snapshot(s.Snapshot()), fmt.Errorf("models: trace %q step %d (%s): %w",
+			return results, snapshot(b, s.Snapshot()), fmt.Errorf("models: trace %q step %d (%s): %w",
 				t.Name, i, DescribeOp(st.Op, st.Args), err)
 		}
 		s = next
-		results = append(results, b.result(r, st.Result))
+		results = append(results, result(b, r, st.Result))
 	}
-	return results, b.snapshot(s.Snapshot()), nil
+	return results, snapshot(b, s.Snapshot()), nil
 }
 
-// binder is the two-way map between a trace's token symbols and the model's tokens.
-type binder struct {
-	toModel map[int]int // symbol -> model token
-	toSym   map[int]int // model token -> symbol
-	// fresh is the last symbol handed to a model token the trace never named. It starts at the
-	// largest symbol in the trace, so a fresh symbol never collides with one the trace uses.
-	fresh int
-}
-
-func newBinder(t *traces.Trace) *binder {
-	b := &binder{toModel: map[int]int{}, toSym: map[int]int{}}
-	see := func(sym int) { b.fresh = max(b.fresh, sym) }
-	for _, st := range t.Steps {
-		see(st.Args.Token)
-		if st.Result.Message != nil {
-			see(st.Result.Message.Token)
-		}
-		for _, c := range st.Result.Claimed {
-			see(c.Token)
-		}
-	}
-	if t.Final != nil {
-		for _, m := range t.Final.Messages {
-			see(m.Token)
-		}
-		for _, o := range t.Final.Outbox {
-			see(o.Token)
-		}
-	}
-	return b
-}
-
-// arg translates a token argument. Model tokens are positive, so a non-positive value never
-// matches: an unbound symbol k > 0 becomes -k, and 0 (no token) and negative symbols stay as they
-// are.
-func (b *binder) arg(sym int) int {
-	if tok, ok := b.toModel[sym]; ok {
-		return tok
-	}
-	if sym > 0 {
-		return -sym
-	}
-	return sym
-}
-
-// token translates a model token in a result, binding it to want (the symbol the trace expects at
-// that place) when neither is bound yet.
-func (b *binder) token(tok, want int) int {
-	if tok == 0 {
-		return 0
-	}
-	if sym, ok := b.toSym[tok]; ok {
-		return sym
-	}
-	sym := want
-	if _, taken := b.toModel[want]; taken || want <= 0 {
-		b.fresh++
-		sym = b.fresh
-	}
-	b.toModel[sym] = tok
-	b.toSym[tok] = sym
-	return sym
-}
+// forgedToken is the model token sent for a token symbol that is not bound (k may be 0): a
+// negative number, which no lease or claim ever carries.
+func forgedToken(_ traces.TokenSpace, symbol int) int { return -(symbol + 1) }
 
 // result translates the tokens in the model's result r, binding against the expected result want.
-func (b *binder) result(r, want traces.Result) traces.Result {
+func result(b *traces.Binder[int], r, want traces.Result) traces.Result {
+	var msgTok int
+	if r.Message != nil {
+		msgTok = r.Message.Token
+	}
+	claimed := make([]int, len(r.Claimed))
+	for i, c := range r.Claimed {
+		claimed[i] = c.Token
+	}
+	msgSym, claimedSyms := b.Result(&want, msgTok, claimed)
 	if r.Message != nil {
 		m := *r.Message
-		wantTok := 0
-		if want.Message != nil {
-			wantTok = want.Message.Token
-		}
-		m.Token = b.token(m.Token, wantTok)
+		m.Token = msgSym
 		r.Message = &m
 	}
 	if r.Claimed != nil {
-		claimed := make([]traces.Claimed, len(r.Claimed))
+		out := make([]traces.Claimed, len(r.Claimed))
 		for i, c := range r.Claimed {
-			wantTok := 0
-			if i < len(want.Claimed) {
-				wantTok = want.Claimed[i].Token
-			}
-			c.Token = b.token(c.Token, wantTok)
-			claimed[i] = c
+			c.Token = claimedSyms[i]
+			out[i] = c
 		}
-		r.Claimed = claimed
+		r.Claimed = out
 	}
 	return r
 }
 
-// snapshot rewrites the model tokens in snap as symbols.
-func (b *binder) snapshot(snap traces.Snapshot) traces.Snapshot {
+// snapshot rewrites the model tokens in snap as symbols, without binding any.
+func snapshot(b *traces.Binder[int], snap traces.Snapshot) traces.Snapshot {
 	for i := range snap.Messages {
-		snap.Messages[i].Token = b.token(snap.Messages[i].Token, 0)
+		snap.Messages[i].Token = b.Lookup(traces.LeaseTokens, snap.Messages[i].Token)
 	}
 	for i := range snap.Outbox {
-		snap.Outbox[i].Token = b.token(snap.Outbox[i].Token, 0)
+		snap.Outbox[i].Token = b.Lookup(traces.ClaimTokens, snap.Outbox[i].Token)
 	}
 	return snap
 }

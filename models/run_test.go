@@ -63,43 +63,33 @@ func TestRunTraceBindsSymbols(t *testing.T) {
 func TestRunTraceShowsMismatchedTokens(t *testing.T) {
 	tr := symbolTrace()
 	// The trace claims the second lease reuses symbol 3, already bound to the first lease: the
-	// model's token gets a fresh symbol instead, so the comparison shows the difference.
+	// model's token is one the trace never bound, so it shows as a negative symbol and the
+	// comparison shows the difference.
 	tr.Steps[7].Result.Message.Token = 3
 	tr.Steps[8].Args.Token = 3
 	results, final, err := RunTrace(Config{}, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := 10 // one past the largest symbol in the trace (9)
-	if got := results[7].Message.Token; got != fresh {
-		t.Errorf("second lease's token = %d, want fresh symbol %d", got, fresh)
+	if got := results[7].Message.Token; got != -1 {
+		t.Errorf("second lease's token = %d, want the stray symbol -1", got)
 	}
 	if results[8].Err != traces.ErrKindLeaseLost {
 		t.Errorf("extend with the first lease's symbol on the second message: %+v, want lease_lost", results[8])
 	}
-	if got := final.Messages[1].Token; got != fresh {
-		t.Errorf("final token of o1 = %d, want %d", got, fresh)
+	if got := final.Messages[1].Token; got != -1 {
+		t.Errorf("final token of o1 = %d, want the stray symbol -1", got)
 	}
 
-	// A token the model issues where the trace expects no message gets a fresh symbol too.
+	// A token the model issues where the trace expects no message is a stray too.
 	tr = symbolTrace()
 	tr.Steps[3].Result.Message = nil
 	results, _, err = RunTrace(Config{}, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := results[3].Message.Token; got != fresh {
-		t.Errorf("unexpected lease's token = %d, want fresh symbol %d", got, fresh)
-	}
-
-	// Fresh symbols also stay clear of the symbols the trace's final snapshot names.
-	tr.Final = &traces.Snapshot{Messages: []traces.MessageRow{{Token: 12}}, Outbox: []traces.OutboxRow{{Token: 11}}}
-	results, _, err = RunTrace(Config{}, tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := results[3].Message.Token; got != 13 {
-		t.Errorf("unexpected lease's token = %d, want fresh symbol 13", got)
+	if got := results[3].Message.Token; got != -1 {
+		t.Errorf("unexpected lease's token = %d, want the stray symbol -1", got)
 	}
 }
 

@@ -21,13 +21,10 @@ type sut struct {
 	ran []*cmd
 	// failure is the first failure; later steps are skipped.
 	failure *Failure
-	// real maps a serial to the real token its command issued; serialOf is its inverse.
-	// Invariant: real[s] == t iff serialOf[t] == s.
-	real     map[int]string
-	serialOf map[string]int
-	// stray numbers real tokens no command was expected to issue, as negative symbols.
-	stray map[string]int
-	hist  *history
+	// tokens binds serials to the real tokens their commands issued: a command's serial is the
+	// symbol of the token it issues, in the op's namespace.
+	tokens *traces.Binder[string]
+	hist   *history
 	// record: report failures to the hunter as gopter's runs (not the shrinker's own runs).
 	record bool
 	// searched: the sequence is one of the hunt's generated sequences, not a shrinking run.
@@ -36,8 +33,7 @@ type sut struct {
 
 func newSUT(h *hunter, record bool) *sut {
 	s := &sut{
-		h: h, real: map[int]string{}, serialOf: map[string]int{}, stray: map[string]int{},
-		hist: newHistory(), record: record,
+		h: h, tokens: replay.NewBinder(), hist: newHistory(), record: record,
 	}
 	if h.ctx.Err() != nil {
 		return s
@@ -72,48 +68,6 @@ func (s *sut) close() {
 
 func (s *sut) stopped() bool { return s.h.ctx.Err() != nil }
 
-// token is the real token a serial names: the one its command issued, else a token no target ever
-// issues (so it matches nothing, like the model's token 0).
-func (s *sut) token(serial int) string {
-	if serial == 0 {
-		return ""
-	}
-	if t, ok := s.real[serial]; ok {
-		return t
-	}
-	return fmt.Sprintf("forged-%d", serial)
-}
-
-// symbol maps a real token to the serial bound to it, or to a stable negative number.
-func (s *sut) symbol(t string) int {
-	if t == "" {
-		return 0
-	}
-	if n, ok := s.serialOf[t]; ok {
-		return n
-	}
-	if n, ok := s.stray[t]; ok {
-		return n
-	}
-	n := -(len(s.stray) + 1)
-	s.stray[t] = n
-	return n
-}
-
-// bind makes serial name the real token t, unless either is bound already.
-func (s *sut) bind(serial int, t string) {
-	if t == "" {
-		return
-	}
-	if _, ok := s.serialOf[t]; ok {
-		return
-	}
-	if _, ok := s.real[serial]; ok {
-		return
-	}
-	s.real[serial], s.serialOf[t] = t, serial
-}
-
 func (s *sut) fail(f *Failure) {
 	s.failure = f
 	if s.record {
@@ -134,22 +88,12 @@ func (s *sut) run(c *cmd) *outcome {
 	}
 	ctx := s.h.ctx
 	s.h.countCommand()
-	obs, err := s.target.Do(ctx, c.op, c.at, replay.TargetArgs(c.args, s.token(c.tok)))
+	obs, err := s.target.Do(ctx, c.op, c.at, replay.TargetArgs(c.args, s.tokens.Arg(c.op, c.tok)))
 	if err != nil {
 		o.err = err
 		return o
 	}
-	switch {
-	case c.op == traces.OpLease || c.op == traces.OpConsumerFetch && c.args.Profile == traces.ProfileLeased:
-		if obs.Message != nil {
-			s.bind(c.serial, obs.Message.Token)
-		}
-	case c.op == traces.OpOutboxClaim:
-		if len(obs.Claimed) > 0 {
-			s.bind(c.serial, obs.Claimed[0].Token)
-		}
-	}
-	o.res = s.result(obs)
+	o.res = replay.Symbolize(s.tokens, s.expected(c), obs)
 	raw, err := s.target.Snapshot(ctx)
 	if err != nil {
 		o.err = fmt.Errorf("snapshot after the step: %w", err)
@@ -160,39 +104,22 @@ func (s *sut) run(c *cmd) *outcome {
 	return o
 }
 
-// result is an observation with tokens as serials.
-func (s *sut) result(o replay.Observation) traces.Result {
-	r := traces.Result{Err: o.Err, Duplicate: o.Duplicate, Affected: o.Affected, Action: o.Action, Attempt: o.Attempt}
-	if o.Message != nil {
-		r.Message = &traces.Message{ID: o.Message.ID, Attempts: o.Message.Attempts, Token: s.symbol(o.Message.Token)}
+// expected is the result shape that binds c's serial: the message token of a lease or leased
+// fetch, the first claimed row's token of a claim. Nothing else binds; other tokens show as
+// stray negative symbols.
+func (s *sut) expected(c *cmd) *traces.Result {
+	switch {
+	case c.op == traces.OpLease || c.op == traces.OpConsumerFetch && c.args.Profile == traces.ProfileLeased:
+		return &traces.Result{Message: &traces.Message{Token: c.serial}}
+	case c.op == traces.OpOutboxClaim:
+		return &traces.Result{Claimed: []traces.Claimed{{Token: c.serial}}}
 	}
-	for _, cl := range o.Claimed {
-		r.Claimed = append(r.Claimed, traces.Claimed{ID: cl.ID, DeliveryAttempts: cl.DeliveryAttempts, Token: s.symbol(cl.Token)})
-	}
-	return r
+	return &traces.Result{}
 }
 
 // snapshot is a target snapshot with tokens as serials, canonical.
 func (s *sut) snapshot(in replay.Snapshot) traces.Snapshot {
-	out := traces.Snapshot{Effects: map[string][]string{}}
-	for _, m := range in.Messages {
-		out.Messages = append(out.Messages, traces.MessageRow{
-			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: m.Payload, State: m.State,
-			Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: m.AvailableAt,
-			Token: s.symbol(m.Token), LeaseUntil: m.LeaseUntil,
-		})
-	}
-	for _, o := range in.Outbox {
-		out.Outbox = append(out.Outbox, traces.OutboxRow{
-			ID: o.ID, Target: o.Target, Key: o.Key, Priority: o.Priority, MaxAttempts: o.MaxAttempts,
-			Payload: o.Payload, State: o.State, DeliveryAttempts: o.DeliveryAttempts, AvailableAt: o.AvailableAt,
-			Token: s.symbol(o.Token), ClaimUntil: o.ClaimUntil,
-		})
-	}
-	out.DeadLetters = slices.Clone(in.DeadLetters)
-	for mb, ids := range in.Effects {
-		out.Effects[mb] = slices.Clone(ids)
-	}
+	out := replay.SymbolizeSnapshot(s.tokens, in)
 	traces.Canonicalize(&out)
 	return out
 }

@@ -110,8 +110,8 @@ func TestUnboundSymbolMatchesNothing(t *testing.T) {
 	if v.Outcome != Match {
 		t.Fatalf("outcome %v: %s", v.Outcome, v)
 	}
-	if got := target.calls[4].Token; got != "unbound-7" {
-		t.Errorf("unbound symbol sent as %q, want unbound-7", got)
+	if got := target.calls[4].Token; got != "forged-lease-7" {
+		t.Errorf("unbound symbol sent as %q, want forged-lease-7", got)
 	}
 }
 

@@ -40,7 +40,7 @@ func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a Args) (Obs
 }
 
 // args converts target arguments to model arguments. A token that is not a model token (the
-// engine's "unbound-k", or anything else) becomes 0, which the model never matches.
+// engine's forged tokens, or anything else) becomes 0, which the model never matches.
 func (m *ModelTarget) args(a Args) traces.Args {
 	tok, err := strconv.Atoi(a.Token)
 	if err != nil || tok < 0 {

@@ -1,0 +1,105 @@
+package replay
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/traces"
+)
+
+// committedTraceDirs are the directories of committed trace files, relative to this package.
+var committedTraceDirs = []string{
+	"../traces/corpus",
+	"../traces/hunted",
+	"../traces/testdata/good",
+}
+
+// TestSymbolPathsAgree runs every committed trace through every path that binds token symbols,
+// models.RunTrace, Run against the model target and Run against the real store, and requires
+// that they agree: the same symbolized result for every step all of them ran, and the same
+// verdict (a match, or a divergence at the same step). A binder that maps a symbol differently
+// on one path (two namespaces merged, symbol 0 sent as an empty token) shows as a disagreement
+// on the trace that exercises it.
+//
+// One trace: go test ./replay/ -run 'TestSymbolPathsAgree/^<name>$' -v
+func TestSymbolPathsAgree(t *testing.T) {
+	var paths []string
+	for _, dir := range committedTraceDirs {
+		ps, err := traces.Walk(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 0 {
+			t.Fatalf("%s holds no trace", dir)
+		}
+		paths = append(paths, ps...)
+	}
+	for _, path := range paths {
+		tr, err := traces.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(tr.Name, func(t *testing.T) {
+			direct := runTraceVerdict(t, tr)
+			model := replayOn(t, tr, TargetModel, DefaultOptions()).verdict
+			store := replayOn(t, tr, TargetStore, DefaultOptions()).verdict
+			for _, p := range []struct {
+				name string
+				v    pathVerdict
+			}{{"replay against the model", verdictOf(model)}, {"replay against the store", verdictOf(store)}} {
+				if p.v.outcome != direct.outcome || p.v.step != direct.step {
+					t.Errorf("%s: %s at step %d; models.RunTrace: %s at step %d (%s)",
+						p.name, p.v.outcome, p.v.step, direct.outcome, direct.step, filepath.Base(path))
+				}
+				if d := cmp.Diff(direct.history, p.v.history); d != "" {
+					t.Errorf("%s and models.RunTrace bind differently (-RunTrace +%s):\n%s", p.name, p.name, d)
+				}
+			}
+		})
+	}
+}
+
+// pathVerdict is what one path made of a trace: its symbolized step lines and where it stopped.
+type pathVerdict struct {
+	outcome Outcome
+	step    int
+	history []string
+}
+
+func verdictOf(v Verdict) pathVerdict {
+	return pathVerdict{outcome: v.Outcome, step: v.Step, history: v.History}
+}
+
+// runTraceVerdict judges tr by models.RunTrace's results as Run judges a target's: the first
+// step whose result differs, else the final snapshot.
+func runTraceVerdict(t *testing.T, tr *traces.Trace) pathVerdict {
+	t.Helper()
+	results, final, err := models.RunTrace(models.Config{}, tr)
+	if err != nil {
+		t.Fatalf("models.RunTrace: %v", err)
+	}
+	var v pathVerdict
+	for i, st := range tr.Steps {
+		v.history = append(v.history, FormatStep(i, st.Op, st.At, st.Args, results[i]))
+		if d := cmp.Diff(st.Result, results[i], cmpOptions); d != "" {
+			v.outcome, v.step = Diverged, i
+			return v
+		}
+	}
+	v.outcome, v.step = Match, len(tr.Steps)
+	if tr.Final != nil {
+		want := cloneSnapshot(*tr.Final)
+		traces.Canonicalize(&want)
+		traces.Canonicalize(&final)
+		if d := cmp.Diff(want, final, cmpOptions); d != "" {
+			v.outcome, v.step = Diverged, FinalStep
+		}
+	}
+	return v
+}
+
+func (v pathVerdict) String() string { return fmt.Sprintf("%s at %d", v.outcome, v.step) }
