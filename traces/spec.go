@@ -1,5 +1,43 @@
 package traces
 
+// The operations. Adding one means a constant here, its place in Ops and its row in Spec; the
+// rest of the format's plumbing is generated or derived from these (see docs/extending.md).
+
+// Store operations: one call on the store each.
+const (
+	OpEnqueue        Op = "enqueue"
+	OpLease          Op = "lease"
+	OpPeek           Op = "peek"
+	OpAck            Op = "ack"
+	OpNack           Op = "nack"
+	OpAckByID        Op = "ack_by_id"
+	OpNackByID       Op = "nack_by_id"
+	OpExtend         Op = "extend"
+	OpExpire         Op = "expire"
+	OpDeadLetter     Op = "dead_letter"
+	OpOutboxEnqueue  Op = "outbox_enqueue"
+	OpOutboxClaim    Op = "outbox_claim"
+	OpOutboxComplete Op = "outbox_complete"
+	OpOutboxFail     Op = "outbox_fail"
+	OpAdvanceClock   Op = "advance_clock"
+)
+
+// Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
+// crash of the process (the database is closed and reopened; in-flight fetches are forgotten).
+const (
+	OpConsumerFetch    Op = "consumer_fetch"
+	OpConsumerHandle   Op = "consumer_handle"
+	OpPublisherDeliver Op = "publisher_deliver"
+	OpCrash            Op = "crash"
+)
+
+// Ops lists every operation in a stable order.
+var Ops = []Op{
+	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
+	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpAdvanceClock,
+	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
+}
+
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
 // refuses a step with a field outside Args/OptionalArgs/Results, or without one of Args.
 type OpSpec struct {

@@ -63,41 +63,6 @@ type Expect struct {
 // Op names one kind of step.
 type Op string
 
-// Store operations: one call on the store each.
-const (
-	OpEnqueue        Op = "enqueue"
-	OpLease          Op = "lease"
-	OpPeek           Op = "peek"
-	OpAck            Op = "ack"
-	OpNack           Op = "nack"
-	OpAckByID        Op = "ack_by_id"
-	OpNackByID       Op = "nack_by_id"
-	OpExtend         Op = "extend"
-	OpExpire         Op = "expire"
-	OpDeadLetter     Op = "dead_letter"
-	OpOutboxEnqueue  Op = "outbox_enqueue"
-	OpOutboxClaim    Op = "outbox_claim"
-	OpOutboxComplete Op = "outbox_complete"
-	OpOutboxFail     Op = "outbox_fail"
-	OpAdvanceClock   Op = "advance_clock"
-)
-
-// Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
-// crash of the process (the database is closed and reopened; in-flight fetches are forgotten).
-const (
-	OpConsumerFetch    Op = "consumer_fetch"
-	OpConsumerHandle   Op = "consumer_handle"
-	OpPublisherDeliver Op = "publisher_deliver"
-	OpCrash            Op = "crash"
-)
-
-// Ops lists every operation in a stable order.
-var Ops = []Op{
-	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
-	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpAdvanceClock,
-	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
-}
-
 // Step is one operation at one logical time with the result the model expects.
 type Step struct {
 	Op Op `json:"op"`
