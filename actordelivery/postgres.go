@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -83,28 +84,81 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("actordelivery: %s: cannot reach PostgreSQL at %s (user %q) within %v: %w",
 			op, where, cfg.User, opts.ConnectTimeout, err)
 	}
-	s := &Store{
-		path:  where,
-		id:    newToken(),
-		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
-		clock: opts.Clock, log: opts.Logger, wdb: db, rdb: db,
-	}
-	s.notify.init()
-	lockName := "actordelivery migrate " + opts.TablePrefix
-	err = s.migrate(func(ctx context.Context, tx querier) error {
-		_, err := tx.ExecContext(ctx, qMigrationLock, named("name", lockName))
-		return err
-	})
+	s, err := openPostgres(db, cfg, where, opts)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	stop, err := s.listen(cfg)
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("actordelivery: %s %s: LISTEN: %w", op, where, err)
+	return s, nil
+}
+
+// OpenPostgresDB opens a store on an application's own connection pool, which must use pgx's
+// database/sql driver (github.com/jackc/pgx/v5/stdlib). Options.ConnectTimeout and MaxConns do
+// not apply (the pool is the application's); Close leaves the pool open. Several stores, with
+// different table prefixes, may share one pool.
+//
+// Errors: as OpenPostgres; ErrInvalidArgument for a nil pool or one of another driver.
+func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
+	const op = "OpenPostgresDB"
+	if db == nil {
+		return nil, invalid(op, "pool is nil")
 	}
-	s.stopListen = stop
+	if err := checkPrefix(op, opts.TablePrefix); err != nil {
+		return nil, err
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = defaultConnectTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.ConnectTimeout)
+	defer cancel()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: %s: %w", op, err)
+	}
+	var cfg *pgx.ConnConfig
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return invalid(op, "pool's driver connection is %T, want pgx's stdlib driver", dc)
+		}
+		cfg = c.Conn().Config()
+		cfg.ConnectTimeout = opts.ConnectTimeout // for the listener's own connection
+		return nil
+	})
+	_ = conn.Close()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Clock == nil {
+		opts.Clock = systemClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s, err := openPostgres(db, cfg, net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))+"/"+cfg.Database, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.sharedDB = true
+	return s, nil
+}
+
+func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (*Store, error) {
+	s := &Store{
+		path:  where,
+		id:    newToken(),
+		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
+		clock: opts.Clock, log: opts.Logger, wdb: db, rdb: db, listenCfg: cfg,
+	}
+	s.notify.init()
+	lockName := "actordelivery migrate " + opts.TablePrefix
+	err := s.migrate(func(ctx context.Context, tx querier) error {
+		_, err := tx.ExecContext(ctx, qMigrationLock, named("name", lockName))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -197,6 +251,24 @@ func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic) error
 		return s.dbErr("notify", err)
 	}
 	return nil
+}
+
+// startListener starts the PostgreSQL listener once; a no-op on SQLite and after Close.
+func (s *Store) startListener() {
+	if s.listenCfg == nil {
+		return
+	}
+	s.listenMu.Lock()
+	defer s.listenMu.Unlock()
+	if s.stopListen != nil || s.closed.Load() {
+		return
+	}
+	stop, err := s.listen(s.listenCfg)
+	if err != nil {
+		s.log.Error("actordelivery: cannot LISTEN for other processes' commits; relying on polling", "server", s.path, "error", err)
+		stop = func() {}
+	}
+	s.stopListen = stop
 }
 
 // listen connects a dedicated connection, LISTENs on the store's channel, and turns notifications

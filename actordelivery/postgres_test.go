@@ -2,8 +2,10 @@ package actordelivery
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -187,5 +189,42 @@ func TestPostgresDeadLetterRace(t *testing.T) {
 		if _, err := s.GetMessage(ctx, id); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("%s is dead-lettered and still (or again) in the mailbox: %v", id, err)
 		}
+	}
+}
+
+// TestPostgresSharedPool: stores opened on an application's pool work side by side (each with its
+// prefix) and Close leaves the pool open; a pool of another driver is refused.
+func TestPostgresSharedPool(t *testing.T) {
+	target := testTarget(t)
+	pool := pgAdmin(t, target)
+	a, err := OpenPostgresDB(pool, Options{TablePrefix: "a_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.Ping(); err != nil {
+		t.Fatalf("the pool was closed with the store: %v", err)
+	}
+	b, err := OpenPostgresDB(pool, Options{TablePrefix: "a_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if m := mustGet(t, b, "x"); m.Mailbox != "m" {
+		t.Fatalf("reopened store sees %+v", m)
+	}
+	if _, err := OpenPostgresDB(nil, Options{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("nil pool: %v", err)
+	}
+	lite, err := sql.Open("sqlite3", filepath.Join(t.TempDir(), "x.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lite.Close()
+	if _, err := OpenPostgresDB(lite, Options{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("sqlite pool: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/mattn/go-sqlite3"
 )
 
@@ -77,7 +78,12 @@ type Store struct {
 	wdb    *sql.DB // SQLite: one connection, BEGIN IMMEDIATE; PostgreSQL: the pool
 	rdb    *sql.DB // SQLite: query_only connections, BEGIN DEFERRED; PostgreSQL: the pool
 	closed atomic.Bool
-	// stopListen ends the PostgreSQL notification listener; nil on SQLite.
+	// sharedDB: wdb is a pool the caller passed to OpenPostgresDB; Close leaves it open.
+	sharedDB bool
+	// listenCfg is the PostgreSQL connection configuration the listener uses; nil on SQLite.
+	listenCfg *pgx.ConnConfig
+	// listenMu guards stopListen, set by the first subscription on PostgreSQL.
+	listenMu   sync.Mutex
 	stopListen func()
 
 	commits   atomic.Uint64
@@ -248,6 +254,14 @@ func (s *Store) migrate(lock func(ctx context.Context, tx querier) error) error 
 		return err
 	}
 	ctx := context.Background()
+	if lock != nil {
+		// A database already at this build's version (every open but the first) needs no
+		// lock and no transaction: one read decides.
+		var have int
+		if err := s.rdb.QueryRowContext(ctx, s.d.render(qSchemaVersion).text).Scan(&have); err == nil && have == len(ms) {
+			return nil
+		}
+	}
 	return s.ExecTx(ctx, false, func(ctx context.Context) error {
 		tx := s.txFrom(ctx).tx
 		if lock != nil {
@@ -284,11 +298,15 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.listenMu.Lock()
 	if s.stopListen != nil {
 		s.stopListen()
 	}
+	s.listenMu.Unlock()
 	var errs []error
-	if err := s.wdb.Close(); err != nil {
+	if s.sharedDB {
+		// The application's pool: the store only stops using it.
+	} else if err := s.wdb.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if s.rdb != nil && s.rdb != s.wdb {
@@ -558,7 +576,12 @@ func (n *notifier) fire(t topic) {
 // Subscribe returns a channel that receives a signal after a commit enqueued a message into
 // mailbox (or after Notify(mailbox)), and a function that ends the subscription. Signals coalesce:
 // the channel holds at most one.
+//
+// On PostgreSQL the first subscription starts the store's listener, so commits of stores in other
+// processes signal too; if it cannot connect, the failure is logged and subscribers are signalled
+// by this store's own commits only (a consumer's poll ticker still finds the rest).
 func (s *Store) Subscribe(mailbox string) (<-chan struct{}, func()) {
+	s.startListener()
 	return s.notify.subscribe(topic{mailbox: mailbox})
 }
 
@@ -567,6 +590,7 @@ func (s *Store) Notify(mailbox string) { s.notify.fire(topic{mailbox: mailbox}) 
 
 // SubscribeOutbox is Subscribe for commits that added outbox rows.
 func (s *Store) SubscribeOutbox() (<-chan struct{}, func()) {
+	s.startListener()
 	return s.notify.subscribe(topic{outbox: true})
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -65,9 +66,9 @@ type replayed struct {
 
 // replayOn replays tr against a fresh target of the named kind and returns the verdict and the
 // target's state after the run.
-func replayOn(t *testing.T, tr *traces.Trace, target string, opts Options) replayed {
+func replayOn(t *testing.T, tr *traces.Trace, target string, b actordelivery.Backend, opts Options) replayed {
 	t.Helper()
-	tg, err := NewTarget(target, t.TempDir())
+	tg, err := NewTargetOn(target, storeDB(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,19 +125,34 @@ func expectVerdict(t *testing.T, ev Evidence, divergesAt int) {
 // a -run filter that narrows the set checks just the traces it names.
 func TestCorpus(t *testing.T) {
 	trs, paths := readCorpus(t)
+	backends := testBackends(t)
 	symptoms := map[string][]string{}
 	ran := 0
 	for i, tr := range trs {
 		path, _ := filepath.Abs(paths[i])
 		t.Run(tr.Name, func(t *testing.T) {
 			ran++
+			// check replays against target on every backend (once for the model targets, which
+			// have no store) and returns the SQLite run's result.
 			check := func(name, target string, opts Options, divergesAt int) replayed {
-				var r replayed
-				t.Run(name, func(t *testing.T) {
-					r = replayOn(t, tr, target, opts)
-					expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target, Options: opts, Verdict: r.verdict}, divergesAt)
-				})
-				return r
+				var first replayed
+				for i, b := range backends {
+					if i > 0 && (target == TargetModel || target == TargetModelRawAttempts) {
+						break
+					}
+					sub := name
+					if b != actordelivery.BackendSQLite {
+						sub += "@" + string(b)
+					}
+					t.Run(sub, func(t *testing.T) {
+						r := replayOn(t, tr, target, b, opts)
+						expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target + "@" + string(b), Options: opts, Verdict: r.verdict}, divergesAt)
+						if i == 0 {
+							first = r
+						}
+					})
+				}
+				return first
 			}
 			every := DefaultOptions()
 			every.CrashEveryStep = true

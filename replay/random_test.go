@@ -7,6 +7,9 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/traces"
 )
 
 var (
@@ -28,6 +31,7 @@ func TestRandomTraces(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	backends := testBackends(t)
 	n := *tracesFlag
 	if testing.Short() {
 		n = 4
@@ -40,17 +44,25 @@ func TestRandomTraces(t *testing.T) {
 		}
 		opts := DefaultOptions()
 		opts.CrashEveryStep = i%4 == 3
-		t.Run(name, func(t *testing.T) {
-			r := replayOn(t, tr, TargetStore, opts)
-			if r.verdict.Outcome == Match {
-				return
+		for _, b := range backends {
+			sub := name
+			if b != actordelivery.BackendSQLite {
+				sub += "@" + string(b)
 			}
-			ev := Evidence{Trace: tr, Target: TargetStore, Options: opts, Verdict: r.verdict}
-			dir, err := WriteEvidence(os.TempDir(), ev)
-			if err != nil {
-				t.Errorf("keeping the evidence failed: %v", err)
-			}
-			t.Errorf("seed %d trace %d: %s\nevidence (with trace.json) kept in %s\nrerun: go test ./replay/ -run TestRandomTraces -seed %d", seed, i, r.verdict, dir, seed)
-		})
+			t.Run(sub, func(t *testing.T) { replayRandom(t, tr, b, opts, seed, i) })
+		}
 	}
+}
+
+func replayRandom(t *testing.T, tr *traces.Trace, b actordelivery.Backend, opts Options, seed uint64, i int) {
+	r := replayOn(t, tr, TargetStore, b, opts)
+	if r.verdict.Outcome == Match {
+		return
+	}
+	ev := Evidence{Trace: tr, Target: TargetStore + "@" + string(b), Options: opts, Verdict: r.verdict}
+	dir, err := WriteEvidence(os.TempDir(), ev)
+	if err != nil {
+		t.Errorf("keeping the evidence failed: %v", err)
+	}
+	t.Errorf("seed %d trace %d on %s: %s\nevidence (with trace.json) kept in %s\nrerun: go test ./replay/ -run TestRandomTraces -seed %d -backends %s", seed, i, b, r.verdict, dir, seed, b)
 }

@@ -44,7 +44,11 @@ func MissingVariants() map[string]string {
 //	raw-attempts  store whose consumers hand the raw stored attempt count to the retry decision
 //	unfenced-ack  store whose leased consumers acknowledge by id instead of by token
 //	model-raw-attempts  the model with the raw-attempts retry count (dir unused)
-func NewTarget(name, dir string) (Target, error) {
+func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, StoreDB{Dir: dir}) }
+
+// NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
+// their own on the PostgreSQL server db.DSN).
+func NewTargetOn(name string, db StoreDB) (Target, error) {
 	cfg := storeConfig{}
 	switch name {
 	case TargetModel:
@@ -61,7 +65,7 @@ func NewTarget(name, dir string) (Target, error) {
 	default:
 		return nil, fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, name, Targets())
 	}
-	return newStoreTarget(dir, cfg)
+	return newStoreTarget(db, cfg)
 }
 
 // VariantTarget is the target that reproduces a trace's expected variant: "store" for the

@@ -36,10 +36,15 @@ type storeConfig struct {
 // its effect in its Effects, which commit with the acknowledgement, as the checkpoint "effects/<mailbox>" (a JSON list
 // of message ids), so the snapshot's effects come from the store and roll back with it.
 type StoreTarget struct {
-	cfg   storeConfig
-	path  string
-	clock *actordelivery.ManualClock
-	log   *slog.Logger
+	cfg storeConfig
+	db  StoreDB
+	// target is what actordelivery.OpenBackend opens: the SQLite file, or the DSN of the
+	// target's own PostgreSQL schema.
+	target string
+	// prefix is the target's table prefix on db.Server; "" on SQLite.
+	prefix string
+	clock  *actordelivery.ManualClock
+	log    *slog.Logger
 	// st is the open store; nil only after Close.
 	st *actordelivery.Store
 	// fetched holds each worker's fetched, not yet handled delivery. It survives Reopen (the
@@ -49,18 +54,48 @@ type StoreTarget struct {
 	mailboxes map[string]bool
 }
 
-// NewStoreTarget opens a fresh store in dir (the file dir/replay.db must not exist yet).
-func NewStoreTarget(dir string) (*StoreTarget, error) { return newStoreTarget(dir, storeConfig{}) }
+// StoreDB says where a store target keeps its database. The zero Backend is SQLite.
+type StoreDB struct {
+	Backend actordelivery.Backend
+	// Dir (SQLite) is a directory without a replay.db: the target creates its file there.
+	Dir string
+	// Server (PostgreSQL) is where the target's tables live, under a table prefix of its own
+	// that Close empties and hands back to the server.
+	Server *PGServer
+	_      struct{}
+}
 
-func newStoreTarget(dir string, cfg storeConfig) (*StoreTarget, error) {
-	path := filepath.Join(dir, "replay.db")
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("replay: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
+// NewStoreTarget opens a fresh SQLite store in dir (the file dir/replay.db must not exist yet).
+func NewStoreTarget(dir string) (*StoreTarget, error) {
+	return newStoreTarget(StoreDB{Dir: dir}, storeConfig{})
+}
+
+// NewStoreTargetOn opens a fresh store of the correct store target on db.
+func NewStoreTargetOn(db StoreDB) (*StoreTarget, error) { return newStoreTarget(db, storeConfig{}) }
+
+func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
+	if db.Backend == "" {
+		db.Backend = actordelivery.BackendSQLite
 	}
 	t := &StoreTarget{
-		cfg: cfg, path: path, clock: actordelivery.NewManualClock(traces.Epoch),
+		cfg: cfg, db: db, clock: actordelivery.NewManualClock(traces.Epoch),
 		log:     slog.New(slog.DiscardHandler),
 		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{},
+	}
+	switch db.Backend {
+	case actordelivery.BackendSQLite:
+		path := filepath.Join(db.Dir, "replay.db")
+		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("replay: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
+		}
+		t.target = path
+	case actordelivery.BackendPostgres:
+		if db.Server == nil {
+			return nil, errors.New("replay: store target: the postgres backend needs a Server")
+		}
+		t.prefix = db.Server.take()
+	default:
+		return nil, fmt.Errorf("replay: store target: unknown backend %q", db.Backend)
 	}
 	if err := t.open(); err != nil {
 		return nil, err
@@ -69,7 +104,15 @@ func newStoreTarget(dir string, cfg storeConfig) (*StoreTarget, error) {
 }
 
 func (t *StoreTarget) open() error {
-	st, err := actordelivery.Open(t.path, actordelivery.Options{Clock: t.clock, Logger: t.log})
+	opts := actordelivery.Options{Clock: t.clock, Logger: t.log}
+	var st *actordelivery.Store
+	var err error
+	if t.db.Backend == actordelivery.BackendPostgres {
+		opts.TablePrefix = t.prefix
+		st, err = actordelivery.OpenPostgresDB(t.db.Server.db, opts)
+	} else {
+		st, err = actordelivery.Open(t.target, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("replay: store target: %w", err)
 	}
@@ -91,15 +134,21 @@ func (t *StoreTarget) Reopen(context.Context) error {
 	return t.open()
 }
 
-// Close closes the store; the file stays.
+// Close closes the store; a SQLite file stays, PostgreSQL tables are emptied for the next target.
 func (t *StoreTarget) Close() error {
 	if t.st == nil {
 		return nil
 	}
 	err := t.st.Close()
 	t.st = nil
+	if t.prefix != "" {
+		err = errors.Join(err, t.db.Server.give(t.prefix))
+	}
 	return err
 }
+
+// Backend is the backend the target's store runs on.
+func (t *StoreTarget) Backend() actordelivery.Backend { return t.db.Backend }
 
 func seconds(d int64) time.Duration { return time.Duration(d) * time.Second }
 
