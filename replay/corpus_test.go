@@ -127,6 +127,9 @@ func TestCorpus(t *testing.T) {
 	trs, paths := readCorpus(t)
 	backends := testBackends(t)
 	symptoms := map[string][]string{}
+	// matched holds, per backend, the traces the correct store replayed to a match: the
+	// operations and outcomes that backend was seen to perform as the model does.
+	matched := map[actordelivery.Backend][]*traces.Trace{}
 	ran := 0
 	for i, tr := range trs {
 		path, _ := filepath.Abs(paths[i])
@@ -147,6 +150,9 @@ func TestCorpus(t *testing.T) {
 					t.Run(sub, func(t *testing.T) {
 						r := replayOn(t, tr, target, b, opts)
 						expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target + "@" + string(b), Options: opts, Verdict: r.verdict}, divergesAt)
+						if target == TargetStore && !opts.CrashEveryStep && r.verdict.Outcome == Match {
+							matched[b] = append(matched[b], tr)
+						}
 						if i == 0 {
 							first = r
 						}
@@ -180,8 +186,17 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 	if ran < len(trs) {
-		t.Logf("-run selected %d of %d traces: the corpus-wide symptom check needs them all and is skipped", ran, len(trs))
+		t.Logf("-run selected %d of %d traces: the corpus-wide symptom and coverage checks need them all and are skipped", ran, len(trs))
 		return
+	}
+	// The coverage table, per backend: every operation and outcome must have been replayed to a
+	// match on each backend.
+	for _, b := range backends {
+		c := CoverageOf(matched[b])
+		t.Logf("coverage on %s: operation x outcome over the %d traces the store replayed to a match:\n%s", b, len(matched[b]), c)
+		if missing := c.Missing(); len(missing) > 0 {
+			t.Errorf("on %s, no matching replay exercised:\n  %s", b, strings.Join(missing, "\n  "))
+		}
 	}
 	// The bug symptom must show in the final state of at least one trace of each main variant
 	// (a checker trace may stop at the first wrong result, before the symptom builds up).

@@ -46,7 +46,7 @@ finding, 2 usage, 3 could not run.`,
 			var j replay.Judgement
 			if !noReplay {
 				var after []traces.Snapshot
-				v, after, err = replayTrace(c.Context(), t, f.target, opts, true)
+				v, after, err = replayTrace(c.Context(), t, f, opts, true)
 				if err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/properties"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
@@ -16,6 +17,8 @@ import (
 
 type replayFlags struct {
 	target         string
+	backend        string
+	dsn            string
 	crashBefore    int
 	crashEveryStep bool
 	evidence       string
@@ -25,6 +28,8 @@ func (f *replayFlags) register(c *cobra.Command) {
 	c.Flags().StringVar(&f.target, "target", replay.TargetStore, fmt.Sprintf("what to replay against: %v", properties.Targets()))
 	c.Flags().IntVar(&f.crashBefore, "crash-before", -1, "close and reopen the database before step N (durability check)")
 	c.Flags().BoolVar(&f.crashEveryStep, "crash-every-step", false, "close and reopen the database before every step")
+	c.Flags().StringVar(&f.backend, "backend", string(actordelivery.BackendSQLite), "store backend of the store-backed targets: sqlite or postgres")
+	c.Flags().StringVar(&f.dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); replay works in a schema of its own there and drops it after")
 }
 
 func (f *replayFlags) options() (replay.Options, error) {
@@ -33,6 +38,23 @@ func (f *replayFlags) options() (replay.Options, error) {
 	}
 	if !slices.Contains(properties.Targets(), f.target) {
 		return replay.Options{}, usagef("unknown --target %q (known: %v)", f.target, properties.Targets())
+	}
+	b, err := actordelivery.ParseBackend(f.backend)
+	if err != nil {
+		return replay.Options{}, usagef("unknown --backend %q (known: sqlite, postgres)", f.backend)
+	}
+	if b == actordelivery.BackendPostgres {
+		if f.dsn == "" {
+			f.dsn = os.Getenv("PCONFORM_PG_DSN")
+		}
+		if f.dsn == "" {
+			return replay.Options{}, usagef("--backend postgres needs --dsn or PCONFORM_PG_DSN")
+		}
+		if !slices.Contains(replay.Targets(), f.target) {
+			return replay.Options{}, usagef("--target %q runs on sqlite only", f.target)
+		}
+	} else if f.dsn != "" {
+		return replay.Options{}, usagef("--dsn is for --backend postgres")
 	}
 	opts := replay.DefaultOptions()
 	opts.CrashBefore = f.crashBefore
@@ -66,6 +88,7 @@ not be read or run (and no finding).`,
 		Example: `  pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json
   pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --target split-write
   pconform replay traces/corpus --quiet
+  pconform replay traces/corpus --quiet --backend postgres --dsn postgres://user@127.0.0.1:5432/scratch
   pconform replay - --json < trace.json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -166,7 +189,7 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	if err != nil {
 		return r.failed(err)
 	}
-	v, _, err := replayTrace(ctx, t, f.target, opts, false)
+	v, _, err := replayTrace(ctx, t, f, opts, false)
 	if err != nil {
 		return r.failed(err)
 	}
@@ -194,18 +217,29 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 
 // replayTrace runs t against a fresh target in a temporary directory. With snapshots it also
 // returns the target's state after every step that ran.
-func replayTrace(ctx context.Context, t *traces.Trace, target string, opts replay.Options, snapshots bool) (replay.Verdict, []traces.Snapshot, error) {
+func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts replay.Options, snapshots bool) (replay.Verdict, []traces.Snapshot, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dir, err := os.MkdirTemp("", "pconform-replay-")
-	if err != nil {
-		return replay.Verdict{}, nil, err
-	}
-	defer os.RemoveAll(dir)
-	tg, err := properties.NewTarget(target, dir)
-	if err != nil {
-		return replay.Verdict{}, nil, err
+	var tg replay.Target
+	if f.backend == string(actordelivery.BackendPostgres) {
+		srv, err := replay.OpenPGServer(f.dsn)
+		if err != nil {
+			return replay.Verdict{}, nil, err
+		}
+		defer srv.Close()
+		if tg, err = replay.NewTargetOn(f.target, replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}); err != nil {
+			return replay.Verdict{}, nil, err
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "pconform-replay-")
+		if err != nil {
+			return replay.Verdict{}, nil, err
+		}
+		defer os.RemoveAll(dir)
+		if tg, err = properties.NewTarget(f.target, dir); err != nil {
+			return replay.Verdict{}, nil, err
+		}
 	}
 	defer tg.Close()
 	var after []traces.Snapshot
