@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/traces"
 )
@@ -45,8 +46,8 @@ func TestSymbolPathsAgree(t *testing.T) {
 		}
 		t.Run(tr.Name, func(t *testing.T) {
 			direct := runTraceVerdict(t, tr)
-			model := replayOn(t, tr, TargetModel, DefaultOptions()).verdict
-			store := replayOn(t, tr, TargetStore, DefaultOptions()).verdict
+			model := replayOn(t, tr, TargetModel, actordelivery.BackendSQLite, DefaultOptions()).verdict
+			store := replayOn(t, tr, TargetStore, actordelivery.BackendSQLite, DefaultOptions()).verdict
 			for _, p := range []struct {
 				name string
 				v    pathVerdict
