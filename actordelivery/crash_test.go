@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,17 +23,20 @@ const (
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(crashEnv); mode != "" {
-		os.Exit(crashChild(mode, os.Getenv(crashEnv+"_DB")))
+		os.Exit(crashChild(mode, Backend(os.Getenv(crashEnv+"_BACKEND")), os.Getenv(crashEnv+"_DB")))
 	}
 	os.Exit(m.Run())
 }
 
-func crashChild(mode, path string) int {
+func crashChild(mode string, b Backend, target string) int {
 	ctx := context.Background()
-	s, err := Open(path, Options{Clock: NewManualClock(base)})
+	s, err := OpenBackend(b, target, Options{Clock: NewManualClock(base)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	if mode == "fold" {
+		return crashFold(ctx, s)
 	}
 	if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "m1", MaxAttempts: 3, Payload: []byte("p")}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -87,11 +89,51 @@ func crashChild(mode, path string) int {
 	return die()
 }
 
-// runCrashChild runs the child in mode against path and returns the message it fetched.
-func runCrashChild(t *testing.T, mode, path string) Message {
+// dyingComplete is an OutboxStore whose OutboxComplete kills the process after the completion
+// ran inside the fold's transaction, before the commit.
+type dyingComplete struct{ *Store }
+
+func (d dyingComplete) OutboxComplete(ctx context.Context, id, token string) error {
+	if err := d.Store.OutboxComplete(ctx, id, token); err != nil {
+		return err
+	}
+	fmt.Println(handlerMarker) // enqueue and completion written, not committed
+	p, _ := os.FindProcess(os.Getpid())
+	_ = p.Kill()
+	time.Sleep(time.Hour)
+	return nil
+}
+
+// crashFold records an outbox row, claims it and dies in the middle of its fold delivery.
+func crashFold(ctx context.Context, s *Store) int {
+	if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "m1", Target: "mb", MaxAttempts: 3, Payload: []byte("p")}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	p, err := NewPublisher(dyingComplete{s}, PublisherOptions{Mode: ModeFold, ClaimFor: 30 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	rows, err := p.Claim(ctx)
+	if err != nil || len(rows) != 1 {
+		fmt.Fprintln(os.Stderr, "claim:", rows, err)
+		return 2
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(Message{ID: rows[0].ID, Token: rows[0].ClaimToken}); err != nil {
+		return 2
+	}
+	_, err = p.Deliver(ctx, rows[0])
+	fmt.Fprintln(os.Stderr, "delivery did not crash:", err)
+	return 2
+}
+
+// runCrashChild runs the child in mode against target (on t's backend) and returns the message it
+// fetched.
+func runCrashChild(t *testing.T, mode, target string) Message {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+path)
+	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(backendOf(t)))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -105,7 +147,7 @@ func runCrashChild(t *testing.T, mode, path string) Message {
 		t.Fatalf("child %s printed %q: %v; stderr:\n%s", mode, out, err, stderr.String())
 	}
 	rest := out[dec.InputOffset():]
-	if strings.HasSuffix(mode, "-in-handler") != strings.Contains(string(rest), handlerMarker) {
+	if (strings.HasSuffix(mode, "-in-handler") || mode == "fold") != strings.Contains(string(rest), handlerMarker) {
 		t.Fatalf("child %s: handler marker presence wrong in %q", mode, rest)
 	}
 	return m
@@ -114,7 +156,7 @@ func runCrashChild(t *testing.T, mode, path string) Message {
 func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
 	for _, mode := range []string{"leaseless", "leaseless-in-handler"} {
 		t.Run(mode, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "crash.db")
+			path := testTarget(t)
 			fetched := runCrashChild(t, mode, path)
 			if fetched.ID != "m1" || fetched.Attempts != 0 || fetched.Token != "" {
 				t.Fatalf("child fetched %+v", fetched)
@@ -143,7 +185,7 @@ func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
 func TestCrashLeasedMessageSurvivesItsLease(t *testing.T) {
 	for _, mode := range []string{"leased", "leased-in-handler"} {
 		t.Run(mode, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "crash.db")
+			path := testTarget(t)
 			fetched := runCrashChild(t, mode, path)
 			if fetched.ID != "m1" || fetched.Attempts != 1 || fetched.Token == "" {
 				t.Fatalf("child fetched %+v", fetched)
@@ -172,5 +214,37 @@ func TestCrashLeasedMessageSurvivesItsLease(t *testing.T) {
 				t.Fatalf("Handle = %+v, %v", out, err)
 			}
 		})
+	}
+}
+
+// TestCrashMidFold: a publisher killed after its fold transaction wrote the enqueue and the
+// completion, before the commit, leaves neither: the row is pending under its old claim, the target
+// mailbox is empty, and once the claim runs out the row is delivered exactly once.
+func TestCrashMidFold(t *testing.T) {
+	target := testTarget(t)
+	fetched := runCrashChild(t, "fold", target)
+	ctx := context.Background()
+	clk := NewManualClock(base)
+	s := openAt(t, target, Options{Clock: clk})
+	rows, err := s.ListOutbox(ctx)
+	if err != nil || len(rows) != 1 || rows[0].State != StatePending || rows[0].ClaimToken != fetched.Token {
+		t.Fatalf("outbox after the crash = %+v, %v", rows, err)
+	}
+	if ms, err := s.ListMessages(ctx, ""); err != nil || len(ms) != 0 {
+		t.Fatalf("the uncommitted enqueue survived: %+v, %v", ms, err)
+	}
+	p, err := NewPublisher(s, PublisherOptions{Mode: ModeFold, ClaimFor: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := p.Step(ctx); err != nil || n != 0 {
+		t.Fatalf("step while the dead publisher's claim is live = %d, %v", n, err)
+	}
+	clk.Advance(30 * time.Second)
+	if n, err := p.Step(ctx); err != nil || n != 1 {
+		t.Fatalf("step after the claim ran out = %d, %v", n, err)
+	}
+	if ms, err := s.ListMessages(ctx, "mb"); err != nil || len(ms) != 1 || ms[0].ID != "m1" {
+		t.Fatalf("after redelivery: %+v, %v", ms, err)
 	}
 }
