@@ -1,81 +1,245 @@
 #!/usr/bin/env bash
 # The pconform gate: one command that a new user or CI runs on a fresh checkout.
 #
-#   scripts/check.sh [--junit FILE] [STAGE ...]
+#   scripts/check.sh [--quick] [--junit FILE] [STAGE ...]
 #
-# Stages, in order: lint, unit, models, replay, properties (default: all of them). It installs what it
-# needs first (Go 1.26 and the P tool into .tools/, see scripts/bootstrap.sh) and uses the offline
-# module mirror at ../shared/goproxy when that folder exists. Each stage prints a progress line while it
-# runs; a failing stage's own output is shown. At the end: a table (stage, what ran, result, seconds),
-# optionally JUnit XML, and the last line `check: N passed, N failed`. Exit status 0 only if every
-# stage passed.
+# The full gate (the default, and what .ci/run runs) has the stages build, models, lint, unit, replay
+# and properties. `--quick` is for local iteration: gofmt and go vet, the unit tests but the slow ones
+# (-short), and a replay of the committed corpus; it needs neither the P tool nor staticcheck.
+# Naming stages runs only those (and the stages they need). It installs what it needs first (Go 1.26
+# and the P tool into .tools/, see scripts/bootstrap.sh) and uses the offline module mirror at
+# ../shared/goproxy when that folder exists.
 #
-# Budgets have quick defaults and environment overrides for long runs:
+# Stages run as soon as the stages they need have passed, several at a time, so the P checker (.NET)
+# works while Go compiles and tests. Every Go package, test binary and tool is compiled once, by the
+# build stage, with one set of flags; the other stages run those binaries. Each stage prints one line
+# when it finishes; a failing stage's own output is shown. At the end: a table (stage, result, wall and
+# CPU seconds, what ran), optionally JUnit XML, and the last line `check: N passed, N failed`. Exit
+# status 0 only if every stage passed. docs/gate.md explains the structure and the budgets.
+#
+# Budgets have defaults and environment overrides for long runs:
 #   PCONFORM_SCHEDULES      schedules per green P test              (default 1000)
 #   PCONFORM_CE_SCHEDULES   schedule budget per P counterexample     (default 100)
 #   PCONFORM_SEED           checker and property seed               (default 1)
 #   PCONFORM_SEQUENCES      property sequences per property         (default 200)
 #   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 100)
+#   PCONFORM_CHECK_JOBS     stages run at the same time             (default 3)
 #   PCONFORM_PG_DSN         run the PostgreSQL checks against this server instead of a throwaway one
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # shellcheck source=scripts/env.sh
 . scripts/env.sh
 
-ALL_STAGES=(lint unit models replay properties)
-junit=""
-stages=()
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --junit) junit=${2:?--junit needs a file}; shift 2 ;;
-    --junit=*) junit=${1#--junit=}; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    lint|unit|models|replay|properties) stages+=("$1"); shift ;;
-    *) echo "check: unknown stage or flag '$1' (stages: ${ALL_STAGES[*]}; flags: --junit FILE)" >&2; exit 2 ;;
-  esac
-done
-[ ${#stages[@]} -gt 0 ] || stages=("${ALL_STAGES[@]}")
+# ---- stages --------------------------------------------------------------------------------------
+# One row per stage: its name and the stages it needs ("-" for none). The body is the function
+# stage_<name>; its first output line "what: ..." describes it in the table. Rows are in order of
+# preference: when more stages are ready than may run, the earlier row starts first (the longest
+# chain, models -> replay, leads). Adding a stage is a row here and a function below.
+FULL_STAGES=(
+  "build       -"
+  "models      -"
+  "unit        build"
+  "lint        build"
+  "replay      build,models"
+  "properties  build"
+)
+QUICK_STAGES=(
+  "build       -"
+  "unit        build"
+  "lint        build"
+  "replay      build"
+)
 
-logdir=$(mktemp -d "${TMPDIR:-/tmp}/pconform-check.XXXXXX")
+# ---- services ------------------------------------------------------------------------------------
+# A service runs for the whole gate: service_<name>_start runs before the first stage (it may export
+# variables the stages read; a failure stops the gate), service_<name>_stop runs on exit, whatever
+# happened. Adding one is defining both functions and appending its name to SERVICES (or
+# QUICK_SERVICES for the quick gate).
+# The quick gate starts none: its store tests run on SQLite, and on PostgreSQL only when
+# PCONFORM_PG_DSN names a server.
+SERVICES=(pg)
+QUICK_SERVICES=()
+
+# pg: every check runs on SQLite and PostgreSQL; a throwaway server (or PCONFORM_PG_DSN's), see
+# scripts/pg.sh. Under CI=true a server that cannot be started fails the gate.
 # shellcheck source=scripts/pg.sh
 . scripts/pg.sh
-trap 'pg_stop; rm -rf "$logdir"' EXIT
+service_pg_start() { pg_start; }
+service_pg_stop() { pg_stop; }
+
+quick=0
+junit=""
+selected=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --junit) junit=${2:?--junit needs a file}; shift 2 ;;
+    --junit=*) junit=${1#--junit=}; shift ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "check: unknown flag '$1' (flags: --quick, --junit FILE)" >&2; exit 2 ;;
+    *) selected+=("$1"); shift ;;
+  esac
+done
+if [ "$quick" = 1 ]; then
+  table=("${QUICK_STAGES[@]}"); services=("${QUICK_SERVICES[@]}")
+else
+  table=("${FULL_STAGES[@]}"); services=("${SERVICES[@]}")
+fi
+
+declare -A needs=()
+order=()
+for row in "${table[@]}"; do
+  read -r name deps <<<"$row"
+  order+=("$name")
+  needs[$name]=${deps//,/ }
+  [ "${needs[$name]}" = - ] && needs[$name]=""
+done
+
+# Named stages run with the stages they need, transitively.
+if [ ${#selected[@]} -gt 0 ]; then
+  declare -A want=()
+  add_stage() {
+    [ -n "${needs[$1]+x}" ] || { echo "check: unknown stage '$1' (stages: ${order[*]})" >&2; exit 2; }
+    [ -n "${want[$1]+x}" ] && return
+    want[$1]=1
+    local d
+    for d in ${needs[$1]}; do add_stage "$d"; done
+  }
+  for s in "${selected[@]}"; do add_stage "$s"; done
+  kept=()
+  for s in "${order[@]}"; do [ -n "${want[$s]+x}" ] && kept+=("$s"); done
+  order=("${kept[@]}")
+fi
+
+jobs=${PCONFORM_CHECK_JOBS:-3}
+case $jobs in '' | *[!0-9]* | 0) echo "check: PCONFORM_CHECK_JOBS must be a positive integer, got '$jobs'" >&2; exit 2 ;; esac
+
+logdir=$(mktemp -d "${TMPDIR:-/tmp}/pconform-check.XXXXXX")
+# Tools and test binaries built once by the build stage.
+bin="$logdir/bin"
+testbin="$logdir/test"
+mkdir -p "$bin" "$testbin"
+started_services=()
+cleanup() {
+  local s
+  for s in "${started_services[@]}"; do "service_${s}_stop" >>"$logdir/service-$s.log" 2>&1; done
+  rm -rf "$logdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 echo "check: setting up toolchains"
-if ! bash scripts/bootstrap.sh all >"$logdir/bootstrap.log" 2>&1; then
+if [ "$quick" = 1 ]; then what_to_install=go; else what_to_install=all; fi
+if ! bash scripts/bootstrap.sh "$what_to_install" >"$logdir/bootstrap.log" 2>&1; then
   cat "$logdir/bootstrap.log"
   echo "check: 0 passed, 1 failed"
   exit 1
 fi
 sed 's/^/  /' "$logdir/bootstrap.log"
-# Chromium is installed now: the browser test must run, not skip.
-export PCONFORM_REQUIRE_BROWSER=1
-# Every check runs on SQLite and PostgreSQL: start a throwaway server (or use PCONFORM_PG_DSN).
-if ! pg_start; then
-  echo "check: PostgreSQL is required (CI=true) but could not be started"
-  echo "check: 0 passed, 1 failed"
-  exit 1
-fi
+# In the full gate Chromium is installed now: the browser test must run, not skip.
+[ "$quick" = 1 ] || export PCONFORM_REQUIRE_BROWSER=1
+
+for s in "${services[@]}"; do
+  # Not in a subshell: a service's start may export what the stages read.
+  "service_${s}_start" >"$logdir/service-$s.log" 2>&1
+  rc=$?
+  started_services+=("$s")
+  if [ $rc -ne 0 ]; then
+    echo "check: service $s could not be started:"
+    sed 's/^/  | /' "$logdir/service-$s.log"
+    echo "check: 0 passed, 1 failed"
+    exit 1
+  fi
+  sed 's/^/  /' "$logdir/service-$s.log"
+done
 
 go_files() { git ls-files --cached --others --exclude-standard -- '*.go' | grep -v '/testdata/' ; }
 
+# Every package's import path and directory, read once.
+declare -A pkg_dir=()
+while read -r path dir; do pkg_dir[$path]=$dir; done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+module=$(go list -m)
+
+# run_tests [TEST FLAGS ...] -- PACKAGE...: runs the test binaries that the build stage compiled,
+# each in its package directory as `go test` does, two at a time. Prints `ok` or `FAIL` per package
+# with its seconds, and a failing package's whole output. Packages without tests are skipped.
+run_tests() {
+  local flags=() p
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
+  shift
+  local out="$logdir/tests.$BASHPID"
+  mkdir -p "$out"
+  local running=0
+  for p in "$@"; do
+    local exe="$testbin/${p##*/}.test"
+    [ -x "$exe" ] || continue
+    (
+      start=$(date +%s.%N)
+      cd "${pkg_dir[$p]}" && "$exe" -test.timeout=20m "${flags[@]}" >"$out/${p##*/}.log" 2>&1
+      rc=$?
+      echo "$rc $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')" >"$out/${p##*/}.rc"
+    ) &
+    running=$((running + 1))
+    if [ $running -ge 2 ]; then wait -n; running=$((running - 1)); fi
+  done
+  wait
+  local failed=0 rc secs
+  for p in "$@"; do
+    [ -f "$out/${p##*/}.rc" ] || continue
+    read -r rc secs <"$out/${p##*/}.rc"
+    if [ "$rc" = 0 ]; then
+      printf 'ok   %-55s %6ss\n' "$p" "$secs"
+      # Verbose runs keep their output: the stage log is the place to read what ran.
+      case " ${flags[*]} " in *" -test.v "*) sed 's/^/    /' "$out/${p##*/}.log" ;; esac
+    else
+      printf 'FAIL %-55s %6ss (exit %s)\n' "$p" "$secs" "$rc"
+      sed 's/^/    /' "$out/${p##*/}.log"
+      failed=1
+    fi
+  done
+  return $failed
+}
+
+stage_build() {
+  if [ "$quick" = 1 ]; then
+    echo "what: every package's test binary (go test -c), compiled once"
+  else
+    echo "what: every package's test binary (go test -c), pconform-corpus, pconform-vet, staticcheck: compiled once"
+  fi
+  # Every package has tests, so this compiles all of them; lint's go vet type-checks all of them too.
+  go test -c -o "$testbin/" ./... || return 1
+  if [ "$quick" = 0 ]; then
+    go build -o "$bin/" ./bridge/cmd/pconform-corpus ./cmd/pconform-vet honnef.co/go/tools/cmd/staticcheck || return 1
+  fi
+  ls "$testbin"
+}
+
 stage_lint() {
-  echo "what: gofmt, go mod tidy -diff, go vet, staticcheck, pconform-vet"
+  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, go vet, staticcheck, pconform-vet"; fi
   local unformatted
   unformatted=$(go_files | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
-  go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
-  go vet ./... || return 1
-  go tool staticcheck ./... || return 1
-  if [ -d cmd/pconform-vet ]; then
-    go run ./cmd/pconform-vet ./... || return 1
+  if [ "$quick" = 0 ]; then
+    go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
   fi
+  go vet ./... || return 1
+  [ "$quick" = 1 ] && return 0
+  "$bin/staticcheck" ./... || return 1
+  "$bin/pconform-vet" ./... || return 1
 }
 
 stage_unit() {
   # properties/ has its own stage (its hunts are the long part); every other package runs here.
-  echo "what: go test ./... (but properties/, which has its own stage)"
-  go test -count=1 $(go list ./... | grep -v '/properties$')
+  local pkgs
+  mapfile -t pkgs < <(printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | sort)
+  # replay's TestCorpus is the replay stage's: it runs once per gate, there.
+  if [ "$quick" = 1 ]; then
+    echo "what: unit tests of every package but properties/, without the slow ones (-short); corpus replay in the replay stage"
+    run_tests -test.short -test.skip '^TestCorpus$' -- "${pkgs[@]}"
+  else
+    echo "what: unit tests of every package but properties/ (its own stage); corpus replay in the replay stage"
+    run_tests -test.skip '^TestCorpus$' -- "${pkgs[@]}"
+  fi
 }
 
 stage_models() {
@@ -84,59 +248,120 @@ stage_models() {
 }
 
 stage_replay() {
+  if [ "$quick" = 1 ]; then
+    echo "what: committed corpus replay (store, model, crash before every step)"
+    run_tests -test.run Corpus -test.v -- "$module/replay"
+    return
+  fi
   local wide=${PCONFORM_REPLAY_SCHEDULES:-100}
   echo "what: corpus up to date; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
-  go run ./bridge/cmd/pconform-corpus -check -out traces/corpus || return 1
-  go test -count=1 -run Corpus -v ./replay/ || return 1
+  "$bin/pconform-corpus" -check -out traces/corpus || return 1
+  run_tests -test.run Corpus -test.v -- "$module/replay" || return 1
   # The committed corpus keeps a few traces per test case; replay many more, generated now from the
   # same models, so that every explored execution of the green tests meets the real store.
   local big="$logdir/wide-corpus"
-  go run ./bridge/cmd/pconform-corpus -out "$big" -schedules "$wide" -per-test "$wide" -seed "${PCONFORM_SEED:-1}" || return 1
+  "$bin/pconform-corpus" -out "$big" -schedules "$wide" -per-test "$wide" -seed "${PCONFORM_SEED:-1}" || return 1
   echo "wide corpus: $(ls "$big"/*.json | wc -l) traces"
   # Its databases live in memory when /dev/shm is writable: the wide run is about the protocol, and
   # the committed corpus above already replays on disk with synchronous=FULL.
   local scratch=${TMPDIR:-/tmp}
   if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch=/dev/shm; fi
-  TMPDIR=$scratch go test -count=1 -run 'TestCorpus$' ./replay/ -corpus "$big"
+  TMPDIR=$scratch run_tests -test.run 'TestCorpus$' -corpus "$big" -- "$module/replay"
 }
 
 stage_properties() {
   echo "what: gopter properties against the real store and hunts of every broken variant (PCONFORM_SEQUENCES=${PCONFORM_SEQUENCES:-200})"
-  go test -count=1 -v ./properties/
+  run_tests -test.v -- "$module/properties"
 }
 
+# ---- the scheduler -------------------------------------------------------------------------------
+# run_stage NAME: the stage's body in a subshell of its own, its output in $logdir/NAME.log; writes
+# $logdir/NAME.rc with the exit code and the CPU seconds (user + system) of the stage's whole process
+# tree, from bash's `times` (children count once they are waited for, and every stage waits for
+# its own).
+run_stage() {
+  "stage_$1" >"$logdir/$1.log" 2>&1
+  local rc=$?
+  # `times` must run in this shell, not in a pipeline's subshell, to see this shell's children.
+  times >"$logdir/$1.times"
+  echo "$rc $(awk '{for (i = 1; i <= NF; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }} END {printf "%.1f", s}' "$logdir/$1.times")" >"$logdir/$1.rc"
+}
+
+declare -A state=() start=() pid_stage=()
 declare -a rows=()
 passed=0 failed=0
 junit_cases=""
 xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
-for stage in "${stages[@]}"; do
-  echo "check: [$stage] running ..."
-  start=$(date +%s.%N)
-  "stage_$stage" >"$logdir/$stage.log" 2>&1
-  rc=$?
-  secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
-  what=$(sed -n 's/^what: //p' "$logdir/$stage.log" | head -1)
-  if [ $rc -eq 0 ]; then
-    result=PASS; passed=$((passed + 1))
-    echo "check: [$stage] PASS in ${secs}s"
-    junit_cases+="  <testcase classname=\"check\" name=\"$stage\" time=\"$secs\"/>"$'\n'
+record() { # record NAME RESULT WALL CPU: one finished (or skipped) stage
+  local name=$1 result=$2 wall=$3 cpu=$4 what
+  what=$(sed -n 's/^what: //p' "$logdir/$name.log" 2>/dev/null | head -1)
+  if [ "$result" = PASS ]; then
+    passed=$((passed + 1))
+    echo "check: [$name] PASS in ${wall}s (cpu ${cpu}s)"
+    junit_cases+="  <testcase classname=\"check\" name=\"$name\" time=\"$wall\"/>"$'\n'
   else
-    result=FAIL; failed=$((failed + 1))
-    echo "check: [$stage] FAIL in ${secs}s — its output:"
-    sed 's/^/  | /' "$logdir/$stage.log"
-    msg=$(tail -n 200 "$logdir/$stage.log" | xml_escape)
-    junit_cases+="  <testcase classname=\"check\" name=\"$stage\" time=\"$secs\"><failure message=\"stage $stage failed\">$msg</failure></testcase>"$'\n'
+    failed=$((failed + 1))
+    local msg
+    if [ "$result" = SKIP ]; then
+      msg="not run: a stage it needs (${needs[$name]}) did not pass"
+      echo "check: [$name] SKIP: $msg"
+      what=${what:-$msg}
+    else
+      echo "check: [$name] FAIL in ${wall}s (cpu ${cpu}s) — its output:"
+      sed 's/^/  | /' "$logdir/$name.log"
+      msg=$(tail -n 200 "$logdir/$name.log")
+    fi
+    junit_cases+="  <testcase classname=\"check\" name=\"$name\" time=\"$wall\"><failure message=\"stage $name $result\">$(printf '%s' "$msg" | xml_escape)</failure></testcase>"$'\n'
   fi
-  rows+=("$(printf '%-11s %-6s %7ss  %s' "$stage" "$result" "$secs" "$what")")
+  rows+=("$(printf '%-11s %-6s %7s %7s  %s' "$name" "$result" "$wall" "$cpu" "$what")")
+}
+
+for s in "${order[@]}"; do state[$s]=pending; done
+echo "check: stages ${order[*]} (up to $jobs at a time)"
+gate_start=$(date +%s.%N)
+running=0
+while :; do
+  # Start (or skip) whatever is ready, in table order.
+  for s in "${order[@]}"; do
+    [ "${state[$s]}" = pending ] || continue
+    ready=1 blocked=0
+    for d in ${needs[$s]}; do
+      case ${state[$d]:-pass} in
+        pass) ;;
+        fail | skip) blocked=1 ;;
+        *) ready=0 ;;
+      esac
+    done
+    if [ $blocked = 1 ]; then
+      state[$s]=skip
+      record "$s" SKIP 0.0 0.0
+    elif [ $ready = 1 ] && [ $running -lt "$jobs" ]; then
+      state[$s]=running
+      start[$s]=$(date +%s.%N)
+      run_stage "$s" &
+      pid_stage[$!]=$s
+      running=$((running + 1))
+    fi
+  done
+  [ $running -gt 0 ] || break
+  wait -n -p done_pid
+  s=${pid_stage[$done_pid]}
+  running=$((running - 1))
+  wall=$(awk -v s="${start[$s]}" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
+  rc=1 cpu=0.0
+  [ -f "$logdir/$s.rc" ] && read -r rc cpu <"$logdir/$s.rc"
+  if [ "$rc" = 0 ]; then state[$s]=pass; record "$s" PASS "$wall" "$cpu"; else state[$s]=fail; record "$s" FAIL "$wall" "$cpu"; fi
 done
+gate_wall=$(awk -v s="$gate_start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
 
 echo
-printf '%-11s %-6s %8s  %s\n' STAGE RESULT SECONDS WHAT
+printf '%-11s %-6s %7s %7s  %s\n' STAGE RESULT WALL_S CPU_S WHAT
 for r in "${rows[@]}"; do echo "$r"; done
+printf '%-11s %-6s %7s\n' total "" "$gate_wall"
 if [ -n "$junit" ]; then
   {
     echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo "<testsuite name=\"pconform-check\" tests=\"$((passed + failed))\" failures=\"$failed\">"
+    echo "<testsuite name=\"pconform-check\" tests=\"$((passed + failed))\" failures=\"$failed\" time=\"$gate_wall\">"
     printf '%s' "$junit_cases"
     echo '</testsuite>'
   } >"$junit"

@@ -19,6 +19,9 @@ func testdata() string {
 }
 
 func TestAnalyzer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
+	}
 	tests := []struct {
 		name string
 		pkgs []string
@@ -40,6 +43,9 @@ func TestAnalyzer(t *testing.T) {
 // requires it to fire on both uses of the raw count: the dead-letter comparison and the
 // argument to RetryPolicy.Retry.
 func TestSeedConsumerBug(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
+	}
 	results := analysistest.Run(t, testdata(), rawattempts.Analyzer, "seedconsumer")
 	n := 0
 	for _, r := range results {

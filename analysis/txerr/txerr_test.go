@@ -22,6 +22,9 @@ func testdata() string {
 // TestAnalyzer checks every // want annotation and, where fixes are offered, the .golden file
 // next to the fixture.
 func TestAnalyzer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
+	}
 	tests := []struct {
 		name string
 		pkgs []string
@@ -43,6 +46,9 @@ func TestAnalyzer(t *testing.T) {
 // fire on each variant of the dropped commit (fold via ExecTx, split via ExecTx, fold via
 // database/sql).
 func TestSeedPublisherBug(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
+	}
 	results := analysistest.RunWithSuggestedFixes(t, testdata(), txerr.Analyzer, "seedpublisher")
 	fired := map[string]bool{}
 	for _, r := range results {

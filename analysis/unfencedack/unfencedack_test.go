@@ -19,6 +19,9 @@ func testdata() string {
 }
 
 func TestAnalyzer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
+	}
 	tests := []struct {
 		name string
 		pkgs []string

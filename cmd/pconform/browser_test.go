@@ -45,6 +45,9 @@ func splitWriteCounterexample(t *testing.T) string {
 // the page in headless Chromium, and finds the highlighted divergence at the step the model
 // predicts, showing the expected and the observed values.
 func TestHTMLTimelineInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a headless Chromium")
+	}
 	chromium := chromiumPath(t)
 	trace := splitWriteCounterexample(t)
 	tr, err := traces.ReadFile(trace)
