@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -115,43 +117,55 @@ func TestConvertBugFixture(t *testing.T) {
 	}
 }
 
-// contractTable is the table of /work/p-observations.md, typed in by hand: the bridge derives its
-// own table from traces.Spec, and this test keeps the two in step.
-var contractTable = map[string]string{
-	"eObsEnqueue":          "at, mailbox, id, key, priority, max_attempts, delay, payload, duplicate",
-	"eObsLease":            "at, mailbox, lease_for, msg_id, msg_attempts, msg_token, bug",
-	"eObsPeek":             "at, mailbox, msg_id, msg_attempts, msg_token",
-	"eObsAck":              "at, id, token, err",
-	"eObsNack":             "at, id, token, delay, err",
-	"eObsAckById":          "at, id, err",
-	"eObsNackById":         "at, id, delay, err",
-	"eObsExtend":           "at, id, token, lease_for, err",
-	"eObsExpire":           "at, affected",
-	"eObsDeadLetter":       "at, id, reason, err",
-	"eObsOutboxEnqueue":    "at, id, target, key, priority, max_attempts, payload, duplicate",
-	"eObsOutboxClaim":      "at, limit, claim_for, claimed",
-	"eObsOutboxComplete":   "at, id, token, err",
-	"eObsOutboxFail":       "at, id, token, delay, err",
-	"eObsAdvanceClock":     "at",
-	"eObsConsumerFetch":    "at, worker, mailbox, profile, lease_for, msg_id, msg_attempts, msg_token, bug",
-	"eObsConsumerHandle":   "at, worker, mailbox, profile, outcome, retry_delay, action, attempt, bug",
-	"eObsPublisherDeliver": "at, publisher, id, token, profile, fault, action, duplicate, bug",
-	"eObsCrash":            "at",
+// observationsP holds the P model's declarations of the observation events: the contract the
+// bridge reads, on the model's side.
+const observationsP = "../models/p/PSrc/Observations.p"
+
+// pObservations reads the eObs* event declarations (but eObsFinal) of observationsP: event name to
+// payload field names.
+func pObservations(t *testing.T) map[string][]string {
+	t.Helper()
+	src, err := os.ReadFile(observationsP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?s)event (eObs\w+)\s*:\s*\((.*?)\);`)
+	out := map[string][]string{}
+	for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+		if m[1] == "eObsFinal" {
+			continue
+		}
+		var names []string
+		for _, member := range strings.Split(m[2], ",") {
+			name, _, ok := strings.Cut(member, ":")
+			if !ok {
+				t.Fatalf("%s: %s: cannot read the payload member %q", observationsP, m[1], member)
+			}
+			names = append(names, strings.TrimSpace(name))
+		}
+		out[m[1]] = names
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s declares no eObs event", observationsP)
+	}
+	return out
 }
 
+// TestObservationTableMatchesContract checks the observation table the bridge derives from
+// traces.Spec against the events the P model declares, so a Spec row and its P event cannot
+// drift apart unnoticed.
 func TestObservationTableMatchesContract(t *testing.T) {
 	// Field order carries no meaning in a named tuple's JSON object, so compare sets.
 	got := bridge.ObservationFields()
 	for _, fields := range got {
 		slices.Sort(fields)
 	}
-	want := map[string][]string{}
-	for ev, fields := range contractTable {
-		want[ev] = strings.Split(fields, ", ")
-		slices.Sort(want[ev])
+	want := pObservations(t)
+	for _, fields := range want {
+		slices.Sort(fields)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("observation fields derived from traces.Spec differ from the contract (-contract +derived):\n%s", diff)
+		t.Errorf("observation fields derived from traces.Spec differ from the P model's %s (-P +derived):\n%s", observationsP, diff)
 	}
 }
 
