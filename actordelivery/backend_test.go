@@ -59,6 +59,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestNotify":                              TestNotify,
 	"TestOpenFailedMigrationLeavesNothing":    TestOpenFailedMigrationLeavesNothing,
 	"TestOpenRefusesNewerSchema":              TestOpenRefusesNewerSchema,
+	"TestStressProcesses":                     TestStressProcesses,
 	"TestTablePrefix":                         TestTablePrefix,
 	"TestOutboxBadInput":                      TestOutboxBadInput,
 	"TestOutboxClaim":                         TestOutboxClaim,

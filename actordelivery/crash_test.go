@@ -22,6 +22,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if role := os.Getenv(stressRoleEnv); role != "" {
+		os.Exit(stressChild(role, Backend(os.Getenv(crashEnv+"_BACKEND")), os.Getenv(crashEnv+"_DB")))
+	}
 	if mode := os.Getenv(crashEnv); mode != "" {
 		os.Exit(crashChild(mode, Backend(os.Getenv(crashEnv+"_BACKEND")), os.Getenv(crashEnv+"_DB")))
 	}
