@@ -15,14 +15,36 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./actordelivery/
 
-func benchStore(b *testing.B) *Store {
+//
+// The benchmarks that compare backends run on both, as .../sqlite/... and .../postgres/...; the
+// PostgreSQL ones need PCONFORM_PG_DSN (bash scripts/pg.sh go test ... starts a throwaway server)
+// and skip without it.
+
+func benchStore(b *testing.B) *Store { return benchStoreOn(b, BackendSQLite) }
+
+// benchStoreOn opens a fresh store on backend: a file with synchronous=FULL on SQLite, a schema
+// of its own on PostgreSQL.
+func benchStoreOn(b *testing.B, backend Backend) *Store {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: "FULL"})
+	var s *Store
+	var err error
+	if backend == BackendPostgres {
+		s, err = OpenPostgres(pgSchema(b, pgDSN(b)), Options{MaxConns: 32})
+	} else {
+		s, err = Open(filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: "FULL"})
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// forBackends runs f as a sub-benchmark per backend.
+func forBackends(b *testing.B, f func(b *testing.B, backend Backend)) {
+	for _, backend := range Backends() {
+		b.Run(string(backend), func(b *testing.B) { f(b, backend) })
+	}
 }
 
 // fill enqueues n messages into mailbox, a thousand per transaction.
@@ -52,11 +74,13 @@ const idlePollInterval = time.Millisecond
 // consumers of the same path poll 16 other, empty mailboxes every idlePollInterval. On the
 // leaseless path an idle poll is a read on the reader pool; on the leased path it is an
 // ExpireLeases+Lease write transaction that competes for the writer lock.
-func BenchmarkConsume(b *testing.B) {
+func BenchmarkConsume(b *testing.B) { forBackends(b, benchConsume) }
+
+func benchConsume(b *testing.B, backend Backend) {
 	for _, path := range []Path{PathLeaseless, PathLeased} {
 		b.Run(path.String(), func(b *testing.B) {
 			ctx := context.Background()
-			s := benchStore(b)
+			s := benchStoreOn(b, backend)
 			fill(b, s, "busy", b.N)
 			nop := func(context.Context, *Message) (Effects, error) { return nil, nil }
 
@@ -142,11 +166,13 @@ func (c *countingStore) OutboxClaim(ctx context.Context, limit int, claimFor tim
 // commits/msg shows the cost of each mode: fold = claim + one delivery transaction, split = claim +
 // enqueue + completion. commits/msg is counted twice, by a wrapping OutboxStore and by the store's
 // own commit counter (store-commits/msg); the two must agree.
-func BenchmarkOutboxDeliver(b *testing.B) {
+func BenchmarkOutboxDeliver(b *testing.B) { forBackends(b, benchOutboxDeliver) }
+
+func benchOutboxDeliver(b *testing.B, backend Backend) {
 	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
 		b.Run(mode.String(), func(b *testing.B) {
 			ctx := context.Background()
-			s := benchStore(b)
+			s := benchStoreOn(b, backend)
 			for i := 0; i < b.N; i += 1000 {
 				err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 					for j := i; j < min(i+1000, b.N); j++ {
@@ -238,4 +264,82 @@ func BenchmarkMailboxRoundTrip(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+}
+
+// actorHandlerWork is what BenchmarkConcurrentActors's handler spends outside the database per
+// message (standing for the actor's own computation or a call to another service).
+const actorHandlerWork = time.Millisecond
+
+// BenchmarkConcurrentActors measures whole trips, enqueue -> fetch -> handle -> commit, with one
+// actor per mailbox: each of the mailboxes has its own goroutine that enqueues a message and runs
+// one leaseless consumer step on it, whose handler spends actorHandlerWork outside any transaction
+// and whose effect (a checkpoint write) commits with the acknowledgement. b.N trips are shared
+// among the mailboxes; msgs/s is the aggregate throughput. Handlers no longer hold the write lock,
+// so throughput grows with the mailbox count; on PostgreSQL commits on different mailboxes also run
+// in parallel.
+func BenchmarkConcurrentActors(b *testing.B) {
+	forBackends(b, func(b *testing.B, backend Backend) {
+		for _, boxes := range []int{1, 4, 16, 64} {
+			b.Run(fmt.Sprintf("mailboxes=%d", boxes), func(b *testing.B) { benchActors(b, backend, boxes) })
+		}
+	})
+}
+
+func benchActors(b *testing.B, backend Backend, boxes int) {
+	ctx := context.Background()
+	s := benchStoreOn(b, backend)
+	h := func(_ context.Context, m *Message) (Effects, error) {
+		time.Sleep(actorHandlerWork)
+		return func(ctx context.Context) error {
+			_, err := s.SaveCheckpoint(ctx, "actor-"+m.Mailbox+"-"+m.ID, m.Payload, 0)
+			return err
+		}, nil
+	}
+	consumers := make([]*Consumer, boxes)
+	for i := range consumers {
+		c, err := NewConsumer(s, h, ConsumerOptions{Mailbox: fmt.Sprintf("actor-%d", i), Path: PathLeaseless})
+		if err != nil {
+			b.Fatal(err)
+		}
+		consumers[i] = c
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, boxes)
+	b.ResetTimer()
+	start := time.Now()
+	for i, c := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mailbox := fmt.Sprintf("actor-%d", i)
+			for {
+				n := next.Add(1)
+				if n > int64(b.N) {
+					return
+				}
+				id := fmt.Sprintf("m%d", n)
+				if _, err := s.Enqueue(ctx, NewMessage{Mailbox: mailbox, ID: id, MaxAttempts: 3, Payload: []byte("payload")}); err != nil {
+					errs <- err
+					return
+				}
+				out, err := c.Step(ctx)
+				if err == nil && out.Action != ActionAcked {
+					err = fmt.Errorf("step on %s: %+v", mailbox, out)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 }
