@@ -25,7 +25,7 @@ func (c *Consumer) Step(ctx context.Context) (string, error) {
 		return "idle", err
 	}
 	herr := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		if err := c.h(ctx, m); err != nil {
+		if _, err := c.h(ctx, m); err != nil {
 			return err
 		}
 		return c.st.AckByID(ctx, m.ID)

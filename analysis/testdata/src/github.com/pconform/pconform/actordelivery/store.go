@@ -142,7 +142,10 @@ func EffectiveAttempts(stored int, path Path) int {
 	return stored
 }
 
-type Handler func(ctx context.Context, m *Message) error
+// Effects is the write a handler returns, committed with the acknowledgement.
+type Effects func(ctx context.Context) error
+
+type Handler func(ctx context.Context, m *Message) (Effects, error)
 
 type RetryPolicy interface {
 	Retry(err error, attempt int) (delay time.Duration, retry bool)
@@ -183,7 +186,7 @@ type Consumer struct {
 // unfenced acks run only on the leaseless branch.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	m := &d.Message
-	herr := c.h(ctx, m)
+	_, herr := c.h(ctx, m)
 	if herr == nil {
 		err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
 			if d.Path == PathLeaseless {
