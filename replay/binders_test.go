@@ -1,7 +1,10 @@
 package replay
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,6 +20,35 @@ var committedTraceDirs = []string{
 	"../traces/corpus",
 	"../traces/hunted",
 	"../traces/testdata/good",
+}
+
+// bridgeGoldenTraces is the bridge's golden output: several traces, one after the other.
+const bridgeGoldenTraces = "../bridge/testdata/golden/green_traces.json"
+
+// readTraceStream reads a file of traces written one after the other.
+func readTraceStream(t *testing.T, path string) []*traces.Trace {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var out []*traces.Trace
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		tr, err := traces.Unmarshal(raw, fmt.Sprintf("%s#%d", path, len(out)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tr)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s holds no trace", path)
+	}
+	return out
 }
 
 // TestSymbolPathsAgree runs every committed trace through every path that binds token symbols,
@@ -39,11 +71,23 @@ func TestSymbolPathsAgree(t *testing.T) {
 		}
 		paths = append(paths, ps...)
 	}
+	type named struct {
+		tr   *traces.Trace
+		path string
+	}
+	var all []named
 	for _, path := range paths {
 		tr, err := traces.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, named{tr, path})
+	}
+	for _, tr := range readTraceStream(t, bridgeGoldenTraces) {
+		all = append(all, named{tr, bridgeGoldenTraces})
+	}
+	for _, n := range all {
+		tr, path := n.tr, n.path
 		t.Run(tr.Name, func(t *testing.T) {
 			direct := runTraceVerdict(t, tr)
 			model := replayOn(t, tr, TargetModel, actordelivery.BackendSQLite, DefaultOptions()).verdict
