@@ -77,7 +77,8 @@ func TraceName(testCase string, seed int64, schedule int, counterexample bool) s
 // testCase picks the variant (see [Variant]) and, with origin.Seed and origin.Schedule, the
 // trace's name (see [TraceName]). Expect.DivergesAt is the index of the first step whose
 // observation carries bug == true, -1 when none does; a green test case's trace with such a step
-// is refused.
+// is refused. For a counterexample, Expect.Violates is the first AssertionFailure's message (see
+// [ViolatedProperty]): the property the P monitor found broken.
 //
 // Errors: a [*LogError] wrapping [ErrBadObservation] names the schedule, the entry, the event and
 // the field of an observation that breaks the contract (unknown eObs event, missing, unexpected
@@ -99,6 +100,9 @@ func Convert(events []Event, origin traces.Origin, testCase string) (*traces.Tra
 	finalAt := -1 // entry of eObsFinal, -1 until seen
 	observed := 0
 	for _, ev := range events {
+		if ev.Type == TypeAssertionFailure && counterexample && tr.Expect.Violates == "" {
+			tr.Expect.Violates = ViolatedProperty(ev.Error)
+		}
 		if ev.Type != TypeAnnounce || !strings.HasPrefix(ev.Name, ObsPrefix) {
 			continue
 		}
@@ -139,6 +143,26 @@ func Convert(events []Event, origin traces.Origin, testCase string) (*traces.Tra
 		return nil, &LogError{Schedule: sched, Entry: -1, Err: fmt.Errorf("%w: trace %s: %w", ErrBadObservation, tr.Name, err)}
 	}
 	return tr, nil
+}
+
+// assertionPrefix starts every assertion message the checker logs, then comes the source
+// position ("PSpec/Outbox.p:16:7 "), then the assertion's own message.
+const assertionPrefix = "Assertion Failed: "
+
+// ViolatedProperty turns the checker's failure message into the trace's expect.violates: the
+// monitor's own words first, the P source position after them in parentheses. A message in any
+// other shape (a liveness failure, say) is kept whole, trimmed.
+func ViolatedProperty(msg string) string {
+	msg = strings.TrimSpace(msg)
+	rest, ok := strings.CutPrefix(msg, assertionPrefix)
+	if !ok {
+		return msg
+	}
+	pos, words, ok := strings.Cut(rest, " ")
+	if !ok || !strings.Contains(pos, ".p:") || strings.TrimSpace(words) == "" {
+		return strings.TrimSpace(rest)
+	}
+	return fmt.Sprintf("%s (%s)", strings.TrimSpace(words), pos)
 }
 
 func observationError(schedule int, ev Event, err error) error {

@@ -90,7 +90,7 @@ func TestConvertBugFixture(t *testing.T) {
 		Format: traces.Format,
 		Name:   tc + "-s1-1-bad",
 		Origin: fixtureOrigin(tc, 1),
-		Expect: traces.Expect{Variant: "raw-attempts", DivergesAt: 2},
+		Expect: traces.Expect{Variant: "raw-attempts", DivergesAt: 2, Violates: "bug observed: retried attempt 0 (PSpec/NoBug.p:7:7)"},
 		Steps: []traces.Step{
 			{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", Key: "k", Priority: 2, MaxAttempts: 1, Payload: "hello"}},
 			{Op: traces.OpConsumerFetch, Args: traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeaseless},
@@ -149,6 +149,22 @@ func pObservations(t *testing.T) map[string][]string {
 		t.Fatalf("%s declares no eObs event", observationsP)
 	}
 	return out
+}
+
+func TestViolatedProperty(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"Assertion Failed: PSpec/Outbox.p:16:7 outbox row o1 completed at t=0 but no message o1 was ever enqueued in mailbox inbox",
+			"outbox row o1 completed at t=0 but no message o1 was ever enqueued in mailbox inbox (PSpec/Outbox.p:16:7)"},
+		{"Assertion Failed: something without a position", "something without a position"},
+		{"Monitor 'Liveness' detected liveness bug in hot state 'Waiting' at the end of program execution.",
+			"Monitor 'Liveness' detected liveness bug in hot state 'Waiting' at the end of program execution."},
+		{"  ", ""},
+	}
+	for _, tc := range cases {
+		if got := bridge.ViolatedProperty(tc.in); got != tc.want {
+			t.Errorf("ViolatedProperty(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
 }
 
 // TestObservationTableMatchesContract checks the observation table the bridge derives from

@@ -13,6 +13,9 @@ import (
 // observations.
 const TypeAnnounce = "Announce"
 
+// TypeAssertionFailure is the entry type of a failed assertion, a monitor's included.
+const TypeAssertionFailure = "AssertionFailure"
+
 // Event is one entry of a P checker JSON log, reduced to what the bridge reads.
 type Event struct {
 	// Entry is the entry's index within its schedule (the JSON array position, from 0), so errors
@@ -29,6 +32,10 @@ type Event struct {
 	// tuple is a JSON object); for other entries, whatever the checker wrote (often a string). nil
 	// when the entry has no payload.
 	Payload json.RawMessage
+	// Error is details.error, the checker's message for a failure entry (AssertionFailure): the
+	// P monitor's assertion message, "Assertion Failed: " and the source position first. "" when
+	// the entry has none.
+	Error string
 }
 
 // LogShape says which of the checker's two JSON log layouts a log has.
@@ -252,6 +259,9 @@ func decodeEntry(raw json.RawMessage) (Event, error) {
 		return Event{}, err
 	}
 	if ev.Machine, err = detailString(details, "id", announce); err != nil {
+		return Event{}, err
+	}
+	if ev.Error, err = detailString(details, "error", false); err != nil {
 		return Event{}, err
 	}
 	if p, ok := details["payload"]; ok {

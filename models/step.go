@@ -24,16 +24,31 @@ func malformed(op traces.Op, format string, args ...any) error {
 // Step returns an error wrapping [ErrMalformed], together with s unchanged, when the step is
 // malformed; see ErrMalformed.
 func Step(s State, op traces.Op, at int64, a traces.Args) (State, traces.Result, error) {
-	if at < 0 {
-		return s, traces.Result{}, malformed(op, "at %d is negative", at)
-	}
-	if at < s.now {
-		return s, traces.Result{}, malformed(op, "at %d is before the previous step's time %d", at, s.now)
-	}
-	if err := validate(op, a); err != nil {
+	if err := check(s, op, at, a); err != nil {
 		return s, traces.Result{}, err
 	}
 	n := s.clone()
+	r, err := n.apply(op, at, a)
+	if err != nil {
+		return s, traces.Result{}, err
+	}
+	return n, r, nil
+}
+
+// check refuses a step that cannot follow s: time running backwards or arguments out of range.
+func check(s State, op traces.Op, at int64, a traces.Args) error {
+	if at < 0 {
+		return malformed(op, "at %d is negative", at)
+	}
+	if at < s.now {
+		return malformed(op, "at %d is before the previous step's time %d", at, s.now)
+	}
+	return validate(op, a)
+}
+
+// apply runs one checked step on n in place. On an error n may be half-changed; Step throws
+// such a copy away, and a [Machine] stops.
+func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, error) {
 	n.now = at
 	var r traces.Result
 	var err error
@@ -79,10 +94,7 @@ func Step(s State, op traces.Op, at int64, a traces.Args) (State, traces.Result,
 	default:
 		err = malformed(op, "unknown operation")
 	}
-	if err != nil {
-		return s, traces.Result{}, err
-	}
-	return n, r, nil
+	return r, err
 }
 
 // errKind is "" when ok, else kind.

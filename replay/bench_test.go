@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -249,4 +250,33 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 		}
 	}
 	return st, nil
+}
+
+// BenchmarkLongTrace replays one generated trace of 10,000 and one of 50,000 steps (seed 11)
+// against the reference model and the store, one replay per iteration, and reports steps/s and
+// the seconds per replay. The model target runs the model in place, so its time grows linearly
+// with the trace; at 50,000 steps it must take no longer than the store. The store runs are long:
+//
+//	go test ./replay/ -run '^$' -bench 'LongTrace' -benchtime 1x
+func BenchmarkLongTrace(b *testing.B) {
+	for _, n := range []int{10_000, 50_000} {
+		tr, err := genTrace(rand.New(rand.NewPCG(11, 0x5eed)), "long", n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, target := range []string{TargetModel, TargetStore} {
+			b.Run(fmt.Sprintf("%s/%dk", target, n/1000), func(b *testing.B) {
+				var elapsed time.Duration
+				for b.Loop() {
+					start := time.Now()
+					if v := replayForBench(b, tr, target); v.Outcome != Match {
+						b.Fatalf("the long trace does not match %s: %s", target, v)
+					}
+					elapsed += time.Since(start)
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/elapsed.Seconds(), "steps/s")
+				b.ReportMetric(elapsed.Seconds()/float64(b.N), "s/replay")
+			})
+		}
+	}
 }

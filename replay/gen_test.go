@@ -17,20 +17,19 @@ import (
 // path (one leaseless worker per mailbox, as the semantics require). Everything is drawn from
 // rng, so a seed reproduces a trace on the same commit.
 func genTrace(rng *rand.Rand, name string, n int) (*traces.Trace, error) {
-	g := &gen{rng: rng, s: models.Init(models.Config{}), holding: map[int]bool{}}
+	g := &gen{rng: rng, m: models.NewMachine(models.Init(models.Config{})), holding: map[int]bool{}}
 	t := &traces.Trace{Format: traces.Format, Name: name, Origin: traces.Origin{Kind: traces.OriginProperty, TestCase: "replay.genTrace"}, Expect: traces.Expect{DivergesAt: -1}}
 	for len(t.Steps) < n {
 		g.at += int64(rng.IntN(3))
 		op, a := g.pick()
-		next, r, err := models.Step(g.s, op, g.at, a)
+		r, err := g.m.Step(op, g.at, a)
 		if err != nil {
 			return nil, fmt.Errorf("genTrace: step %d (%s): %w", len(t.Steps), op, err)
 		}
-		g.s = next
 		g.observe(op, a, r)
 		t.Steps = append(t.Steps, traces.Step{Op: op, At: g.at, Args: a, Result: r})
 	}
-	final := g.s.Snapshot()
+	final := g.m.Snapshot()
 	t.Final = &final
 	if err := traces.Validate(t); err != nil {
 		return nil, fmt.Errorf("genTrace: %w", err)
@@ -40,8 +39,9 @@ func genTrace(rng *rand.Rand, name string, n int) (*traces.Trace, error) {
 
 type gen struct {
 	rng *rand.Rand
-	s   models.State
-	at  int64
+	// m runs the model in place, so a long trace is generated in linear time.
+	m  *models.Machine
+	at int64
 	// leaseToks and claimToks are the tokens the model issued so far.
 	leaseToks, claimToks []int
 	outbox               []string

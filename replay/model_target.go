@@ -12,23 +12,24 @@ import (
 // ModelTarget runs a trace against the pure reference model. Its tokens are the model's integer
 // tokens written in decimal; Reopen changes nothing, since the model's state is a value and has
 // nothing to lose.
+//
+// It runs the model in place (a [models.Machine]), so a trace of n steps costs time linear in n.
 type ModelTarget struct {
-	s models.State
+	m *models.Machine
 }
 
 // NewModelTarget returns a target over models.Init(cfg).
 func NewModelTarget(cfg models.Config) *ModelTarget {
-	return &ModelTarget{s: models.Init(cfg)}
+	return &ModelTarget{m: models.NewMachine(models.Init(cfg))}
 }
 
 // Do runs one model step. A malformed step (models.ErrMalformed) is an error: the model cannot
 // run it at all.
 func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a Args) (Observation, error) {
-	next, r, err := models.Step(m.s, op, at, m.args(a))
+	r, err := m.m.Step(op, at, m.args(a))
 	if err != nil {
 		return Observation{}, fmt.Errorf("replay: model target: %w", err)
 	}
-	m.s = next
 	o := observationOf(r)
 	if r.Message != nil {
 		o.Message = &Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
@@ -58,7 +59,7 @@ func modelToken(t int) string {
 
 // Snapshot returns the model's state with its tokens written in decimal.
 func (m *ModelTarget) Snapshot(context.Context) (Snapshot, error) {
-	s := m.s.Snapshot()
+	s := m.m.Snapshot()
 	out := Snapshot{DeadLetters: s.DeadLetters, Effects: s.Effects}
 	for _, r := range s.Messages {
 		out.Messages = append(out.Messages, MessageRow{
@@ -84,4 +85,4 @@ func (m *ModelTarget) Reopen(context.Context) error { return nil }
 func (m *ModelTarget) Close() error { return nil }
 
 // State returns the model state reached so far.
-func (m *ModelTarget) State() models.State { return m.s }
+func (m *ModelTarget) State() models.State { return m.m.State() }
