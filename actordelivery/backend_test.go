@@ -43,6 +43,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestConsumerPolicyDeclines":              TestConsumerPolicyDeclines,
 	"TestConsumerRunStopsOnClose":             TestConsumerRunStopsOnClose,
 	"TestConsumerRunWakesOnEnqueue":           TestConsumerRunWakesOnEnqueue,
+	"TestLeaselessDecidesFromTheStoredRow":    TestLeaselessDecidesFromTheStoredRow,
 	"TestDeadLetter":                          TestDeadLetter,
 	"TestCrashLeaselessPeekedMessageSurvives": TestCrashLeaselessPeekedMessageSurvives,
 	"TestCrashLeasedMessageSurvivesItsLease":  TestCrashLeasedMessageSurvivesItsLease,

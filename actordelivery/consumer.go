@@ -249,7 +249,10 @@ var errEffectsFailed = errors.New("handler effects failed")
 //   - handler succeeds, acknowledgement finds the lease lost (leased) or the message gone
 //     (leaseless): nothing is written, the effects never run: "lease_lost".
 //   - handler fails (it returned an error, or its Effects did, which rolls the acknowledgement
-//     back): nothing of the delivery is written. The effective attempt is Attempts(stored, path).
+//     back): nothing of the delivery is written. One write transaction records the failure. The
+//     effective attempt is Attempts(stored, path), capped at max_attempts, where stored is the
+//     count the row holds inside that transaction on the leaseless path (a nack_by_id may have
+//     landed since the fetch) and the leased count on the leased path.
 //     At or above max_attempts, or when the retry policy declines, the message is dead-lettered
 //     ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
 //     transaction, so the dead letter records the effective attempt. Otherwise it is nacked with
@@ -311,53 +314,65 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	}
 }
 
+// failed records a failed delivery of m in one write transaction: the retry or the dead letter.
+// On the leaseless path the decision reads the row inside that transaction: the attempt count seen
+// at fetch may be stale (a nack_by_id may have counted an attempt since), and deciding from it
+// would retry a message that this failure exhausts, leaving it stranded at attempts ==
+// max_attempts. On the leased path the token fence guarantees the row still holds the count the
+// lease set, so the fetched count is the stored one.
 func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, error) {
-	eff := c.attempts(m.Attempts, c.path)
-	out := Outcome{Attempt: eff}
-	reason := ""
+	eff := min(c.attempts(m.Attempts, c.path), m.MaxAttempts)
+	var action string
 	var delay time.Duration
-	if eff >= m.MaxAttempts {
-		reason = ReasonMaxAttempts
-	} else {
-		var retry bool
-		delay, retry = c.retry.Retry(herr, eff)
-		if !retry {
-			reason = "retry policy declined: " + herr.Error()
+	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		if c.path == PathLeaseless {
+			cur, err := c.st.GetMessage(ctx, m.ID)
+			if err != nil {
+				return err // ErrNotFound: acknowledged or dead-lettered meanwhile
+			}
+			if cur.State != StateReady {
+				return fmt.Errorf("actordelivery: message %q is %s: %w", m.ID, cur.State, ErrNotFound)
+			}
+			eff = min(c.attempts(cur.Attempts, c.path), m.MaxAttempts)
 		}
-		delay = max(delay, 0)
-	}
-	var err error
-	switch {
-	case reason != "" && c.path == PathLeaseless:
-		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		reason := ""
+		if eff >= m.MaxAttempts {
+			reason = ReasonMaxAttempts
+		} else {
+			var retry bool
+			delay, retry = c.retry.Retry(herr, eff)
+			if !retry {
+				reason = "retry policy declined: " + herr.Error()
+			}
+			delay = max(delay, 0)
+		}
+		action = ActionDeadLettered
+		switch {
+		case reason != "" && c.path == PathLeaseless:
+			// The bump and the move commit together, so the dead letter records eff.
 			if err := c.st.NackByID(ctx, m.ID, 0); err != nil {
 				return err
 			}
 			return c.st.DeadLetter(ctx, m.ID, reason)
-		})
-		out.Action = ActionDeadLettered
-	case reason == ReasonMaxAttempts:
-		// Leased, attempts used up: nobody else can lease the message any more, so the move
-		// needs no fence (the same unfenced dead_letter the semantics prescribe).
-		err = c.st.DeadLetter(ctx, m.ID, reason)
-		out.Action = ActionDeadLettered
-	case reason != "":
-		// Leased, the policy gave up early: another worker may lease the message once this
-		// lease expires, so the move is fenced by the token.
-		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		case reason == ReasonMaxAttempts:
+			// Leased, attempts used up: nobody else can lease the message any more, so the move
+			// needs no fence (the same unfenced dead_letter the semantics prescribe).
+			return c.st.DeadLetter(ctx, m.ID, reason)
+		case reason != "":
+			// Leased, the policy gave up early: another worker may lease the message once this
+			// lease expires, so the move is fenced by the token.
 			if err := c.st.holdsLease(ctx, m.ID, m.Token); err != nil {
 				return err
 			}
 			return c.st.DeadLetter(ctx, m.ID, reason)
-		})
-		out.Action = ActionDeadLettered
-	case c.path == PathLeaseless:
-		err = c.st.NackByID(ctx, m.ID, delay)
-		out.Action = ActionRetried
-	default:
-		err = c.st.Nack(ctx, m.ID, m.Token, delay)
-		out.Action = ActionRetried
-	}
+		}
+		action = ActionRetried
+		if c.path == PathLeaseless {
+			return c.st.NackByID(ctx, m.ID, delay)
+		}
+		return c.st.Nack(ctx, m.ID, m.Token, delay)
+	})
+	out := Outcome{Action: action, Attempt: eff}
 	switch {
 	case err == nil:
 		lvl := slog.LevelDebug

@@ -518,3 +518,56 @@ func ExampleConsumer_Step() {
 	// idle 0
 	// m1 2 max attempts reached
 }
+
+// TestLeaselessDecidesFromTheStoredRow: a nack_by_id that lands between the leaseless fetch and a
+// failing handle has already counted attempts. The retry decision must use the row as stored at
+// handle time: with max_attempts 3, a fetch at 0 and two nack_by_ids before the handle, the
+// failure is attempt 3 and dead-letters the message. Deciding from the fetched count (attempt 1,
+// retried) would leave the row at ready 3/3, never eligible and never dead-lettered.
+func TestLeaselessDecidesFromTheStoredRow(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		nacks      int
+		want       Outcome
+		wantRow    int // attempts of the row after the handle; -1: dead-lettered
+		wantPolicy []int
+	}{
+		{"one nack", 1, Outcome{Action: ActionRetried, Attempt: 2}, 2, []int{2}},
+		{"two nacks exhaust", 2, Outcome{Action: ActionDeadLettered, Attempt: 3}, -1, nil},
+		{"three nacks, already exhausted", 3, Outcome{Action: ActionDeadLettered, Attempt: 3}, -1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, _ := testStore(t)
+			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 3})
+			policy := &recordingPolicy{}
+			c := newConsumer(t, s, failHandler, ConsumerOptions{Path: PathLeaseless, Retry: policy})
+			d, err := c.Fetch(ctx)
+			if err != nil || d == nil || d.Message.Attempts != 0 {
+				t.Fatalf("Fetch = %+v, %v", d, err)
+			}
+			for range tc.nacks {
+				if err := s.NackByID(ctx, "a", 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, err := c.Handle(ctx, d)
+			if err != nil || out != tc.want {
+				t.Fatalf("Handle = %+v, %v; want %+v", out, err, tc.want)
+			}
+			if diff := cmp.Diff(tc.wantPolicy, policy.seen); diff != "" {
+				t.Fatalf("policy saw (-want +got):\n%s", diff)
+			}
+			dls, _ := s.ListDeadLetters(ctx)
+			if tc.wantRow < 0 {
+				if len(dls) != 1 || dls[0].Attempts != 3 || dls[0].Reason != ReasonMaxAttempts {
+					t.Fatalf("dead letters %+v; want a at 3 attempts", dls)
+				}
+				return
+			}
+			if m := mustGet(t, s, "a"); m.State != StateReady || m.Attempts != tc.wantRow || len(dls) != 0 {
+				t.Fatalf("row %+v, dead letters %+v", m, dls)
+			}
+		})
+	}
+}

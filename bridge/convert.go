@@ -32,10 +32,11 @@ const CounterexampleSuffix = "Counterexample"
 // counterexampleVariants maps each counterexample test case to the broken variant whose
 // behaviour its bug trace records.
 var counterexampleVariants = map[string]string{
-	"tcOutboxSplitWriteCounterexample":     "split-write",
-	"tcLeaselessRawAttemptsCounterexample": "raw-attempts",
-	"tcUnfencedAckCounterexample":          "unfenced-ack",
-	"tcFifoOvertakeCounterexample":         "fifo-overtake",
+	"tcOutboxSplitWriteCounterexample":         "split-write",
+	"tcLeaselessRawAttemptsCounterexample":     "raw-attempts",
+	"tcUnfencedAckCounterexample":              "unfenced-ack",
+	"tcLeaselessFetchedAttemptsCounterexample": "fetched-attempts",
+	"tcFifoOvertakeCounterexample":             "fifo-overtake",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

@@ -355,7 +355,12 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			n.effects[h.mailbox] = append(n.effects[h.mailbox], h.id)
 			return traces.Result{Action: traces.ActionAcked}
 		}
-		eff := n.attempts(h.attempts, leaseless)
+		// Leaseless: the row as stored now, if it is still ready, not the fetched count.
+		stored := h.attempts
+		if i := n.find(h.id); leaseless && i >= 0 && n.rows[i].State == traces.StateReady {
+			stored = n.rows[i].Attempts
+		}
+		eff := min(n.attempts(stored, leaseless), h.max)
 		r := traces.Result{Attempt: eff, Action: traces.ActionLeaseLost}
 		if eff >= h.max {
 			if leaseless && !n.nackByID(h.id, at) {

@@ -72,7 +72,16 @@ func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) 
 		return traces.Result{Action: traces.ActionAcked}, nil
 	}
 
-	effective := s.cfg.filled().Attempts(d.attempts, d.leaseless)
+	// The decision reads the row as stored now on the leaseless path: a nack_by_id since the fetch
+	// has counted attempts the fetched count does not show. On the leased path a matching token
+	// means the row still holds the count the lease set. The effective attempt never exceeds
+	// max_attempts. A leaseless row that is gone or acked keeps the fetched count: the handle then
+	// reports lease_lost with it.
+	stored := d.attempts
+	if m, ok := s.messages[d.id]; ok && d.leaseless && !m.acked {
+		stored = m.attempts
+	}
+	effective := min(s.cfg.filled().Attempts(stored, d.leaseless), d.maxAttempts)
 	r := traces.Result{Attempt: effective, Action: traces.ActionLeaseLost}
 	switch {
 	case effective >= d.maxAttempts && d.leaseless:

@@ -115,6 +115,21 @@ func TestConsumer(t *testing.T) {
 			},
 		},
 		{
+			name: "leaseless: nack_by_ids between fetch and a failing handle count; the decision reads the row",
+			steps: []traces.Step{
+				enqueue(0, "a", "m1", 3), fetch(0, 1, "a", leaseless, 0),
+				nackByID(0, "m1", 0), nackByID(0, "m1", 0), handle(0, 1, "a", leaseless, outcomeFail, 0),
+				enqueue(0, "a", "m2", 3), fetch(0, 1, "a", leaseless, 0),
+				nackByID(0, "m2", 0), handle(0, 1, "a", leaseless, outcomeFail, 0),
+			},
+			want: []traces.Result{okR, msg("m1", 0, 0), okR, okR, action(traces.ActionDeadLettered, 3),
+				okR, msg("m2", 0, 0), okR, action(traces.ActionRetried, 2)},
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, Reason: traces.ReasonMaxAttempts})
+				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "m2", State: traces.StateReady, Attempts: 2, MaxAttempts: 3})
+			},
+		},
+		{
 			name: "leaseless with raw attempts: the row is stranded at attempts == max, never dead-lettered",
 			cfg:  Config{Attempts: rawAttempts},
 			steps: []traces.Step{
@@ -162,17 +177,6 @@ func TestConsumer(t *testing.T) {
 			check: func(t *testing.T, snap traces.Snapshot) {
 				wantEffects(t, snap, noEffects)
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "b", ID: "m3", State: traces.StateAcked, MaxAttempts: 1})
-			},
-		},
-		{
-			name: "the handle decides on the attempts its fetch reported",
-			steps: []traces.Step{
-				// A store op between the halves bumps the row; the consumer still holds attempts 0.
-				enqueue(0, "a", "m1", 3), fetch(0, 1, "a", leaseless, 0), nackByID(0, "m1", 0), handle(0, 1, "a", leaseless, outcomeFail, 0),
-			},
-			want: []traces.Result{okR, msg("m1", 0, 0), okR, action(traces.ActionRetried, 1)},
-			check: func(t *testing.T, snap traces.Snapshot) {
-				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "m1", State: traces.StateReady, Attempts: 2, MaxAttempts: 3})
 			},
 		},
 		{

@@ -24,8 +24,8 @@
 //
 // [NewTarget] knows "store" (the SQLite store with its real Consumer and Publisher, see
 // [StoreTarget]), "model" (the pure reference model, [ModelTarget]), and the broken variants
-// "split-write", "raw-attempts" and "unfenced-ack" (store targets with one bug each, see
-// variants.go) and "model-raw-attempts" (the model with the raw-attempts retry count). Any other
+// "split-write", "raw-attempts", "unfenced-ack" and "fetched-attempts" (store targets with one
+// bug each, see variants.go) and "model-raw-attempts" (the model with the raw-attempts retry count). Any other
 // implementation plugs in through the small [Target] interface.
 //
 // # Contract
@@ -43,7 +43,7 @@
 //   - A divergence is a value, never an error. Run returns an error only when the run itself
 //     could not happen. A Target's Do returns an error only for infrastructure failures; a lost
 //     lease or claim is an observation.
-//   - Broken variants ("split-write", "raw-attempts", "unfenced-ack") live here, beside the
+//   - Broken variants ("split-write", "raw-attempts", "unfenced-ack", "fetched-attempts") live here, beside the
 //     tests, built from actordelivery's public API and configuration points; actordelivery never
 //     carries a flag for them.
 //

@@ -17,6 +17,9 @@ const (
 	TargetSplitWrite  = "split-write"
 	TargetRawAttempts = "raw-attempts"
 	TargetUnfencedAck = "unfenced-ack"
+	// TargetFetchedAttempts is the store whose leaseless consumer decides retry or dead letter
+	// from the attempt count its fetch saw, not from the row as stored at handle time.
+	TargetFetchedAttempts = "fetched-attempts"
 	// TargetModelRawAttempts is the reference model configured with the raw-attempts retry
 	// count: a second, independent reproduction of the raw-attempts bug.
 	TargetModelRawAttempts = "model-raw-attempts"
@@ -24,7 +27,7 @@ const (
 
 // Targets lists the names NewTarget accepts.
 func Targets() []string {
-	return []string{TargetStore, TargetModel, TargetSplitWrite, TargetRawAttempts, TargetUnfencedAck, TargetModelRawAttempts}
+	return []string{TargetStore, TargetModel, TargetSplitWrite, TargetRawAttempts, TargetUnfencedAck, TargetFetchedAttempts, TargetModelRawAttempts}
 }
 
 // MissingVariants names the variants a trace may carry (traces.Expect.Variant) that have no
@@ -43,6 +46,7 @@ func MissingVariants() map[string]string {
 //	split-write   store whose split delivery drops the enqueue's commit error
 //	raw-attempts  store whose consumers hand the raw stored attempt count to the retry decision
 //	unfenced-ack  store whose leased consumers acknowledge by id instead of by token
+//	fetched-attempts  store whose leaseless consumer decides a failure from the count its fetch saw
 //	model-raw-attempts  the model with the raw-attempts retry count (dir unused)
 func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, StoreDB{Dir: dir}) }
 
@@ -62,6 +66,8 @@ func NewTargetOn(name string, db StoreDB) (Target, error) {
 		cfg.attempts = rawAttempts
 	case TargetUnfencedAck:
 		cfg.handleLeasedOK = unfencedAck
+	case TargetFetchedAttempts:
+		cfg.handleLeaselessFail = fetchedAttempts
 	default:
 		return nil, fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, name, Targets())
 	}

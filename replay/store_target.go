@@ -26,6 +26,9 @@ type storeConfig struct {
 	// handleLeasedOK replaces the real consumer's handle of a leased delivery whose handler
 	// succeeds; nil runs Consumer.Handle.
 	handleLeasedOK func(ctx context.Context, st *actordelivery.Store, h actordelivery.Handler, d *actordelivery.Delivery) (actordelivery.Outcome, error)
+	// handleLeaselessFail replaces the real consumer's handle of a leaseless delivery whose
+	// handler fails; nil runs Consumer.Handle.
+	handleLeaselessFail func(ctx context.Context, st *actordelivery.Store, d *actordelivery.Delivery, retryDelay time.Duration) (actordelivery.Outcome, error)
 }
 
 // StoreTarget runs a trace against the real SQLite store: store operations call the store's
@@ -387,9 +390,12 @@ func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
 		return Observation{}, err
 	}
 	var out actordelivery.Outcome
-	if t.cfg.handleLeasedOK != nil && d.Path == actordelivery.PathLeased && a.Outcome == traces.OutcomeOK {
+	switch {
+	case t.cfg.handleLeasedOK != nil && d.Path == actordelivery.PathLeased && a.Outcome == traces.OutcomeOK:
 		out, err = t.cfg.handleLeasedOK(ctx, t.st, h, d)
-	} else {
+	case t.cfg.handleLeaselessFail != nil && d.Path == actordelivery.PathLeaseless && a.Outcome == traces.OutcomeFail:
+		out, err = t.cfg.handleLeaselessFail(ctx, t.st, d, seconds(a.RetryDelay))
+	default:
 		out, err = c.Handle(ctx, d)
 	}
 	if err != nil {

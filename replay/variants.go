@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/pconform/pconform/actordelivery"
 )
@@ -74,4 +75,35 @@ func unfencedAck(ctx context.Context, st *actordelivery.Store, h actordelivery.H
 		return actordelivery.Outcome{}, err
 	}
 	return actordelivery.Outcome{Action: actordelivery.ActionAcked}, nil
+}
+
+// fetchedAttempts handles a failed leaseless delivery as the consumer did before it read the row:
+// it decides retry or dead letter from the attempt count its fetch saw. A nack_by_id that landed
+// between the fetch and the handle has already counted attempts, so the decision can retry a
+// message this failure exhausts: the retry's nack_by_id leaves it at attempts == max_attempts,
+// never eligible and never dead-lettered.
+func fetchedAttempts(ctx context.Context, st *actordelivery.Store, d *actordelivery.Delivery, retryDelay time.Duration) (actordelivery.Outcome, error) {
+	m := d.Message
+	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeaseless), m.MaxAttempts)
+	out := actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionRetried}
+	var err error
+	if eff >= m.MaxAttempts {
+		out.Action = actordelivery.ActionDeadLettered
+		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := st.NackByID(ctx, m.ID, 0); err != nil {
+				return err
+			}
+			return st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts)
+		})
+	} else {
+		err = st.NackByID(ctx, m.ID, retryDelay)
+	}
+	switch {
+	case errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		return out, nil
+	case err != nil:
+		return actordelivery.Outcome{}, err
+	}
+	return out, nil
 }

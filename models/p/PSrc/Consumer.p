@@ -22,6 +22,7 @@ machine ConsumerWorker {
       var outcome: string;
       var retryDelay: int;
       var think: int;
+      var raced: bool;
       store = init.store;
       driver = init.driver;
       cfg = init.cfg;
@@ -30,6 +31,12 @@ machine ConsumerWorker {
                                 lease_for = cfg.lease_for);
         res = Await();
         if (res.msg_id != "") {
+          if (cfg.nack_race && !raced) {
+            // A raw client's nack_by_id of the fetched message lands before this handle.
+            raced = true;
+            new RawNacker((store = store, worker = this, id = res.msg_id));
+            receive { case eRaced: { } }
+          }
           think = choose(cfg.think + 1);
           while (think > 0) {
             send this, eYield;

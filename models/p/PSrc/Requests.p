@@ -25,6 +25,9 @@ event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
 // delayed row becoming available). The reply says whether it moved.
 event eTickReq: (client: machine);
 
+// A RawNacker tells the worker that started it that its nack_by_id has been answered.
+event eRaced;
+
 // Protocol steps.
 event eFetchReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int);
 event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, outcome: string,

@@ -63,12 +63,18 @@ fun PublisherPath(p: tPublisherProfile): string {
   return "split";
 }
 
-// The attempt count a consumer profile hands to its retry decision for a failed delivery of f.
-// Leased paths: the lease already counted the attempt. Leaseless: nothing has counted it yet, so
-// stored + 1. LeaselessRawAttempts: the bug, the stored count as is.
-fun EffectiveAttempt(profile: tConsumerProfile, f: tFetched): int {
-  if (profile == Leaseless) {
-    return f.attempts + 1;
+// The attempt count a consumer profile hands to its retry decision for a failed delivery, given the
+// stored count it decides from, capped at max_attempts. Leased paths: the lease already counted the
+// attempt. Leaseless (and LeaselessFetchedAttempts): nothing has counted it yet, so stored + 1.
+// LeaselessRawAttempts: the bug, the stored count as is.
+fun EffectiveAttempt(profile: tConsumerProfile, stored: int, max_attempts: int): int {
+  var eff: int;
+  eff = stored;
+  if (profile == Leaseless || profile == LeaselessFetchedAttempts) {
+    eff = stored + 1;
   }
-  return f.attempts;
+  if (eff > max_attempts) {
+    eff = max_attempts;
+  }
+  return eff;
 }

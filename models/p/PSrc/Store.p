@@ -585,14 +585,17 @@ machine Store {
     effects[mailbox] += (sizeof(effects[mailbox]), id);
   }
 
-  // handle: runs the handler's transaction for the worker's fetched delivery. Every path's first
-  // store operation is the only one that can fail, and a failing operation changes nothing, so the
-  // rollback of the whole transaction is simply "change nothing".
+  // handle: the commit of the handler's outcome for the worker's fetched delivery (the handler itself
+  // ran in the worker, outside the Store: Read/Commit). Every path's first store operation is the
+  // only one that can fail, and a failing operation changes nothing, so the rollback of the whole
+  // transaction is simply "change nothing".
   fun Handle(worker: int, profile: tConsumerProfile, outcome: string, retry_delay: int): tRes {
     var res: tRes;
     var f: tFetched;
     var step: tRes;
     var leased: bool;
+    var stored: int;
+    var i: int;
     if (!(worker in fetched)) {
       res.action = "idle";
       return res;
@@ -625,8 +628,22 @@ machine Store {
       return res;
     }
 
-    res.attempt = EffectiveAttempt(profile, f);
-    res.bug = profile == LeaselessRawAttempts;
+    // The leaseless decision reads the row as stored now: a nack_by_id since the fetch has counted
+    // attempts the fetched count does not show. A leased row whose token still matches holds the
+    // count its lease set. LeaselessFetchedAttempts is the bug of deciding from the fetched count.
+    stored = f.attempts;
+    i = FindMsg(f.id);
+    if (!leased && i >= 0 && msgs[i].row_state == "ready") {
+      stored = msgs[i].attempts;
+    }
+    if (profile == LeaselessFetchedAttempts) {
+      res.bug = EffectiveAttempt(profile, stored, f.max_attempts) != EffectiveAttempt(profile, f.attempts, f.max_attempts);
+      stored = f.attempts;
+    }
+    res.attempt = EffectiveAttempt(profile, stored, f.max_attempts);
+    if (profile == LeaselessRawAttempts) {
+      res.bug = true;
+    }
     if (res.attempt >= f.max_attempts) {
       if (leased) {
         step = DeadLetter(f.id, "max attempts reached");

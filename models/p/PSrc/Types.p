@@ -34,9 +34,9 @@ type tRes = (err: string, duplicate: bool, msg_id: string, msg_attempts: int, ms
 // The reply clients receive (eReply).
 type tReply = (msg_id: string, msg_token: int, action: string, quiet: bool);
 
-// Consumer profiles. Leased and Leaseless are correct; the other two are the deliberately broken
+// Consumer profiles. Leased and Leaseless are correct; the others are the deliberately broken
 // profiles the counterexample tests run.
-enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck }
+enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck, LeaselessFetchedAttempts }
 
 // Publisher profiles. AtomicFold and Split are correct; SplitWrite drops the enqueue's commit error.
 enum tPublisherProfile { AtomicFold, Split, SplitWrite }
@@ -48,8 +48,10 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // may_fail: the handler's outcome is chosen by the checker; otherwise it always succeeds.
 // think: the handler runs for up to this many scheduling points (the checker chooses how many), so a
 // slow handler can outlive its lease while other workers move on.
+// nack_race: after the worker's first fetch that returns a message, a RawNacker issues nack_by_id
+// of that message before the worker handles it (a raw client racing the leaseless worker).
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
-                     retry_delay: int, may_fail: bool, think: int);
+                     retry_delay: int, may_fail: bool, think: int, nack_race: bool);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
                       faults: seq[string], max_faults: int);

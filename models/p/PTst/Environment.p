@@ -95,6 +95,19 @@ machine Crasher {
   }
 }
 
+// A raw client that issues one nack_by_id(id, 0), then tells the worker that started it. It is what
+// the leaseless worker races against: another party counting a failed attempt of the message the
+// worker has fetched and not handled yet.
+machine RawNacker {
+  start state Run {
+    entry (init: (store: machine, worker: machine, id: string)) {
+      send init.store, eNackByIdReq, (client = this, id = init.id, delay = 0);
+      receive { case eReply: (r: tReply) { } }
+      send init.worker, eRaced;
+    }
+  }
+}
+
 // Issues `ops` store operations chosen by the checker, with arguments drawn from small pools and
 // tokens taken from earlier lease and claim results (fresh or stale), so that every store operation
 // and every error path appears in the observations.

@@ -15,7 +15,7 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
-          think = 0);
+          think = 0, nack_race = false);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -162,6 +162,33 @@ fun ScRawAttempts(): tScenario {
   sc = EmptyScenario();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
   sc.consumers += (0, Worker(1, "inbox", LeaselessRawAttempts, true));
+  return sc;
+}
+
+// One leaseless worker, and a raw client's nack_by_id landing between the worker's first fetch and
+// its handle. m1 (max 2) then fails at most once more before it is exhausted: the handle must decide
+// from the row as stored, not from the count its fetch saw.
+fun ScLeaselessNackRace(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 3));
+  w = Worker(1, "inbox", Leaseless, true);
+  w.nack_race = true;
+  sc.consumers += (0, w);
+  return sc;
+}
+
+// Counterexample: the same race, with a leaseless worker that decides from the count its fetch saw.
+fun ScLeaselessFetchedAttempts(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  w = Worker(1, "inbox", LeaselessFetchedAttempts, true);
+  w.nack_race = true;
+  sc.consumers += (0, w);
   return sc;
 }
 

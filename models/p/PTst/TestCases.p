@@ -5,7 +5,7 @@
  *****************************************************************************************************/
 
 module Delivery = { Store, ConsumerWorker, Publisher };
-module Environment = { Scenario, Crasher, RawClient };
+module Environment = { Scenario, Crasher, RawClient, RawNacker };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
@@ -19,6 +19,8 @@ machine TestSplitWrite { start state Init { entry { new Scenario(ScSplitWrite())
 machine TestRawAttempts { start state Init { entry { new Scenario(ScRawAttempts()); } } }
 machine TestUnfencedAck { start state Init { entry { new Scenario(ScUnfencedAck()); } } }
 machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertake()); } } }
+machine TestLeaselessNackRace { start state Init { entry { new Scenario(ScLeaselessNackRace()); } } }
+machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
 
 // ---- green ----
 
@@ -51,6 +53,10 @@ test tcPipeline [main = TestPipeline]:
          AttemptsNeverExceedMax, EveryMessageEventuallyResolved
   in (union Delivery, Environment, { TestPipeline });
 
+test tcLeaselessNackRace [main = TestLeaselessNackRace]:
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestLeaselessNackRace });
+
 // Raw outbox_complete completes a row without delivering it (that is the operation's contract), so
 // OutboxCompletionImpliesDelivery does not apply here; nothing resolves messages, so neither does
 // the liveness monitor.
@@ -67,6 +73,10 @@ test tcOutboxSplitWriteCounterexample [main = TestSplitWrite]:
 test tcLeaselessRawAttemptsCounterexample [main = TestRawAttempts]:
   assert EveryMessageEventuallyResolved, AttemptsNeverExceedMax
   in (union Delivery, Environment, { TestRawAttempts });
+
+test tcLeaselessFetchedAttemptsCounterexample [main = TestFetchedAttempts]:
+  assert EveryMessageEventuallyResolved, AttemptsNeverExceedMax
+  in (union Delivery, Environment, { TestFetchedAttempts });
 
 test tcUnfencedAckCounterexample [main = TestUnfencedAck]:
   assert EffectAppliedAtMostOnce
