@@ -39,16 +39,21 @@ WHERE seq IN (
     FOR UPDATE SKIP LOCKED)
 RETURNING id, attempts >= max_attempts`,
 
-		qOutboxClaim: `UPDATE {p}outbox
-SET claim_token = :token, claim_until = :until, delivery_attempts = delivery_attempts + 1
-WHERE seq IN (
+		// The rows are picked once, in a materialized CTE: as "seq IN (subquery)" the planner
+		// may re-run the LIMIT subquery per outer row and claim more than limit rows (the
+		// property hunts found this).
+		qOutboxClaim: `WITH picked AS MATERIALIZED (
     SELECT seq FROM {p}outbox
     WHERE state = 'pending' AND available_at <= :now
       AND (claim_token IS NULL OR claim_until <= :now)
     ORDER BY seq
     LIMIT :limit
     FOR UPDATE SKIP LOCKED)
-RETURNING ` + outboxCols,
+UPDATE {p}outbox o
+SET claim_token = :token, claim_until = :until, delivery_attempts = o.delivery_attempts + 1
+FROM picked
+WHERE o.seq = picked.seq
+RETURNING o.` + outboxCols, // only seq is in both tables
 
 		qDeadLetterInsert: `INSERT INTO {p}dead_letters
     (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)

@@ -17,6 +17,7 @@ import (
 	"github.com/leanovate/gopter/commands"
 	"github.com/leanovate/gopter/gen"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -53,6 +54,10 @@ type HuntConfig struct {
 	IncludeKnownIssues bool
 	// Dir is where the shrunk trace is written; "" writes none.
 	Dir string
+	// Server, when set, runs the store-backed targets on PostgreSQL (each sequence under a table
+	// prefix of its own on the server); nil runs them on SQLite files in WorkDir. The
+	// lease-boundary variants rewrite SQLite's lease query and run on SQLite only.
+	Server *replay.PGServer
 	// WorkDir holds the scratch databases (one per sequence, deleted after it); "" means
 	// ScratchDir().
 	WorkDir string
@@ -379,7 +384,7 @@ func (h *hunter) verify(res *HuntResult) error {
 			return replay.Verdict{}, fmt.Errorf("properties: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		t, err := NewTarget(target, dir)
+		t, err := h.newTarget(target, dir)
 		if err != nil {
 			return replay.Verdict{}, err
 		}
@@ -413,4 +418,19 @@ func (h *hunter) verify(res *HuntResult) error {
 		return fmt.Errorf("%w: %s does not diverge from the model's trace: %s", ErrReproduce, h.cfg.Variant, res.Variant)
 	}
 	return nil
+}
+
+// newTarget is NewTarget on the hunt's backend: on cfg.Server when set, else in dir.
+func (h *hunter) newTarget(name, dir string) (replay.Target, error) {
+	if h.cfg.Server == nil {
+		return NewTarget(name, dir)
+	}
+	if !slices.Contains(replay.Targets(), name) {
+		return nil, fmt.Errorf("properties: target %q runs on SQLite only", name)
+	}
+	t, err := replay.NewTargetOn(name, replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: h.cfg.Server})
+	if err != nil {
+		return nil, fmt.Errorf("properties: target %q on postgres: %w", name, err)
+	}
+	return t, nil
 }

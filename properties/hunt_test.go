@@ -34,14 +34,36 @@ const (
 // are kept in a directory whose path is printed.
 func TestHuntVariants(t *testing.T) {
 	base := baseSeed(t)
+	type hunt struct {
+		variant string
+		server  *replay.PGServer
+	}
+	var hunts []hunt
 	for _, variant := range BrokenVariants() {
-		t.Run(variant, func(t *testing.T) {
+		hunts = append(hunts, hunt{variant: variant})
+	}
+	// The variants replay builds also run on PostgreSQL (the lease-boundary ones are SQLite
+	// only: they rewrite its lease query).
+	if srv := pgServer(t); srv != nil {
+		for _, variant := range BrokenVariants() {
+			if slices.Contains(replay.Targets(), variant) {
+				hunts = append(hunts, hunt{variant: variant, server: srv})
+			}
+		}
+	}
+	for _, hu := range hunts {
+		variant := hu.variant
+		name := variant
+		if hu.server != nil {
+			name += "@postgres"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var found []int
 			steps := map[int]int{}
 			for seed := base; seed < base+huntSeeds; seed++ {
 				t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
-					res, err := Hunt(context.Background(), HuntConfig{Variant: variant, Seed: seed, Sequences: huntSequences})
+					res, err := Hunt(context.Background(), HuntConfig{Variant: variant, Seed: seed, Sequences: huntSequences, Server: hu.server})
 					switch {
 					case err != nil:
 						dir := keepEvidence(t, res, variant)

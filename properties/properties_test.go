@@ -10,6 +10,8 @@ import (
 // propertyCase is one target the properties must hold on.
 type propertyCase struct {
 	name, target string
+	// postgres runs the store-backed target on PostgreSQL.
+	postgres bool
 	// budget is the default number of sequences (PCONFORM_SEQUENCES overrides it).
 	budget int
 }
@@ -24,6 +26,12 @@ type propertyCase struct {
 // directory whose path is printed, with the commands that reproduce them.
 func TestPropertyStore(t *testing.T) {
 	checkProperty(t, propertyCase{name: "TestPropertyStore", target: replay.TargetStore, budget: DefaultSequences})
+}
+
+// TestPropertyStorePostgres is TestPropertyStore on PostgreSQL (PCONFORM_PG_DSN; skipped without
+// it, failed without it under CI=true). Rerun as TestPropertyStore.
+func TestPropertyStorePostgres(t *testing.T) {
+	checkProperty(t, propertyCase{name: "TestPropertyStorePostgres", target: replay.TargetStore, budget: DefaultSequences, postgres: true})
 }
 
 // TestPropertyModel runs the properties against the reference model itself as the system under
@@ -42,10 +50,14 @@ func TestPropertyLeaseExact(t *testing.T) {
 
 func checkProperty(t *testing.T, pc propertyCase) {
 	seed := baseSeed(t)
-	res, err := Hunt(context.Background(), HuntConfig{
+	cfg := HuntConfig{
 		Variant: pc.target, Seed: seed, Sequences: sequences(t, pc.budget),
 		TestCase: pc.name, Command: rerun(pc.name+"$", seed),
-	})
+	}
+	if pc.postgres {
+		cfg.Server = pgServer(t)
+	}
+	res, err := Hunt(context.Background(), cfg)
 	t.Logf("%s: seed %d: %d sequences, %d commands in %v", pc.target, seed, res.Sequences, res.Commands, res.Elapsed.Round(1e6))
 	if err != nil && !res.Found {
 		t.Fatalf("the property run could not run: %v", err)

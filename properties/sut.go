@@ -47,7 +47,7 @@ func newSUT(h *hunter, record bool) *sut {
 		return s
 	}
 	s.dir = dir
-	s.target, s.err = NewTarget(h.cfg.Variant, dir)
+	s.target, s.err = h.newTarget(h.cfg.Variant, dir)
 	if s.err != nil && h.setupErr == nil {
 		h.setupErr = s.err
 	}

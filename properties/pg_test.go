@@ -1,0 +1,52 @@
+package properties
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/pconform/pconform/replay"
+)
+
+// pgServers is the PostgreSQL server the property runs share in this test binary, opened on first
+// use and closed by TestMain.
+var pgServers struct {
+	sync.Mutex
+	s *replay.PGServer
+}
+
+// pgServer returns the shared PostgreSQL server of PCONFORM_PG_DSN. Without a DSN it fails the
+// test under CI=true; otherwise TestPropertyStorePostgres skips and the other callers get nil (and
+// run on SQLite only), saying so.
+func pgServer(t *testing.T) *replay.PGServer {
+	t.Helper()
+	dsn := os.Getenv("PCONFORM_PG_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("PCONFORM_PG_DSN is not set and CI=true: the PostgreSQL property runs must run in CI")
+		}
+		if t.Name() == "TestPropertyStorePostgres" {
+			t.Skip("PCONFORM_PG_DSN is not set: skipping the PostgreSQL property run (scripts/check.sh starts a server)")
+		}
+		t.Log("PCONFORM_PG_DSN is not set: hunting on SQLite only")
+		return nil
+	}
+	pgServers.Lock()
+	defer pgServers.Unlock()
+	if pgServers.s == nil {
+		s, err := replay.OpenPGServer(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pgServers.s = s
+	}
+	return pgServers.s
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if pgServers.s != nil {
+		_ = pgServers.s.Close()
+	}
+	os.Exit(code)
+}
