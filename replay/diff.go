@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,22 +32,36 @@ func diffSnapshots(want, got traces.Snapshot) string {
 }
 
 // DiffFields compares two lists of lines as sets kept in order: lines both have are dropped,
-// the others come out signed, each expected line before the observed lines that follow it.
+// the others come out signed ("- " expected only, "+ " observed only), each expected line before
+// the observed lines that follow it. Linear in the lengths of the lists.
 func DiffFields(expected, observed []string) []string {
+	inExp, inObs := make(map[string]bool, len(expected)), make(map[string]bool, len(observed))
+	for _, e := range expected {
+		inExp[e] = true
+	}
+	for _, o := range observed {
+		inObs[o] = true
+	}
 	var out []string
 	j := 0
 	for _, e := range expected {
-		if k := slices.Index(observed[j:], e); k >= 0 {
-			for _, o := range observed[j : j+k] {
-				out = append(out, "+ "+o)
-			}
-			j += k + 1
+		if !inObs[e] {
+			out = append(out, "- "+e)
 			continue
 		}
-		out = append(out, "- "+e)
+		for ; j < len(observed) && observed[j] != e; j++ {
+			if !inExp[observed[j]] {
+				out = append(out, "+ "+observed[j])
+			}
+		}
+		if j < len(observed) {
+			j++
+		}
 	}
-	for _, o := range observed[j:] {
-		out = append(out, "+ "+o)
+	for ; j < len(observed); j++ {
+		if !inExp[observed[j]] {
+			out = append(out, "+ "+observed[j])
+		}
 	}
 	return out
 }

@@ -26,6 +26,9 @@ type Options struct {
 	// with the target's state at that point: tokens as symbols, canonicalized. It costs one
 	// snapshot per step; a failing snapshot makes Run return an error.
 	AfterStep func(step int, s traces.Snapshot)
+	// AfterStepOnly, when set, limits AfterStep (and its snapshots) to the steps it accepts, so
+	// a long trace pays for snapshots only where someone will look.
+	AfterStepOnly func(step int) bool
 
 	_ struct{}
 }
@@ -74,7 +77,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 		}
 		got := r.b.result(&step.Result, obs)
 		r.history = append(r.history, FormatStep(i, step.Op, step.At, step.Args, got))
-		if opts.AfterStep != nil {
+		if opts.AfterStep != nil && (opts.AfterStepOnly == nil || opts.AfterStepOnly(i)) {
 			snap, err := target.Snapshot(ctx)
 			if err != nil {
 				return Verdict{}, fmt.Errorf("replay: trace %q: snapshot after step #%d: %w", t.Name, i, err)
@@ -110,6 +113,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	traces.Canonicalize(&want)
 	v.FinalCompared = true
 	v.Tokens = r.b.tokens()
+	v.End = &got
 	if diff := diffSnapshots(want, got); diff != "" {
 		v.Outcome, v.Step, v.Diff = Diverged, FinalStep, diff
 		v.ExpectedFinal, v.ObservedFinal = &want, &got
@@ -165,6 +169,9 @@ func (r *run) diverged(ctx context.Context, i int, s traces.Step, got traces.Res
 		v.RowsErr = err.Error()
 		return v
 	}
+	end := r.b.snapshot(snap)
+	traces.Canonicalize(&end)
+	v.End = &end
 	v.Rows = involved(r.b.snapshot(snap), r.ids(s, got))
 	traces.Canonicalize(&v.Rows)
 	return v
@@ -198,8 +205,8 @@ func (r *run) ids(s traces.Step, got traces.Result) map[string]bool {
 	return ids
 }
 
-// involved keeps the rows whose ids are in ids (every row when ids is nil) and the effect logs
-// of the mailboxes those rows live in.
+// involved keeps the rows whose ids are in ids (every row when ids is nil) and, of the effect
+// logs of the mailboxes those rows live in, the entries of those ids.
 func involved(s traces.Snapshot, ids map[string]bool) traces.Snapshot {
 	if ids == nil {
 		return s
@@ -223,9 +230,16 @@ func involved(s traces.Snapshot, ids map[string]bool) traces.Snapshot {
 			mailboxes[d.Mailbox] = true
 		}
 	}
+	// Of each mailbox's effects, only the involved ids: the whole list grows with the trace.
 	for mb := range mailboxes {
-		if e, ok := s.Effects[mb]; ok {
-			out.Effects[mb] = e
+		var kept []string
+		for _, id := range s.Effects[mb] {
+			if ids[id] {
+				kept = append(kept, id)
+			}
+		}
+		if len(kept) > 0 {
+			out.Effects[mb] = kept
 		}
 	}
 	return out

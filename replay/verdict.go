@@ -56,6 +56,10 @@ type Verdict struct {
 	Raw *Observation
 	// ExpectedFinal and ObservedFinal are the canonical final snapshots when Step == FinalStep.
 	ExpectedFinal, ObservedFinal *traces.Snapshot
+	// End is the target's whole state where the run ended (after the last step that ran: the
+	// diverging one, or the last), tokens as symbols, canonical; nil when no snapshot was taken
+	// there (a match of a trace without a final snapshot, an inconclusive run).
+	End *traces.Snapshot
 	// FinalCompared reports whether a final snapshot was compared (false when the trace has none).
 	FinalCompared bool
 	// Diff shows what differs, expected against observed: "- " lines expected, "+ " lines

@@ -22,6 +22,10 @@ func WriteText(w io.Writer, tl Timeline) error {
 	}
 	fmt.Fprintf(&b, "lanes: %s\n\n", strings.Join(tl.Lanes, ", "))
 	for _, r := range tl.Rows {
+		if r.Gap > 0 {
+			fmt.Fprintf(&b, "   … %s collapsed (--window -1 shows every step)\n", r.GapText())
+			continue
+		}
 		mark := "  "
 		switch r.State {
 		case "diverged":
@@ -34,8 +38,10 @@ func WriteText(w io.Writer, tl Timeline) error {
 		if r.State == "diverged" {
 			fmt.Fprintf(&b, "          observed: %s\n", r.Observed)
 		}
-		for _, row := range r.Touched {
-			fmt.Fprintf(&b, "          | %s\n", row)
+		for _, l := range tl.Lanes {
+			for _, row := range r.LaneState[l] {
+				fmt.Fprintf(&b, "          | %s: %s\n", l, row)
+			}
 		}
 	}
 	if d := tl.Divergence; d != nil {
@@ -57,6 +63,15 @@ func WriteText(w io.Writer, tl Timeline) error {
 			for _, row := range d.Rows {
 				fmt.Fprintf(&b, "    %s\n", row)
 			}
+		}
+	}
+	if tl.FinalNote != "" {
+		fmt.Fprintf(&b, "\nfinal state (%s):\n", tl.FinalNote)
+		if len(tl.FinalDiff) == 0 {
+			b.WriteString("  no difference\n")
+		}
+		for _, l := range tl.FinalDiff {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

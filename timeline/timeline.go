@@ -2,8 +2,8 @@ package timeline
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pconform/pconform/replay"
@@ -32,9 +32,21 @@ type Timeline struct {
 	Variant       string
 	PredictedStep int
 	Violates      string
-	// Lanes are the mailboxes in order of first appearance, then OutboxLane when the trace uses it.
+	// Lanes are the mailboxes in order of first appearance, then one lane per consumer worker
+	// ("worker N") and per publisher ("publisher N"), then OutboxLane when the trace uses it.
 	Lanes []string
-	Rows  []Row
+	// LaneKinds maps each lane to its kind (LaneMailbox, LaneWorker, LanePublisher, LaneOutbox).
+	LaneKinds map[string]string
+	// Rows are the steps shown, in order; a run of steps far from the divergence is collapsed
+	// into one row with Gap set (see Input.Window).
+	Rows []Row
+	// Steps is the number of steps in the trace; Collapsed how many of them no row shows.
+	Steps, Collapsed int
+	// FinalDiff compares the final state the trace expects with the target's state where the
+	// replay ended: "- row" expected only, "+ row" observed only; FinalNote says which states
+	// were compared. Both empty when there is nothing to compare.
+	FinalDiff []string
+	FinalNote string
 	// Divergence is the diverging step, nil on a match or when not replayed.
 	Divergence *Divergence
 }
@@ -52,9 +64,31 @@ type Row struct {
 	Observed string
 	// State is "match", "diverged", "not-run" (after a divergence) or "" (not replayed).
 	State string
-	// Touched are the rows the step involved, as they stood after it ran (empty when unknown).
-	Touched []string
+	// Touched are the rows the step involved, as they stood after it ran (empty when unknown),
+	// in lane order; LaneState holds the same per lane: each lane's state after the step (the
+	// involved rows of a mailbox or of the outbox, what a worker holds, what a publisher did).
+	Touched   []string
+	LaneState map[string][]string
+	// Gap, when > 0, makes this row a placeholder for Gap collapsed steps, Index to Index+Gap-1.
+	Gap int
 }
+
+// GapText describes a gap row: how many steps it stands for, which, and how they went.
+func (r Row) GapText() string {
+	what := map[string]string{"match": "matched", "not-run": "did not run", "": "not replayed"}[r.State]
+	if r.Gap == 1 {
+		return fmt.Sprintf("1 step (#%d, %s)", r.Index, what)
+	}
+	return fmt.Sprintf("%d steps (#%d–#%d, %s)", r.Gap, r.Index, r.Index+r.Gap-1, what)
+}
+
+// Lane kinds, in the order lanes appear.
+const (
+	LaneMailbox   = "mailbox"
+	LaneWorker    = "worker"
+	LanePublisher = "publisher"
+	LaneOutbox    = "outbox"
+)
 
 // Divergence is the first disagreement between the trace and the target.
 type Divergence struct {
@@ -76,9 +110,13 @@ type Input struct {
 	Verdict *replay.Verdict
 	// Judgement is the verdict read against what the trace claims (nil when not replayed).
 	Judgement *replay.Judgement
-	// After holds, for each step that ran, the target's state after it (tokens as symbols). Missing
-	// or short slices are fine: those steps show no touched rows.
-	After []traces.Snapshot
+	// After holds, by step index, the target's state after that step (tokens as symbols). Steps
+	// without an entry show no rows.
+	After map[int]traces.Snapshot
+	// Window is how many steps to show on each side of the focus (the divergence, else the
+	// predicted step, else the start); steps farther away collapse into gap rows. 0 means
+	// DefaultWindow; a negative Window shows every step.
+	Window int
 
 	_ struct{}
 }
@@ -95,19 +133,29 @@ func Build(in Input) Timeline {
 	if len(lanes.order) == 0 {
 		lanes.order = []string{"store"}
 	}
-	tl.Lanes = lanes.order
+	tl.Lanes, tl.LaneKinds = lanes.all()
+	tl.Steps = len(t.Steps)
+	show := Visible(len(t.Steps), Focus(t, in.Verdict), in.Window)
 	var fetchedBy = map[int]string{}
 	for i, s := range t.Steps {
-		row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result)}
-		row.Lanes = lanes.of(s, fetchedBy)
-		if len(row.Lanes) == 0 {
-			row.Lanes = slices.Clone(lanes.order)
+		if !show(i) {
+			if n := len(tl.Rows); n > 0 && tl.Rows[n-1].Gap > 0 && tl.Rows[n-1].Index+tl.Rows[n-1].Gap == i {
+				tl.Rows[n-1].Gap++
+			} else {
+				tl.Rows = append(tl.Rows, Row{Index: i, At: s.At, Gap: 1})
+			}
+			tl.Collapsed++
+		} else {
+			row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result)}
+			row.Lanes = lanes.of(s, fetchedBy)
+			if len(row.Lanes) == 0 {
+				row.Lanes = slices.Clone(lanes.order)
+			}
+			if snap, ok := in.After[i]; ok {
+				row.LaneState = laneRows(snap, involvedIDs(s, fetchedBy), lanes)
+			}
+			tl.Rows = append(tl.Rows, row)
 		}
-		ids := involvedIDs(s, fetchedBy)
-		if i < len(in.After) {
-			row.Touched = rowsOf(in.After[i], ids)
-		}
-		tl.Rows = append(tl.Rows, row)
 		switch s.Op {
 		case traces.OpConsumerFetch:
 			if s.Result.Message != nil {
@@ -124,7 +172,126 @@ func Build(in Input) Timeline {
 	if in.Verdict != nil {
 		applyVerdict(&tl, t, in.Verdict)
 	}
+	addActorStates(&tl, t)
+	for i := range tl.Rows {
+		r := &tl.Rows[i]
+		for _, l := range tl.Lanes {
+			r.Touched = append(r.Touched, r.LaneState[l]...)
+		}
+	}
+	finalDiff(&tl, t, in.Verdict)
 	return tl
+}
+
+// DefaultWindow is how many steps a timeline shows on each side of its focus.
+const DefaultWindow = 40
+
+// headSteps are always shown from the start of a trace, so its setup is visible.
+const headSteps = 10
+
+// Focus is the step a view of t centres on: the divergence when v has one, else the step at which
+// t predicts the correct store refuses the bug, else the last step.
+func Focus(t *traces.Trace, v *replay.Verdict) int {
+	switch {
+	case v != nil && v.Outcome != replay.Match && v.Step != replay.FinalStep:
+		return v.Step
+	case t.Expect.DivergesAt >= 0:
+		return t.Expect.DivergesAt
+	}
+	return len(t.Steps) - 1
+}
+
+// Visible reports which of n steps a view shows: the first steps, window steps either side of
+// focus, and the last step. A negative window shows every step; 0 means DefaultWindow.
+func Visible(n, focus, window int) func(int) bool {
+	if window < 0 {
+		return func(int) bool { return true }
+	}
+	if window == 0 {
+		window = DefaultWindow
+	}
+	return func(i int) bool {
+		return i < headSteps || (i >= focus-window && i <= focus+window) || i == n-1
+	}
+}
+
+// addActorStates fills the worker and publisher lanes: what each worker holds after each shown
+// step and what each publisher's delivery did, as the target observed it (or the trace expects
+// it, when not replayed).
+func addActorStates(tl *Timeline, t *traces.Trace) {
+	holds := map[int]string{}
+	shown := map[int]*Row{}
+	for i := range tl.Rows {
+		if tl.Rows[i].Gap == 0 {
+			shown[tl.Rows[i].Index] = &tl.Rows[i]
+		}
+	}
+	for i, s := range t.Steps {
+		// The worker lanes follow the trace's expected results: up to the divergence they are
+		// also what the target did; the diverging row shows its observed result itself.
+		res := s.Result
+		r := shown[i]
+		switch s.Op {
+		case traces.OpConsumerFetch:
+			if res.Message != nil {
+				holds[s.Args.Worker] = fmt.Sprintf("holds %s (attempts %d)", res.Message.ID, res.Message.Attempts)
+			} else {
+				holds[s.Args.Worker] = "idle: nothing to fetch"
+			}
+		case traces.OpConsumerHandle:
+			holds[s.Args.Worker] = fmt.Sprintf("idle after %s", orNone(res.Action))
+		case traces.OpCrash:
+			for w := range holds {
+				holds[w] = "idle: crashed, fetch forgotten"
+			}
+		}
+		if r == nil || r.State == "not-run" {
+			continue
+		}
+		if r.LaneState == nil {
+			r.LaneState = map[string][]string{}
+		}
+		switch s.Op {
+		case traces.OpConsumerFetch, traces.OpConsumerHandle:
+			lane := workerLane(s.Args.Worker)
+			r.LaneState[lane] = []string{holds[s.Args.Worker]}
+		case traces.OpPublisherDeliver:
+			did := r.Observed
+			if did == "" {
+				did = r.Expected
+			}
+			r.LaneState[publisherLane(s.Args.Publisher)] = []string{fmt.Sprintf("%s: %s", s.Args.ID, did)}
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// finalDiffLines caps the final-state diff a view shows.
+const finalDiffLines = 100
+
+// finalDiff compares the final state the trace expects with where the target ended.
+func finalDiff(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
+	if t.Final == nil || v == nil || v.End == nil {
+		return
+	}
+	want, got := rowsOf(*t.Final, nil), rowsOf(*v.End, nil)
+	tl.FinalDiff = replay.DiffFields(want, got)
+	if n := len(tl.FinalDiff); n > finalDiffLines {
+		tl.FinalDiff = append(tl.FinalDiff[:finalDiffLines:finalDiffLines],
+			fmt.Sprintf("… %d more differing rows (pconform replay --json lists the whole diff)", n-finalDiffLines))
+	}
+	switch {
+	case v.Outcome == replay.Diverged && v.Step != replay.FinalStep:
+		tl.FinalNote = fmt.Sprintf("the final state the trace expects against the target's state where the replay stopped, after step #%d", v.Step)
+	default:
+		tl.FinalNote = "the final state the trace expects against the target's final state"
+	}
 }
 
 // HeaderLine is one labelled line of what a trace is.
@@ -155,18 +322,24 @@ func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
 	if v.Outcome != replay.Match && v.Step != replay.FinalStep {
 		ran = v.Step
 	}
-	for i := range tl.Rows {
+	for k := range tl.Rows {
+		r := &tl.Rows[k]
+		i := r.Index
 		switch {
+		case r.Gap > 0 && i+r.Gap <= ran:
+			r.State = "match"
+		case r.Gap > 0:
+			r.State = "not-run"
 		case i < ran:
-			tl.Rows[i].State = "match"
-			tl.Rows[i].Observed = tl.Rows[i].Expected
+			r.State = "match"
+			r.Observed = r.Expected
 		case i == ran && v.Outcome == replay.Diverged:
-			tl.Rows[i].State = "diverged"
+			r.State = "diverged"
 			if v.Observed != nil {
-				tl.Rows[i].Observed = replay.FormatResult(t.Steps[i].Op, *v.Observed)
+				r.Observed = replay.FormatResult(t.Steps[i].Op, *v.Observed)
 			}
 		default:
-			tl.Rows[i].State = "not-run"
+			r.State = "not-run"
 		}
 	}
 	if v.Outcome != replay.Diverged {
@@ -201,11 +374,16 @@ func describeOrigin(o traces.Origin) string {
 	return strings.Join(parts, ", ")
 }
 
+func workerLane(w int) string    { return fmt.Sprintf("worker %d", w) }
+func publisherLane(p int) string { return fmt.Sprintf("publisher %d", p) }
+
 // laneMap knows which mailbox each message id and outbox row belongs to.
 type laneMap struct {
-	order     []string
-	mailboxOf map[string]string // message id -> mailbox
-	targetOf  map[string]string // outbox id -> target mailbox
+	order      []string // mailboxes, then the outbox
+	workers    []int
+	publishers []int
+	mailboxOf  map[string]string // message id -> mailbox
+	targetOf   map[string]string // outbox id -> target mailbox
 }
 
 func newLaneMap(t *traces.Trace) *laneMap {
@@ -237,6 +415,12 @@ func newLaneMap(t *traces.Trace) *laneMap {
 		if strings.HasPrefix(string(s.Op), "outbox_") || s.Op == traces.OpPublisherDeliver {
 			usesOutbox = true
 		}
+		if (s.Op == traces.OpConsumerFetch || s.Op == traces.OpConsumerHandle) && !slices.Contains(m.workers, s.Args.Worker) {
+			m.workers = append(m.workers, s.Args.Worker)
+		}
+		if s.Op == traces.OpPublisherDeliver && !slices.Contains(m.publishers, s.Args.Publisher) {
+			m.publishers = append(m.publishers, s.Args.Publisher)
+		}
 	}
 	if t.Final != nil {
 		for _, r := range t.Final.Messages {
@@ -249,12 +433,45 @@ func newLaneMap(t *traces.Trace) *laneMap {
 	return m
 }
 
+// all lists every lane in display order, with its kind: mailboxes, workers, publishers, outbox.
+func (m *laneMap) all() ([]string, map[string]string) {
+	kinds := map[string]string{}
+	var lanes []string
+	for _, l := range m.order {
+		if l != OutboxLane {
+			lanes = append(lanes, l)
+			kinds[l] = LaneMailbox
+		}
+	}
+	ws, ps := slices.Sorted(slices.Values(m.workers)), slices.Sorted(slices.Values(m.publishers))
+	for _, w := range ws {
+		lanes = append(lanes, workerLane(w))
+		kinds[workerLane(w)] = LaneWorker
+	}
+	for _, p := range ps {
+		lanes = append(lanes, publisherLane(p))
+		kinds[publisherLane(p)] = LanePublisher
+	}
+	if slices.Contains(m.order, OutboxLane) {
+		lanes = append(lanes, OutboxLane)
+		kinds[OutboxLane] = LaneOutbox
+	}
+	return lanes, kinds
+}
+
 func (m *laneMap) of(s traces.Step, fetchedBy map[int]string) []string {
 	switch {
 	case s.Op == traces.OpCrash || s.Op == traces.OpAdvanceClock || s.Op == traces.OpExpire:
 		return slices.Clone(m.order)
 	case s.Op == traces.OpPublisherDeliver:
-		return compact(m.targetOf[s.Args.ID], OutboxLane)
+		return compact(publisherLane(s.Args.Publisher), m.targetOf[s.Args.ID], OutboxLane)
+	case s.Op == traces.OpConsumerFetch || s.Op == traces.OpConsumerHandle:
+		if id, ok := fetchedBy[s.Args.Worker]; ok && s.Op == traces.OpConsumerHandle {
+			if mb, ok := m.mailboxOf[id]; ok {
+				return compact(workerLane(s.Args.Worker), mb)
+			}
+		}
+		return compact(workerLane(s.Args.Worker), s.Args.Mailbox)
 	case strings.HasPrefix(string(s.Op), "outbox_"):
 		return []string{OutboxLane}
 	case s.Args.Mailbox != "":
@@ -305,47 +522,83 @@ func involvedIDs(s traces.Step, fetchedBy map[int]string) map[string]bool {
 	return ids
 }
 
+// laneRows renders the rows of snap whose id is in ids (every row when ids is nil), grouped by
+// the lane each belongs to: a message, dead letter or effect to its mailbox, an outbox row to
+// the outbox.
+func laneRows(snap traces.Snapshot, ids map[string]bool, lanes *laneMap) map[string][]string {
+	out := map[string][]string{}
+	keep := func(id string) bool { return ids == nil || ids[id] }
+	for _, r := range snap.Messages {
+		if keep(r.ID) {
+			out[r.Mailbox] = append(out[r.Mailbox], messageRow(r))
+		}
+	}
+	for _, r := range snap.Outbox {
+		if keep(r.ID) {
+			out[OutboxLane] = append(out[OutboxLane], outboxRow(r))
+		}
+	}
+	for _, r := range snap.DeadLetters {
+		if keep(r.ID) {
+			out[r.Mailbox] = append(out[r.Mailbox], deadRow(r))
+		}
+	}
+	for _, mb := range slices.Sorted(maps.Keys(snap.Effects)) {
+		for _, id := range snap.Effects[mb] {
+			if keep(id) {
+				out[mb] = append(out[mb], fmt.Sprintf("effects of %s include %s", mb, id))
+			}
+		}
+	}
+	return out
+}
+
+func messageRow(r traces.MessageRow) string {
+	s := fmt.Sprintf("message %s in %s: %s attempts %d/%d available_at %d", r.ID, r.Mailbox, r.State, r.Attempts, r.MaxAttempts, r.AvailableAt)
+	if r.Key != "" {
+		s += " key " + r.Key
+	}
+	if r.Priority != 0 {
+		s += fmt.Sprintf(" priority %d", r.Priority)
+	}
+	if r.Token != 0 {
+		s += fmt.Sprintf(" lease token %d until %d", r.Token, r.LeaseUntil)
+	}
+	return s
+}
+
+func outboxRow(r traces.OutboxRow) string {
+	s := fmt.Sprintf("outbox %s -> %s: %s deliveries %d available_at %d", r.ID, r.Target, r.State, r.DeliveryAttempts, r.AvailableAt)
+	if r.Token != 0 {
+		s += fmt.Sprintf(" claim token %d until %d", r.Token, r.ClaimUntil)
+	}
+	return s
+}
+
+func deadRow(r traces.DeadLetterRow) string {
+	return fmt.Sprintf("dead letter %s from %s: attempts %d, %q", r.ID, r.Mailbox, r.Attempts, r.Reason)
+}
+
 // rowsOf renders the rows of snap whose id is in ids (every row when ids is nil).
 func rowsOf(snap traces.Snapshot, ids map[string]bool) []string {
 	keep := func(id string) bool { return ids == nil || ids[id] }
 	var out []string
 	for _, r := range snap.Messages {
-		if !keep(r.ID) {
-			continue
+		if keep(r.ID) {
+			out = append(out, messageRow(r))
 		}
-		s := fmt.Sprintf("message %s in %s: %s attempts %d/%d available_at %d", r.ID, r.Mailbox, r.State, r.Attempts, r.MaxAttempts, r.AvailableAt)
-		if r.Key != "" {
-			s += " key " + r.Key
-		}
-		if r.Priority != 0 {
-			s += fmt.Sprintf(" priority %d", r.Priority)
-		}
-		if r.Token != 0 {
-			s += fmt.Sprintf(" lease token %d until %d", r.Token, r.LeaseUntil)
-		}
-		out = append(out, s)
 	}
 	for _, r := range snap.Outbox {
-		if !keep(r.ID) {
-			continue
+		if keep(r.ID) {
+			out = append(out, outboxRow(r))
 		}
-		s := fmt.Sprintf("outbox %s -> %s: %s deliveries %d available_at %d", r.ID, r.Target, r.State, r.DeliveryAttempts, r.AvailableAt)
-		if r.Token != 0 {
-			s += fmt.Sprintf(" claim token %d until %d", r.Token, r.ClaimUntil)
-		}
-		out = append(out, s)
 	}
 	for _, r := range snap.DeadLetters {
 		if keep(r.ID) {
-			out = append(out, fmt.Sprintf("dead letter %s from %s: attempts %d, %q", r.ID, r.Mailbox, r.Attempts, r.Reason))
+			out = append(out, deadRow(r))
 		}
 	}
-	mailboxes := make([]string, 0, len(snap.Effects))
-	for mb := range snap.Effects {
-		mailboxes = append(mailboxes, mb)
-	}
-	sort.Strings(mailboxes)
-	for _, mb := range mailboxes {
+	for _, mb := range slices.Sorted(maps.Keys(snap.Effects)) {
 		for _, id := range snap.Effects[mb] {
 			if keep(id) {
 				out = append(out, fmt.Sprintf("effects of %s include %s", mb, id))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"html/template"
 	"os"
 	"path/filepath"
@@ -30,9 +31,9 @@ func replayed(t *testing.T, path, target string) (Timeline, *traces.Trace, repla
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	var after []traces.Snapshot
+	after := map[int]traces.Snapshot{}
 	opts := replay.DefaultOptions()
-	opts.AfterStep = func(_ int, s traces.Snapshot) { after = append(after, s) }
+	opts.AfterStep = func(i int, s traces.Snapshot) { after[i] = s }
 	v, err := replay.Run(context.Background(), tr, tg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +109,20 @@ func TestHTMLMarksTheDivergence(t *testing.T) {
 	if !strings.Contains(row, wantStep) {
 		t.Errorf("the highlighted row is not step %d: %s", tr.Expect.DivergesAt, row)
 	}
-	for _, want := range []string{`class="expected"`, `class="observed"`,
+	for _, want := range []string{`class="exp"`, `class="obs"`,
 		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Expected)),
 		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Observed))} {
 		if !strings.Contains(row, want) {
 			t.Errorf("highlighted row lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		`id="violated-property">` + template.HTMLEscapeString(tr.Expect.Violates),
+		`id="variant">raw-attempts<`, `id="legend"`, `id="step-0"`, `<th class="k-worker">worker 1</th>`,
+		`id="final"`, "as predicted: the correct store refuses the bug",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
 		}
 	}
 	for _, forbidden := range []string{"<script", "http://", "https://"} {
@@ -160,3 +170,38 @@ func TestBuildWithoutReplay(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func contains(xs []string, x string) bool { return slices.Contains(xs, x) }
+
+// TestLongTraceCollapses: far from the focus, steps collapse into gap rows that say how many
+// steps they stand for; the start, the window around the focus and the last step stay.
+func TestLongTraceCollapses(t *testing.T) {
+	tr := &traces.Trace{Format: traces.Format, Name: "long", Origin: traces.Origin{Kind: "hand"}, Expect: traces.Expect{Variant: "split-write", DivergesAt: 500}}
+	for i := range 1000 {
+		tr.Steps = append(tr.Steps, traces.Step{Op: traces.OpEnqueue, At: int64(i), Args: traces.Args{Mailbox: "a", ID: fmt.Sprintf("m%d", i), MaxAttempts: 1}})
+	}
+	tl := Build(Input{Trace: tr, Window: 5})
+	var shown, gaps []int
+	for _, r := range tl.Rows {
+		if r.Gap > 0 {
+			gaps = append(gaps, r.Gap)
+		} else {
+			shown = append(shown, r.Index)
+		}
+	}
+	if len(shown) != headSteps+11+1 || shown[headSteps] != 495 || shown[len(shown)-1] != 999 {
+		t.Errorf("shown steps %v: want the first %d, 495..505 and 999", shown, headSteps)
+	}
+	if want := []int{495 - headSteps, 999 - 506}; !slices.Equal(gaps, want) || tl.Collapsed != want[0]+want[1] {
+		t.Errorf("gaps %v (collapsed %d), want %v", gaps, tl.Collapsed, want)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, tl); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "485 steps (#10–#494, not replayed)") {
+		t.Errorf("the page does not describe the first gap")
+	}
+	all := Build(Input{Trace: tr, Window: -1})
+	if len(all.Rows) != 1000 || all.Collapsed != 0 {
+		t.Errorf("Window -1 shows %d rows, collapses %d; want every step", len(all.Rows), all.Collapsed)
+	}
+}

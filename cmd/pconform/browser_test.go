@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -85,20 +87,37 @@ func TestHTMLTimelineInBrowser(t *testing.T) {
 	step := mustRun(t, bctx, chromedp.AttributeValue("#divergence", "data-step")).Value
 	background := mustRun(t, bctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("#divergence td")).backgroundColor`))
 	summary := mustRun(t, bctx, chromedp.Text("#divergence-summary"))
+	violated := mustRun(t, bctx, chromedp.Text("#violated-property"))
+	variant := mustRun(t, bctx, chromedp.Text("#variant"))
+	// The property comes first on the page, in the P checker's own words.
+	firstLabel := mustRun(t, bctx, chromedp.Text("#about dt"))
+	if tr.Expect.Violates == "" || violated != tr.Expect.Violates {
+		t.Errorf("the page names the violated property %q, the trace says %q", violated, tr.Expect.Violates)
+	}
+	if !strings.Contains(violated, "completed at t=0 but no message o1 was ever enqueued in mailbox inbox") {
+		t.Errorf("the violated property is not in the P monitor's words: %q", violated)
+	}
+	if firstLabel != "violated property" {
+		t.Errorf("the page opens with %q, want the violated property first", firstLabel)
+	}
+	if variant != "split-write" {
+		t.Errorf("the page names the variant %q, want split-write", variant)
+	}
 	if highlighted != 1 {
 		t.Errorf("%d highlighted rows, want 1", highlighted)
 	}
 	if want := itoa(tr.Expect.DivergesAt); step != want {
 		t.Errorf("highlighted step %s, the model predicts the divergence at step %s", step, want)
 	}
-	for _, want := range []string{"expected:", "observed:", "publisher_deliver"} {
+	for _, want := range []string{"expected:", "observed:", "publisher_deliver", "o1: action=commit_failed"} {
 		if !strings.Contains(rowText, want) {
 			t.Errorf("highlighted row text lacks %q:\n%s", want, rowText)
 		}
 	}
-	// The highlight is a real colour, not the page's white: rgb(253, 236, 234).
-	if background != "rgb(253, 236, 234)" {
-		t.Errorf("highlighted row background %q, want the divergence colour rgb(253, 236, 234)", background)
+	// The highlight is a real colour, not the page's white, and a neutral one (it marks where
+	// expected and observed part, not something bad): rgb(255, 244, 206).
+	if background != "rgb(255, 244, 206)" {
+		t.Errorf("highlighted row background %q, want the divergence colour rgb(255, 244, 206)", background)
 	}
 	if !strings.Contains(summary, "Divergence at step #"+step) {
 		t.Errorf("summary does not name step %s:\n%s", step, summary)
@@ -112,4 +131,96 @@ func mustRun[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 		t.Fatalf("Chromium: %v", err)
 	}
 	return v
+}
+
+// longTrace writes a trace of n steps (enqueue, leaseless fetch, handle, over and over), every
+// result computed by the reference model, with the expected result of step diverge made wrong so
+// that a replay diverges there.
+func longTrace(t *testing.T, n, diverge int) string {
+	t.Helper()
+	m := models.NewMachine(models.Init(models.Config{}))
+	tr := &traces.Trace{Format: traces.Format, Name: "long", Origin: traces.Origin{Kind: traces.OriginHand}, Expect: traces.Expect{DivergesAt: -1}}
+	for i := 0; len(tr.Steps) < n; i++ {
+		at := int64(i)
+		for _, s := range []traces.Step{
+			{Op: traces.OpEnqueue, At: at, Args: traces.Args{Mailbox: "a", ID: fmt.Sprintf("m%d", i), MaxAttempts: 1}},
+			{Op: traces.OpConsumerFetch, At: at, Args: traces.Args{Worker: 1, Mailbox: "a", Profile: traces.ProfileLeaseless}},
+			{Op: traces.OpConsumerHandle, At: at, Args: traces.Args{Worker: 1, Mailbox: "a", Profile: traces.ProfileLeaseless, Outcome: traces.OutcomeOK}},
+		} {
+			if len(tr.Steps) == n {
+				break
+			}
+			r, err := m.Step(s.Op, s.At, s.Args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Result = r
+			tr.Steps = append(tr.Steps, s)
+		}
+	}
+	final := m.Snapshot()
+	tr.Final = &final
+	tr.Steps[diverge].Result.Duplicate = !tr.Steps[diverge].Result.Duplicate
+	path := filepath.Join(t.TempDir(), "long.json")
+	if err := traces.WriteFile(path, tr); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLargeTracePageInBrowser: a 50,000-step trace's page is collapsed around its divergence, is
+// under 2 MB and opens in headless Chromium in under 5 s, with the diverging step on it.
+func TestLargeTracePageInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and replays a 50,000-step trace")
+	}
+	const steps, diverge = 50_000, 30_000 // step 30,000 is an enqueue
+	trace := longTrace(t, steps, diverge)
+	page := filepath.Join(t.TempDir(), "long.html")
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	if code := run([]string{"explain", trace, "--target", "model", "--html", page}, &stdout, &stderr); code != exitFinding {
+		t.Fatalf("explain exited %d, want %d (the trace has a wrong result at step #%d)\n%s", code, exitFinding, diverge, stderr.String())
+	}
+	t.Logf("explain of %d steps against the model: %s, text view %d bytes", steps, time.Since(start).Round(time.Millisecond), stdout.Len())
+	st, err := os.Stat(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("page: %d bytes", st.Size())
+	if d := os.Getenv("PCONFORM_KEEP_PAGE"); d != "" {
+		data, _ := os.ReadFile(page)
+		_ = os.WriteFile(d, data, 0o644)
+		_ = os.WriteFile(d+".txt", stdout.Bytes(), 0o644)
+	}
+	if st.Size() >= 2<<20 {
+		t.Errorf("the page of a %d-step trace is %d bytes, want under 2 MB", steps, st.Size())
+	}
+	if stdout.Len() >= 2<<20 {
+		t.Errorf("the text view of a %d-step trace is %d bytes, want it collapsed too", steps, stdout.Len())
+	}
+	chromium := chromiumPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()))...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	defer cancelBrowser()
+	// Start the browser first, so the timing below is the page's alone.
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting Chromium at %s: %v", chromium, err)
+	}
+	start = time.Now()
+	if err := chromedp.Do(bctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible("#divergence")); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+	opened := time.Since(start)
+	t.Logf("page opened in %s", opened.Round(time.Millisecond))
+	if opened > 5*time.Second {
+		t.Errorf("the page took %s to open, want under 5 s", opened)
+	}
+	if step := mustRun(t, bctx, chromedp.AttributeValue("#divergence", "data-step")).Value; step != itoa(diverge) {
+		t.Errorf("the highlighted step is %s, want %d", step, diverge)
+	}
 }

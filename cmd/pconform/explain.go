@@ -16,6 +16,7 @@ func newExplainCmd() *cobra.Command {
 	var f replayFlags
 	var htmlPath string
 	var noReplay bool
+	var window int
 	c := &cobra.Command{
 		Use:   "explain TRACE",
 		Short: "Show a trace as a step-by-step timeline (terminal or HTML)",
@@ -41,14 +42,26 @@ finding, 2 usage, 3 could not run.`,
 			if err != nil {
 				return err
 			}
-			in := timeline.Input{Trace: t}
+			if window < 0 && window != -1 {
+				return usagef("--window must be >= 0, or -1 for every step; got %d", window)
+			}
+			in := timeline.Input{Trace: t, Window: window}
 			var v replay.Verdict
 			var j replay.Judgement
 			if !noReplay {
-				var after []traces.Snapshot
-				v, after, err = replayTrace(c.Context(), t, f, opts, true)
+				// Snapshots only for the steps the views show: a long trace is collapsed around the
+				// predicted step, and replayed again when it diverges somewhere else.
+				shown := timeline.Visible(len(t.Steps), timeline.Focus(t, nil), window)
+				var after map[int]traces.Snapshot
+				v, after, err = replayTrace(c.Context(), t, f, opts, shown)
 				if err != nil {
 					return err
+				}
+				if focus := timeline.Focus(t, &v); !shown(focus) {
+					shown = timeline.Visible(len(t.Steps), focus, window)
+					if v, after, err = replayTrace(c.Context(), t, f, opts, shown); err != nil {
+						return err
+					}
 				}
 				j = replay.Judge(t, f.target, v)
 				in.Target, in.Verdict, in.After, in.Judgement = f.target, &v, after, &j
@@ -86,5 +99,6 @@ finding, 2 usage, 3 could not run.`,
 	f.register(c)
 	c.Flags().StringVar(&htmlPath, "html", "", "also write the timeline as a self-contained HTML page to this file")
 	c.Flags().BoolVar(&noReplay, "no-replay", false, "show the trace as recorded, without replaying it")
+	c.Flags().IntVar(&window, "window", 0, fmt.Sprintf("steps shown on each side of the divergence (or the predicted step); farther ones collapse (0: %d, -1: show every step)", timeline.DefaultWindow))
 	return c
 }

@@ -139,7 +139,7 @@ func TestDescribeBuild(t *testing.T) {
 		{"stamped", info("vcs.revision", "e26aa97", "vcs.time", "2026-11-30T04:52:58Z", "vcs.modified", "false"), true,
 			"pconform v0.0.0-20261130-abc revision e26aa97 (2026-11-30T04:52:58Z) go1.26.10"},
 		{"modified work tree", info("vcs.revision", "e26aa97", "vcs.modified", "true"), true, "pconform v0.0.0-20261130-abc revision e26aa97+modified go1.26.10"},
-		{"go run", info(), true, "pconform v0.0.0-20261130-abc revision unknown (no VCS stamp: build with scripts/pconform or go build) go1.26.10"},
+		{"go run", info(), true, "pconform v0.0.0-20261130-abc revision unknown (no VCS stamp: go run, a test binary, or a build outside a git clone) go1.26.10"},
 		{"no build info", nil, false, "pconform (no build information)"},
 	}
 	for _, tc := range cases {

@@ -189,7 +189,7 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	if err != nil {
 		return r.failed(err)
 	}
-	v, _, err := replayTrace(ctx, t, f, opts, false)
+	v, _, err := replayTrace(ctx, t, f, opts, nil)
 	if err != nil {
 		return r.failed(err)
 	}
@@ -215,9 +215,9 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	return r
 }
 
-// replayTrace runs t against a fresh target in a temporary directory. With snapshots it also
-// returns the target's state after every step that ran.
-func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts replay.Options, snapshots bool) (replay.Verdict, []traces.Snapshot, error) {
+// replayTrace runs t against a fresh target in a temporary directory. With snapshots set it also
+// returns the target's state after every step that ran and snapshots accepts.
+func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts replay.Options, snapshots func(int) bool) (replay.Verdict, map[int]traces.Snapshot, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -242,9 +242,10 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 		}
 	}
 	defer tg.Close()
-	var after []traces.Snapshot
-	if snapshots {
-		opts.AfterStep = func(_ int, s traces.Snapshot) { after = append(after, s) }
+	after := map[int]traces.Snapshot{}
+	if snapshots != nil {
+		opts.AfterStep = func(i int, s traces.Snapshot) { after[i] = s }
+		opts.AfterStepOnly = snapshots
 	}
 	v, err := replay.Run(ctx, t, tg, opts)
 	return v, after, err

@@ -31,7 +31,7 @@ func describeBuild(info *debug.BuildInfo, ok bool) string {
 	fmt.Fprintf(&b, "pconform %s", mod)
 	switch rev := settings["vcs.revision"]; rev {
 	case "":
-		b.WriteString(" revision unknown (no VCS stamp: build with scripts/pconform or go build)")
+		b.WriteString(" revision unknown (no VCS stamp: go run, a test binary, or a build outside a git clone)")
 	default:
 		fmt.Fprintf(&b, " revision %s", rev)
 		if settings["vcs.modified"] == "true" {
