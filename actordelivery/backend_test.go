@@ -60,6 +60,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestNotify":                              TestNotify,
 	"TestOpenFailedMigrationLeavesNothing":    TestOpenFailedMigrationLeavesNothing,
 	"TestOpenRefusesNewerSchema":              TestOpenRefusesNewerSchema,
+	"TestStressVerdictCounts":                 TestStressVerdictCounts,
 	"TestStressProcesses":                     TestStressProcesses,
 	"TestTablePrefix":                         TestTablePrefix,
 	"TestOutboxBadInput":                      TestOutboxBadInput,

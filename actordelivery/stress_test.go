@@ -267,3 +267,41 @@ func stressVerdict(ctx context.Context, s *Store, n int) (acked, dead, lost, dou
 	}
 	return
 }
+
+// TestStressVerdictCounts shows the stress test's verdict can fail: from a hand-made final state
+// it counts an effect applied twice, an effect on a dead letter, a message never acked and an ack
+// without its effect.
+func TestStressVerdictCounts(t *testing.T) {
+	s, _ := testStore(t)
+	ctx := context.Background()
+	for i := range 5 {
+		mustEnqueue(t, s, NewMessage{Mailbox: "mb0", ID: fmt.Sprintf("s%06d", i)})
+	}
+	effect := func(id string, times int) {
+		for v := range times {
+			if _, err := s.SaveCheckpoint(ctx, "fx/"+id, nil, int64(v)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, id := range []string{"s000000", "s000001", "s000004"} {
+		if err := s.AckByID(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	effect("s000000", 1) // fine
+	effect("s000001", 2) // doubled
+	// s000002 stays ready: lost
+	if err := s.DeadLetter(ctx, "s000003", "test"); err != nil {
+		t.Fatal(err)
+	}
+	effect("s000003", 1) // an effect of a dead letter: doubled
+	// s000004 acked without its effect: lost
+	acked, dead, lost, doubled, effects, err := stressVerdict(ctx, s, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if acked != 3 || dead != 1 || lost != 2 || doubled != 2 || effects != 4 {
+		t.Fatalf("acked %d dead %d lost %d doubled %d effects %d; want 3 1 2 2 4", acked, dead, lost, doubled, effects)
+	}
+}
