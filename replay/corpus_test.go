@@ -149,7 +149,7 @@ func TestCorpus(t *testing.T) {
 					}
 					t.Run(sub, func(t *testing.T) {
 						r := replayOn(t, tr, target, b, opts)
-						expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target + "@" + string(b), Options: opts, Verdict: r.verdict}, divergesAt)
+						expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target, Backend: b, Options: opts, Verdict: r.verdict}, divergesAt)
 						if target == TargetStore && !opts.CrashEveryStep && r.verdict.Outcome == Match {
 							matched[b] = append(matched[b], tr)
 						}

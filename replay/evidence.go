@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -19,8 +20,10 @@ type Evidence struct {
 	// commands name it.
 	TracePath string
 	Target    string
-	Options   Options
-	Verdict   Verdict
+	// Backend is the store backend a store-backed target ran on; "" means SQLite.
+	Backend actordelivery.Backend
+	Options Options
+	Verdict Verdict
 }
 
 // RerunCommands returns the commands that replay the trace again under the same target and
@@ -33,6 +36,9 @@ func (e Evidence) RerunCommands() []string {
 		path = "<trace.json in this directory>"
 	}
 	cli := fmt.Sprintf("scripts/pconform replay %s --target %s", shellQuote(path), e.Target)
+	if e.Backend == actordelivery.BackendPostgres {
+		cli += " --backend postgres" // the server: --dsn or PCONFORM_PG_DSN
+	}
 	if e.Options.CrashEveryStep {
 		cli += " --crash-every-step"
 	}
@@ -49,6 +55,9 @@ func (e Evidence) RerunCommands() []string {
 			dir = abs
 		}
 		test += " -corpus " + shellQuote(dir)
+	}
+	if e.Backend == actordelivery.BackendPostgres {
+		test += " -backends postgres"
 	}
 	return []string{cli, test}
 }

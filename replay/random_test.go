@@ -59,7 +59,7 @@ func replayRandom(t *testing.T, tr *traces.Trace, b actordelivery.Backend, opts 
 	if r.verdict.Outcome == Match {
 		return
 	}
-	ev := Evidence{Trace: tr, Target: TargetStore + "@" + string(b), Options: opts, Verdict: r.verdict}
+	ev := Evidence{Trace: tr, Target: TargetStore, Backend: b, Options: opts, Verdict: r.verdict}
 	dir, err := WriteEvidence(os.TempDir(), ev)
 	if err != nil {
 		t.Errorf("keeping the evidence failed: %v", err)

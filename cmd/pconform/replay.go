@@ -195,7 +195,7 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	}
 	r.fill(t, v, replay.Judge(t, f.target, v))
 	if v.Outcome == replay.Diverged {
-		ev := replay.Evidence{Trace: t, TracePath: in.path, Target: f.target, Options: opts, Verdict: v}
+		ev := replay.Evidence{Trace: t, TracePath: in.path, Target: f.target, Backend: actordelivery.Backend(f.backend), Options: opts, Verdict: v}
 		if !r.AsClaimed || f.evidence != "" {
 			dir := f.evidence
 			if dir == "" {
