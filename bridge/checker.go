@@ -68,6 +68,14 @@ type Config struct {
 	PerTest int
 	// TestCases names the test cases to run; nil means every test case the project lists.
 	TestCases []string
+	// FromRuns, when not "", is a directory of checker runs made earlier (the layout is in the
+	// package documentation, "Recorded runs"; scripts/pmodels.sh --logs writes it): RunChecker
+	// reads them instead of running the checker, so one checker run per test case serves the
+	// model verdicts and every corpus made from them. A recorded run must have the same seed, -v,
+	// and at least the schedules asked for; a green test case's first Schedules schedules are
+	// taken, since with one seed the checker explores the same schedules in the same order whatever
+	// its budget. Compile must be false.
+	FromRuns string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
 
@@ -143,9 +151,17 @@ func RunChecker(ctx context.Context, cfg Config) (*Corpus, error) {
 	if cfg.ProjectDir == "" {
 		return nil, errors.New("bridge: Config.ProjectDir is empty")
 	}
+	if cfg.FromRuns != "" && cfg.Compile {
+		return nil, errors.New("bridge: Config.Compile and Config.FromRuns exclude each other: recorded runs need no compile")
+	}
 	model, err := ModelHash(cfg.ProjectDir)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.FromRuns != "" {
+		if err := recordedAfterSources(cfg.FromRuns, cfg.ProjectDir); err != nil {
+			return nil, err
+		}
 	}
 	version, err := pVersion(ctx, cfg)
 	if err != nil {
@@ -205,17 +221,32 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 		budget = cfg.CounterexampleSchedules
 	}
 	run := Run{TestCase: tc, Variant: variant, Counterexample: counterexample, Command: CheckCommand(tc, cfg.Seed, budget)}
-	outDir, err := os.MkdirTemp("", "pconform-bridge-")
-	if err != nil {
-		return run, nil, fmt.Errorf("bridge: %w", err)
-	}
-	defer os.RemoveAll(outDir)
-
-	cfg.Logger.Info("running checker", "test_case", tc, "command", run.Command)
-	args := []string{"check", "-tc", tc, "-s", strconv.Itoa(budget), "--seed", strconv.FormatInt(cfg.Seed, 10), "-v", "-o", outDir}
-	out, code, err := runP(ctx, cfg, args...)
-	if err != nil {
-		return run, nil, err
+	var (
+		out    []byte
+		code   int
+		outDir string
+	)
+	if cfg.FromRuns != "" {
+		outDir = filepath.Join(cfg.FromRuns, tc)
+		cfg.Logger.Info("reading recorded checker run", "test_case", tc, "dir", outDir)
+		rec, err := readRecorded(outDir, tc, cfg.Seed, budget, counterexample)
+		if err != nil {
+			return run, nil, err
+		}
+		out, code = rec.out, rec.exit
+	} else {
+		var err error
+		outDir, err = os.MkdirTemp("", "pconform-bridge-")
+		if err != nil {
+			return run, nil, fmt.Errorf("bridge: %w", err)
+		}
+		defer os.RemoveAll(outDir)
+		cfg.Logger.Info("running checker", "test_case", tc, "command", run.Command)
+		args := []string{"check", "-tc", tc, "-s", strconv.Itoa(budget), "--seed", strconv.FormatInt(cfg.Seed, 10), "-v", "-o", outDir}
+		out, code, err = runP(ctx, cfg, args...)
+		if err != nil {
+			return run, nil, err
+		}
 	}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("bridge: %w: %s: %s\n%s", ErrChecker, run.Command, fmt.Sprintf(format, a...), tail(out, 40))
@@ -236,20 +267,33 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 		return run, nil, fail("green test case found %d bug(s) (exit code %d)", bugs, code)
 	case counterexample && (code != 1 || bugs == 0):
 		return run, nil, fail("counterexample found no bug in %d schedules (exit code %d)", summary["schedules"], code)
+	case counterexample && summary["schedules"] > budget:
+		// Only a recorded run with a larger budget gets here.
+		return run, nil, fail("counterexample found no bug in %d schedules (the recorded run found it at schedule %d)", budget, summary["schedules"])
 	}
 
 	verbosePath, err := findOne(outDir, "_verbose.trace.json")
 	if err != nil {
 		return run, nil, fail("%v", err)
 	}
-	schedules, err := readLogFile(verbosePath, ReadVerboseLog)
+	// A green run's schedules past the budget (a recorded run may have more) are only counted.
+	limit := budget
+	if counterexample {
+		limit = -1
+	}
+	var total int
+	schedules, err := readLogFile(verbosePath, func(r io.Reader) ([][]Event, error) {
+		s, n, err := ReadVerboseLogPrefix(r, limit)
+		total = n
+		return s, err
+	})
 	if err != nil {
 		return run, nil, err
 	}
-	run.Schedules = len(schedules)
-	if run.Schedules != summary["schedules"] {
-		return run, nil, fail("verbose log holds %d schedules, the summary says %d", run.Schedules, summary["schedules"])
+	if total != summary["schedules"] {
+		return run, nil, fail("verbose log holds %d schedules, the summary says %d", total, summary["schedules"])
 	}
+	run.Schedules = len(schedules)
 	origin := func(schedule int) traces.Origin {
 		return traces.Origin{Kind: OriginKind, TestCase: tc, Seed: cfg.Seed, Schedule: schedule, Command: run.Command, Model: model}
 	}
@@ -342,6 +386,13 @@ func jsonEqual(a, b json.RawMessage) bool {
 // be compiled. Errors wrap [ErrChecker].
 func ListTests(ctx context.Context, cfg Config) ([]string, error) {
 	cfg = cfg.filled()
+	if cfg.FromRuns != "" {
+		out, err := readRecordedFile(cfg.FromRuns, RecordedListFile)
+		if err != nil {
+			return nil, err
+		}
+		return parseTestList(out)
+	}
 	out, code, err := runP(ctx, cfg, "check", "--list-tests")
 	if err != nil {
 		return nil, err
@@ -381,7 +432,16 @@ func parseTestList(out []byte) ([]string, error) {
 }
 
 func pVersion(ctx context.Context, cfg Config) (string, error) {
-	out, code, err := runP(ctx, cfg, "--version")
+	var (
+		out  []byte
+		code int
+		err  error
+	)
+	if cfg.FromRuns != "" {
+		out, err = readRecordedFile(cfg.FromRuns, RecordedVersionFile)
+	} else {
+		out, code, err = runP(ctx, cfg, "--version")
+	}
 	if err != nil {
 		return "", err
 	}
@@ -483,6 +543,29 @@ func readLogFile[T any](path string, read func(io.Reader) (T, error)) (T, error)
 // (generated and checker output directories excluded), in sorted path order, each hashed with its
 // slash-separated relative path and length. It is "sha256:" and 64 hex digits.
 func ModelHash(dir string) (string, error) {
+	files, err := modelSources(dir)
+	if err != nil {
+		return "", fmt.Errorf("bridge: hashing P sources: %w", err)
+	}
+	if len(files) == 0 {
+		return "", fmt.Errorf("bridge: hashing P sources: no .p or .pproj file under %s", dir)
+	}
+	h := sha256.New()
+	for _, rel := range files {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", fmt.Errorf("bridge: hashing P sources: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(data))
+		h.Write(data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// modelSources lists a P project's sources, the files [ModelHash] covers: every .p and .pproj file
+// under dir, generated and checker output directories excluded, as sorted slash-separated paths
+// relative to dir.
+func modelSources(dir string) ([]string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -503,23 +586,8 @@ func ModelHash(dir string) (string, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return "", fmt.Errorf("bridge: hashing P sources: %w", err)
-	}
-	if len(files) == 0 {
-		return "", fmt.Errorf("bridge: hashing P sources: no .p or .pproj file under %s", dir)
-	}
 	slices.Sort(files)
-	h := sha256.New()
-	for _, rel := range files {
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return "", fmt.Errorf("bridge: hashing P sources: %w", err)
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(data))
-		h.Write(data)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return files, err
 }
 
 func tail(out []byte, lines int) string {

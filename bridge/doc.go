@@ -27,6 +27,29 @@
 //   - The conversion core (the readers, [Convert]) is pure; only [RunChecker], [Regenerate],
 //     [CheckUpToDate], [ModelHash], [ListTests] and [ConvertLogFile] run processes or touch files.
 //     It never modifies the P project apart from what `p compile` generates.
+//   - A corpus made from recorded runs ([Config.FromRuns]) is byte for byte the corpus a fresh
+//     checker run with the asked-for budget gives; the gate's bridge integration test checks this
+//     against the real checker on every run.
+//
+// # Recorded runs
+//
+// With [Config.FromRuns] the bridge runs no checker: it reads runs recorded earlier, so that the
+// gate runs the checker once per test case (scripts/pmodels.sh --logs, for the model verdicts)
+// and makes the committed corpus's check and the wide corpus from the same runs. The directory
+// holds [RecordedListFile] (`p check --list-tests`), [RecordedVersionFile] (`p --version`) and,
+// per test case, a directory named after it with:
+//
+//   - <test case>.log, the checker's output;
+//   - [RecordedRunFile], "key:value" lines test_case, seed, schedules (the -s budget), verbose
+//     (1 for -v) and exit (the checker's exit code);
+//   - the checker's output directory (-o): the summary, the verbose log and, for a bug, the bug log.
+//
+// A run stands in for one with the same seed and a budget no larger than its own: the checker's
+// random strategy explores the same schedules in the same order for a seed whatever the budget,
+// so the first N schedules of a 1000-schedule run are what `-s N` explores. Schedules past N are
+// counted (against the summary) but not decoded ([ReadVerboseLogPrefix]). A counterexample's
+// recorded run stands in when its bug came within the asked-for budget. Runs older than any P
+// source of the project are refused.
 //
 // # Implementation notes
 //

@@ -17,29 +17,52 @@ import (
 // modelsDir is the real P project, relative to this package.
 var modelsDir = filepath.Join("..", "models", "p")
 
-// TestIntegrationModels runs the real checker on a copy of the real P models with a few schedules
-// per test case and checks that every test case gives traces, that every trace validates and reads
-// back as written, and that each counterexample's trace names its variant and divergence. It
-// compiles the models, which takes a minute or more; -short skips it.
+// TestIntegrationModels is the bridge's one test that runs the real checker on the real P models:
+// a few schedules per test case, and every test case must give traces, every trace must validate
+// and read back as written, and each counterexample's trace must name its variant and divergence.
+//
+// The gate runs it in its replay stage with PCONFORM_RECORDED_RUNS naming the runs its models
+// stage recorded (scripts/pmodels.sh --logs, in models/p/PCheckerOutput): it then checks the
+// project the models stage compiled, and that a corpus made from the recorded runs (1000
+// schedules each) is the corpus this fresh, shorter run gives. That is what lets one checker run
+// per test case serve the model verdicts and every corpus. Without the variable it compiles a
+// copy of the models first (a minute or more); -short skips it.
 func TestIntegrationModels(t *testing.T) {
 	requireP(t)
 	if testing.Short() {
-		t.Skip("-short: skipping the checker run on the real P models (it compiles them)")
+		t.Skip("-short: skipping the checker run on the real P models")
 	}
 	if matches, _ := filepath.Glob(filepath.Join(modelsDir, "*.pproj")); len(matches) == 0 {
 		t.Skipf("no .pproj in %s yet; skipping the checker run on the real P models", modelsDir)
 	}
-	dir := copyTree(t, modelsDir)
-	if err := os.RemoveAll(filepath.Join(dir, "PGenerated")); err != nil {
-		t.Fatal(err)
+	recorded := os.Getenv("PCONFORM_RECORDED_RUNS")
+	cfg := bridge.Config{Seed: 1, Schedules: 3, PerTest: 2}
+	if recorded != "" {
+		cfg.ProjectDir = modelsDir
+	} else {
+		cfg.ProjectDir = copyTree(t, modelsDir)
+		if err := os.RemoveAll(filepath.Join(cfg.ProjectDir, "PGenerated")); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Compile = true
 	}
-	cfg := bridge.Config{ProjectDir: dir, Compile: true, Seed: 1, Schedules: 3, PerTest: 2}
 	corpus, err := bridge.RunChecker(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(corpus.Runs) == 0 {
 		t.Fatal("the models list no test cases")
+	}
+	if recorded != "" {
+		fromRuns := cfg
+		fromRuns.FromRuns = recorded
+		again, err := bridge.RunChecker(context.Background(), fromRuns)
+		if err != nil {
+			t.Fatalf("corpus from the recorded runs in %s: %v", recorded, err)
+		}
+		if diff := cmp.Diff(corpus, again); diff != "" {
+			t.Errorf("the recorded runs in %s give another corpus than a fresh run with -s %d (-fresh +recorded):\n%s", recorded, cfg.Schedules, diff)
+		}
 	}
 	perTest := map[string]int{}
 	names := map[string]bool{}

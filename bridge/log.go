@@ -149,14 +149,37 @@ func ReadBugLog(r io.Reader) ([]Event, error) {
 // verbose log, an object a bug log. A bug log comes back as a single schedule. An empty top-level
 // array is refused, since the checker never writes one and it cannot be told apart.
 func ReadLog(r io.Reader) ([][]Event, LogShape, error) {
+	schedules, _, shape, err := readLog(r, -1)
+	return schedules, shape, err
+}
+
+// ReadVerboseLogPrefix reads a `-v` log as [ReadVerboseLog] does but turns only its first n
+// schedules into events: the later ones are only checked to be JSON arrays and counted. total is
+// the number of schedules in the whole log; n < 0 reads them all. A checker run of many schedules
+// feeds several consumers this way (the verdict needs them all, a corpus only the first few)
+// without decoding every entry. Errors are ReadVerboseLog's.
+func ReadVerboseLogPrefix(r io.Reader, n int) (schedules [][]Event, total int, err error) {
+	schedules, total, shape, err := readLog(r, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	if shape != ShapeVerbose {
+		return nil, 0, malformed(0, -1, "want a verbose log (an array of schedules), got a bug log (a flat array of entries)")
+	}
+	return schedules, total, nil
+}
+
+// readLog reads a log of either layout; a verbose log's schedules after the first limit (all of
+// them when limit < 0) are only checked and counted. total counts every schedule.
+func readLog(r io.Reader, limit int) ([][]Event, int, LogShape, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, 0, fmt.Errorf("bridge: reading checker log: %w", err)
+		return nil, 0, 0, fmt.Errorf("bridge: reading checker log: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := expectDelim(dec, '['); err != nil {
-		return nil, 0, malformed(0, -1, "top level: %v", err)
+		return nil, 0, 0, malformed(0, -1, "top level: %v", err)
 	}
 	var shape LogShape
 	switch next := peekByte(data, dec.InputOffset()); next {
@@ -165,39 +188,52 @@ func ReadLog(r io.Reader) ([][]Event, LogShape, error) {
 	case '{':
 		shape = ShapeBug
 	case ']':
-		return nil, 0, malformed(0, -1, "top level: empty array")
+		return nil, 0, 0, malformed(0, -1, "top level: empty array")
 	case 0:
-		return nil, 0, malformed(0, -1, "top level: unexpected end of input")
+		return nil, 0, 0, malformed(0, -1, "top level: unexpected end of input")
 	default:
-		return nil, 0, malformed(0, -1, "top level: want an array of schedules or of entries, found %q", next)
+		return nil, 0, 0, malformed(0, -1, "top level: want an array of schedules or of entries, found %q", next)
 	}
 
 	var schedules [][]Event
+	total := 0
 	if shape == ShapeBug {
 		events, err := readEntries(dec, 0)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		schedules = append(schedules, events)
+		total = 1
 	} else {
 		for i := 1; dec.More(); i++ {
+			total = i
+			if limit >= 0 && i > limit {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return nil, 0, 0, malformed(i, -1, "%v", err)
+				}
+				if raw[0] != '[' {
+					return nil, 0, 0, malformed(i, -1, "want an array of entries, got %s", describeJSON(raw))
+				}
+				continue
+			}
 			if err := expectDelim(dec, '['); err != nil {
-				return nil, 0, malformed(i, -1, "%v", err)
+				return nil, 0, 0, malformed(i, -1, "%v", err)
 			}
 			events, err := readEntries(dec, i)
 			if err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			schedules = append(schedules, events)
 		}
 		if err := expectDelim(dec, ']'); err != nil {
-			return nil, 0, malformed(0, -1, "end of log: %v", err)
+			return nil, 0, 0, malformed(0, -1, "end of log: %v", err)
 		}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, 0, malformed(0, -1, "trailing data after the log")
+		return nil, 0, 0, malformed(0, -1, "trailing data after the log")
 	}
-	return schedules, shape, nil
+	return schedules, total, shape, nil
 }
 
 // readEntries reads entries up to and including the closing bracket of the current array.

@@ -232,19 +232,36 @@ stage_unit() {
   # properties/ has its own stage (its hunts are the long part); every other package runs here.
   local pkgs
   mapfile -t pkgs < <(printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | sort)
-  # replay's TestCorpus is the replay stage's: it runs once per gate, there.
+  # replay's TestCorpus and bridge's TestIntegrationModels are the replay stage's: each runs once
+  # per gate, there.
   if [ "$quick" = 1 ]; then
     echo "what: unit tests of every package but properties/, without the slow ones (-short); corpus replay in the replay stage"
     run_tests -test.short -test.skip '^TestCorpus$' -- "${pkgs[@]}"
   else
     echo "what: unit tests of every package but properties/ (its own stage); corpus replay in the replay stage"
-    run_tests -test.skip '^TestCorpus$' -- "${pkgs[@]}"
+    run_tests -test.skip '^(TestCorpus|TestIntegrationModels)$' -- "${pkgs[@]}"
   fi
 }
 
+# The checker runs once per test case per gate, here: models/p/PCheckerOutput keeps every run's
+# verdict and schedule logs (--logs), and the replay stage makes both corpora from them.
+recorded=models/p/PCheckerOutput
+
 stage_models() {
-  echo "what: P compile + check of every test case in models/p"
-  bash scripts/pmodels.sh
+  echo "what: P compile + check of every test case in models/p, every schedule's log kept for the replay stage"
+  bash scripts/pmodels.sh --logs
+}
+
+# corpus_source SEED [SCHEDULES]: the pconform-corpus flags that make a corpus with SEED (and
+# SCHEDULES schedules per green test case): the models stage's recorded runs when they cover it
+# (the same seed, at least as many schedules), else a checker run of its own (only with
+# non-default budgets).
+corpus_source() {
+  if [ "$1" = "${PCONFORM_SEED:-1}" ] && [ "${2:-0}" -le "${PCONFORM_SCHEDULES:-1000}" ]; then
+    echo "-from $recorded"
+  else
+    echo "-compile"
+  fi
 }
 
 stage_replay() {
@@ -253,14 +270,20 @@ stage_replay() {
     run_tests -test.run Corpus -test.v -- "$module/replay"
     return
   fi
-  local wide=${PCONFORM_REPLAY_SCHEDULES:-100}
-  echo "what: corpus up to date; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
-  "$bin/pconform-corpus" -check -out traces/corpus || return 1
+  local wide=${PCONFORM_REPLAY_SCHEDULES:-100} seed=${PCONFORM_SEED:-1}
+  echo "what: corpus up to date; bridge against the real checker; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
+  # The committed corpus: seed 1, the bridge's default schedules (see traces/corpus/README.md).
+  # shellcheck disable=SC2046 # corpus_source prints flags to split
+  "$bin/pconform-corpus" -check -out traces/corpus $(corpus_source 1) || return 1
+  # The one test that runs the real checker on the real models, from the compiled project the
+  # models stage left; it also checks that the recorded runs give what fresh, shorter runs give.
+  PCONFORM_RECORDED_RUNS=$PWD/$recorded run_tests -test.run '^TestIntegrationModels$' -test.v -- "$module/bridge" || return 1
   run_tests -test.run Corpus -test.v -- "$module/replay" || return 1
   # The committed corpus keeps a few traces per test case; replay many more, generated now from the
   # same models, so that every explored execution of the green tests meets the real store.
   local big="$logdir/wide-corpus"
-  "$bin/pconform-corpus" -out "$big" -schedules "$wide" -per-test "$wide" -seed "${PCONFORM_SEED:-1}" || return 1
+  # shellcheck disable=SC2046
+  "$bin/pconform-corpus" -out "$big" -schedules "$wide" -per-test "$wide" -seed "$seed" $(corpus_source "$seed" "$wide") || return 1
   echo "wide corpus: $(ls "$big"/*.json | wc -l) traces"
   # Its databases live in memory when /dev/shm is writable: the wide run is about the protocol, and
   # the committed corpus above already replays on disk with synchronous=FULL.

@@ -4,6 +4,12 @@
 #
 #   scripts/pmodels.sh            # all tests
 #   scripts/pmodels.sh NAME...    # only these tests (still compiled and listed first)
+#   scripts/pmodels.sh --logs ... # also keep every schedule's JSON log (-v) for the bridge
+#
+# With --logs the output directory is a record of the runs that the bridge reads instead of running
+# the checker again (`pconform-corpus -from models/p/PCheckerOutput`, see bridge's package
+# documentation, "Recorded runs"): the gate runs the checker once per test case and makes the
+# corpora from these runs. -v costs time and disk (a green test's 1000 schedules log ~200 MB).
 #
 # A test whose name ends in "Counterexample" must find a bug within PCONFORM_CE_SCHEDULES schedules;
 # every other test must explore PCONFORM_SCHEDULES schedules without one. The stage fails (exit 1)
@@ -19,8 +25,10 @@
 #   PCONFORM_TEST_TIMEOUT  seconds per checker run             (default 600)
 #
 # Per-test checker output stays in models/p/PCheckerOutput/<test>/ (git-ignored): <test>.log is the
-# checker's stdout, BugFinding/ its summary and, on a bug, the readable trace (.txt), the JSON log
-# (.trace.json) and the schedule (.schedule) to replay.
+# checker's stdout, run.txt the run's test case, seed, budget, -v and exit code, BugFinding/ its
+# summary and, on a bug, the readable trace (.txt), the JSON log (.trace.json) and the schedule
+# (.schedule) to replay; with --logs also every schedule's log (_verbose.trace.json). list.log and
+# version.log beside them are `p check --list-tests` and `p --version`.
 set -uo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -50,6 +58,12 @@ EXPECTED=(
   tcUnfencedAckCounterexample
   tcFifoOvertakeCounterexample
 )
+
+VERBOSE=0
+if [ "${1:-}" = --logs ]; then
+  VERBOSE=1
+  shift
+fi
 
 for v in SCHEDULES CE_SCHEDULES SEED JOBS TEST_TIMEOUT; do
   case ${!v} in
@@ -88,6 +102,7 @@ if ! p check "$DLL" --list-tests >"$OUT/list.log" 2>&1; then
   cat "$OUT/list.log" >&2
   exit 1
 fi
+p --version >"$OUT/version.log" 2>&1 || { echo "pmodels: FAIL: p --version failed:" >&2; cat "$OUT/version.log" >&2; exit 1; }
 mapfile -t LISTED < <(sed -n '/List of test cases/,/^\. Done/p' "$OUT/list.log" | sed '1d;$d' | tr -d '\r' | grep -v '^\s*$')
 if [ "${#LISTED[@]}" -eq 0 ]; then
   echo "pmodels: FAIL: the checker lists no test cases:" >&2
@@ -125,11 +140,15 @@ fi
 run_one() {
   local name=$1 dir="$OUT/$1" budget
   if [ "$(kind_of "$name")" = counterexample ]; then budget=$CE_SCHEDULES; else budget=$SCHEDULES; fi
+  local verbose=()
+  [ "$VERBOSE" = 1 ] && verbose=(-v)
   rm -rf "$dir"
   mkdir -p "$dir"
-  p check "$DLL" -tc "$name" -s "$budget" --seed "$SEED" -t "$TEST_TIMEOUT" --fail-on-maxsteps -o "$dir" \
+  p check "$DLL" -tc "$name" -s "$budget" --seed "$SEED" -t "$TEST_TIMEOUT" --fail-on-maxsteps "${verbose[@]}" -o "$dir" \
     >"$dir/$name.log" 2>&1
-  echo $? >"$dir/rc"
+  local rc=$?
+  echo $rc >"$dir/rc"
+  printf 'test_case:%s\nseed:%s\nschedules:%s\nverbose:%s\nexit:%s\n' "$name" "$SEED" "$budget" "$VERBOSE" "$rc" >"$dir/run.txt"
   awk -v name="$name" '
     /^\.\. Test case :: / { cur = substr($0, length(".. Test case :: ") + 1); next }
     cur != name { next }

@@ -6,6 +6,11 @@
 //	go run ./bridge/cmd/pconform-corpus            # rewrite traces/corpus
 //	go run ./bridge/cmd/pconform-corpus -check     # exit 1 if traces/corpus is stale
 //
+// With -from DIR it runs no checker: it reads the runs scripts/pmodels.sh --logs recorded in DIR
+// (models/p/PCheckerOutput), so the gate's one checker run per test case also makes the corpus:
+//
+//	scripts/pmodels.sh --logs && go run ./bridge/cmd/pconform-corpus -check -from models/p/PCheckerOutput
+//
 // Exit codes: 0 done (or up to date), 1 the corpus is stale, 2 any other failure.
 package main
 
@@ -40,7 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	schedules := fs.Int("schedules", bridge.DefaultSchedules, "checker -s per green test case")
 	ceSchedules := fs.Int("ce-schedules", bridge.DefaultCounterexampleSchedules, "checker -s budget per counterexample")
 	perTest := fs.Int("per-test", bridge.DefaultPerTest, "distinct traces kept per green test case")
-	compile := fs.Bool("compile", true, "run p compile first")
+	compile := fs.Bool("compile", true, "run p compile first (not with -from)")
+	from := fs.String("from", "", "read the checker runs recorded in this directory (scripts/pmodels.sh --logs) instead of running the checker")
 	pBin := fs.String("p", "p", "the p executable")
 	tests := fs.String("tests", "", "comma-separated test cases to run (default: every listed test case)")
 	verbose := fs.Bool("v", false, "log progress")
@@ -50,6 +56,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "pconform-corpus: unexpected arguments %q\n", fs.Args())
 		return 2
+	}
+	if *from != "" {
+		// Recorded runs were compiled and run already; only an explicit -compile conflicts.
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "compile" })
+		if explicit && *compile {
+			fmt.Fprintln(stderr, "pconform-corpus: -compile and -from exclude each other")
+			return 2
+		}
+		*compile = false
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -63,6 +79,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Schedules:               *schedules,
 		CounterexampleSchedules: *ceSchedules,
 		PerTest:                 *perTest,
+		FromRuns:                *from,
 		Logger:                  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
 	}
 	if *tests != "" {

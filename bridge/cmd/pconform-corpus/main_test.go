@@ -67,6 +67,8 @@ func TestCommandErrors(t *testing.T) {
 		{"extra argument", []string{"corpus"}, "", "unexpected arguments"},
 		{"checker failure", []string{"-tests", "tcA", "-compile=false", "-models", filepath.Join("..", "..", "testdata", "pproject")}, "internal", "exit code 2"},
 		{"checker failure in -check", []string{"-tests", "tcA", "-check", "-compile=false", "-models", filepath.Join("..", "..", "testdata", "pproject")}, "internal", "exit code 2"},
+		{"-from with -compile", []string{"-from", "runs", "-compile"}, "", "-compile and -from exclude each other"},
+		{"-from without recorded runs", []string{"-from", "no-such-runs", "-check", "-models", filepath.Join("..", "..", "testdata", "pproject")}, "", "scripts/pmodels.sh --logs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("FAKE_P_MODE", tc.mode)
