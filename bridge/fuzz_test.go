@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
@@ -34,6 +35,18 @@ func FuzzReadLog(f *testing.F) {
 		}
 		if len(schedules) == 0 || (shape == bridge.ShapeBug && len(schedules) != 1) {
 			t.Fatalf("shape %v with %d schedules", shape, len(schedules))
+		}
+		if shape == bridge.ShapeVerbose {
+			// Reading a prefix agrees with reading it all: the same count, the same schedules.
+			for _, n := range []int{0, 1} {
+				prefix, total, err := bridge.ReadVerboseLogPrefix(bytes.NewReader(data), n)
+				if err != nil || total != len(schedules) || len(prefix) != min(n, total) {
+					t.Fatalf("prefix %d: %d schedules of %d, err %v; ReadLog read %d", n, len(prefix), total, err, len(schedules))
+				}
+				if n == 1 && !reflect.DeepEqual(prefix[0], schedules[0]) {
+					t.Fatalf("prefix 1: first schedule differs from ReadLog's")
+				}
+			}
 		}
 		for i, events := range schedules {
 			for j, ev := range events {

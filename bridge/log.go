@@ -206,17 +206,16 @@ func readLog(r io.Reader, limit int) ([][]Event, int, LogShape, error) {
 		total = 1
 	} else {
 		for i := 1; dec.More(); i++ {
-			total = i
 			if limit >= 0 && i > limit {
-				var raw json.RawMessage
-				if err := dec.Decode(&raw); err != nil {
-					return nil, 0, 0, malformed(i, -1, "%v", err)
+				// The rest is only checked and counted, without a decoder: a 1000-schedule log
+				// is hundreds of megabytes.
+				rest, err := countSchedules(data[dec.InputOffset():], i)
+				if err != nil {
+					return nil, 0, 0, err
 				}
-				if raw[0] != '[' {
-					return nil, 0, 0, malformed(i, -1, "want an array of entries, got %s", describeJSON(raw))
-				}
-				continue
+				return schedules, total + rest, shape, nil
 			}
+			total = i
 			if err := expectDelim(dec, '['); err != nil {
 				return nil, 0, 0, malformed(i, -1, "%v", err)
 			}
@@ -234,6 +233,64 @@ func readLog(r io.Reader, limit int) ([][]Event, int, LogShape, error) {
 		return nil, 0, 0, malformed(0, -1, "trailing data after the log")
 	}
 	return schedules, total, shape, nil
+}
+
+// countSchedules counts the schedules in the rest of a verbose log, which starts just after the
+// outer array's opening bracket (first == 1) or after a schedule, and must end with the outer
+// array's closing bracket and nothing but white space. Every schedule must be a valid JSON array.
+// first is the number of the first schedule it counts.
+func countSchedules(rest []byte, first int) (int, error) {
+	n, depth, start := 0, 0, -1
+	inString, escaped := false, false
+	wantComma := first > 1 // a comma (or the end) after a schedule, a schedule after a comma
+	for i, c := range rest {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if depth > 0 {
+			switch c {
+			case '"':
+				inString = true
+			case '[', '{':
+				depth++
+			case ']', '}':
+				depth--
+				if depth == 0 {
+					if !json.Valid(rest[start : i+1]) {
+						return 0, malformed(first+n, -1, "not valid JSON")
+					}
+					n++
+					wantComma = true
+				}
+			}
+			continue
+		}
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == ',' && wantComma:
+			wantComma = false
+		case c == '[' && !wantComma:
+			depth, start = 1, i
+		case c == ']' && wantComma:
+			if len(bytes.TrimSpace(rest[i+1:])) != 0 {
+				return 0, malformed(0, -1, "trailing data after the log")
+			}
+			return n, nil
+		case wantComma:
+			return 0, malformed(first+n-1, -1, "want a comma or the end of the log after the schedule, found %q", c)
+		default:
+			return 0, malformed(first+n, -1, "want an array of entries, found %q", c)
+		}
+	}
+	return 0, malformed(first+n, -1, "unexpected end of input")
 }
 
 // readEntries reads entries up to and including the closing bracket of the current array.

@@ -210,10 +210,22 @@ func TestReadVerboseLogPrefix(t *testing.T) {
 			t.Errorf("n=%d: schedules differ from ReadVerboseLog's (-want +got):\n%s", n, diff)
 		}
 	}
+	// Brackets and escaped quotes inside strings do not confuse the count.
+	tricky := `[[{"type":"A","details":{}}], [{"type":"B","details":{"log":"]] \\\" [["}}] ,[]]`
+	if _, total, err := bridge.ReadVerboseLogPrefix(strings.NewReader(tricky), 1); err != nil || total != 3 {
+		t.Errorf("tricky strings: total %d, err %v; want 3 schedules", total, err)
+	}
 	// Schedules past n are not decoded, but they must still be arrays, and the log well formed.
 	for _, tc := range []struct{ name, log, want string }{
 		{"object after the prefix", `[[{"type":"A","details":{}}],{"type":"B"}]`, "schedule 2: malformed checker log: want an array of entries"},
-		{"truncated after the prefix", `[[{"type":"A","details":{}}],[{"type":"B"`, "schedule 2"},
+		{"string after the prefix", `[[{"type":"A","details":{}}],[],"x"]`, "schedule 3: malformed checker log: want an array of entries"},
+		{"truncated after the prefix", `[[{"type":"A","details":{}}],[{"type":"B"`, "schedule 2: malformed checker log: unexpected end of input"},
+		{"truncated string", `[[{"type":"A","details":{}}],[{"type":"B]]`, "schedule 2: malformed checker log: unexpected end of input"},
+		{"invalid JSON inside", `[[{"type":"A","details":{}}],[{"type":}]]`, "schedule 2: malformed checker log: not valid JSON"},
+		{"missing comma", `[[{"type":"A","details":{}}],[] []]`, "schedule 2: malformed checker log: want a comma"},
+		{"two commas", `[[{"type":"A","details":{}}],,[]]`, "schedule 2: malformed checker log: want an array of entries"},
+		{"trailing comma", `[[{"type":"A","details":{}}],[],]`, "schedule 3: malformed checker log: want an array of entries"},
+		{"trailing data", `[[{"type":"A","details":{}}],[]] x`, "trailing data after the log"},
 		{"bug log", `[{"type":"A","details":{}}]`, "want a verbose log"},
 	} {
 		_, _, err := bridge.ReadVerboseLogPrefix(strings.NewReader(tc.log), 1)
