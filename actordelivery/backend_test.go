@@ -75,7 +75,6 @@ var postgresTests = map[string]func(*testing.T){
 	"TestPublisherFoldDuplicate":              TestPublisherFoldDuplicate,
 	"TestPublisherRun":                        TestPublisherRun,
 	"TestPublisherSplitCrashBetween":          TestPublisherSplitCrashBetween,
-	"TestRawAttemptsStrands":                  TestRawAttemptsStrands,
 }
 
 // backendOf returns the backend t runs on: PostgreSQL under TestOnPostgres (and its own PG-only

@@ -110,8 +110,6 @@ type ConsumerOptions struct {
 	LeaseFor time.Duration
 	// Retry decides delays; nil means Backoff{Base: time.Second, Max: 5 * time.Minute}.
 	Retry RetryPolicy
-	// Attempts maps the stored attempt count to the effective one; nil means EffectiveAttempts.
-	Attempts func(stored int, path Path) int
 	// PollInterval is Run's first idle wait, doubled while idle up to MaxPollInterval and reset
 	// after work. Zero means 50ms and 2s.
 	PollInterval, MaxPollInterval time.Duration
@@ -142,7 +140,6 @@ type Consumer struct {
 	path     Path
 	leaseFor time.Duration
 	retry    RetryPolicy
-	attempts func(int, Path) int
 	poll     time.Duration
 	maxPoll  time.Duration
 	log      *slog.Logger
@@ -180,7 +177,7 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 	}
 	c := &Consumer{
 		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
-		leaseFor: opts.LeaseFor, retry: opts.Retry, attempts: opts.Attempts,
+		leaseFor: opts.LeaseFor, retry: opts.Retry,
 		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
 	}
 	if c.leaseFor == 0 {
@@ -188,9 +185,6 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 	}
 	if c.retry == nil {
 		c.retry = Backoff{Base: time.Second, Max: 5 * time.Minute}
-	}
-	if c.attempts == nil {
-		c.attempts = EffectiveAttempts
 	}
 	if c.poll == 0 {
 		c.poll = defaultPollInterval
@@ -250,7 +244,7 @@ var errEffectsFailed = errors.New("handler effects failed")
 //     (leaseless): nothing is written, the effects never run: "lease_lost".
 //   - handler fails (it returned an error, or its Effects did, which rolls the acknowledgement
 //     back): nothing of the delivery is written. One write transaction records the failure. The
-//     effective attempt is Attempts(stored, path), capped at max_attempts, where stored is the
+//     effective attempt is EffectiveAttempts(stored, path), capped at max_attempts, where stored is the
 //     count the row holds inside that transaction on the leaseless path (a nack_by_id may have
 //     landed since the fetch) and the leased count on the leased path.
 //     At or above max_attempts, or when the retry policy declines, the message is dead-lettered
@@ -321,7 +315,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 // max_attempts. On the leased path the token fence guarantees the row still holds the count the
 // lease set, so the fetched count is the stored one.
 func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, error) {
-	eff := min(c.attempts(m.Attempts, c.path), m.MaxAttempts)
+	eff := min(EffectiveAttempts(m.Attempts, c.path), m.MaxAttempts)
 	var action string
 	var delay time.Duration
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
@@ -333,7 +327,7 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 			if cur.State != StateReady {
 				return fmt.Errorf("actordelivery: message %q is %s: %w", m.ID, cur.State, ErrNotFound)
 			}
-			eff = min(c.attempts(cur.Attempts, c.path), m.MaxAttempts)
+			eff = min(EffectiveAttempts(cur.Attempts, c.path), m.MaxAttempts)
 		}
 		reason := ""
 		if eff >= m.MaxAttempts {

@@ -166,28 +166,6 @@ func TestConsumerFailuresUntilDeadLetter(t *testing.T) {
 	}
 }
 
-// TestRawAttemptsStrands shows what the Attempts hook guards against: handing the leaseless path
-// the raw stored count leaves the message at attempts == max_attempts, never eligible, never
-// dead-lettered.
-func TestRawAttemptsStrands(t *testing.T) {
-	ctx := context.Background()
-	s, clk := testStore(t)
-	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 2})
-	c := newConsumer(t, s, failHandler,
-		ConsumerOptions{Path: PathLeaseless, Retry: &recordingPolicy{}, Attempts: func(stored int, _ Path) int { return stored }})
-	for range 4 {
-		if _, err := c.Step(ctx); err != nil {
-			t.Fatal(err)
-		}
-		clk.Advance(time.Second)
-	}
-	m := mustGet(t, s, "a")
-	dls, _ := s.ListDeadLetters(ctx)
-	if m.Attempts != 2 || m.State != StateReady || len(dls) != 0 || peekID(t, s, "mb") != "" {
-		t.Fatalf("expected the stranded state: %+v, dead letters %v", m, dls)
-	}
-}
-
 func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
 	ctx := context.Background()
 	s, clk := testStore(t)

@@ -574,7 +574,7 @@ func (n *notifier) fire(t topic) {
 }
 
 // Subscribe returns a channel that receives a signal after a commit enqueued a message into
-// mailbox (or after Notify(mailbox)), and a function that ends the subscription. Signals coalesce:
+// mailbox, and a function that ends the subscription. Signals coalesce:
 // the channel holds at most one.
 //
 // On PostgreSQL the first subscription starts the store's listener, so commits of stores in other
@@ -584,9 +584,6 @@ func (s *Store) Subscribe(mailbox string) (<-chan struct{}, func()) {
 	s.startListener()
 	return s.notify.subscribe(topic{mailbox: mailbox})
 }
-
-// Notify signals mailbox's subscribers.
-func (s *Store) Notify(mailbox string) { s.notify.fire(topic{mailbox: mailbox}) }
 
 // SubscribeOutbox is Subscribe for commits that added outbox rows.
 func (s *Store) SubscribeOutbox() (<-chan struct{}, func()) {

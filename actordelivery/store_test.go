@@ -502,8 +502,8 @@ func TestNotify(t *testing.T) {
 	default:
 	}
 	cancel()
-	cancel() // idempotent
-	s.Notify("m")
+	cancel()                           // idempotent
+	s.notify.fire(topic{mailbox: "m"}) // a signal after the subscription ended goes nowhere
 }
 
 // TestReadOnlyPoolIsQueryOnly guards the reader pool's configuration: a write through it fails.

@@ -14,7 +14,7 @@ import (
 //	go test ./properties/ -run '^$' -bench BenchmarkHunt -benchtime 20x
 func BenchmarkHunt(b *testing.B) {
 	base := baseSeed(b)
-	for _, variant := range BrokenVariants() {
+	for _, variant := range HuntedVariants() {
 		b.Run(variant, func(b *testing.B) {
 			var seqs, steps, cmds []float64
 			i := int64(0)

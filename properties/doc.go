@@ -9,7 +9,8 @@
 //	if res.Found { ... }    // res.Shrunk is the trace, res.Path its file, res.Failure what broke
 //
 // The CLI's `pconform hunt` calls Hunt; `pconform replay FILE --target VARIANT` replays what it
-// wrote, with NewTarget resolving this package's own variants as well as replay's.
+// wrote. Targets and broken variants come from replay's registry (replay.NewTarget,
+// replay.BrokenVariants), the one list the CLI and replay resolve names against too.
 //
 // # Contract
 //
@@ -44,10 +45,9 @@
 //   - Known issues. A divergence between the store and the model that is found and not fixed yet
 //     is listed in KnownIssues; hunts avoid its steps unless HuntConfig.IncludeKnownIssues is set,
 //     and a test fails once it is fixed, so the entry goes.
-//   - Broken variants live here or in replay, never behind a flag in actordelivery. This
-//     package adds "lease-boundary" and "lease-early": the real store target with its own copy
-//     of the store's eligibility and expiry SQL in which a lease is still live at
-//     lease_until == now, or expired a second early.
+//   - Broken variants are replay's: every name in replay.BrokenVariants is hunted (HuntedVariants
+//     says which are not yet, and why), and none lives
+//     behind a flag in actordelivery (they are built in internal/brokenstore).
 //
 // What the package never does: it never edits a trace it did not make, never keeps a database
 // after a sequence ends, and never reports a divergence as an error.

@@ -34,7 +34,7 @@ const (
 // HuntConfig configures one hunt. Every field is optional except Variant.
 type HuntConfig struct {
 	// Variant is the system under test: "store" (the correct store), a broken variant (see
-	// BrokenVariants) or any other name NewTarget accepts.
+	// replay.BrokenVariants) or any other name replay.NewTarget accepts.
 	Variant string
 	// Seed fixes every random choice of the hunt: the sequences, their shrinking and the own
 	// shrinking pass. A seed reproduces a hunt only on the same commit.
@@ -153,7 +153,7 @@ func (cfg HuntConfig) defaultCommand() string {
 	plain := cfg.Sequences == DefaultSequences && cfg.MinSteps == DefaultMinSteps && cfg.MaxSteps == DefaultMaxSteps &&
 		cfg.ShrinkRuns == DefaultShrinkRuns && !cfg.IncludeKnownIssues && maps.Equal(cfg.Mix, DefaultMix())
 	switch {
-	case plain && slices.Contains(BrokenVariants(), cfg.Variant):
+	case plain && slices.Contains(HuntedVariants(), cfg.Variant):
 		return fmt.Sprintf("go test ./properties/ -run 'TestHuntVariants/^%s$/^seed-%d$' -seed %d", cfg.Variant, cfg.Seed, cfg.Seed)
 	case plain && cfg.Variant == replay.TargetStore:
 		return fmt.Sprintf("go test ./properties/ -run 'TestPropertyStore$' -seed %d", cfg.Seed)
@@ -166,8 +166,8 @@ func (cfg HuntConfig) check() error {
 	switch {
 	case cfg.Variant == "":
 		return errors.New("properties: HuntConfig.Variant is empty")
-	case !slices.Contains(Targets(), cfg.Variant) && cfg.Variant != variantLeaseExact:
-		return fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, cfg.Variant, Targets())
+	case !slices.Contains(replay.Targets(), cfg.Variant):
+		return fmt.Errorf("%w %q (known: %q)", replay.ErrUnknownTarget, cfg.Variant, replay.Targets())
 	case cfg.Sequences < 1:
 		return fmt.Errorf("properties: HuntConfig.Sequences %d is below 1", cfg.Sequences)
 	case cfg.MinSteps < 1 || cfg.MaxSteps < cfg.MinSteps:
@@ -423,10 +423,7 @@ func (h *hunter) verify(res *HuntResult) error {
 // newTarget is NewTarget on the hunt's backend: on cfg.Server when set, else in dir.
 func (h *hunter) newTarget(name, dir string) (replay.Target, error) {
 	if h.cfg.Server == nil {
-		return NewTarget(name, dir)
-	}
-	if !slices.Contains(replay.Targets(), name) {
-		return nil, fmt.Errorf("properties: target %q runs on SQLite only", name)
+		return replay.NewTarget(name, dir)
 	}
 	t, err := replay.NewTargetOn(name, replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: h.cfg.Server})
 	if err != nil {

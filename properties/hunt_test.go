@@ -39,14 +39,14 @@ func TestHuntVariants(t *testing.T) {
 		server  *replay.PGServer
 	}
 	var hunts []hunt
-	for _, variant := range BrokenVariants() {
+	for _, variant := range HuntedVariants() {
 		hunts = append(hunts, hunt{variant: variant})
 	}
 	// The variants replay builds also run on PostgreSQL (the lease-boundary ones are SQLite
 	// only: they rewrite its lease query).
 	if srv := pgServer(t); srv != nil {
-		for _, variant := range BrokenVariants() {
-			if slices.Contains(replay.Targets(), variant) {
+		for _, variant := range HuntedVariants() {
+			if !replay.SQLiteOnly(variant) {
 				hunts = append(hunts, hunt{variant: variant, server: srv})
 			}
 		}
@@ -113,7 +113,7 @@ const huntedDir = "../traces/hunted"
 
 // huntedVariant is the variant a hunted trace catches, from its name "hunt-<variant>-seed<N>".
 func huntedVariant(name string) (string, bool) {
-	for _, v := range BrokenVariants() {
+	for _, v := range HuntedVariants() {
 		if rest, ok := strings.CutPrefix(name, "hunt-"+v+"-seed"); ok && rest != "" {
 			return v, true
 		}
@@ -127,7 +127,7 @@ func huntedVariant(name string) (string, bool) {
 // examples; review the diff.
 func TestHuntedTraces(t *testing.T) {
 	if *rewriteHunted {
-		for _, v := range BrokenVariants() {
+		for _, v := range HuntedVariants() {
 			res, err := Hunt(context.Background(), HuntConfig{Variant: v, Seed: 1, Dir: huntedDir})
 			if err != nil || !res.Found {
 				t.Fatalf("rewriting the example of %s: found=%v, %v", v, res.Found, err)
@@ -172,7 +172,7 @@ func TestHuntedTraces(t *testing.T) {
 			}
 		})
 	}
-	for _, v := range BrokenVariants() {
+	for _, v := range HuntedVariants() {
 		if !covered[v] {
 			t.Errorf("traces/hunted has no example for %s", v)
 		}
@@ -181,7 +181,7 @@ func TestHuntedTraces(t *testing.T) {
 
 func replayFile(t *testing.T, tr *traces.Trace, target string) replay.Verdict {
 	t.Helper()
-	tg, err := NewTarget(target, t.TempDir())
+	tg, err := replay.NewTarget(target, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestHuntErrors(t *testing.T) {
 		want error
 		text string
 	}{
-		{"unknown variant", context.Background(), HuntConfig{Variant: "no-such"}, ErrUnknownTarget, `"no-such"`},
+		{"unknown variant", context.Background(), HuntConfig{Variant: "no-such"}, replay.ErrUnknownTarget, `"no-such"`},
 		{"no variant", context.Background(), HuntConfig{}, nil, "Variant is empty"},
 		{"bad steps", context.Background(), HuntConfig{Variant: "store", MinSteps: 9, MaxSteps: 3}, nil, "steps [9, 3]"},
 		{"bad mix", context.Background(), HuntConfig{Variant: "store", Mix: Mix{"fly": 1}}, nil, `"fly"`},

@@ -41,11 +41,12 @@ func TestPropertyModel(t *testing.T) {
 	checkProperty(t, propertyCase{name: "TestPropertyModel", target: replay.TargetModel, budget: DefaultSequences})
 }
 
-// TestPropertyLeaseExact runs the properties against the lease-boundary machinery with the store's
-// own boundary: it must pass like the store, which shows that the lease-boundary variants differ
-// from the store only by the boundary they move. Rerun as TestPropertyStore.
-func TestPropertyLeaseExact(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyLeaseExact", target: variantLeaseExact, budget: DefaultSequences / 2})
+// TestPropertyEligibilityCopy runs the properties against the copy of the store's eligibility SQL
+// that the rule-changing variants (lease-boundary, lease-early, fifo-overtake) start from, with
+// the store's own rules: it must pass like the store, which shows that those variants differ
+// from the store only by the rule they change. Rerun as TestPropertyStore.
+func TestPropertyEligibilityCopy(t *testing.T) {
+	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopy", target: replay.TargetEligibilityCopy, budget: DefaultSequences / 2})
 }
 
 func checkProperty(t *testing.T, pc propertyCase) {

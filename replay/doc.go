@@ -22,11 +22,16 @@
 //
 // # Targets
 //
-// [NewTarget] knows "store" (the SQLite store with its real Consumer and Publisher, see
-// [StoreTarget]), "model" (the pure reference model, [ModelTarget]), and the broken variants
-// "split-write", "raw-attempts", "unfenced-ack" and "fetched-attempts" (store targets with one
-// bug each, see variants.go) and "model-raw-attempts" (the model with the raw-attempts retry count). Any other
-// implementation plugs in through the small [Target] interface.
+// registry.go is the one target registry of the project: replay's tests, the properties' hunts
+// and the CLI's --target all resolve names through [NewTarget], [Targets] and [BrokenVariants].
+// It knows "store" (the SQLite store with its real Consumer and Publisher, see [StoreTarget]),
+// "model" (the pure reference model, [ModelTarget]), "model-raw-attempts" (the model with the
+// raw-attempts retry count), the control "eligibility-copy", and the broken variants
+// ([BrokenVariants]: split-write, raw-attempts, unfenced-ack, fetched-attempts, lease-boundary, lease-early,
+// fifo-overtake). Every store-backed entry is built the same way: a store target whose
+// storeConfig replaces one part (the eligibility SQL, the consumer's handle, the split delivery)
+// by its broken counterpart from internal/brokenstore. Any other implementation plugs in through
+// the small [Target] interface.
 //
 // # Contract
 //
@@ -43,9 +48,8 @@
 //   - A divergence is a value, never an error. Run returns an error only when the run itself
 //     could not happen. A Target's Do returns an error only for infrastructure failures; a lost
 //     lease or claim is an observation.
-//   - Broken variants ("split-write", "raw-attempts", "unfenced-ack", "fetched-attempts") live here, beside the
-//     tests, built from actordelivery's public API and configuration points; actordelivery never
-//     carries a flag for them.
+//   - Broken variants are built in internal/brokenstore from actordelivery's public API, or on
+//     a copy of its eligibility SQL; actordelivery never carries a flag or hook for them.
 //
 // The engine core (binding, comparison, verdicts, histories) is pure; the store target and
 // [WriteEvidence] are the only parts that touch files, through actordelivery and os.

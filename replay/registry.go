@@ -3,7 +3,9 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/models"
 )
 
@@ -12,79 +14,143 @@ var ErrUnknownTarget = errors.New("replay: unknown target")
 
 // Target names.
 const (
-	TargetStore       = "store"
-	TargetModel       = "model"
+	TargetStore = "store"
+	TargetModel = "model"
+	// TargetModelRawAttempts is the reference model configured with the raw-attempts retry
+	// count: a second, independent reproduction of the raw-attempts bug.
+	TargetModelRawAttempts = "model-raw-attempts"
+	// TargetEligibilityCopy is the store with its eligibility and expiry SQL run from the copy
+	// the rule-changing variants start from, with the store's own rules. It is a control, not a
+	// variant: it must behave exactly as the store, which shows that those variants differ from
+	// the store only where their rule says so.
+	TargetEligibilityCopy = "eligibility-copy"
+
+	// The broken variants, each reproducing one known bug (see VariantTarget).
 	TargetSplitWrite  = "split-write"
 	TargetRawAttempts = "raw-attempts"
 	TargetUnfencedAck = "unfenced-ack"
 	// TargetFetchedAttempts is the store whose leaseless consumer decides retry or dead letter
 	// from the attempt count its fetch saw, not from the row as stored at handle time.
 	TargetFetchedAttempts = "fetched-attempts"
-	// TargetModelRawAttempts is the reference model configured with the raw-attempts retry
-	// count: a second, independent reproduction of the raw-attempts bug.
-	TargetModelRawAttempts = "model-raw-attempts"
+	TargetLeaseBoundary   = "lease-boundary"
+	TargetLeaseEarly      = "lease-early"
+	TargetFifoOvertake    = "fifo-overtake"
 )
+
+// definition is one entry of the target registry: a name, what it is, and how it is built.
+// Every store-backed entry, the correct store and every broken variant alike, is a store target
+// with a storeConfig; every model entry is a models.Config.
+type definition struct {
+	name string
+	// doc says in one line what the target is.
+	doc string
+	// broken marks a known-broken variant: a trace whose expect.variant is name replays to a
+	// match against it.
+	broken bool
+	// model, when set, makes this a model target with that configuration.
+	model *models.Config
+	// store configures a store target (when model is nil); the zero value is the correct store.
+	store storeConfig
+}
+
+// definitions is the registry: the one list of targets that replay, the properties and the CLI
+// resolve names against, in the order Targets lists them.
+func definitions() []definition {
+	return []definition{
+		{name: TargetStore, doc: "the real store, consumer and publisher"},
+		{name: TargetModel, doc: "the pure reference model", model: &models.Config{}},
+		{name: TargetModelRawAttempts, doc: "the reference model with the raw-attempts retry count",
+			model: &models.Config{Attempts: func(stored int, _ bool) int { return stored }}},
+		{name: TargetEligibilityCopy, doc: "the store running the variants' copy of its eligibility SQL, rules unchanged (a control)",
+			store: storeConfig{rules: &brokenstore.Rules{}}},
+		{name: TargetSplitWrite, broken: true, doc: "a split delivery that drops the enqueue's commit error",
+			store: storeConfig{deliverSplit: brokenstore.DeliverSplitWrite}},
+		{name: TargetRawAttempts, broken: true, doc: "a leaseless consumer that hands the retry decision the raw stored attempt count",
+			store: storeConfig{handle: brokenstore.HandleRawAttempts}},
+		{name: TargetUnfencedAck, broken: true, doc: "a leased consumer that acknowledges by id instead of by token",
+			store: storeConfig{handle: brokenstore.HandleUnfencedAck}},
+		{name: TargetFetchedAttempts, broken: true, doc: "a leaseless consumer that decides a failure from the attempt count its fetch saw",
+			store: storeConfig{handle: brokenstore.HandleFetchedAttempts}},
+		{name: TargetLeaseBoundary, broken: true, doc: "a lease still live at lease_until == now (<= for <)",
+			store: storeConfig{rules: &brokenstore.Rules{LeaseInclusive: true}}},
+		{name: TargetLeaseEarly, broken: true, doc: "every lease expires a second early",
+			store: storeConfig{rules: &brokenstore.Rules{LeaseSkew: time.Second}}},
+		{name: TargetFifoOvertake, broken: true, doc: "a keyed head blocks its successors only while it is itself eligible",
+			store: storeConfig{rules: &brokenstore.Rules{HeadBlocksOnlyWhenEligible: true}}},
+	}
+}
+
+func lookup(name string) (definition, bool) {
+	for _, d := range definitions() {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return definition{}, false
+}
 
 // Targets lists the names NewTarget accepts.
 func Targets() []string {
-	return []string{TargetStore, TargetModel, TargetSplitWrite, TargetRawAttempts, TargetUnfencedAck, TargetFetchedAttempts, TargetModelRawAttempts}
-}
-
-// MissingVariants names the variants a trace may carry (traces.Expect.Variant) that have no
-// target here, with the reason.
-func MissingVariants() map[string]string {
-	return map[string]string{
-		"fifo-overtake": "the keyed-order rule lives in the store's lease query; overtaking a blocking predecessor cannot be built from the public API without a store-level hook",
+	var names []string
+	for _, d := range definitions() {
+		names = append(names, d.name)
 	}
+	return names
 }
 
-// NewTarget returns the named target; a store-backed target keeps its database in dir, which
-// must not hold one already. Unknown names give an error wrapping ErrUnknownTarget.
-//
-//	store         the real store, consumer and publisher
-//	model         the pure reference model (dir unused)
-//	split-write   store whose split delivery drops the enqueue's commit error
-//	raw-attempts  store whose consumers hand the raw stored attempt count to the retry decision
-//	unfenced-ack  store whose leased consumers acknowledge by id instead of by token
-//	fetched-attempts  store whose leaseless consumer decides a failure from the count its fetch saw
-//	model-raw-attempts  the model with the raw-attempts retry count (dir unused)
+// BrokenVariants lists the known-broken variants, in a stable order.
+func BrokenVariants() []string {
+	var names []string
+	for _, d := range definitions() {
+		if d.broken {
+			names = append(names, d.name)
+		}
+	}
+	return names
+}
+
+// SQLiteOnly reports whether the named target exists on SQLite only: the variants that run a copy
+// of the store's eligibility SQL.
+func SQLiteOnly(name string) bool {
+	d, ok := lookup(name)
+	return ok && d.store.rules != nil
+}
+
+// Describe says in one line what the named target is; "" for an unknown name.
+func Describe(name string) string {
+	d, _ := lookup(name)
+	return d.doc
+}
+
+// NewTarget returns the named target (see Targets and Describe); a store-backed target keeps its
+// SQLite database in dir, which must not hold one already. Unknown names give an error wrapping
+// ErrUnknownTarget.
 func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, StoreDB{Dir: dir}) }
 
 // NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
-// their own on the PostgreSQL server db.DSN).
+// their own on the PostgreSQL server db.Server). The variants that run a copy of the store's
+// eligibility SQL (lease-boundary, lease-early, fifo-overtake, eligibility-copy) exist on SQLite
+// only.
 func NewTargetOn(name string, db StoreDB) (Target, error) {
-	cfg := storeConfig{}
-	switch name {
-	case TargetModel:
-		return NewModelTarget(models.Config{}), nil
-	case TargetModelRawAttempts:
-		return NewModelTarget(models.Config{Attempts: func(stored int, _ bool) int { return stored }}), nil
-	case TargetStore:
-	case TargetSplitWrite:
-		cfg.deliverSplit = splitWriteDeliver
-	case TargetRawAttempts:
-		cfg.attempts = rawAttempts
-	case TargetUnfencedAck:
-		cfg.handleLeasedOK = unfencedAck
-	case TargetFetchedAttempts:
-		cfg.handleLeaselessFail = fetchedAttempts
-	default:
+	d, ok := lookup(name)
+	if !ok {
 		return nil, fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, name, Targets())
 	}
-	return newStoreTarget(db, cfg)
+	if d.model != nil {
+		return NewModelTarget(*d.model), nil
+	}
+	return newStoreTarget(db, d.store)
 }
 
 // VariantTarget is the target that reproduces a trace's expected variant: "store" for the
-// correct store (variant ""), the variant's own name otherwise; ok is false when the variant has
-// no target (see MissingVariants).
+// correct store (variant ""), the variant's own name when it is a known-broken variant; ok is
+// false for any other name.
 func VariantTarget(variant string) (name string, ok bool) {
 	if variant == "" {
 		return TargetStore, true
 	}
-	for _, n := range Targets() {
-		if n == variant && n != TargetModel && n != TargetStore && n != TargetModelRawAttempts {
-			return n, true
-		}
+	if d, found := lookup(variant); found && d.broken {
+		return d.name, true
 	}
 	return "", false
 }

@@ -13,22 +13,22 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/traces"
 )
 
-// storeConfig is how a store target runs its consumers and publisher. The zero value is the
-// correct store; the broken variants (variants.go) fill in the hooks.
+// storeConfig is how a store target runs its store, consumers and publisher. The zero value is the
+// correct store; each broken variant (registry.go) sets one field to a replacement built outside
+// the store, in internal/brokenstore.
 type storeConfig struct {
-	// attempts is ConsumerOptions.Attempts for every consumer; nil is the store's default.
-	attempts func(stored int, p actordelivery.Path) int
+	// rules, when set, runs lease, peek, expire and the consumer's fetch through a copy of the
+	// store's eligibility and expiry SQL with these rules (SQLite only); nil runs the store's own.
+	rules *brokenstore.Rules
+	// handle replaces the real consumer's Handle; nil runs Consumer.Handle.
+	handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
+		retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error)
 	// deliverSplit replaces the real publisher's split delivery; nil runs Publisher.Deliver.
-	deliverSplit func(ctx context.Context, st actordelivery.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
-	// handleLeasedOK replaces the real consumer's handle of a leased delivery whose handler
-	// succeeds; nil runs Consumer.Handle.
-	handleLeasedOK func(ctx context.Context, st *actordelivery.Store, h actordelivery.Handler, d *actordelivery.Delivery) (actordelivery.Outcome, error)
-	// handleLeaselessFail replaces the real consumer's handle of a leaseless delivery whose
-	// handler fails; nil runs Consumer.Handle.
-	handleLeaselessFail func(ctx context.Context, st *actordelivery.Store, d *actordelivery.Delivery, retryDelay time.Duration) (actordelivery.Outcome, error)
+	deliverSplit func(ctx context.Context, st brokenstore.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
 }
 
 // StoreTarget runs a trace against the real SQLite store: store operations call the store's
@@ -55,6 +55,8 @@ type StoreTarget struct {
 	fetched map[int]*actordelivery.Delivery
 	// mailboxes are the mailboxes any step named, so the snapshot can read their effect logs.
 	mailboxes map[string]bool
+	// elig runs the copied eligibility SQL when cfg.rules is set; nil otherwise.
+	elig *brokenstore.Eligibility
 }
 
 // StoreDB says where a store target keeps its database. The zero Backend is SQLite.
@@ -100,8 +102,18 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	default:
 		return nil, fmt.Errorf("replay: store target: unknown backend %q", db.Backend)
 	}
+	if cfg.rules != nil && db.Backend != actordelivery.BackendSQLite {
+		return nil, fmt.Errorf("replay: store target: the variants of the store's eligibility SQL exist on SQLite only, not on %s", db.Backend)
+	}
 	if err := t.open(); err != nil {
 		return nil, err
+	}
+	if cfg.rules != nil {
+		e, err := brokenstore.OpenEligibility(t.target, *cfg.rules)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("replay: store target: %w", err), t.Close())
+		}
+		t.elig = e
 	}
 	return t, nil
 }
@@ -144,6 +156,10 @@ func (t *StoreTarget) Close() error {
 	}
 	err := t.st.Close()
 	t.st = nil
+	if t.elig != nil {
+		err = errors.Join(err, t.elig.Close())
+		t.elig = nil
+	}
 	if t.prefix != "" {
 		err = errors.Join(err, t.db.Server.give(t.prefix))
 	}
@@ -208,11 +224,19 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		})
 	case traces.OpLease:
 		var m *actordelivery.Message
-		m, err = t.st.Lease(ctx, a.Mailbox, seconds(a.LeaseFor))
+		if t.elig != nil {
+			m, err = t.elig.Lease(ctx, t.clock.Now(), a.Mailbox, seconds(a.LeaseFor))
+		} else {
+			m, err = t.st.Lease(ctx, a.Mailbox, seconds(a.LeaseFor))
+		}
 		o.Message = observed(m, true)
 	case traces.OpPeek:
 		var m *actordelivery.Message
-		m, err = t.st.Peek(ctx, a.Mailbox)
+		if t.elig != nil {
+			m, err = t.elig.Peek(ctx, t.clock.Now(), a.Mailbox)
+		} else {
+			m, err = t.st.Peek(ctx, a.Mailbox)
+		}
 		o.Message = observed(m, false)
 	case traces.OpAck:
 		o.Err, err = errKind(t.st.Ack(ctx, a.ID, a.Token))
@@ -225,7 +249,11 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpExtend:
 		o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, seconds(a.LeaseFor)))
 	case traces.OpExpire:
-		o.Affected, err = t.st.ExpireLeases(ctx)
+		if t.elig != nil {
+			o.Affected, err = t.elig.Expire(ctx, t.clock.Now())
+		} else {
+			o.Affected, err = t.st.ExpireLeases(ctx)
+		}
 	case traces.OpDeadLetter:
 		o.Err, err = errKind(t.st.DeadLetter(ctx, a.ID, a.Reason))
 	case traces.OpOutboxEnqueue:
@@ -297,26 +325,23 @@ func (d fixedRetry) Retry(error, int) (time.Duration, bool) { return time.Durati
 
 var errHandlerFails = errors.New("replay: handler outcome is fail")
 
-// consumer builds the real consumer a consumer step runs. A new one per step is the same code
-// the worker's long-lived consumer runs; the consumer keeps no state between iterations that a
-// step could observe.
-func (t *StoreTarget) consumer(a Args, outcome string) (*actordelivery.Consumer, actordelivery.Handler, error) {
+// consumer builds the real consumer a consumer step runs, with handler h. A new one per step is
+// the same code the worker's long-lived consumer runs; the consumer keeps no state between
+// iterations that a step could observe.
+func (t *StoreTarget) consumer(a Args, h actordelivery.Handler) (*actordelivery.Consumer, error) {
 	path, err := consumerPath(a.Profile)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	h := t.handler(outcome)
 	leaseFor := seconds(a.LeaseFor)
 	if leaseFor == 0 {
 		// ConsumerOptions reads 0 as its 30s default; the smallest positive duration rounds to
 		// a lease that ends at once, which is what lease_for 0 means.
 		leaseFor = time.Nanosecond
 	}
-	c, err := actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
-		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: fixedRetry(seconds(a.RetryDelay)),
-		Attempts: t.cfg.attempts, Logger: t.log,
+	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
+		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: fixedRetry(seconds(a.RetryDelay)), Logger: t.log,
 	})
-	return c, h, err
 }
 
 // handler is the handler of the target's consumers; see effectHandler.
@@ -357,16 +382,22 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 	return err
 }
 
-// fetch runs the real consumer's Fetch for the step's worker. A worker that fetches again
-// without handling drops what it held, as the P model's worker does: the dropped leased
-// delivery's lease runs out, a dropped leaseless one changed nothing.
+// fetch runs the real consumer's Fetch for the step's worker (or, with copied rules, the same
+// fetch through the copy: expire then lease in one transaction, or peek). A worker that fetches
+// again without handling drops what it held: the dropped leased delivery's lease runs out, a
+// dropped leaseless one changed nothing.
 func (t *StoreTarget) fetch(ctx context.Context, a Args) (Observation, error) {
 	delete(t.fetched, a.Worker)
-	c, _, err := t.consumer(a, traces.OutcomeOK)
+	c, err := t.consumer(a, t.handler(traces.OutcomeOK))
 	if err != nil {
 		return Observation{}, err
 	}
-	d, err := c.Fetch(ctx)
+	var d *actordelivery.Delivery
+	if t.elig != nil {
+		d, err = t.fetchCopy(ctx, a)
+	} else {
+		d, err = c.Fetch(ctx)
+	}
 	if err != nil {
 		return Observation{}, err
 	}
@@ -377,26 +408,43 @@ func (t *StoreTarget) fetch(ctx context.Context, a Args) (Observation, error) {
 	return Observation{Message: observed(&d.Message, d.Path == actordelivery.PathLeased)}, nil
 }
 
-// handle runs the real consumer's Handle on the worker's fetched delivery; a worker holding
-// none is idle.
+// fetchCopy is Consumer.Fetch through the copied eligibility SQL.
+func (t *StoreTarget) fetchCopy(ctx context.Context, a Args) (*actordelivery.Delivery, error) {
+	path, err := consumerPath(a.Profile)
+	if err != nil {
+		return nil, err
+	}
+	var m *actordelivery.Message
+	if path == actordelivery.PathLeaseless {
+		m, err = t.elig.Peek(ctx, t.clock.Now(), a.Mailbox)
+	} else {
+		m, err = t.elig.ExpireThenLease(ctx, t.clock.Now(), a.Mailbox, seconds(a.LeaseFor))
+	}
+	if err != nil || m == nil {
+		return nil, err
+	}
+	return &actordelivery.Delivery{Message: *m, Path: path}, nil
+}
+
+// handle runs the real consumer's Handle (or the variant's replacement) on the worker's fetched
+// delivery; a worker holding none is idle.
 func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
 	d := t.fetched[a.Worker]
 	if d == nil {
 		return Observation{Action: traces.ActionIdle}, nil
 	}
 	delete(t.fetched, a.Worker)
-	c, h, err := t.consumer(a, a.Outcome)
-	if err != nil {
-		return Observation{}, err
-	}
+	h := t.handler(a.Outcome)
 	var out actordelivery.Outcome
-	switch {
-	case t.cfg.handleLeasedOK != nil && d.Path == actordelivery.PathLeased && a.Outcome == traces.OutcomeOK:
-		out, err = t.cfg.handleLeasedOK(ctx, t.st, h, d)
-	case t.cfg.handleLeaselessFail != nil && d.Path == actordelivery.PathLeaseless && a.Outcome == traces.OutcomeFail:
-		out, err = t.cfg.handleLeaselessFail(ctx, t.st, d, seconds(a.RetryDelay))
-	default:
-		out, err = c.Handle(ctx, d)
+	var err error
+	if t.cfg.handle != nil {
+		consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) { return t.consumer(a, h) }
+		out, err = t.cfg.handle(ctx, t.st, consumer, h, fixedRetry(seconds(a.RetryDelay)), d)
+	} else {
+		var c *actordelivery.Consumer
+		if c, err = t.consumer(a, h); err == nil {
+			out, err = c.Handle(ctx, d)
+		}
 	}
 	if err != nil {
 		return Observation{}, err

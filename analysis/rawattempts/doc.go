@@ -7,8 +7,7 @@
 //
 // The store counts an attempt when it leases a message, so on the leased path the stored count
 // is the current attempt; on the leaseless path nothing has bumped it yet and the current
-// attempt is stored+1. actordelivery.EffectiveAttempts (or the consumer's Attempts hook) is the
-// one place that knows this. Handing the raw count to the retry decision on the leaseless path
+// attempt is stored+1. actordelivery.EffectiveAttempts is the one place that knows this. Handing the raw count to the retry decision on the leaseless path
 // strands a message: after MaxAttempts failures it is never eligible again and never
 // dead-lettered. The analyzer asks that every retry decision go through the helper, so the
 // path is always explicit, even on the leased path where raw and effective agree.
@@ -17,8 +16,7 @@
 // a Delivery's embedded Message) and any struct field marked //pconform:storedattempts.
 //
 // Sanitisers turn a raw count into an effective one: any call through a value of type
-// func(int, actordelivery.Path) int (EffectiveAttempts, ConsumerOptions.Attempts, a local
-// holding either) and any function marked //pconform:effectiveattempts.
+// func(int, actordelivery.Path) int (EffectiveAttempts, or a local or field holding it) and any function marked //pconform:effectiveattempts.
 //
 // Sinks are
 //   - an argument of an integer parameter of a method named Retry (RetryPolicy.Retry and its

@@ -220,7 +220,7 @@ func (c *checker) checkRetryCall(call *ast.CallExpr) {
 				Pos: arg.Pos(),
 				End: arg.End(),
 				Message: "raw stored attempt count " + src + " reaches retry decision " + types.ExprString(call.Fun) +
-					"; pass it through actordelivery.EffectiveAttempts (or the consumer's Attempts hook) first",
+					"; pass it through actordelivery.EffectiveAttempts first",
 			})
 		}
 	}
@@ -273,7 +273,7 @@ func (c *checker) reportComparison(b *ast.BinaryExpr, src string) {
 		Pos: b.Pos(),
 		End: b.End(),
 		Message: "raw stored attempt count " + src + " compared with MaxAttempts in a retry decision" +
-			"; pass it through actordelivery.EffectiveAttempts (or the consumer's Attempts hook) first",
+			"; pass it through actordelivery.EffectiveAttempts first",
 	})
 }
 

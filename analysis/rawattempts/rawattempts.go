@@ -17,7 +17,7 @@ import (
 // Analyzer reports raw stored attempt counts used in retry decisions.
 var Analyzer = &analysis.Analyzer{
 	Name:      "rawattempts",
-	Doc:       "report raw stored attempt counts used in retry decisions\n\nA message's stored Attempts must pass through actordelivery.EffectiveAttempts (or the consumer's Attempts hook) before it reaches RetryPolicy.Retry or a comparison with MaxAttempts that decides a retry.",
+	Doc:       "report raw stored attempt counts used in retry decisions\n\nA message's stored Attempts must pass through actordelivery.EffectiveAttempts before it reaches RetryPolicy.Retry or a comparison with MaxAttempts that decides a retry.",
 	URL:       "https://github.com/pconform/pconform/blob/main/docs/analyzers.md#rawattempts",
 	Requires:  []*analysis.Analyzer{inspect.Analyzer},
 	FactTypes: []analysis.Fact{(*StoredAttempts)(nil), (*RetryDecision)(nil), (*EffectiveAttempts)(nil)},

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/properties"
+	"github.com/pconform/pconform/replay"
 )
 
 func newHuntCmd() *cobra.Command {
@@ -32,7 +33,7 @@ Exit 0 when nothing was found within the budget, 1 when a counterexample was fou
   pconform hunt --variant store --sequences 5000 --seed 1`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			known := append([]string{"store"}, properties.BrokenVariants()...)
+			known := append([]string{"store"}, replay.BrokenVariants()...)
 			if !slices.Contains(known, cfg.Variant) {
 				return usagef("unknown --variant %q (known: %s)", cfg.Variant, strings.Join(known, ", "))
 			}
@@ -76,7 +77,7 @@ Exit 0 when nothing was found within the budget, 1 when a counterexample was fou
 			return errFinding
 		},
 	}
-	c.Flags().StringVar(&cfg.Variant, "variant", "store", "what to hunt in: store, or a broken variant ("+strings.Join(properties.BrokenVariants(), ", ")+")")
+	c.Flags().StringVar(&cfg.Variant, "variant", "store", "what to hunt in: store, or a broken variant ("+strings.Join(replay.BrokenVariants(), ", ")+")")
 	c.Flags().Int64Var(&cfg.Seed, "seed", time.Now().UnixNano()%1_000_000, "seed of every random choice (printed, so a run can be repeated)")
 	c.Flags().IntVar(&cfg.Sequences, "sequences", properties.DefaultSequences, "budget of generated sequences")
 	c.Flags().StringVar(&cfg.Dir, "out", ".", "directory for the shrunk counterexample trace")

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/actordelivery"
-	"github.com/pconform/pconform/properties"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -25,19 +25,28 @@ type replayFlags struct {
 }
 
 func (f *replayFlags) register(c *cobra.Command) {
-	c.Flags().StringVar(&f.target, "target", replay.TargetStore, fmt.Sprintf("what to replay against: %v", properties.Targets()))
+	c.Flags().StringVar(&f.target, "target", replay.TargetStore, "what to replay against: "+targetHelp())
 	c.Flags().IntVar(&f.crashBefore, "crash-before", -1, "close and reopen the database before step N (durability check)")
 	c.Flags().BoolVar(&f.crashEveryStep, "crash-every-step", false, "close and reopen the database before every step")
 	c.Flags().StringVar(&f.backend, "backend", string(actordelivery.BackendSQLite), "store backend of the store-backed targets: sqlite or postgres")
 	c.Flags().StringVar(&f.dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); replay works in a schema of its own there and drops it after")
 }
 
+// targetHelp lists the registry's targets with what each one is.
+func targetHelp() string {
+	var b strings.Builder
+	for _, name := range replay.Targets() {
+		fmt.Fprintf(&b, "\n  %s: %s", name, replay.Describe(name))
+	}
+	return b.String()
+}
+
 func (f *replayFlags) options() (replay.Options, error) {
 	if f.crashBefore >= 0 && f.crashEveryStep {
 		return replay.Options{}, usagef("--crash-before and --crash-every-step exclude each other")
 	}
-	if !slices.Contains(properties.Targets(), f.target) {
-		return replay.Options{}, usagef("unknown --target %q (known: %v)", f.target, properties.Targets())
+	if !slices.Contains(replay.Targets(), f.target) {
+		return replay.Options{}, usagef("unknown --target %q (known: %v)", f.target, replay.Targets())
 	}
 	b, err := actordelivery.ParseBackend(f.backend)
 	if err != nil {
@@ -237,7 +246,7 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 			return replay.Verdict{}, nil, err
 		}
 		defer os.RemoveAll(dir)
-		if tg, err = properties.NewTarget(f.target, dir); err != nil {
+		if tg, err = replay.NewTarget(f.target, dir); err != nil {
 			return replay.Verdict{}, nil, err
 		}
 	}

@@ -111,8 +111,7 @@ func IsExecTxSignature(sig *types.Signature) bool {
 
 // IsEffectiveAttemptsSignature reports whether t is a function type of the shape of the
 // store's effective-attempts helper: func(int, actordelivery.Path) int. Calling any value of
-// that type (EffectiveAttempts itself, the ConsumerOptions.Attempts hook, a local holding
-// either) is how a stored count becomes an effective attempt.
+// that type (EffectiveAttempts itself, or a local or field holding it) is how a stored count becomes an effective attempt.
 func IsEffectiveAttemptsSignature(t types.Type) bool {
 	sig, ok := t.Underlying().(*types.Signature)
 	if !ok || sig.Variadic() {

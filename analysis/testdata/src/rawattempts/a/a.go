@@ -123,13 +123,18 @@ func helper(policy actordelivery.RetryPolicy, m *actordelivery.Message, path act
 	return st.NackByID(ctx, m.ID, d)
 }
 
-func hook(opts actordelivery.ConsumerOptions, d *actordelivery.Delivery) {
-	eff := opts.Attempts(d.Message.Attempts, d.Path)
+// counter holds a function of the helper's shape in a field; calling it is a sanitiser.
+type counter struct {
+	attempts func(stored int, path actordelivery.Path) int
+}
+
+func hook(c counter, opts actordelivery.ConsumerOptions, d *actordelivery.Delivery) {
+	eff := c.attempts(d.Message.Attempts, d.Path)
 	opts.Retry.Retry(errHandler, eff)
 }
 
-func hookWithDefault(opts actordelivery.ConsumerOptions, d *actordelivery.Delivery) {
-	attempts := opts.Attempts
+func hookWithDefault(c counter, opts actordelivery.ConsumerOptions, d *actordelivery.Delivery) {
+	attempts := c.attempts
 	if attempts == nil {
 		attempts = actordelivery.EffectiveAttempts
 	}

@@ -162,7 +162,6 @@ type ConsumerOptions struct {
 	Path     Path
 	LeaseFor time.Duration
 	Retry    RetryPolicy
-	Attempts func(stored int, path Path) int
 	_        struct{}
 }
 
@@ -182,7 +181,7 @@ type Consumer struct {
 	opts ConsumerOptions
 }
 
-// Handle is the correct consumer: the effective attempt comes from the Attempts hook, the
+// Handle is the correct consumer: the effective attempt comes from EffectiveAttempts, the
 // unfenced acks run only on the leaseless branch.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	m := &d.Message
@@ -199,7 +198,7 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 		}
 		return Outcome{Action: "acked"}, nil
 	}
-	attempt := c.opts.Attempts(m.Attempts, d.Path)
+	attempt := EffectiveAttempts(m.Attempts, d.Path)
 	if attempt >= m.MaxAttempts {
 		err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
 			if d.Path == PathLeaseless {

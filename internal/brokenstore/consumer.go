@@ -1,0 +1,196 @@
+package brokenstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pconform/pconform/actordelivery"
+)
+
+// Consumer builds the real consumer a step runs, configured for the step, with handler h.
+type Consumer func(h actordelivery.Handler) (*actordelivery.Consumer, error)
+
+// realHandle hands d to the real consumer with handler h.
+func realHandle(ctx context.Context, consumer Consumer, h actordelivery.Handler, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	c, err := consumer(h)
+	if err != nil {
+		return actordelivery.Outcome{}, err
+	}
+	return c.Handle(ctx, d)
+}
+
+// HandleRawAttempts is a leaseless consumer's handle that hands the retry decision the stored
+// attempt count unchanged instead of the effective one (actordelivery.EffectiveAttempts): the
+// raw-attempts bug. On the leaseless path nothing has counted the current delivery yet, so after
+// max_attempts failures the row has attempts == max_attempts, is never eligible again and is
+// never dead-lettered. A leased delivery goes to the real consumer (there the stored count is
+// the effective one, so the bug cannot show).
+//
+// It is the correct leaseless handle in everything else: the handler outside any transaction,
+// then AckByID and the handler's Effects in one; on failure NackByID with the policy's delay, or,
+// at max_attempts or when the policy declines, NackByID(0) and DeadLetter in one transaction.
+func HandleRawAttempts(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	if d == nil || d.Path != actordelivery.PathLeaseless {
+		return realHandle(ctx, consumer, h, d)
+	}
+	return handleLeaselessRaw(ctx, st, h, retry, d.Message)
+}
+
+// handleLeaselessRaw is HandleRawAttempts on a leaseless delivery of m.
+//
+//pconform:singleworker the leaseless path: one worker per mailbox, acknowledgements by id
+//pconform:ignore rawattempts the raw-attempts variant reproduces this bug on purpose
+func handleLeaselessRaw(ctx context.Context, st *actordelivery.Store, h actordelivery.Handler,
+	retry actordelivery.RetryPolicy, m actordelivery.Message) (actordelivery.Outcome, error) {
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := h(ctx, &hm)
+	if herr == nil {
+		err := st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := st.AckByID(ctx, m.ID); err != nil || effects == nil {
+				return err
+			}
+			if err := effects(ctx); err != nil {
+				herr = err
+				return err
+			}
+			return nil
+		})
+		switch {
+		case err == nil:
+			return actordelivery.Outcome{Action: actordelivery.ActionAcked}, nil
+		case herr != nil:
+			// The effects failed and rolled the acknowledgement back: a failed delivery.
+		case errors.Is(err, actordelivery.ErrNotFound):
+			return actordelivery.Outcome{Action: actordelivery.ActionLeaseLost}, nil
+		default:
+			return actordelivery.Outcome{}, fmt.Errorf("brokenstore: raw-attempts handle %q: %w", m.ID, err)
+		}
+	}
+	// The bug: the raw stored count, not EffectiveAttempts(stored, path).
+	var err error
+	attempt := m.Attempts
+	out := actordelivery.Outcome{Attempt: attempt}
+	reason := ""
+	if attempt >= m.MaxAttempts {
+		reason = actordelivery.ReasonMaxAttempts
+	} else if delay, ok := retry.Retry(herr, attempt); !ok {
+		reason = "retry policy declined: " + herr.Error()
+	} else {
+		out.Action = actordelivery.ActionRetried
+		err = st.NackByID(ctx, m.ID, max(delay, 0))
+	}
+	if reason != "" {
+		out.Action = actordelivery.ActionDeadLettered
+		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := st.NackByID(ctx, m.ID, 0); err != nil {
+				return err
+			}
+			return st.DeadLetter(ctx, m.ID, reason)
+		})
+	}
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		return out, nil
+	}
+	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: raw-attempts handle %q after handler error: %w", m.ID, err)
+}
+
+// HandleUnfencedAck is a leased consumer's handle that acknowledges by id instead of by token
+// when the handler succeeds, taking not_found for "already acknowledged": a worker whose lease
+// ran out, and whose message another worker has meanwhile leased or acknowledged, still commits
+// its effect and reports acked, so the effect can commit twice. A failing handler's delivery, and
+// every leaseless one, is handled by the real consumer.
+func HandleUnfencedAck(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	_ actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	if d == nil || d.Path != actordelivery.PathLeased {
+		return realHandle(ctx, consumer, h, d)
+	}
+	m := d.Message
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := h(ctx, &hm)
+	var err error
+	if herr == nil {
+		err = unfencedAck(ctx, st, m, effects, &herr)
+		if err == nil {
+			return actordelivery.Outcome{Action: actordelivery.ActionAcked}, nil
+		}
+	}
+	if herr != nil {
+		// The handler (or its effects, which rolled back) failed: the real consumer takes the
+		// failure from here, with a handler that fails the same way and touches nothing.
+		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) { return nil, herr }, d)
+	}
+	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: unfenced-ack handle %q: %w", m.ID, err)
+}
+
+// unfencedAck runs the effects and AckByID in one transaction, taking not_found for "already
+// acknowledged"; herr receives the effects' own error.
+//
+//pconform:ignore unfencedack the unfenced-ack variant reproduces this bug on purpose
+func unfencedAck(ctx context.Context, st *actordelivery.Store, m actordelivery.Message, effects actordelivery.Effects, herr *error) error {
+	return st.ExecTx(ctx, false, func(ctx context.Context) error {
+		if effects != nil {
+			if err := effects(ctx); err != nil {
+				*herr = err
+				return err
+			}
+		}
+		if err := st.AckByID(ctx, m.ID); err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+}
+
+// HandleFetchedAttempts handles a failed leaseless delivery as the consumer did before it read the
+// row at handle time: it decides retry or dead letter from the attempt count its fetch saw. A
+// nack_by_id that landed between the fetch and the handle has already counted attempts, so the
+// decision can retry a message this failure exhausts: the retry's nack_by_id leaves it at
+// attempts == max_attempts, never eligible and never dead-lettered. A leased delivery, and a
+// leaseless one whose handler succeeds, goes to the real consumer.
+//
+//pconform:singleworker the leaseless path: one worker per mailbox, acknowledgements by id
+func HandleFetchedAttempts(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	if d == nil || d.Path != actordelivery.PathLeaseless {
+		return realHandle(ctx, consumer, h, d)
+	}
+	m := d.Message
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := h(ctx, &hm)
+	if herr == nil {
+		// The handler already ran: the real consumer commits the effects it returned.
+		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) { return effects, nil }, d)
+	}
+	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeaseless), m.MaxAttempts)
+	out := actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionRetried}
+	var err error
+	if eff >= m.MaxAttempts {
+		out.Action = actordelivery.ActionDeadLettered
+		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := st.NackByID(ctx, m.ID, 0); err != nil {
+				return err
+			}
+			return st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts)
+		})
+	} else {
+		delay, _ := retry.Retry(herr, eff)
+		err = st.NackByID(ctx, m.ID, max(delay, 0))
+	}
+	switch {
+	case errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		return out, nil
+	case err != nil:
+		return actordelivery.Outcome{}, fmt.Errorf("brokenstore: fetched-attempts handle %q: %w", m.ID, err)
+	}
+	return out, nil
+}

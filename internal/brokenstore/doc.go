@@ -1,0 +1,13 @@
+// Package brokenstore builds the known-broken variants of the delivery layer that replay's target
+// registry offers: each one reproduces exactly one bug the P models and the properties know, so
+// that a trace of that bug replays to a match against its variant and diverges from the correct
+// store where the model says it must.
+//
+// Everything here is built from outside the store, on actordelivery's public API (a broken
+// consumer's handle, a broken split delivery), or beside it, on a copy of the store's own
+// eligibility and expiry SQL with one rule changed (Rules). actordelivery carries no flag, option
+// or hook for any of them, and since the package is internal, no user of the module can reach it.
+// The copied SQL is SQLite's: the rule-changing variants exist for the SQLite store only.
+//
+// The package never decides what a trace step means: replay maps steps to these functions.
+package brokenstore

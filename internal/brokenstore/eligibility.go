@@ -1,0 +1,246 @@
+package brokenstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	// The SQLite driver, registered as "sqlite3"; the store registers the same one.
+	_ "github.com/mattn/go-sqlite3"
+
+	"github.com/pconform/pconform/actordelivery"
+)
+
+// Rules are the eligibility and expiry rules of a copy of the store's SQL. The zero value is the
+// store's own rules (docs/semantics.md): a copy built with it behaves exactly like the store,
+// which the tests check, so a variant differs from the store only where its rule says so.
+type Rules struct {
+	// LeaseInclusive keeps a lease live at lease_until == now (the store: live iff
+	// lease_until > now): the `<` for `<=` slip of the lease-boundary variant.
+	LeaseInclusive bool
+	// LeaseSkew is added to now before a lease is compared: one second expires every lease a
+	// second early (lease-early: a deadline computed against a clock read a second late).
+	LeaseSkew time.Duration
+	// HeadBlocksOnlyWhenEligible is the broken keyed-order rule of the fifo-overtake variant: an
+	// earlier ready message of the same key blocks only while it could itself be leased
+	// (attempts left, no live lease, available). The store's rule: it blocks while it has
+	// attempts left or holds a live lease, so a leased or delayed head is never overtaken.
+	HeadBlocksOnlyWhenEligible bool
+}
+
+// Eligibility runs the store's lease, peek and expire statements, copied with its Rules, on a
+// second connection to the store's database file. Its leases carry tokens "copy-<n>", which
+// never collide with the store's random ones.
+type Eligibility struct {
+	db    *sql.DB
+	rules Rules
+	// qLease, qPeek and qExpire are the copied statements with rules applied.
+	qLease, qPeek, qExpire string
+	// tokens counts the leases issued; the next token is "copy-<tokens+1>".
+	tokens int
+}
+
+// msgCols are the columns the copies return, in the order scanMessage reads them.
+const msgCols = `id, mailbox, key, priority, max_attempts, attempts, available_at, token, lease_until, state, payload, seq`
+
+// OpenEligibility opens a second connection to the SQLite database at path (the store must
+// have created it) and prepares the copied statements with rules.
+func OpenEligibility(path string, rules Rules) (*Eligibility, error) {
+	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite3", uri+"?_busy_timeout=5000&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("brokenstore: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	live := func(col string) string {
+		if rules.LeaseInclusive {
+			return col + " >= :cut"
+		}
+		return col + " > :cut"
+	}
+	blocks := `(p.attempts < p.max_attempts OR (p.token IS NOT NULL AND ` + live("p.lease_until") + `))`
+	if rules.HeadBlocksOnlyWhenEligible {
+		blocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `)) AND p.available_at <= :now`
+	}
+	next := `
+FROM messages m
+WHERE m.mailbox = :mailbox
+  AND m.state = 'ready'
+  AND m.available_at <= :now
+  AND (m.token IS NULL OR NOT (` + live("m.lease_until") + `))
+  AND m.attempts < m.max_attempts
+  AND (m.key = '' OR NOT EXISTS (
+        SELECT 1 FROM messages p
+        WHERE p.mailbox = m.mailbox
+          AND p.key = m.key
+          AND p.key <> ''
+          AND p.state = 'ready'
+          AND p.seq < m.seq
+          AND ` + blocks + `))
+ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC
+LIMIT 1`
+	return &Eligibility{
+		db: db, rules: rules,
+		qPeek: `SELECT ` + msgCols + next,
+		qLease: `UPDATE messages
+SET token = :token, lease_until = :until, attempts = attempts + 1
+WHERE seq = (SELECT m.seq ` + next + `)
+RETURNING ` + msgCols,
+		qExpire: `UPDATE messages SET token = NULL, lease_until = NULL
+WHERE state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)
+RETURNING id, attempts >= max_attempts`,
+	}, nil
+}
+
+// Close closes the second connection.
+func (e *Eligibility) Close() error { return e.db.Close() }
+
+func (e *Eligibility) params(now time.Time) []any {
+	ms := now.UnixMilli()
+	return []any{sql.Named("now", ms), sql.Named("cut", ms+e.rules.LeaseSkew.Milliseconds())}
+}
+
+// Lease is Store.Lease under the rules, in its own transaction.
+func (e *Eligibility) Lease(ctx context.Context, now time.Time, mailbox string, leaseFor time.Duration) (*actordelivery.Message, error) {
+	var m *actordelivery.Message
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		m, err = e.lease(ctx, tx, now, mailbox, leaseFor)
+		return err
+	})
+	return m, err
+}
+
+// Peek is Store.Peek under the rules.
+func (e *Eligibility) Peek(ctx context.Context, now time.Time, mailbox string) (*actordelivery.Message, error) {
+	m, err := scanMessage(e.db.QueryRowContext(ctx, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("brokenstore: peek %q: %w", mailbox, err)
+	}
+	return m, nil
+}
+
+// Expire is Store.ExpireLeases under the rules, in its own transaction.
+func (e *Eligibility) Expire(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = e.expire(ctx, tx, now)
+		return err
+	})
+	return n, err
+}
+
+// ExpireThenLease is the leased consumer's fetch under the rules: ExpireLeases then Lease, in
+// one transaction.
+func (e *Eligibility) ExpireThenLease(ctx context.Context, now time.Time, mailbox string, leaseFor time.Duration) (*actordelivery.Message, error) {
+	var m *actordelivery.Message
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := e.expire(ctx, tx, now); err != nil {
+			return err
+		}
+		var err error
+		m, err = e.lease(ctx, tx, now, mailbox, leaseFor)
+		return err
+	})
+	return m, err
+}
+
+func (e *Eligibility) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("brokenstore: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("brokenstore: commit: %w", err)
+	}
+	return nil
+}
+
+func (e *Eligibility) lease(ctx context.Context, tx *sql.Tx, now time.Time, mailbox string, leaseFor time.Duration) (*actordelivery.Message, error) {
+	e.tokens++
+	args := append(e.params(now), sql.Named("mailbox", mailbox),
+		sql.Named("token", fmt.Sprintf("copy-%d", e.tokens)),
+		sql.Named("until", now.Add(leaseFor).UnixMilli()))
+	m, err := scanMessage(tx.QueryRowContext(ctx, e.qLease, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("brokenstore: lease %q: %w", mailbox, err)
+	}
+	return m, nil
+}
+
+// expire clears the leases the rules call expired and dead-letters those messages whose
+// attempts are used up, as the store's ExpireLeases does, in tx.
+func (e *Eligibility) expire(ctx context.Context, tx *sql.Tx, now time.Time) (int, error) {
+	rows, err := tx.QueryContext(ctx, e.qExpire, e.params(now)...)
+	if err != nil {
+		return 0, fmt.Errorf("brokenstore: expire: %w", err)
+	}
+	var exhausted []string
+	n := 0
+	for rows.Next() {
+		var id string
+		var done bool
+		if err := rows.Scan(&id, &done); err != nil {
+			_ = rows.Close()
+			return 0, fmt.Errorf("brokenstore: expire: %w", err)
+		}
+		n++
+		if done {
+			exhausted = append(exhausted, id)
+		}
+	}
+	if err := errors.Join(rows.Close(), rows.Err()); err != nil {
+		return 0, fmt.Errorf("brokenstore: expire: %w", err)
+	}
+	for _, id := range exhausted {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
+    (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
+SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
+FROM messages WHERE id = :id AND state = 'ready'`,
+			sql.Named("id", id), sql.Named("reason", actordelivery.ReasonLeaseExpired), sql.Named("now", now.UnixMilli())); err != nil {
+			return 0, fmt.Errorf("brokenstore: expire: dead-letter %q: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = :id`, sql.Named("id", id)); err != nil {
+			return 0, fmt.Errorf("brokenstore: expire: delete %q: %w", id, err)
+		}
+	}
+	return n, nil
+}
+
+type rowScanner interface{ Scan(...any) error }
+
+func scanMessage(sc rowScanner) (*actordelivery.Message, error) {
+	var (
+		m          actordelivery.Message
+		token      sql.NullString
+		leaseUntil sql.NullInt64
+		avail      int64
+	)
+	if err := sc.Scan(&m.ID, &m.Mailbox, &m.Key, &m.Priority, &m.MaxAttempts, &m.Attempts, &avail,
+		&token, &leaseUntil, &m.State, &m.Payload, &m.Seq); err != nil {
+		return nil, err
+	}
+	m.AvailableAt = time.UnixMilli(avail).UTC()
+	if token.Valid {
+		m.Token = token.String
+		m.LeaseUntil = time.UnixMilli(leaseUntil.Int64).UTC()
+	}
+	if len(m.Payload) == 0 {
+		m.Payload = nil
+	}
+	return &m, nil
+}

@@ -1,0 +1,127 @@
+package replay
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pconform/pconform/traces"
+)
+
+type handStep struct {
+	op traces.Op
+	at int64
+	a  Args
+}
+
+// TestLeaseBoundaryTargets drives the lease-boundary targets, the eligibility copy and the store through the lease
+// boundary by hand: where a lease with lease_until == now, or one second before it, is live or
+// expired, and through every path that reads the rule (lease, peek, expire, both consumer fetches).
+// Observations are compared without tokens, which differ between targets.
+func TestLeaseBoundaryTargets(t *testing.T) {
+	enqueue := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 3}}
+	lease2 := handStep{traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 2}}
+	got := func(id string, attempts int) Observation {
+		return Observation{Message: &Message{ID: id, Attempts: attempts}}
+	}
+	none := Observation{}
+	for _, c := range []struct {
+		name  string
+		steps []handStep
+		// want is the last step's observation per target: store, eligibility-copy,
+		// lease-boundary, lease-early.
+		want [4]Observation
+	}{
+		{"lease at lease_until", []handStep{enqueue, lease2, {traces.OpLease, 2, Args{Mailbox: "a", LeaseFor: 1}}},
+			[4]Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
+		{"lease a second before lease_until", []handStep{enqueue, lease2, {traces.OpLease, 1, Args{Mailbox: "a", LeaseFor: 1}}},
+			[4]Observation{none, none, none, got("m1", 2)}},
+		{"peek at lease_until", []handStep{enqueue, lease2, {traces.OpPeek, 2, Args{Mailbox: "a"}}},
+			[4]Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
+		{"expire at lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 2, Args{}}},
+			[4]Observation{{Affected: 1}, {Affected: 1}, {}, {Affected: 1}}},
+		{"expire a second before lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 1, Args{}}},
+			[4]Observation{{}, {}, {}, {Affected: 1}}},
+		{"leased fetch at lease_until", []handStep{enqueue,
+			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpConsumerFetch, 2, Args{Worker: 2, Mailbox: "a", Profile: "leased", LeaseFor: 2}}},
+			[4]Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
+		{"leaseless fetch at lease_until", []handStep{enqueue, lease2,
+			{traces.OpConsumerFetch, 2, Args{Worker: 1, Mailbox: "a", Profile: "leaseless"}}},
+			[4]Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
+		{"keyed head leased until now blocks", []handStep{
+			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", Key: "k", MaxAttempts: 1}},
+			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", Key: "k", MaxAttempts: 1}},
+			lease2, {traces.OpPeek, 2, Args{Mailbox: "a"}}},
+			[4]Observation{got("m2", 0), got("m2", 0), none, got("m2", 0)}},
+		{"handle after a boundary fetch", []handStep{enqueue,
+			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpConsumerHandle, 1, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "fail", RetryDelay: 1}}},
+			[4]Observation{{Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for i, target := range []string{TargetStore, TargetEligibilityCopy, TargetLeaseBoundary, TargetLeaseEarly} {
+				tg, err := NewTarget(target, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var last Observation
+				for _, s := range c.steps {
+					if last, err = tg.Do(context.Background(), s.op, s.at, s.a); err != nil {
+						t.Fatalf("%s: %s: %v", target, s.op, err)
+					}
+				}
+				if last.Message != nil {
+					last.Message.Token = ""
+				}
+				if diff := cmp.Diff(c.want[i], last); diff != "" {
+					t.Errorf("%s: last step (-want +got):\n%s", target, diff)
+				}
+				if err := tg.Close(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaseBoundaryEffects checks that a store target fetching through the copied SQL records handler
+// effects exactly as replay's store target does: with the acknowledgement, and rolled back with a
+// failure.
+func TestLeaseBoundaryEffects(t *testing.T) {
+	for _, target := range []string{TargetStore, TargetEligibilityCopy} {
+		tg, err := NewTarget(target, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for _, s := range []handStep{
+			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}},
+			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", MaxAttempts: 2}},
+			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpCrash, 0, Args{}},
+			{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+		} {
+			if _, err := tg.Do(ctx, s.op, s.at, s.a); err != nil {
+				t.Fatalf("%s: %s: %v", target, s.op, err)
+			}
+		}
+		snap, err := tg.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string][]string{"a": {"m1"}}; !cmp.Equal(snap.Effects, want) {
+			t.Errorf("%s: effects %v, want %v", target, snap.Effects, want)
+		}
+		if i := slices.IndexFunc(snap.Messages, func(m MessageRow) bool { return m.ID == "m2" }); i < 0 || snap.Messages[i].Token == "" {
+			t.Errorf("%s: m2 should still carry the lease the crashed worker took: %+v", target, snap.Messages)
+		}
+		if err := tg.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}

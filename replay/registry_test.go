@@ -1,0 +1,97 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// TestRegistry builds every registered target, checks that each has a description and that the
+// broken variants are exactly the names VariantTarget resolves, and that an unknown name is
+// refused with ErrUnknownTarget.
+func TestRegistry(t *testing.T) {
+	for _, name := range Targets() {
+		t.Run(name, func(t *testing.T) {
+			if Describe(name) == "" {
+				t.Errorf("%s has no description", name)
+			}
+			tg, err := NewTarget(name, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tg.Snapshot(context.Background()); err != nil {
+				t.Errorf("snapshot of a fresh %s: %v", name, err)
+			}
+			if err := tg.Close(); err != nil {
+				t.Error(err)
+			}
+			got, ok := VariantTarget(name)
+			if broken := slices.Contains(BrokenVariants(), name); ok != broken || (ok && got != name) {
+				t.Errorf("VariantTarget(%q) = %q, %v; broken variant: %v", name, got, ok, broken)
+			}
+		})
+	}
+	if got, ok := VariantTarget(""); !ok || got != TargetStore {
+		t.Errorf(`VariantTarget("") = %q, %v; want the store`, got, ok)
+	}
+	if _, err := NewTarget("no-such", t.TempDir()); !errors.Is(err, ErrUnknownTarget) {
+		t.Errorf("error %v does not wrap ErrUnknownTarget", err)
+	}
+	// Every variant the P models name has a target: fifo-overtake is the one that had none.
+	for _, v := range []string{TargetSplitWrite, TargetRawAttempts, TargetUnfencedAck, TargetFifoOvertake} {
+		if _, ok := VariantTarget(v); !ok {
+			t.Errorf("the models' variant %q has no target", v)
+		}
+	}
+}
+
+// TestFifoOvertakeTarget drives the fifo-overtake variant and the store through a keyed head that
+// is leased (or delayed): the store keeps its successor back, the variant hands it out.
+func TestFifoOvertakeTarget(t *testing.T) {
+	m1 := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", Key: "k", MaxAttempts: 2}}
+	m2 := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", Key: "k", MaxAttempts: 2}}
+	for _, c := range []struct {
+		name  string
+		steps []handStep
+	}{
+		{"leased head", []handStep{m1, m2, {traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 5}}, {traces.OpLease, 1, Args{Mailbox: "a", LeaseFor: 5}}}},
+		{"delayed head", []handStep{m1, m2, {traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 5}}, {traces.OpNack, 1, Args{ID: "m1", Delay: 10}}, {traces.OpPeek, 2, Args{Mailbox: "a"}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := map[string]string{TargetStore: "", TargetEligibilityCopy: "", TargetFifoOvertake: "m2"}
+			for _, target := range []string{TargetStore, TargetEligibilityCopy, TargetFifoOvertake} {
+				tg, err := NewTarget(target, t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var last Observation
+				var token string
+				for _, s := range c.steps {
+					a := s.a
+					if s.op == traces.OpNack {
+						a.Token = token
+					}
+					if last, err = tg.Do(context.Background(), s.op, s.at, a); err != nil {
+						t.Fatalf("%s: %s: %v", target, s.op, err)
+					}
+					if s.op == traces.OpLease && last.Message != nil && token == "" {
+						token = last.Message.Token
+					}
+				}
+				got := ""
+				if last.Message != nil {
+					got = last.Message.ID
+				}
+				if got != want[target] {
+					t.Errorf("%s: last step handed out %q, want %q", target, got, want[target])
+				}
+				if err := tg.Close(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}
