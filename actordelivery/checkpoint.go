@@ -79,8 +79,8 @@ func (s *Store) MarkProcessed(ctx context.Context, consumer, messageID string, t
 		return false, invalid(op, "consumer is empty")
 	case messageID == "":
 		return false, invalid(op, "message id is empty (consumer %q)", consumer)
-	case ttl <= 0:
-		return false, invalid(op, "ttl %v for %q is not positive", ttl, messageID)
+	case ttl <= 0 || ttl > MaxDuration:
+		return false, invalid(op, "ttl %v for %q is not in (0, %v]", ttl, messageID, MaxDuration)
 	}
 	changed, err := s.execOne(ctx, op+" "+messageID, func(now int64) (string, []any) {
 		return qMarkProcessed, []any{named("consumer", consumer), named("message_id", messageID),

@@ -153,8 +153,8 @@ const (
 
 // NewConsumer returns a consumer of opts.Mailbox.
 //
-// Errors: ErrInvalidArgument (nil store or handler, empty mailbox, unknown path, negative
-// durations, MaxPollInterval below PollInterval).
+// Errors: ErrInvalidArgument (nil store or handler, empty mailbox, unknown path, durations
+// outside [0, MaxDuration], MaxPollInterval below PollInterval).
 func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) {
 	const op = "NewConsumer"
 	switch {

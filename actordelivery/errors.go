@@ -14,7 +14,8 @@ var (
 	ErrClaimLost = errors.New("claim lost")
 	// ErrNotFound: no row in the state the operation needs (a ready message, a checkpoint).
 	ErrNotFound = errors.New("not found")
-	// ErrInvalidArgument: the call itself is wrong (an empty id, a negative duration, ...). The
+	// ErrInvalidArgument: the call itself is wrong (an empty id, a negative duration or one above
+	// MaxDuration, ...). The
 	// message names the argument. Nothing was written.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrClosed: the store was closed.

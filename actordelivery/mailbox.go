@@ -95,9 +95,19 @@ func invalid(op, format string, args ...any) error {
 	return fmt.Errorf("actordelivery: %s: %w: %s", op, ErrInvalidArgument, fmt.Sprintf(format, args...))
 }
 
+// MaxDuration is the longest duration the store accepts for a delay, a lease, a claim, a TTL or
+// an option: 1e9 seconds, about 31.7 years. Anything longer is refused with ErrInvalidArgument,
+// never clamped: a deadline that far out is a unit mistake (nanoseconds where seconds were meant,
+// an overflowed conversion), and a silently shortened or wrapped one would turn into an early
+// retry or an expiry in the past. It is the trace format's bound too (traces.MaxSeconds).
+const MaxDuration = 1_000_000_000 * time.Second
+
 func checkDuration(op, name string, d time.Duration) error {
-	if d < 0 {
+	switch {
+	case d < 0:
 		return invalid(op, "%s %v is negative", name, d)
+	case d > MaxDuration:
+		return invalid(op, "%s %v is above the maximum %v (MaxDuration)", name, d, MaxDuration)
 	}
 	return nil
 }
@@ -117,7 +127,7 @@ func payloadArg(p []byte) sql.NamedArg {
 // duplicate is true. It joins the transaction in ctx; subscribers of m.Mailbox are signalled after
 // the commit.
 //
-// Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, negative Delay, or called in a
+// Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, Delay outside [0, MaxDuration], or called in a
 // read-only transaction), ErrBusy, ErrClosed.
 func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err error) {
 	const op = "Enqueue"
@@ -128,8 +138,9 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 		return false, invalid(op, "id is empty (mailbox %q)", m.Mailbox)
 	case m.MaxAttempts < 1:
 		return false, invalid(op, "max_attempts %d of message %q is below 1", m.MaxAttempts, m.ID)
-	case m.Delay < 0:
-		return false, invalid(op, "delay %v of message %q is negative", m.Delay, m.ID)
+	}
+	if err := checkDuration(op, "delay", m.Delay); err != nil {
+		return false, fmt.Errorf("%w (message %q)", err, m.ID)
 	}
 	err = s.write(ctx, op, func(ts *txState, now int64) error {
 		var dead bool
@@ -182,7 +193,7 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 // it gets a fresh token, lease_until = now + leaseFor, and attempts + 1. The returned message shows
 // the row after the change. It returns nil, nil when no message is eligible.
 //
-// Errors: ErrInvalidArgument (empty mailbox, negative leaseFor, read-only transaction), ErrBusy,
+// Errors: ErrInvalidArgument (empty mailbox, leaseFor outside [0, MaxDuration], read-only transaction), ErrBusy,
 // ErrClosed.
 func (s *Store) Lease(ctx context.Context, mailbox string, leaseFor time.Duration) (*Message, error) {
 	const op = "Lease"
@@ -298,7 +309,7 @@ func (s *Store) Ack(ctx context.Context, id, token string) error {
 // Nack clears the lease of the message carrying token and makes it available at now + delay. The
 // attempt count stays: the lease counted it.
 //
-// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token, negative delay),
+// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token, delay outside [0, MaxDuration]),
 // ErrBusy, ErrClosed.
 func (s *Store) Nack(ctx context.Context, id, token string, delay time.Duration) error {
 	const op = "Nack"
@@ -329,7 +340,7 @@ func (s *Store) AckByID(ctx context.Context, id string) error {
 // NackByID counts a delivery of a ready message without a token: attempts + 1 (capped at
 // max_attempts), any lease cleared, available at now + delay.
 //
-// Errors: ErrNotFound, ErrInvalidArgument (empty id, negative delay), ErrBusy, ErrClosed.
+// Errors: ErrNotFound, ErrInvalidArgument (empty id, delay outside [0, MaxDuration]), ErrBusy, ErrClosed.
 func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) error {
 	const op = "NackByID"
 	if id == "" {
@@ -345,8 +356,8 @@ func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) er
 
 // ExtendLease sets lease_until = now + leaseFor on the message carrying token.
 //
-// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token, negative
-// leaseFor), ErrBusy, ErrClosed.
+// Errors: ErrLeaseLost (nothing changed), ErrInvalidArgument (empty id or token,
+// leaseFor outside [0, MaxDuration]), ErrBusy, ErrClosed.
 func (s *Store) ExtendLease(ctx context.Context, id, token string, leaseFor time.Duration) error {
 	const op = "ExtendLease"
 	if err := checkIDToken(op, id, token); err != nil {

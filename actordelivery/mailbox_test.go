@@ -546,3 +546,24 @@ func TestMailboxBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestDurationsAboveMaxRefused: a duration above MaxDuration is refused with ErrInvalidArgument
+// naming the argument, never clamped or wrapped; MaxDuration itself is accepted.
+func TestDurationsAboveMaxRefused(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	over := MaxDuration + time.Nanosecond
+	_, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1, Delay: over})
+	wantErr(t, err, ErrInvalidArgument)
+	if !strings.Contains(err.Error(), "delay") {
+		t.Fatalf("error %q does not name the delay", err)
+	}
+	_, err = s.Lease(ctx, "mb", over)
+	wantErr(t, err, ErrInvalidArgument)
+	_, err = s.OutboxClaim(ctx, 1, over)
+	wantErr(t, err, ErrInvalidArgument)
+	wantErr(t, s.NackByID(ctx, "a", over), ErrInvalidArgument)
+	if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "b", MaxAttempts: 1, Delay: MaxDuration}); err != nil {
+		t.Fatalf("Enqueue with Delay == MaxDuration: %v", err)
+	}
+}

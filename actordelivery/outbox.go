@@ -97,7 +97,7 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 // no live claim, smallest seq first: all of them get one fresh token, claim_until = now + claimFor
 // and delivery_attempts + 1. The rows are returned in seq order, as they are after the claim.
 //
-// Errors: ErrInvalidArgument (limit < 1, negative claimFor, read-only transaction), ErrBusy,
+// Errors: ErrInvalidArgument (limit < 1, claimFor outside [0, MaxDuration], read-only transaction), ErrBusy,
 // ErrClosed.
 func (s *Store) OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error) {
 	const op = "OutboxClaim"
@@ -149,7 +149,7 @@ func (s *Store) OutboxComplete(ctx context.Context, id, token string) error {
 // OutboxFail clears the claim of the pending row carrying token and makes it available again at
 // now + delay.
 //
-// Errors: ErrClaimLost (nothing changed), ErrInvalidArgument (empty id or token, negative delay),
+// Errors: ErrClaimLost (nothing changed), ErrInvalidArgument (empty id or token, delay outside [0, MaxDuration]),
 // ErrBusy, ErrClosed.
 func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Duration) error {
 	const op = "OutboxFail"

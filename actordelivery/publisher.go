@@ -88,7 +88,8 @@ type Publisher struct {
 
 // NewPublisher returns a publisher over st.
 //
-// Errors: ErrInvalidArgument (nil store, unknown mode, negative batch or durations).
+// Errors: ErrInvalidArgument (nil store, unknown mode, negative batch, durations
+// outside [0, MaxDuration]).
 func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 	const op = "NewPublisher"
 	switch {

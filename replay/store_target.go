@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,7 +170,20 @@ func (t *StoreTarget) Close() error {
 // Backend is the backend the target's store runs on.
 func (t *StoreTarget) Backend() actordelivery.Backend { return t.db.Backend }
 
-func seconds(d int64) time.Duration { return time.Duration(d) * time.Second }
+// seconds converts a trace duration to a time.Duration. A valid trace keeps durations within
+// traces.MaxSeconds, far inside time.Duration's range; a larger value (a trace built in code and
+// never validated) saturates instead of wrapping, so the store refuses it as above
+// actordelivery.MaxDuration rather than reading a wrapped, negative or short duration.
+func seconds(d int64) time.Duration {
+	const most = int64(math.MaxInt64 / int64(time.Second))
+	if d > most || d < -most {
+		if d < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return time.Duration(d) * time.Second
+}
 
 // logical converts a store time to logical seconds; the zero time (no lease, no claim) is 0.
 func logical(at time.Time) int64 {

@@ -10,8 +10,21 @@ const Format = "pconform.trace/v1"
 // set to exactly that instant before the step runs.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// At converts a logical time in seconds to the wall-clock instant the store sees.
-func At(seconds int64) time.Time { return Epoch.Add(time.Duration(seconds) * time.Second) }
+// MaxSeconds bounds a step's "at" and every duration argument (delay, lease_for, claim_for,
+// retry_delay): about 31.7 years. Within it, a time plus a duration stays below MaxInstant, and
+// both convert to time.Duration (whose range ends near 9.22e9 seconds) without wrapping. The
+// reader refuses a larger value and names the field; the store refuses a longer duration
+// (actordelivery.MaxDuration, the same bound, which a test cross-checks).
+const MaxSeconds = 1_000_000_000
+
+// MaxInstant bounds the times a snapshot row carries (available_at, lease_until, claim_until): a
+// step's time plus one duration.
+const MaxInstant = 2 * MaxSeconds
+
+// At converts a logical time in seconds to the wall-clock instant the store sees. It is exact for
+// every time a valid trace holds (and far beyond: it never goes through time.Duration, so it
+// cannot wrap into the past).
+func At(seconds int64) time.Time { return time.Unix(Epoch.Unix()+seconds, 0).UTC() }
 
 // Trace is one execution: where it came from, what happened step by step, and the state it ended in.
 type Trace struct {

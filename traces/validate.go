@@ -130,8 +130,8 @@ func (v *validator) step(i int, s *Step) error {
 		return c.errf("op", "unknown operation %q", s.Op)
 	}
 	c.op = s.Op
-	if s.At < 0 {
-		return c.errf("at", "must be >= 0, got %d", s.At)
+	if err := between(c, "at", s.At, 0, MaxSeconds); err != nil {
+		return err
 	}
 	if i > 0 && s.At < v.prevAt {
 		return c.errf("at", "%d is before the previous step's %d; time never decreases", s.At, v.prevAt)
@@ -180,9 +180,9 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	case "max_attempts":
 		return atLeast(c, p, int64(a.MaxAttempts), 1)
 	case "delay":
-		return atLeast(c, p, a.Delay, 0)
+		return between(c, p, a.Delay, 0, MaxSeconds)
 	case "retry_delay":
-		return atLeast(c, p, a.RetryDelay, 0)
+		return between(c, p, a.RetryDelay, 0, MaxSeconds)
 	case "lease_for":
 		if s.Op == OpConsumerFetch {
 			if a.Profile == ProfileLeaseless {
@@ -194,10 +194,10 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 			if a.LeaseFor < 1 {
 				return c.errf(p, "a leased consumer_fetch takes lease_for >= 1, got %d", a.LeaseFor)
 			}
-			return nil
+			return between(c, p, a.LeaseFor, 1, MaxSeconds)
 		}
 		// A lease that is over the moment it is taken is never what a scenario means.
-		return atLeast(c, p, a.LeaseFor, 1)
+		return between(c, p, a.LeaseFor, 1, MaxSeconds)
 	case "token":
 		if err := atLeast(c, p, int64(a.Token), 0); err != nil {
 			return err
@@ -207,7 +207,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	case "limit":
 		return atLeast(c, p, int64(a.Limit), 1)
 	case "claim_for":
-		return atLeast(c, p, a.ClaimFor, 1)
+		return between(c, p, a.ClaimFor, 1, MaxSeconds)
 	case "worker":
 		return atLeast(c, p, int64(a.Worker), 0)
 	case "publisher":
@@ -470,7 +470,7 @@ func (v *validator) messageRow(c errCtx, p string, r *MessageRow) error {
 	if r.Attempts > r.MaxAttempts {
 		return c.errf(p+".attempts", "%d exceeds max_attempts %d", r.Attempts, r.MaxAttempts)
 	}
-	if err := atLeast(c, p+".available_at", r.AvailableAt, 0); err != nil {
+	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {
 		return err
 	}
 	return v.heldToken(c, p, leaseTokens, r.Token, "lease_until", r.LeaseUntil)
@@ -498,7 +498,7 @@ func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
 	if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 0); err != nil {
 		return err
 	}
-	if err := atLeast(c, p+".available_at", r.AvailableAt, 0); err != nil {
+	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {
 		return err
 	}
 	return v.heldToken(c, p, claimTokens, r.Token, "claim_until", r.ClaimUntil)
@@ -511,7 +511,7 @@ func (v *validator) heldToken(c errCtx, p string, ns, tok int, untilName string,
 	if err := atLeast(c, p+".token", int64(tok), 0); err != nil {
 		return err
 	}
-	if err := atLeast(c, p+"."+untilName, until, 0); err != nil {
+	if err := between(c, p+"."+untilName, until, 0, MaxInstant); err != nil {
 		return err
 	}
 	if tok == 0 && until != 0 {
@@ -540,6 +540,17 @@ func text(c errCtx, path, s string) error {
 func atLeast(c errCtx, path string, x, min int64) error {
 	if x < min {
 		return c.errf(path, "must be >= %d, got %d", min, x)
+	}
+	return nil
+}
+
+// between checks min <= x <= max.
+func between(c errCtx, path string, x, min, max int64) error {
+	if err := atLeast(c, path, x, min); err != nil {
+		return err
+	}
+	if x > max {
+		return c.errf(path, "must be <= %d, got %d", max, x)
 	}
 	return nil
 }
