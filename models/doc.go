@@ -44,9 +44,8 @@
 //     than the worker's fetch, is malformed. lease_for on a leaseless fetch is ignored.
 //   - publisher_deliver's duplicate flag is what the target enqueue observed whenever the
 //     enqueue ran, even when its transaction then rolled back (fold, claim_lost) or failed to
-//     commit (fold, commit_fails); it is false when the enqueue itself failed (split,
-//     commit_fails). On the fold a lost claim rolls back before any commit, so the action is
-//     claim_lost whatever the fault. crash_between stops only the delivery: consumer workers keep
+//     commit (fold or split, commit_fails), as docs/semantics.md says. On the fold a lost claim
+//     rolls back before any commit, so the action is claim_lost whatever the fault. crash_between stops only the delivery: consumer workers keep
 //     their fetches (a trace in which the whole process died follows it with a crash step).
 //   - Times never go back: a step earlier than the previous one is malformed.
 //

@@ -306,6 +306,15 @@ func TestPublisher(t *testing.T) {
 			},
 		},
 		{
+			name:  "split: a failed enqueue commit still reports the duplicate the enqueue saw",
+			steps: append([]traces.Step{enqueue(0, "b", "o1", 1)}, with(deliver(1, "o1", 1, split, commitFails))...),
+			want:  append([]traces.Result{okR}, then(delivered(traces.ActionCommitFailed, true))...),
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantMessage(t, snap, traces.MessageRow{Mailbox: "b", ID: "o1", State: traces.StateReady, MaxAttempts: 1})
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 1, Token: 1, ClaimUntil: 10})
+			},
+		},
+		{
 			name: "split: a crash between the commits leaves the row pending; the redelivery is a duplicate",
 			steps: with(deliver(1, "o1", 1, split, crashBetween), crash(1), outboxClaim(10, 1, 10),
 				deliver(10, "o1", 2, split, faultNone)),
