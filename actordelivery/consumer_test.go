@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -343,35 +344,45 @@ func TestConsumerBadInput(t *testing.T) {
 }
 
 // TestConsumerRunWakesOnEnqueue: with a 10s poll interval, a message enqueued while Run sleeps is
-// handled at once, because the commit signals the mailbox's subscribers.
+// handled at once, because the commit signals the mailbox's subscribers. On SQLite it runs in a
+// synctest bubble: settle waits until Run is durably blocked in its idle wait, so the enqueue
+// always lands while Run sleeps, and the fake clock proves no poll interval elapsed before the
+// message was handled. (PostgreSQL's LISTEN connection blocks on the network, which no bubble
+// can see through; there it runs on real time.)
 func TestConsumerRunWakesOnEnqueue(t *testing.T) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
-			s, _ := testStore(t)
-			handled := make(chan string, 4)
-			c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
-				handled <- m.ID
-				return nil, nil
-			}, ConsumerOptions{Path: path, PollInterval: 10 * time.Second, MaxPollInterval: 10 * time.Second})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error)
-			go func() { done <- c.Run(ctx) }()
-			for _, id := range []string{"first", "second"} {
-				time.Sleep(50 * time.Millisecond) // let Run reach its idle wait
-				mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
-				select {
-				case got := <-handled:
-					if got != id {
-						t.Fatalf("handled %q, want %q", got, id)
+			inBubble(t, func(t *testing.T, settle func()) {
+				s, _ := testStore(t)
+				handled := make(chan string, 4)
+				c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
+					handled <- m.ID
+					return nil, nil
+				}, ConsumerOptions{Path: path, PollInterval: 10 * time.Second, MaxPollInterval: 10 * time.Second})
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error)
+				go func() { done <- c.Run(ctx) }()
+				for _, id := range []string{"first", "second"} {
+					settle() // Run is asleep in its idle wait
+					start := time.Now()
+					mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
+					select {
+					case got := <-handled:
+						if got != id {
+							t.Fatalf("handled %q, want %q", got, id)
+						}
+					case <-time.After(3 * time.Second):
+						t.Fatalf("%q not handled within 3s of its enqueue: Run did not wake", id)
 					}
-				case <-time.After(3 * time.Second):
-					t.Fatalf("%q not handled within 3s of its enqueue: Run did not wake", id)
+					if waited := time.Since(start); bubbled(t) && waited != 0 {
+						t.Fatalf("%q handled after %v of (fake) time: Run waited instead of waking", id, waited)
+					}
 				}
-			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatalf("Run = %v", err)
-			}
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("Run = %v", err)
+				}
+			})
 		})
 	}
 }
@@ -396,61 +407,65 @@ func (b *syncBuffer) String() string {
 
 // TestConsumerRunBacksOffWhenWedged: while another connection holds the writer lock, every handle
 // transaction fails with ErrBusy; Run must wait on its growing poll interval between attempts
-// rather than spin, and recover once the lock is released.
+// rather than spin, and recover once the lock is released. It runs in a synctest bubble, so the
+// waits are exact: in one (fake) second, the attempts fall at 0, 20, 60, 140, 300, 460, 620, 780
+// and 940 ms (20, 40, 80, 160, 160, ... ms apart), nine failures; a spinning Run would fail
+// without ever letting the fake clock move. (The busy timeout itself is spent inside SQLite in
+// real time, which the bubble's clock does not see.)
 func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.db")
-	clk := NewManualClock(base)
-	s := openAt(t, path, Options{Clock: clk, BusyTimeout: 10 * time.Millisecond})
-	blocker := openAt(t, path, Options{Clock: clk})
-	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "a.db")
+		clk := NewManualClock(base)
+		s := openAt(t, path, Options{Clock: clk, BusyTimeout: 10 * time.Millisecond})
+		blocker := openAt(t, path, Options{Clock: clk})
+		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
 
-	var logs syncBuffer
-	handled := make(chan struct{}, 1)
-	c := newConsumer(t, s, func(context.Context, *Message) (Effects, error) {
-		return func(context.Context) error {
-			handled <- struct{}{}
-			return nil
-		}, nil
-	}, ConsumerOptions{Path: PathLeaseless, PollInterval: 20 * time.Millisecond, MaxPollInterval: 160 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		var logs syncBuffer
+		handled := make(chan struct{}, 1)
+		c := newConsumer(t, s, func(context.Context, *Message) (Effects, error) {
+			return func(context.Context) error {
+				handled <- struct{}{}
+				return nil
+			}, nil
+		}, ConsumerOptions{Path: PathLeaseless, PollInterval: 20 * time.Millisecond, MaxPollInterval: 160 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 
-	locked, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error)
-	go func() {
-		held <- blocker.ExecTx(context.Background(), false, func(ctx context.Context) error {
-			close(locked)
-			<-release
-			return nil
-		})
-	}()
-	<-locked
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error)
-	go func() { done <- c.Run(ctx) }()
-	time.Sleep(time.Second)
-	failures := strings.Count(logs.String(), "consumer step failed")
-	// Spinning would fail once per busy timeout (~10ms): about 100 times in a second. Backing off
-	// 20, 40, 80, 160, 160, ... ms allows about 8.
-	if failures < 2 || failures > 15 {
-		t.Fatalf("%d failed steps in 1s while wedged; want a handful (backoff, no spin)", failures)
-	}
-	close(release)
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-handled:
-	case <-time.After(3 * time.Second):
-		t.Fatal("Run did not recover after the lock was released")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(logs.String(), ErrBusy.Error()) {
-		t.Fatalf("log does not show the busy error:\n%s", logs.String())
-	}
+		locked, release := make(chan struct{}), make(chan struct{})
+		held := make(chan error)
+		go func() {
+			held <- blocker.ExecTx(context.Background(), false, func(ctx context.Context) error {
+				close(locked)
+				<-release
+				return nil
+			})
+		}()
+		<-locked
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error)
+		go func() { done <- c.Run(ctx) }()
+		time.Sleep(time.Second - time.Millisecond)
+		synctest.Wait()
+		if failures := strings.Count(logs.String(), "consumer step failed"); failures != 9 {
+			t.Fatalf("%d failed steps in 1s while wedged; want exactly 9 (backoff 20, 40, 80, 160, 160, ... ms)\n%s", failures, logs.String())
+		}
+		close(release)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-handled:
+		case <-time.After(3 * time.Second):
+			t.Fatal("Run did not recover after the lock was released")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(logs.String(), ErrBusy.Error()) {
+			t.Fatalf("log does not show the busy error:\n%s", logs.String())
+		}
+	})
 }
 
 func TestConsumerRunStopsOnClose(t *testing.T) {

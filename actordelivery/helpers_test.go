@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -110,3 +111,19 @@ func wantErr(t testing.TB, err, target error) {
 
 // osMkdirTemp makes a scratch directory for examples, which have no testing.T.
 func osMkdirTemp() (string, error) { return os.MkdirTemp("", "actordelivery-example-") }
+
+// inBubble runs f in a synctest bubble on SQLite, where settle is synctest.Wait: it returns once
+// every goroutine of the test is durably blocked, and the bubble's clock only moves when they all
+// are, so waits are exact. On PostgreSQL, whose driver blocks on the network where no bubble can
+// see, f runs on real time and settle sleeps briefly.
+func inBubble(t *testing.T, f func(t *testing.T, settle func())) {
+	t.Helper()
+	if backendOf(t) == BackendSQLite {
+		synctest.Test(t, func(t *testing.T) { f(t, synctest.Wait) })
+		return
+	}
+	f(t, func() { time.Sleep(50 * time.Millisecond) })
+}
+
+// bubbled reports whether t runs in a synctest bubble (see inBubble).
+func bubbled(t testing.TB) bool { return backendOf(t) == BackendSQLite }

@@ -279,23 +279,33 @@ func TestPublisherBadInput(t *testing.T) {
 	wantErr(t, err, ErrInvalidArgument)
 }
 
+// TestPublisherRun: with a 10s poll interval, an outbox row enqueued while Run sleeps is delivered
+// at once, because the commit signals the outbox's subscribers. On SQLite it runs in a synctest
+// bubble (see inBubble): the enqueue always lands while Run sleeps, and the fake clock proves no
+// poll interval elapsed before the delivery.
 func TestPublisherRun(t *testing.T) {
-	s, _ := testStore(t)
-	delivered := make(chan string, 4)
-	p := newPublisher(t, s, PublisherOptions{Mode: ModeFold, PollInterval: 10 * time.Second,
-		Wake: func(mb string) { delivered <- mb }})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- p.Run(ctx) }()
-	time.Sleep(50 * time.Millisecond)
-	mustOutbox(t, s, "o1") // wakes Run through the store's outbox signal
-	select {
-	case <-delivered:
-	case <-time.After(3 * time.Second):
-		t.Fatal("Run did not wake on an outbox enqueue")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	inBubble(t, func(t *testing.T, settle func()) {
+		s, _ := testStore(t)
+		delivered := make(chan string, 4)
+		p := newPublisher(t, s, PublisherOptions{Mode: ModeFold, PollInterval: 10 * time.Second,
+			Wake: func(mb string) { delivered <- mb }})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error)
+		go func() { done <- p.Run(ctx) }()
+		settle() // Run is asleep in its idle wait
+		start := time.Now()
+		mustOutbox(t, s, "o1") // wakes Run through the store's outbox signal
+		select {
+		case <-delivered:
+		case <-time.After(3 * time.Second):
+			t.Fatal("Run did not wake on an outbox enqueue")
+		}
+		if waited := time.Since(start); bubbled(t) && waited != 0 {
+			t.Fatalf("delivered after %v of (fake) time: Run waited instead of waking", waited)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
