@@ -1,21 +1,67 @@
 #!/usr/bin/env bash
 # Installs what the gate needs into .tools/ (git-ignored), so a bare machine and CI start the same way:
 #   - Go 1.26, when the machine has no go >= 1.26 on PATH: Debian's golang-1.26-go and golang-1.26-src
-#     packages, fetched with apt-get from the distribution's archive into a private apt state and
-#     unpacked with dpkg -x (nothing is installed system-wide);
+#     packages, fetched with apt-get into a private apt state and unpacked with dpkg -x (nothing is
+#     installed system-wide). The archive is the machine's own: its URI (and keyring) come from the
+#     apt configuration (deb822 /etc/apt/sources.list.d/*.sources, or /etc/apt/sources.list); only
+#     the suite is changed, to one that carries golang-1.26 ($GO_SUITE). The script names no host.
 #   - the P compiler and checker 3.1.0, a .NET tool from NuGet: dotnet tool install --tool-path;
 #   - Chromium, for the test that loads the HTML timeline in a real browser: Debian's chromium
 #     package (apt-get; the one system-wide install, since a browser needs its shared libraries);
 #   - the pconform CLI itself, built into .tools/bin/pconform (on PATH after `. scripts/env.sh`;
 #     scripts/pconform runs it, rebuilding when the sources changed).
 # Usage: scripts/bootstrap.sh [go|p|browser|pconform|all]   (default all). Idempotent; prints what
-# it did.
+# it did. `scripts/bootstrap.sh archive` prints the archive URI and keyring the Go install would use.
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 P_VERSION=3.1.0
 GO_SERIES=1.26
+# The Debian suite that carries golang-$GO_SERIES.
+GO_SUITE=${PCONFORM_GO_SUITE:-sid}
+# Where the machine's apt configuration lives (a test points it at fixtures).
+APT_ETC=${PCONFORM_APT_ETC:-/etc/apt}
+
+# machine_archive prints "URI KEYRING" for the machine's main Debian archive: the first deb source
+# whose suites are not a security suite, from the deb822 files in $APT_ETC/sources.list.d (in name
+# order), else from the one-line $APT_ETC/sources.list. KEYRING is the source's Signed-By file, or
+# "-" when it names none. Prints nothing when there is no such source.
+machine_archive() {
+  local f found=""
+  for f in "$APT_ETC"/sources.list.d/*.sources; do
+    [ -r "$f" ] || continue
+    found=$(awk '
+      function flush() {
+        if (types ~ /(^|[ \t])deb([ \t]|$)/ && uris != "" && suites !~ /-security/) {
+          split(uris, u, /[ \t]+/); print u[1], (signed == "" ? "-" : signed); done = 1; exit
+        }
+        types = ""; uris = ""; suites = ""; signed = ""
+      }
+      /^[ \t]*$/ { flush(); next }
+      /^#/ { next }
+      /^Types:/ { types = $0; sub(/^Types:[ \t]*/, "", types) }
+      /^URIs:/ { uris = $0; sub(/^URIs:[ \t]*/, "", uris) }
+      /^Suites:/ { suites = $0; sub(/^Suites:[ \t]*/, "", suites) }
+      /^Signed-By:/ { signed = $0; sub(/^Signed-By:[ \t]*/, "", signed) }
+      END { if (!done) flush() }' "$f")
+    if [ -n "$found" ]; then echo "$found"; return; fi
+  done
+  [ -r "$APT_ETC/sources.list" ] || return 0
+  awk '
+    $1 != "deb" { next }
+    {
+      i = 2; signed = "-"
+      if ($2 ~ /^\[/) {
+        for (; i <= NF; i++) {
+          if ($i ~ /^\[?signed-by=/) { signed = $i; sub(/^\[?signed-by=/, "", signed); sub(/\]$/, "", signed) }
+          if ($i ~ /\]$/) { i++; break }
+        }
+      }
+      if ($(i + 1) ~ /-security/) next
+      print $i, signed; exit
+    }' "$APT_ETC/sources.list"
+}
 
 have_go() {
   command -v go >/dev/null 2>&1 || return 1
@@ -33,11 +79,19 @@ install_go() {
     return
   fi
   echo "bootstrap: installing Go $GO_SERIES into .tools/go from Debian's archive"
+  local archive uri keyring
+  archive=$(machine_archive)
+  if [ -z "$archive" ]; then
+    echo "bootstrap: no Debian archive in the apt configuration ($APT_ETC/sources.list.d/*.sources or $APT_ETC/sources.list); install Go $GO_SERIES yourself" >&2
+    exit 1
+  fi
+  read -r uri keyring <<<"$archive"
+  local opt=""
+  [ "$keyring" = "-" ] || opt="[signed-by=$keyring] "
+  echo "bootstrap: using the machine's archive $uri, suite $GO_SUITE"
   local apt="$PCONFORM_TOOLS/apt"
   rm -rf "$apt" && mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/debs"
-  cat >"$apt/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main
-SRC
+  echo "deb ${opt}${uri} ${GO_SUITE} main" >"$apt/sources.list"
   local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
     -o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o APT::Sandbox::User=root)
   apt-get "${opts[@]}" -qq update
@@ -94,10 +148,11 @@ install_pconform() {
 }
 
 case "${1:-all}" in
+  archive) machine_archive ;;
   go) install_go ;;
   p) install_p ;;
   browser) install_browser ;;
   pconform) install_pconform ;;
   all) install_go; install_p; install_browser; install_pconform ;;
-  *) echo "usage: scripts/bootstrap.sh [go|p|browser|pconform|all]" >&2; exit 2 ;;
+  *) echo "usage: scripts/bootstrap.sh [go|p|browser|pconform|all|archive]" >&2; exit 2 ;;
 esac
