@@ -31,6 +31,7 @@ const onPostgres = "TestOnPostgres/"
 
 // postgresTests are the tests TestOnPostgres runs again on PostgreSQL.
 var postgresTests = map[string]func(*testing.T){
+	"TestDurationsAboveMaxRefused":            TestDurationsAboveMaxRefused,
 	"TestByIDOperations":                      TestByIDOperations,
 	"TestCheckpoints":                         TestCheckpoints,
 	"TestClosedStore":                         TestClosedStore,

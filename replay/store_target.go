@@ -2,12 +2,12 @@ package replay
 
 import (
 	"context"
-	"math"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
