@@ -215,12 +215,13 @@ stage_build() {
 }
 
 stage_lint() {
-  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, go vet, staticcheck, pconform-vet"; fi
+  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, bootstrap archive test, go vet, staticcheck, pconform-vet"; fi
   local unformatted
   unformatted=$(go_files | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
   if [ "$quick" = 0 ]; then
     go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
+    bash scripts/bootstrap_test.sh || return 1
   fi
   go vet ./... || return 1
   [ "$quick" = 1 ] && return 0
