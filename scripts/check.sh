@@ -115,9 +115,11 @@ jobs=${PCONFORM_CHECK_JOBS:-3}
 case $jobs in '' | *[!0-9]* | 0) echo "check: PCONFORM_CHECK_JOBS must be a positive integer, got '$jobs'" >&2; exit 2 ;; esac
 
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/pconform-check.XXXXXX")
-# Tools and test binaries built once by the build stage.
-bin="$logdir/bin"
-testbin="$logdir/test"
+# Tools and test binaries built once by the build stage. They stay in the git-ignored out/gate/
+# between runs: the go command relinks a binary only when the one already there is out of date,
+# and relinking every test binary costs half a minute of CPU even when nothing changed.
+bin="$PWD/out/gate/bin"
+testbin="$PWD/out/gate/test"
 mkdir -p "$bin" "$testbin"
 started_services=()
 cleanup() {
@@ -156,8 +158,11 @@ done
 go_files() { git ls-files --cached --others --exclude-standard -- '*.go' | grep -v '/testdata/' ; }
 
 # Every package's import path and directory, read once.
-declare -A pkg_dir=()
-while read -r path dir; do pkg_dir[$path]=$dir; done < <(go list -f '{{.ImportPath}} {{.Dir}}' ./...)
+declare -A pkg_dir=() pkg_tests=()
+while read -r path dir tests; do
+  pkg_dir[$path]=$dir
+  pkg_tests[$path]=$tests
+done < <(go list -f '{{.ImportPath}} {{.Dir}} {{len .TestGoFiles}}{{len .XTestGoFiles}}' ./...)
 module=$(go list -m)
 
 # run_tests [TEST FLAGS ...] -- PACKAGE...: runs the test binaries that the build stage compiled,
@@ -172,7 +177,8 @@ run_tests() {
   local running=0
   for p in "$@"; do
     local exe="$testbin/${p##*/}.test"
-    [ -x "$exe" ] || continue
+    # A binary left from an earlier run for a package that has no tests now must not run.
+    [ "${pkg_tests[$p]}" != 00 ] && [ -x "$exe" ] || continue
     (
       start=$(date +%s.%N)
       cd "${pkg_dir[$p]}" && "$exe" -test.timeout=20m "${flags[@]}" >"$out/${p##*/}.log" 2>&1
