@@ -247,8 +247,8 @@ var errEffectsFailed = errors.New("handler effects failed")
 //     effective attempt is EffectiveAttempts(stored, path), capped at max_attempts, where stored is the
 //     count the row holds inside that transaction on the leaseless path (a nack_by_id may have
 //     landed since the fetch) and the leased count on the leased path.
-//     At or above max_attempts, or when the retry policy declines, the message is dead-lettered
-//     ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
+//     At or above max_attempts the message is dead-lettered with ReasonMaxAttempts; below it, when
+//     the retry policy declines, with the handler's error message as the reason ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
 //     transaction, so the dead letter records the effective attempt. Otherwise it is nacked with
 //     the policy's delay ("retried"), or "lease_lost" if the fenced nack lost its lease.
 //
@@ -320,14 +320,11 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 	var delay time.Duration
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
 		if c.path == PathLeaseless {
-			cur, err := c.st.GetMessage(ctx, m.ID)
+			stored, err := c.st.readyAttempts(ctx, m.ID)
 			if err != nil {
 				return err // ErrNotFound: acknowledged or dead-lettered meanwhile
 			}
-			if cur.State != StateReady {
-				return fmt.Errorf("actordelivery: message %q is %s: %w", m.ID, cur.State, ErrNotFound)
-			}
-			eff = min(EffectiveAttempts(cur.Attempts, c.path), m.MaxAttempts)
+			eff = min(EffectiveAttempts(stored, c.path), m.MaxAttempts)
 		}
 		reason := ""
 		if eff >= m.MaxAttempts {
@@ -336,7 +333,7 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 			var retry bool
 			delay, retry = c.retry.Retry(herr, eff)
 			if !retry {
-				reason = "retry policy declined: " + herr.Error()
+				reason = declinedReason(herr)
 			}
 			delay = max(delay, 0)
 		}
@@ -382,6 +379,15 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 	default:
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: after handler error on %q (attempt %d): %w", c.mailbox, m.ID, eff, err)
 	}
+}
+
+// declinedReason is the dead-letter reason when the retry policy declines: the handler's error
+// message verbatim (a message-less error gives ReasonHandlerFailed, since a reason is never empty).
+func declinedReason(herr error) string {
+	if r := herr.Error(); r != "" {
+		return r
+	}
+	return ReasonHandlerFailed
 }
 
 // Step fetches one message and handles it; an empty mailbox is Outcome{Action: "idle"}.

@@ -19,6 +19,9 @@ const (
 	// ReasonMaxAttempts is the reason a consumer dead-letters a message whose effective attempt
 	// reached max_attempts.
 	ReasonMaxAttempts = "max attempts reached"
+	// ReasonHandlerFailed is the dead-letter reason when the retry policy declines and the
+	// handler's error has an empty message; otherwise that message is the reason.
+	ReasonHandlerFailed = "handler failed"
 	// ReasonLeaseExpired is the reason ExpireLeases dead-letters an exhausted message.
 	ReasonLeaseExpired = "lease expired after max attempts"
 )
@@ -389,6 +392,30 @@ func (s *Store) holdsLease(ctx context.Context, id, token string) error {
 		return fmt.Errorf("actordelivery: lease of %q: %w", id, ErrLeaseLost)
 	}
 	return nil
+}
+
+// readyAttempts returns the stored attempt count of the ready message id, read inside the
+// caller's write transaction so that the decision taken from it commits against the same row: on
+// PostgreSQL the read locks the row (FOR UPDATE), so a concurrent NackByID waits for the decision's
+// transaction instead of slipping in between the read and the write; on SQLite the writer lock
+// already excludes it.
+//
+// Errors: ErrNotFound (no ready message id), ErrInvalidArgument (read-only transaction), ErrBusy,
+// ErrClosed.
+func (s *Store) readyAttempts(ctx context.Context, id string) (int, error) {
+	const op = "readyAttempts"
+	var attempts int
+	err := s.write(ctx, op, func(ts *txState, _ int64) error {
+		err := ts.tx.QueryRowContext(ctx, qReadyAttempts, named("id", id)).Scan(&attempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("actordelivery: message %q is not ready: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return s.dbErr(op+" "+id, err)
+		}
+		return nil
+	})
+	return attempts, err
 }
 
 // ExpireLeases clears every lease with lease_until <= now on a ready message; each message that

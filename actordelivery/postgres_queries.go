@@ -14,7 +14,8 @@ package actordelivery
 //   - NackByID: PostgreSQL's two-argument minimum is LEAST.
 //   - The dead-letter move and the lease check lock the message row (FOR UPDATE), so two movers of
 //     one message serialize and the second finds it gone (ErrNotFound), and a lease checked inside
-//     a transaction stays held until the transaction ends, as under SQLite's writer lock.
+//     a transaction stays held until the transaction ends, as under SQLite's writer lock. The
+//     leaseless failure decision's read of the stored attempts locks the row for the same reason.
 func pgOverrides() map[string]string {
 	return map[string]string{
 		qSchemaVersionTable: `CREATE TABLE IF NOT EXISTS {p}schema_version (
@@ -61,6 +62,7 @@ SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload
 FROM {p}messages WHERE id = :id AND state = 'ready'
 FOR UPDATE`,
 
+		qReadyAttempts: `SELECT attempts FROM {p}messages WHERE id = :id AND state = 'ready' FOR UPDATE`,
 		qHoldsLease: `SELECT EXISTS (
     SELECT 1 FROM {p}messages WHERE id = :id AND state = 'ready' AND token = :token FOR UPDATE)`,
 	}

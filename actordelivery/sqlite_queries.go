@@ -88,7 +88,8 @@ FROM {p}messages WHERE id = :id AND state = 'ready'`
 
 	qDeadLetterDelete = `DELETE FROM {p}messages WHERE id = :id`
 
-	qGetMessage = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
+	qGetMessage    = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
+	qReadyAttempts = `SELECT attempts FROM {p}messages WHERE id = :id AND state = 'ready'`
 
 	qListMessages = `SELECT ` + msgCols + ` FROM {p}messages
 WHERE (:mailbox = '' OR mailbox = :mailbox) ORDER BY seq`

@@ -371,6 +371,18 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			}
 			return r
 		}
+		if a.Outcome == traces.OutcomeFailNoRetry {
+			if leaseless && !n.nackByID(h.id, at) {
+				return r
+			}
+			if !leaseless && n.tokenRow(h.id, h.token) < 0 {
+				return r
+			}
+			if n.deadLetter(h.id, traces.ReasonHandlerFailed) {
+				r.Action = traces.ActionDeadLettered
+			}
+			return r
+		}
 		var done bool
 		if leaseless {
 			done = n.nackByID(h.id, at+a.RetryDelay)

@@ -342,7 +342,7 @@ func (g *gen) handle(st traces.Step, w int) traces.Step {
 		a.Mailbox = pick(g.rng, genMailboxes)
 		a.Profile = pick(g.rng, []string{traces.ProfileLeased, traces.ProfileLeaseless})
 	}
-	a.Outcome = pick(g.rng, []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFail})
+	a.Outcome = pick(g.rng, []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFail, traces.OutcomeFailNoRetry})
 	if a.Outcome == traces.OutcomeFail {
 		a.RetryDelay = int64(g.rng.IntN(3))
 	}

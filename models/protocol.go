@@ -94,6 +94,18 @@ func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) 
 		if s.deadLetter(d.id, traces.ReasonMaxAttempts) {
 			r.Action = traces.ActionDeadLettered
 		}
+	case a.Outcome == traces.OutcomeFailNoRetry && d.leaseless:
+		// The policy declines: the handler's error is the reason, the bump and the move commit
+		// together as at max_attempts.
+		if s.nackByID(d.id, now) && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
+			r.Action = traces.ActionDeadLettered
+		}
+	case a.Outcome == traces.OutcomeFailNoRetry:
+		// Leased: the move is fenced by the token, since another worker may lease the message
+		// once this lease runs out.
+		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
+			r.Action = traces.ActionDeadLettered
+		}
 	case d.leaseless:
 		if s.nackByID(d.id, now+a.RetryDelay) {
 			r.Action = traces.ActionRetried

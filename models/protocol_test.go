@@ -130,6 +130,23 @@ func TestConsumer(t *testing.T) {
 			},
 		},
 		{
+			name: "a declining retry policy dead-letters before max_attempts with the handler's error",
+			steps: []traces.Step{
+				enqueue(0, "a", "m1", 3), fetch(0, 1, "a", leaseless, 0), handle(0, 1, "a", leaseless, traces.OutcomeFailNoRetry, 0),
+				enqueue(0, "a", "m2", 3), fetch(0, 1, "a", leased, 5), handle(0, 1, "a", leased, traces.OutcomeFailNoRetry, 0),
+				enqueue(0, "a", "m3", 3), fetch(0, 1, "a", leased, 5), fetch(5, 2, "a", leased, 5),
+				handle(6, 1, "a", leased, traces.OutcomeFailNoRetry, 0),
+			},
+			want: []traces.Result{okR, msg("m1", 0, 0), action(traces.ActionDeadLettered, 1),
+				okR, msg("m2", 1, 1), action(traces.ActionDeadLettered, 1),
+				okR, msg("m3", 1, 2), msg("m3", 2, 3), action(traces.ActionLeaseLost, 1)},
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantDead(t, snap,
+					traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: traces.ReasonHandlerFailed},
+					traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 1, Reason: traces.ReasonHandlerFailed})
+			},
+		},
+		{
 			name: "leaseless with raw attempts: the row is stranded at attempts == max, never dead-lettered",
 			cfg:  Config{Attempts: rawAttempts},
 			steps: []traces.Step{

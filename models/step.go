@@ -160,7 +160,7 @@ func validate(op traces.Op, a traces.Args) error {
 	case traces.OpConsumerHandle:
 		return errors.Join(nonEmpty("mailbox", a.Mailbox),
 			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
-			oneOf("outcome", a.Outcome, traces.OutcomeOK, traces.OutcomeFail),
+			oneOf("outcome", a.Outcome, traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry),
 			nonNegative("retry_delay", a.RetryDelay))
 	case traces.OpPublisherDeliver:
 		return errors.Join(nonEmpty("id", a.ID),

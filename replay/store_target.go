@@ -332,12 +332,28 @@ func consumerPath(profile string) (actordelivery.Path, error) {
 	return 0, fmt.Errorf("consumer profile %q is not %q or %q", profile, traces.ProfileLeased, traces.ProfileLeaseless)
 }
 
-// fixedRetry is the retry policy of a consumer_handle step: always retry, after the step's delay.
+// retryPolicy is a consumer_handle step's retry policy: it declines for the outcome fail_no_retry
+// and otherwise always retries after the step's retry_delay.
+func retryPolicy(a Args) actordelivery.RetryPolicy {
+	if a.Outcome == traces.OutcomeFailNoRetry {
+		return declineRetry{}
+	}
+	return fixedRetry(seconds(a.RetryDelay))
+}
+
+// fixedRetry always retries, after the step's delay.
 type fixedRetry time.Duration
 
 func (d fixedRetry) Retry(error, int) (time.Duration, bool) { return time.Duration(d), true }
 
-var errHandlerFails = errors.New("replay: handler outcome is fail")
+// declineRetry is the retry policy of a consumer_handle step whose outcome is fail_no_retry.
+type declineRetry struct{}
+
+func (declineRetry) Retry(error, int) (time.Duration, bool) { return 0, false }
+
+// errHandlerFails is the error of a trace's failing handler; its message is the dead-letter
+// reason a declining retry policy records.
+var errHandlerFails = errors.New(traces.ReasonHandlerFailed)
 
 // consumer builds the real consumer a consumer step runs, with handler h. A new one per step is
 // the same code the worker's long-lived consumer runs; the consumer keeps no state between
@@ -354,7 +370,7 @@ func (t *StoreTarget) consumer(a Args, h actordelivery.Handler) (*actordelivery.
 		leaseFor = time.Nanosecond
 	}
 	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
-		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: fixedRetry(seconds(a.RetryDelay)), Logger: t.log,
+		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: retryPolicy(a), Logger: t.log,
 	})
 }
 
@@ -368,7 +384,7 @@ func (t *StoreTarget) handler(outcome string) actordelivery.Handler {
 // acknowledgement's transaction, so the effect commits exactly when the acknowledgement does.
 func effectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
 	return func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-		if outcome == traces.OutcomeFail {
+		if outcome == traces.OutcomeFail || outcome == traces.OutcomeFailNoRetry {
 			return nil, errHandlerFails
 		}
 		return func(ctx context.Context) error { return appendEffect(ctx, st, m.Mailbox, m.ID) }, nil
@@ -453,7 +469,7 @@ func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
 	var err error
 	if t.cfg.handle != nil {
 		consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) { return t.consumer(a, h) }
-		out, err = t.cfg.handle(ctx, t.st, consumer, h, fixedRetry(seconds(a.RetryDelay)), d)
+		out, err = t.cfg.handle(ctx, t.st, consumer, h, retryPolicy(a), d)
 	} else {
 		var c *actordelivery.Consumer
 		if c, err = t.consumer(a, h); err == nil {

@@ -83,7 +83,7 @@ func (s TokenSpace) String() string {
 // Vocabularies shared by several ops in [Spec].
 var (
 	consumerProfiles = []string{ProfileLeased, ProfileLeaseless}
-	handleOutcomes   = []string{OutcomeOK, OutcomeFail}
+	handleOutcomes   = []string{OutcomeOK, OutcomeFail, OutcomeFailNoRetry}
 	handleActions    = []string{ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle}
 )
 
@@ -141,6 +141,8 @@ const (
 
 	OutcomeOK   = "ok"
 	OutcomeFail = "fail"
+	// OutcomeFailNoRetry: the handler fails and the retry policy declines to retry it.
+	OutcomeFailNoRetry = "fail_no_retry"
 
 	FaultNone         = "none"
 	FaultCommitFails  = "commit_fails"
@@ -166,6 +168,9 @@ const (
 const (
 	ReasonMaxAttempts  = "max attempts reached"
 	ReasonLeaseExpired = "lease expired after max attempts"
+	// ReasonHandlerFailed is the error message of a trace's failing handler, and so the reason a
+	// consumer records when its retry policy declines (the reason is the handler's error message).
+	ReasonHandlerFailed = "handler failed"
 )
 
 // Origin kinds: how a trace was made.

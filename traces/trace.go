@@ -109,7 +109,8 @@ type Args struct {
 	Publisher int `json:"publisher,omitempty"`
 	// Profile is "leased" or "leaseless" for consumer steps, "fold" or "split" for publisher steps.
 	Profile string `json:"profile,omitempty"`
-	// Outcome is the handler's outcome in consumer_handle: "ok" or "fail".
+	// Outcome is the handler's outcome in consumer_handle: "ok", "fail", or "fail_no_retry" (it
+	// fails and the retry policy declines).
 	Outcome string `json:"outcome,omitempty"`
 	// RetryDelay is the delay the retry policy returns for a failure that is retried.
 	RetryDelay int64 `json:"retry_delay,omitempty"`

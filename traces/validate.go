@@ -335,8 +335,11 @@ func (v *validator) action(c errCtx, s *Step) error {
 		if s.Args.Outcome == OutcomeOK && (r.Action == ActionRetried || r.Action == ActionDeadLettered) {
 			return c.errf("result.action", "a handler that succeeded cannot end %q", r.Action)
 		}
-		if s.Args.Outcome == OutcomeFail && r.Action == ActionAcked {
+		if s.Args.Outcome != OutcomeOK && r.Action == ActionAcked {
 			return c.errf("result.action", "a handler that failed cannot end %q", r.Action)
+		}
+		if s.Args.Outcome == OutcomeFailNoRetry && r.Action == ActionRetried {
+			return c.errf("result.action", "a handler whose retry policy declines cannot end %q", r.Action)
 		}
 	case OpPublisherDeliver:
 		if err := oneOf(c, "result.action", r.Action, Spec[s.Op].Values["action"]...); err != nil {

@@ -77,7 +77,10 @@ func handleLeaselessRaw(ctx context.Context, st *actordelivery.Store, h actordel
 	if attempt >= m.MaxAttempts {
 		reason = actordelivery.ReasonMaxAttempts
 	} else if delay, ok := retry.Retry(herr, attempt); !ok {
-		reason = "retry policy declined: " + herr.Error()
+		reason = herr.Error()
+		if reason == "" {
+			reason = actordelivery.ReasonHandlerFailed
+		}
 	} else {
 		out.Action = actordelivery.ActionRetried
 		err = st.NackByID(ctx, m.ID, max(delay, 0))

@@ -48,6 +48,10 @@ machine ConsumerWorker {
           if (cfg.may_fail && $) {
             outcome = "fail";
             retryDelay = cfg.retry_delay;
+            if (cfg.may_decline && $) {
+              outcome = "fail_no_retry";
+              retryDelay = 0;
+            }
           }
           send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
                                    outcome = outcome, retry_delay = retryDelay);

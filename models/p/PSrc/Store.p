@@ -661,6 +661,28 @@ machine Store {
       res.action = "dead_lettered";
       return res;
     }
+    if (outcome == "fail_no_retry") {
+      // The retry policy declines: the message is dead-lettered with the handler's error as the
+      // reason. Leased: fenced by the token (another worker may lease it once this lease runs
+      // out). Leaseless: the bump and the move commit together, as at max_attempts.
+      if (leased) {
+        step.err = "";
+        if (!TokenMatches(FindMsg(f.id), f.token)) {
+          step.err = "lease_lost";
+        }
+      } else {
+        step = NackById(f.id, 0);
+      }
+      if (step.err == "") {
+        step = DeadLetter(f.id, "handler failed");
+      }
+      if (step.err != "") {
+        res.action = "lease_lost";
+        return res;
+      }
+      res.action = "dead_lettered";
+      return res;
+    }
     if (leased) {
       step = Nack(f.id, f.token, retry_delay);
     } else {

@@ -50,8 +50,10 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // slow handler can outlive its lease while other workers move on.
 // nack_race: after the worker's first fetch that returns a message, a RawNacker issues nack_by_id
 // of that message before the worker handles it (a raw client racing the leaseless worker).
+// may_decline: a failing handler's retry policy may decline (outcome "fail_no_retry", the checker's
+// choice), so the message is dead-lettered before max_attempts with the handler's error as reason.
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
-                     retry_delay: int, may_fail: bool, think: int, nack_race: bool);
+                     retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
                       faults: seq[string], max_faults: int);

@@ -15,7 +15,7 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
-          think = 0, nack_race = false);
+          think = 0, nack_race = false, may_decline = false);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -177,6 +177,23 @@ fun ScLeaselessNackRace(): tScenario {
   w = Worker(1, "inbox", Leaseless, true);
   w.nack_race = true;
   sc.consumers += (0, w);
+  return sc;
+}
+
+// A retry policy that may decline: a leased worker on `inbox` and a leaseless one on `solo`, each
+// message may fail, and a failure may be one the policy declines to retry.
+fun ScPolicyDeclines(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
+  sc.messages += (1, Msg("solo", "m2", "", 0, 3));
+  w = Worker(1, "inbox", Leased, true);
+  w.may_decline = true;
+  sc.consumers += (0, w);
+  w = Worker(2, "solo", Leaseless, true);
+  w.may_decline = true;
+  sc.consumers += (1, w);
   return sc;
 }
 

@@ -20,6 +20,7 @@ machine TestRawAttempts { start state Init { entry { new Scenario(ScRawAttempts(
 machine TestUnfencedAck { start state Init { entry { new Scenario(ScUnfencedAck()); } } }
 machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertake()); } } }
 machine TestLeaselessNackRace { start state Init { entry { new Scenario(ScLeaselessNackRace()); } } }
+machine TestPolicyDeclines { start state Init { entry { new Scenario(ScPolicyDeclines()); } } }
 machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
 
 // ---- green ----
@@ -56,6 +57,10 @@ test tcPipeline [main = TestPipeline]:
 test tcLeaselessNackRace [main = TestLeaselessNackRace]:
   assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
   in (union Delivery, Environment, { TestLeaselessNackRace });
+
+test tcPolicyDeclines [main = TestPolicyDeclines]:
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestPolicyDeclines });
 
 // Raw outbox_complete completes a row without delivering it (that is the operation's contract), so
 // OutboxCompletionImpliesDelivery does not apply here; nothing resolves messages, so neither does
