@@ -76,6 +76,10 @@ var postgresTests = map[string]func(*testing.T){
 	"TestPublisherFoldDuplicate":              TestPublisherFoldDuplicate,
 	"TestPublisherRun":                        TestPublisherRun,
 	"TestPublisherSplitCrashBetween":          TestPublisherSplitCrashBetween,
+	"TestWorkersBadInput":                     TestWorkersBadInput,
+	"TestWorkersDrain":                        TestWorkersDrain,
+	"TestWorkersServeEveryMailbox":            TestWorkersServeEveryMailbox,
+	"TestWorkersSIGTERM":                      TestWorkersSIGTERM,
 }
 
 // backendOf returns the backend t runs on: PostgreSQL under TestOnPostgres (and its own PG-only

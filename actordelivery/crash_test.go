@@ -41,6 +41,9 @@ func crashChild(mode string, b Backend, target string) int {
 	if mode == "fold" {
 		return crashFold(ctx, s)
 	}
+	if path, ok := strings.CutPrefix(mode, workersChildMode); ok {
+		return workersChild(s, map[string]Path{"leased": PathLeased, "leaseless": PathLeaseless}[path])
+	}
 	if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "m1", MaxAttempts: 3, Payload: []byte("p")}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

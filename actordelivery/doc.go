@@ -45,6 +45,11 @@
 // same effective attempt (EffectiveAttempts: the stored count on the leased path, stored + 1 on the
 // leaseless path) and dead-letter at max_attempts, so no message is ever stranded.
 //
+// RunWorkers runs a fixed number of workers over a set of mailboxes (each worker a round of
+// consumer steps; on the leaseless path each mailbox has exactly one worker) and drains on cancel:
+// no new fetch starts, every fetched message is handled and committed, and the call returns when
+// every worker has stopped.
+//
 // A Publisher claims outbox batches and delivers each row: ModeFold enqueues and completes in one
 // transaction; ModeSplit commits the enqueue, then the completion, and never completes a row whose
 // enqueue failed.

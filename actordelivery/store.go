@@ -527,22 +527,28 @@ type topic struct {
 
 func (n *notifier) init() { n.subs = make(map[topic]map[chan struct{}]struct{}) }
 
-func (n *notifier) subscribe(t topic) (<-chan struct{}, func()) {
+// subscribe returns one channel signalled by a commit on any of ts, and the function that ends
+// the subscription.
+func (n *notifier) subscribe(ts ...topic) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.subs[t] == nil {
-		n.subs[t] = make(map[chan struct{}]struct{})
+	for _, t := range ts {
+		if n.subs[t] == nil {
+			n.subs[t] = make(map[chan struct{}]struct{})
+		}
+		n.subs[t][ch] = struct{}{}
 	}
-	n.subs[t][ch] = struct{}{}
 	var once sync.Once
 	return ch, func() {
 		once.Do(func() {
 			n.mu.Lock()
 			defer n.mu.Unlock()
-			delete(n.subs[t], ch)
-			if len(n.subs[t]) == 0 {
-				delete(n.subs, t)
+			for _, t := range ts {
+				delete(n.subs[t], ch)
+				if len(n.subs[t]) == 0 {
+					delete(n.subs, t)
+				}
 			}
 		})
 	}
@@ -583,6 +589,17 @@ func (n *notifier) fire(t topic) {
 func (s *Store) Subscribe(mailbox string) (<-chan struct{}, func()) {
 	s.startListener()
 	return s.notify.subscribe(topic{mailbox: mailbox})
+}
+
+// subscribeMailboxes is Subscribe for several mailboxes at once: one channel, signalled by an
+// enqueue into any of them.
+func (s *Store) subscribeMailboxes(mailboxes []string) (<-chan struct{}, func()) {
+	s.startListener()
+	ts := make([]topic, len(mailboxes))
+	for i, mb := range mailboxes {
+		ts[i] = topic{mailbox: mb}
+	}
+	return s.notify.subscribe(ts...)
 }
 
 // SubscribeOutbox is Subscribe for commits that added outbox rows.

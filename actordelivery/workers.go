@@ -1,0 +1,134 @@
+package actordelivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// RunWorkers runs n workers that deliver the messages of mailboxes to h, until ctx ends or the
+// store is closed. Every worker uses a Consumer built from opts (opts.Mailbox must be empty; the
+// rest applies to every mailbox).
+//
+// Which worker serves which mailbox:
+//   - PathLeased: every worker serves every mailbox, in turn, starting at a different one (worker
+//     i starts at mailbox i mod len(mailboxes)), so n bounds how many handlers run at once and
+//     the leases keep two workers from taking the same message.
+//   - PathLeaseless: exactly one worker may serve a mailbox, so mailbox j belongs to worker
+//     j mod n alone; with more workers than mailboxes, the extra ones are not started.
+//
+// A worker steps each of its mailboxes once per round (fetch, then handle); after a round in which
+// every mailbox was idle, or a step failed, it waits as Consumer.Run does (PollInterval doubling up
+// to MaxPollInterval, reset after work) and wakes at once when the store signals an enqueue into
+// one of its mailboxes.
+//
+// Drain: when ctx ends, no worker starts a new fetch; a fetch already under way completes, and
+// every message fetched is handled and its outcome committed. Fetch, the handler, its Effects and
+// the commit run with context.WithoutCancel(ctx): cancelling ctx never interrupts a delivery
+// half-way (a handler that needs a bound on its own time sets one itself). RunWorkers returns once
+// every worker has stopped: nil after ctx ended, ErrClosed (wrapped) when the store was closed
+// under the workers.
+//
+// Errors: ErrInvalidArgument (nil store or handler, n < 1, no mailboxes, an empty or repeated
+// mailbox name, opts.Mailbox set, or any error NewConsumer gives for opts), ErrClosed.
+func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Handler, opts ConsumerOptions) error {
+	const op = "RunWorkers"
+	switch {
+	case st == nil:
+		return invalid(op, "store is nil")
+	case n < 1:
+		return invalid(op, "worker count %d is below 1", n)
+	case len(mailboxes) == 0:
+		return invalid(op, "no mailboxes")
+	case opts.Mailbox != "":
+		return invalid(op, "ConsumerOptions.Mailbox is %q; the mailboxes are RunWorkers' argument", opts.Mailbox)
+	}
+	consumers := make([]*Consumer, len(mailboxes))
+	seen := make(map[string]bool, len(mailboxes))
+	for i, mb := range mailboxes {
+		if seen[mb] {
+			return invalid(op, "mailbox %q is listed twice", mb)
+		}
+		seen[mb] = true
+		o := opts
+		o.Mailbox = mb
+		c, err := NewConsumer(st, h, o)
+		if err != nil {
+			return fmt.Errorf("actordelivery: %s: mailbox %q: %w", op, mb, err)
+		}
+		consumers[i] = c
+	}
+	var groups [][]*Consumer
+	if opts.Path == PathLeaseless {
+		groups = make([][]*Consumer, min(n, len(consumers)))
+		for j, c := range consumers {
+			groups[j%len(groups)] = append(groups[j%len(groups)], c)
+		}
+	} else {
+		groups = make([][]*Consumer, n)
+		for i := range groups {
+			start := i % len(consumers)
+			groups[i] = append(append([]*Consumer(nil), consumers[start:]...), consumers[:start]...)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(groups))
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = runWorker(ctx, st, g)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("actordelivery: %s: %w", op, err)
+		}
+	}
+	return nil
+}
+
+// runWorker serves its consumers' mailboxes round by round until ctx ends (nil) or the store is
+// closed (ErrClosed). See RunWorkers for the drain rule.
+func runWorker(ctx context.Context, st *Store, cs []*Consumer) error {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.mailbox
+	}
+	wake, cancel := st.subscribeMailboxes(names)
+	defer cancel()
+	// work outlives ctx: a delivery that has begun is finished and committed.
+	work := context.WithoutCancel(ctx)
+	first := cs[0]
+	wait := first.poll
+	for {
+		busy, failed := false, false
+		for _, c := range cs {
+			if ctx.Err() != nil {
+				return nil
+			}
+			out, err := c.Step(work)
+			switch {
+			case err != nil && errors.Is(err, ErrClosed):
+				return err
+			case err != nil:
+				failed = true
+				c.log.Error("actordelivery: worker step failed", "mailbox", c.mailbox, "error", err, "retry_in", wait)
+			case out.Action != ActionIdle:
+				busy = true
+			}
+		}
+		if busy && !failed {
+			wait = first.poll
+			continue
+		}
+		if !sleep(ctx, wait, wake) {
+			return nil
+		}
+		if !busy {
+			wait = min(2*wait, first.maxPoll)
+		}
+	}
+}
