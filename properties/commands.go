@@ -98,6 +98,37 @@ const (
 	CheckState Check = "state"
 )
 
+// statements say each check's property in one sentence: what a hunted trace names as the
+// property its variant violates (expect.violates).
+var statements = map[Check]string{
+	CheckTarget:      "the target runs every step it is given",
+	CheckResult:      "every step's result is the reference model's",
+	CheckNoLoss:      "an accepted message is never lost: it stays in its mailbox or among the dead letters",
+	CheckAttempts:    "no attempt count ever exceeds the message's max_attempts",
+	CheckNoStrand:    "a message the consumer protocol alone touched is never stranded: once its attempts are used up it is dead-lettered",
+	CheckExactlyOnce: "an id is stored once, and a handler effect commits once, only together with its acknowledgement",
+	CheckFIFO:        "a keyed message is never handed out while an earlier message of its mailbox and key still blocks it",
+	CheckState:       "the state after every step is the reference model's",
+}
+
+// Statement is the property c checks, in one sentence.
+func (c Check) Statement() string { return statements[c] }
+
+// Violates names the properties f breaks, for a trace's expect.violates: the invariants first
+// (they say what went wrong for a user), then the comparisons with the model.
+func (f *Failure) Violates() string {
+	var inv, cmp []string
+	for _, c := range f.Checks {
+		line := fmt.Sprintf("%s: %s", c, c.Statement())
+		if c == CheckResult || c == CheckState || c == CheckTarget {
+			cmp = append(cmp, line)
+		} else {
+			inv = append(inv, line)
+		}
+	}
+	return strings.Join(append(inv, cmp...), "; ")
+}
+
 // Failure is what a failing sequence broke: the first step at which a check failed.
 type Failure struct {
 	// Step is the index of the failing step in the sequence.

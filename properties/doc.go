@@ -35,10 +35,13 @@
 //   - Shrinking. gopter's command shrinker first, then an own pass: drop random subsets with a
 //     falling rate, drop single steps, replace publisher deliveries by direct enqueues where the
 //     outbox is beside the point, rename ids, mailboxes and workers in order of first use, shift
-//     time to 0 and close gaps, simplify argument values. The result is a trace of the model's
-//     results (origin kind "property", the seed, the test case and the command to rerun), so
-//     the correct store matches it and the hunted variant diverges; Hunt replays it both ways
-//     before returning it.
+//     time to 0 and close gaps, simplify argument values. The result is first a trace of the
+//     model's results, which the correct store must match and the hunted variant must not. For
+//     a broken variant Hunt then records the variant's own run of it (replay.Record) and writes
+//     that, in the convention of docs/trace-format.md: origin kind "property" with the seed, the
+//     test case and the command to rerun; expect.variant, the step at which the correct store
+//     refuses the bug (expect.diverges_at) and the broken checks' properties (expect.violates).
+//     Hunt replays it both ways and judges both replays before returning it.
 //   - Reproducible. One seed makes one *rand.Rand (gopter's test parameters), passed explicitly
 //     to the generator and to the own shrinking pass; nothing reads the global source or the
 //     wall clock for a decision. A seed reproduces a hunt only on the same commit.

@@ -85,13 +85,18 @@ type HuntResult struct {
 	OriginalSteps int
 	// Failure is what the shrunk sequence breaks on the hunted target.
 	Failure *Failure
-	// Shrunk is the shrunk sequence as a trace whose expected results are the model's, so the
-	// correct store matches it and the hunted variant diverges from it; ShrunkSteps is its length.
+	// Shrunk is the shrunk sequence as a trace. For a finding in a broken variant it records the
+	// variant's own results, with expect naming the variant, the step at which the correct store
+	// refuses the bug and the property it violates (docs/trace-format.md, "What a trace claims").
+	// For a finding in the store itself, or when the finding does not reproduce, its results are
+	// the model's. ShrunkSteps is its length.
 	Shrunk      *traces.Trace
 	ShrunkSteps int
 	// Path is the file Shrunk was written to ("" when Dir was empty).
 	Path string
 	// Store and Variant are the replays of Shrunk against the correct store and the hunted target.
+	// When Shrunk records the variant's results, Store diverges where Shrunk predicts and Variant
+	// matches.
 	Store, Variant replay.Verdict
 	Elapsed        time.Duration
 }
@@ -185,7 +190,9 @@ func (cfg HuntConfig) check() error {
 // oracle until one fails or the budget is spent. A failing sequence is shrunk (gopter's command
 // shrinker, then an own pass that drops random subsets of steps and simplifies ids, values and
 // times), turned into a trace of the model's results and replayed against the correct store (it
-// must match) and the hunted target (it must diverge).
+// must match) and the hunted target (it must diverge). For a broken variant the trace is then
+// recorded against the variant and written in the convention of docs/trace-format.md: the
+// variant's results, the step at which the correct store refuses them, the violated property.
 //
 // Hunt returns an error only when the hunt itself could not run (a bad config, a target that
 // cannot be created, ctx ending) or, wrapping ErrReproduce, when the shrunk trace does not
@@ -247,13 +254,18 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 		return res, err
 	}
 	res.Shrunk, res.ShrunkSteps = trace, len(trace.Steps)
+	verr := h.verify(&res)
+	if verr == nil && cfg.Variant != replay.TargetStore {
+		verr = h.claimBug(&res)
+	}
 	if cfg.Dir != "" {
-		res.Path = filepath.Join(cfg.Dir, trace.Name+".json")
-		if err := traces.WriteFile(res.Path, trace); err != nil {
-			return res, fmt.Errorf("properties: %w", err)
+		// Written even when it does not reproduce: it is the evidence of the failed hunt.
+		res.Path = filepath.Join(cfg.Dir, res.Shrunk.Name+".json")
+		if err := traces.WriteFile(res.Path, res.Shrunk); err != nil {
+			return res, errors.Join(verr, fmt.Errorf("properties: %w", err))
 		}
 	}
-	return res, h.verify(&res)
+	return res, verr
 }
 
 // Report writes the result for a person: what was run, and for a finding the failure, the shrunk
@@ -271,7 +283,11 @@ func (r HuntResult) Report(w io.Writer) error {
 		r.ShrinkRuns, r.OriginalSteps, r.ShrunkSteps, r.Elapsed.Round(time.Millisecond))
 	fmt.Fprintf(&b, "failure: %s\n", r.Failure)
 	if r.Shrunk != nil {
-		fmt.Fprintf(&b, "trace %s (the model's results):\n", r.Shrunk.Name)
+		whose := "the model's results"
+		if e := r.Shrunk.Expect; e.Variant != "" {
+			whose = fmt.Sprintf("the results of variant %s; the correct store refuses them at %s", e.Variant, predictedAt(e.DivergesAt))
+		}
+		fmt.Fprintf(&b, "trace %s (%s):\n", r.Shrunk.Name, whose)
 		for _, line := range replay.History(r.Shrunk) {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
@@ -282,6 +298,13 @@ func (r HuntResult) Report(w io.Writer) error {
 	fmt.Fprintf(&b, "replay against the store: %s\nreplay against the hunted target: %s\n", r.Store, r.Variant)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func predictedAt(step int) string {
+	if step < 0 {
+		return "the final snapshot"
+	}
+	return fmt.Sprintf("step #%d", step)
 }
 
 // hunter is the state of one hunt. gopter drives it through the commands it builds; it counts
@@ -417,6 +440,67 @@ func (h *hunter) verify(res *HuntResult) error {
 	case res.Variant.Outcome != replay.Diverged:
 		return fmt.Errorf("%w: %s does not diverge from the model's trace: %s", ErrReproduce, h.cfg.Variant, res.Variant)
 	}
+	return nil
+}
+
+// claimBug rewrites res.Shrunk in the convention every bug-showing trace follows
+// (docs/trace-format.md, "What a trace claims"): the steps and final state are the hunted
+// variant's own, recorded by running the model's trace against it; expect names the variant, the
+// step at which the correct store refuses the bug, and the property the failure broke. Both claims
+// are checked before the trace replaces the model's: the variant must reproduce the recording, and
+// the correct store must refuse it where expect says.
+func (h *hunter) claimBug(res *HuntResult) error {
+	withTarget := func(name string, fn func(replay.Target) error) error {
+		dir, err := os.MkdirTemp(h.cfg.WorkDir, "pconform-claim-")
+		if err != nil {
+			return fmt.Errorf("properties: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		t, err := h.newTarget(name, dir)
+		if err != nil {
+			return err
+		}
+		defer t.Close()
+		return fn(t)
+	}
+	var rec *traces.Trace
+	err := withTarget(h.cfg.Variant, func(t replay.Target) (err error) {
+		rec, err = replay.Record(h.ctx, res.Shrunk, t)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("properties: recording %s's run of the shrunk trace: %w", h.cfg.Variant, err)
+	}
+	rec.Expect = traces.Expect{Variant: h.cfg.Variant, DivergesAt: -1, Violates: res.Failure.Violates()}
+	judge := func(target string) (replay.Verdict, replay.Judgement, error) {
+		var v replay.Verdict
+		err := withTarget(target, func(t replay.Target) (err error) {
+			v, err = replay.Run(h.ctx, rec, t, replay.DefaultOptions())
+			return err
+		})
+		if err != nil {
+			return v, replay.Judgement{}, fmt.Errorf("properties: replay of the recorded trace against %s: %w", target, err)
+		}
+		return v, replay.Judge(rec, target, v), nil
+	}
+	store, _, err := judge(replay.TargetStore)
+	if err != nil {
+		return err
+	}
+	if store.Outcome != replay.Diverged {
+		return fmt.Errorf("%w: the correct store accepts %s's recorded run: %s", ErrReproduce, h.cfg.Variant, store)
+	}
+	if store.Step != replay.FinalStep {
+		rec.Expect.DivergesAt = store.Step
+	}
+	variant, vj, err := judge(h.cfg.Variant)
+	if err != nil {
+		return err
+	}
+	if !vj.AsClaimed {
+		return fmt.Errorf("%w: %s does not reproduce its own recorded run: %s", ErrReproduce, h.cfg.Variant, vj.Summary)
+	}
+	res.Shrunk, res.Store, res.Variant = rec, store, variant
 	return nil
 }
 

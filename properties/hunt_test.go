@@ -121,8 +121,9 @@ func huntedVariant(name string) (string, bool) {
 	return "", false
 }
 
-// TestHuntedTraces replays every committed example in traces/hunted: each must match the correct
-// store and diverge from the variant it was hunted in, so an example keeps reproducing on its own.
+// TestHuntedTraces replays every committed example in traces/hunted: each records the results of
+// the variant it was hunted in, which must reproduce them, and the correct store must refuse them
+// at the step the trace predicts, so an example keeps reproducing on its own.
 // With -rewrite-hunted it first hunts every broken variant again with seed 1 and rewrites the
 // examples; review the diff.
 func TestHuntedTraces(t *testing.T) {
@@ -155,19 +156,18 @@ func TestHuntedTraces(t *testing.T) {
 				t.Fatalf("%s: trace name %q does not name a broken variant (hunt-<variant>-seed<N>)", path, tr.Name)
 			}
 			covered[variant] = true
-			if tr.Origin.Kind != traces.OriginProperty || tr.Origin.Command == "" || tr.Expect.Variant != "" {
-				t.Errorf("%s: origin %+v, expect %+v: want a property trace with its command and the model's results (no expect.variant)", path, tr.Origin, tr.Expect)
+			if tr.Origin.Kind != traces.OriginProperty || tr.Origin.Command == "" || tr.Expect.Variant != variant || tr.Expect.Violates == "" {
+				t.Errorf("%s: origin %+v, expect %+v: want a property trace with its command, recording variant %s's results and the property it violates", path, tr.Origin, tr.Expect, variant)
 			}
-			for _, c := range []struct {
-				target string
-				want   replay.Outcome
-			}{{replay.TargetStore, replay.Match}, {variant, replay.Diverged}} {
-				v := replayFile(t, tr, c.target)
-				if v.Outcome != c.want {
+			// The trace claims both: the variant reproduces it, the correct store refuses it where
+			// expect.diverges_at says.
+			for _, target := range []string{replay.TargetStore, variant} {
+				v := replayFile(t, tr, target)
+				if j := replay.Judge(tr, target, v); !j.AsClaimed {
 					var report strings.Builder
 					_ = v.Report(&report)
-					t.Errorf("replay of %s against %s: want %v, got %s\n%s\nreproduce: pconform replay %s --target %s",
-						path, c.target, c.want, v, report.String(), path, c.target)
+					t.Errorf("replay of %s against %s: %s\n%s\nreproduce: pconform replay %s --target %s",
+						path, target, j.Summary, report.String(), path, target)
 				}
 			}
 		})
@@ -325,17 +325,20 @@ func TestHuntWritesTrace(t *testing.T) {
 	if o.Kind != traces.OriginProperty || o.Seed != seed || o.TestCase != "Hunt/split-write" || !strings.Contains(o.Command, fmt.Sprintf("-seed %d", seed)) {
 		t.Errorf("origin %+v", o)
 	}
-	if got.Expect.Variant != "" || got.Expect.DivergesAt != -1 || got.Final == nil {
-		t.Errorf("expect %+v, final %v: want the model's results and final state", got.Expect, got.Final)
+	e := got.Expect
+	if e.Variant != replay.TargetSplitWrite || e.DivergesAt < 0 || got.Final == nil ||
+		!strings.Contains(e.Violates, res.Failure.Checks[0].Statement()) {
+		t.Errorf("expect %+v, final %v: want the variant's results, the step the store refuses and the failure's property (%s)", e, got.Final, res.Failure)
 	}
-	if res.Store.Outcome != replay.Match || res.Variant.Outcome != replay.Diverged {
-		t.Errorf("verdicts: store %s, variant %s", res.Store, res.Variant)
+	if res.Store.Outcome != replay.Diverged || res.Store.Step != e.DivergesAt || res.Variant.Outcome != replay.Match {
+		t.Errorf("verdicts: store %s, variant %s; want the store to diverge at #%d and the variant to match", res.Store, res.Variant, e.DivergesAt)
 	}
 	var report strings.Builder
 	if err := res.Report(&report); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"sequences", fmt.Sprintf("shrank to %d", res.ShrunkSteps), res.Path, "publisher_deliver", "diverged"} {
+	for _, want := range []string{"sequences", fmt.Sprintf("shrank to %d", res.ShrunkSteps), res.Path, "publisher_deliver", "diverged",
+		fmt.Sprintf("the results of variant split-write; the correct store refuses them at step #%d", e.DivergesAt)} {
 		if !strings.Contains(report.String(), want) {
 			t.Errorf("the report does not mention %q:\n%s", want, report.String())
 		}

@@ -1,6 +1,10 @@
 package properties
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"slices"
 	"strings"
 	"testing"
@@ -180,5 +184,40 @@ func TestInvariants(t *testing.T) {
 				t.Errorf("%s detail %q does not mention %q", c.want, got[i].detail, c.detail)
 			}
 		})
+	}
+}
+
+// TestEveryCheckStatesItsProperty reads the Check constants from the source, so a new check
+// cannot reach a hunted trace's expect.violates without a sentence.
+func TestEveryCheckStatesItsProperty(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "commands.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	ast.Inspect(f, func(node ast.Node) bool {
+		vs, ok := node.(*ast.ValueSpec)
+		if !ok || vs.Type == nil || fmt.Sprint(vs.Type) != "Check" {
+			return true
+		}
+		for _, v := range vs.Values {
+			lit, ok := v.(*ast.BasicLit)
+			if !ok {
+				continue
+			}
+			n++
+			c := Check(strings.Trim(lit.Value, `"`))
+			if c.Statement() == "" {
+				t.Errorf("check %q has no statement in properties/commands.go", c)
+			}
+		}
+		return true
+	})
+	if n < 8 {
+		t.Fatalf("found %d Check constants in commands.go, want at least 8: the parse is off", n)
+	}
+	f1 := &Failure{Checks: []Check{CheckResult, CheckNoStrand}}
+	if got, want := f1.Violates(), "no-strand: "+CheckNoStrand.Statement()+"; result: "+CheckResult.Statement(); got != want {
+		t.Errorf("Violates() = %q, want the invariant before the model comparison: %q", got, want)
 	}
 }
