@@ -227,6 +227,7 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 	if m == nil {
 		return nil, nil
 	}
+	c.st.metrics.Count(CounterFetched, c.mailbox, 1)
 	return &Delivery{Message: *m, Path: c.path}, nil
 }
 
@@ -258,6 +259,20 @@ var errEffectsFailed = errors.New("handler effects failed")
 // Errors: ErrInvalidArgument (d fetched on another path or for another mailbox), ErrBusy,
 // ErrClosed, other wrapped store errors.
 func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
+	out, err := c.handle(ctx, d)
+	// Counted after the outcome committed, outside its transaction.
+	switch out.Action {
+	case ActionAcked:
+		c.st.metrics.Count(CounterAcked, c.mailbox, 1)
+	case ActionRetried:
+		c.st.metrics.Count(CounterRetried, c.mailbox, 1)
+	case ActionDeadLettered:
+		c.st.metrics.Count(CounterDeadLettered, c.mailbox, 1)
+	}
+	return out, err
+}
+
+func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	if d == nil {
 		return Outcome{Action: ActionIdle}, nil
 	}
@@ -300,8 +315,8 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	case herr != nil && errors.Is(err, errEffectsFailed):
 		return c.failed(ctx, m, herr)
 	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
-		c.log.Info("actordelivery: acknowledgement lost, handler effects not written",
-			"mailbox", c.mailbox, "message_id", m.ID, "path", c.path.String())
+		c.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: acknowledgement lost, handler effects not written",
+			attrMailbox(c.mailbox), attrMessageID(m.ID), slog.String(logKeyPath, c.path.String()))
 		return Outcome{Action: ActionLeaseLost}, nil
 	default:
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: handle %q: %w", c.mailbox, m.ID, err)
@@ -370,8 +385,9 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 		if out.Action == ActionDeadLettered {
 			lvl = slog.LevelWarn
 		}
-		c.log.Log(ctx, lvl, "actordelivery: delivery failed", "mailbox", c.mailbox, "message_id", m.ID,
-			"attempt", eff, "max_attempts", m.MaxAttempts, "action", out.Action, "delay", delay, "error", herr)
+		c.log.LogAttrs(ctx, lvl, "actordelivery: delivery failed", attrMailbox(c.mailbox), attrMessageID(m.ID),
+			slog.Int(logKeyAttempt, eff), slog.Int(logKeyMaxAttempts, m.MaxAttempts), slog.String(logKeyAction, out.Action),
+			attrDuration(logKeyDelay, delay), attrError(herr))
 		return out, nil
 	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
 		out.Action = ActionLeaseLost
@@ -419,7 +435,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		case err != nil && ctx.Err() != nil:
 			return nil
 		case err != nil:
-			c.log.Error("actordelivery: consumer step failed", "mailbox", c.mailbox, "error", err, "retry_in", wait)
+			c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: consumer step failed", attrMailbox(c.mailbox), attrError(err), attrRetryIn(wait))
 		case out.Action != ActionIdle:
 			wait = c.poll
 			continue

@@ -50,15 +50,24 @@
 // no new fetch starts, every fetched message is handled and committed, and the call returns when
 // every worker has stopped.
 //
+// # Observability
+//
+// Options.Metrics receives delivery counters (fetched, acked, retried, dead-lettered, outbox
+// delivered and failed, per mailbox), commit latencies and the queue depths RunWorkers samples;
+// the default discards them, ExpvarMetrics shows them through the standard library's expvar, and
+// any other metrics library plugs in with a three-method adapter (ExampleMetrics). The store calls
+// Metrics only after a transaction ended, so a slow sink never holds one open. Log records carry
+// typed attributes under fixed snake_case keys (logattrs.go).
+//
 // A Publisher claims outbox batches and delivers each row: ModeFold enqueues and completes in one
 // transaction; ModeSplit commits the enqueue, then the completion, and never completes a row whose
 // enqueue failed.
 //
 // # What the package never does
 //
-// It never reads the wall clock except through the Clock (Run's poll waits are real timers), never
-// keeps package-level mutable state, never drops a commit error, and never changes a row when a
-// fence fails. It does not prevent two leaseless consumers on one mailbox; that path's correctness
+// It never reads the wall clock except through the Clock (Run's poll waits and the commit
+// latencies reported to Metrics are real time), never keeps package-level mutable state, never
+// drops a commit error, and never changes a row when a fence fails. It does not prevent two leaseless consumers on one mailbox; that path's correctness
 // rests on the single-worker rule.
 //
 // # Backends

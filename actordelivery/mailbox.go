@@ -527,6 +527,25 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*Message, error) {
 	return got, nil
 }
 
+// QueueDepth returns how many messages of mailbox are ready (not acked: eligible now, later, or
+// leased), read without the writer lock.
+//
+// Errors: ErrInvalidArgument (empty mailbox), ErrBusy, ErrClosed.
+func (s *Store) QueueDepth(ctx context.Context, mailbox string) (int64, error) {
+	const op = "QueueDepth"
+	if mailbox == "" {
+		return 0, invalid(op, "mailbox is empty")
+	}
+	var n int64
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		return s.dbErr(op+" "+mailbox, q.QueryRowContext(ctx, qQueueDepth, named("mailbox", mailbox)).Scan(&n))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 // ListMessages returns the rows of mailbox ("" for every mailbox), acked ones included, in seq
 // order.
 //

@@ -148,7 +148,7 @@ func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (
 		path:  where,
 		id:    newToken(),
 		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
-		clock: opts.Clock, log: opts.Logger, wdb: db, rdb: db, listenCfg: cfg,
+		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: db, rdb: db, listenCfg: cfg,
 	}
 	s.notify.init()
 	lockName := "actordelivery migrate " + opts.TablePrefix
@@ -265,7 +265,7 @@ func (s *Store) startListener() {
 	}
 	stop, err := s.listen(s.listenCfg)
 	if err != nil {
-		s.log.Error("actordelivery: cannot LISTEN for other processes' commits; relying on polling", "server", s.path, "error", err)
+		s.log.LogAttrs(context.Background(), slog.LevelError, "actordelivery: cannot LISTEN for other processes' commits; relying on polling", slog.String(logKeyServer, s.path), attrError(err))
 		stop = func() {}
 	}
 	s.stopListen = stop
@@ -308,7 +308,7 @@ func (s *Store) listen(cfg *pgx.ConnConfig) (stop func(), err error) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Warn("actordelivery: notification listener lost its connection", "server", s.path, "error", err)
+			s.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: notification listener lost its connection", slog.String(logKeyServer, s.path), attrError(err))
 			for {
 				select {
 				case <-ctx.Done():

@@ -84,6 +84,8 @@ type Publisher struct {
 	poll     time.Duration
 	log      *slog.Logger
 	wake     func(string)
+	// metrics is the store's Metrics when st is a *Store (or embeds one), NopMetrics otherwise.
+	metrics Metrics
 }
 
 // NewPublisher returns a publisher over st.
@@ -119,6 +121,10 @@ func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p.metrics = NopMetrics{}
+	if ms, ok := st.(interface{ metricsSink() Metrics }); ok {
+		p.metrics = ms.metricsSink()
 	}
 	return p, nil
 }
@@ -158,9 +164,24 @@ func (p *Publisher) Deliver(ctx context.Context, row OutboxRow) (DeliveryResult,
 	if row.ClaimToken == "" {
 		return DeliveryResult{Action: ActionCommitFailed}, invalid("Deliver", "outbox row %q has no claim token", row.ID)
 	}
+	var res DeliveryResult
+	var err error
 	if p.mode == ModeSplit {
-		return p.deliverSplit(ctx, row)
+		res, err = p.deliverSplit(ctx, row)
+	} else {
+		res, err = p.deliverFold(ctx, row)
 	}
+	// Counted after the delivery's transactions ended.
+	switch res.Action {
+	case ActionDelivered:
+		p.metrics.Count(CounterOutboxDelivered, row.Target, 1)
+	case ActionCommitFailed:
+		p.metrics.Count(CounterOutboxFailed, row.Target, 1)
+	}
+	return res, err
+}
+
+func (p *Publisher) deliverFold(ctx context.Context, row OutboxRow) (DeliveryResult, error) {
 	var dup bool
 	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
 		d, err := p.st.Enqueue(ctx, rowMessage(row))
@@ -175,10 +196,10 @@ func (p *Publisher) Deliver(ctx context.Context, row OutboxRow) (DeliveryResult,
 		p.woke(row.Target)
 		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
 	case errors.Is(err, ErrClaimLost):
-		p.log.Info("actordelivery: outbox claim lost, delivery rolled back", p.rowAttrs(row)...)
+		p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost, delivery rolled back", p.rowAttrs(row)...)
 		return DeliveryResult{Action: ActionClaimLost, Duplicate: dup}, nil
 	default:
-		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(row, "fold delivery", err)
+		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(ctx, row, "fold delivery", err)
 	}
 }
 
@@ -191,7 +212,7 @@ func (p *Publisher) deliverSplit(ctx context.Context, row OutboxRow) (DeliveryRe
 	})
 	if err != nil {
 		// The row must not be completed: its message may never have arrived.
-		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(row, "split enqueue", err)
+		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(ctx, row, "split enqueue", err)
 	}
 	p.woke(row.Target)
 	err = p.st.ExecTx(ctx, false, func(ctx context.Context) error {
@@ -201,21 +222,21 @@ func (p *Publisher) deliverSplit(ctx context.Context, row OutboxRow) (DeliveryRe
 	case err == nil:
 		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
 	case errors.Is(err, ErrClaimLost):
-		p.log.Info("actordelivery: outbox claim lost after the enqueue committed", p.rowAttrs(row)...)
+		p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost after the enqueue committed", p.rowAttrs(row)...)
 		return DeliveryResult{Action: ActionClaimLost, Duplicate: dup}, nil
 	default:
-		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(row, "split complete", err)
+		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(ctx, row, "split complete", err)
 	}
 }
 
-func (p *Publisher) rowAttrs(row OutboxRow, extra ...any) []any {
-	return append([]any{"message_id", row.ID, "target", row.Target,
-		"delivery_attempts", row.DeliveryAttempts, "claim_token", row.ClaimToken}, extra...)
+func (p *Publisher) rowAttrs(row OutboxRow, extra ...slog.Attr) []slog.Attr {
+	return append([]slog.Attr{attrMessageID(row.ID), slog.String(logKeyTarget, row.Target),
+		slog.Int(logKeyDelivery, row.DeliveryAttempts), slog.String(logKeyClaimToken, row.ClaimToken)}, extra...)
 }
 
-func (p *Publisher) failed(row OutboxRow, what string, err error) error {
-	p.log.Error("actordelivery: outbox delivery failed; row stays pending until its claim expires",
-		p.rowAttrs(row, "mode", p.mode.String(), "stage", what, "error", err)...)
+func (p *Publisher) failed(ctx context.Context, row OutboxRow, what string, err error) error {
+	p.log.LogAttrs(ctx, slog.LevelError, "actordelivery: outbox delivery failed; row stays pending until its claim expires",
+		p.rowAttrs(row, slog.String(logKeyMode, p.mode.String()), slog.String(logKeyStage, what), attrError(err))...)
 	return fmt.Errorf("actordelivery: publisher: %s of %q to %q: %w", what, row.ID, row.Target, err)
 }
 
@@ -274,7 +295,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		case err != nil && ctx.Err() != nil:
 			return nil
 		case err != nil:
-			p.log.Error("actordelivery: publisher step failed", "error", err, "retry_in", p.poll)
+			p.log.LogAttrs(ctx, slog.LevelError, "actordelivery: publisher step failed", attrError(err), attrRetryIn(p.poll))
 		case n > 0:
 			continue
 		}

@@ -91,6 +91,8 @@ FROM {p}messages WHERE id = :id AND state = 'ready'`
 	qGetMessage    = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
 	qReadyAttempts = `SELECT attempts FROM {p}messages WHERE id = :id AND state = 'ready'`
 
+	qQueueDepth = `SELECT COUNT(*) FROM {p}messages WHERE mailbox = :mailbox AND state = 'ready'`
+
 	qListMessages = `SELECT ` + msgCols + ` FROM {p}messages
 WHERE (:mailbox = '' OR mailbox = :mailbox) ORDER BY seq`
 

@@ -44,7 +44,10 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// MaxConns is the PostgreSQL connection pool's size. Zero means 16; negative is an error.
 	MaxConns int
-	_        struct{}
+	// Metrics receives delivery counters, commit latencies and queue depths; nil means
+	// NopMetrics. It is called only outside transactions (see Metrics).
+	Metrics Metrics
+	_       struct{}
 }
 
 // Stats are counters since Open.
@@ -70,14 +73,16 @@ type Stats struct {
 // context the callback received; a call with an outer context would wait for the connection the
 // callback itself holds.
 type Store struct {
-	path   string // the SQLite file, or the PostgreSQL server as host:port/database
-	id     string // PostgreSQL: tells this store's notifications from other stores'
-	d      *dialect
-	clock  Clock
-	log    *slog.Logger
-	wdb    *sql.DB // SQLite: one connection, BEGIN IMMEDIATE; PostgreSQL: the pool
-	rdb    *sql.DB // SQLite: query_only connections, BEGIN DEFERRED; PostgreSQL: the pool
-	closed atomic.Bool
+	path  string // the SQLite file, or the PostgreSQL server as host:port/database
+	id    string // PostgreSQL: tells this store's notifications from other stores'
+	d     *dialect
+	clock Clock
+	log   *slog.Logger
+	// metrics is never nil (NopMetrics when Options.Metrics is).
+	metrics Metrics
+	wdb     *sql.DB // SQLite: one connection, BEGIN IMMEDIATE; PostgreSQL: the pool
+	rdb     *sql.DB // SQLite: query_only connections, BEGIN DEFERRED; PostgreSQL: the pool
+	closed  atomic.Bool
 	// sharedDB: wdb is a pool the caller passed to OpenPostgresDB; Close leaves it open.
 	sharedDB bool
 	// listenCfg is the PostgreSQL connection configuration the listener uses; nil on SQLite.
@@ -151,7 +156,7 @@ func Open(path string, opts Options) (*Store, error) {
 	wdb.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, d: &dialect{backend: BackendSQLite, prefix: opts.TablePrefix},
-		clock: opts.Clock, log: opts.Logger, wdb: wdb}
+		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: wdb}
 	s.notify.init()
 	if err := s.checkPragmas(syncMode); err != nil {
 		_ = wdb.Close()
@@ -286,7 +291,7 @@ func (s *Store) migrate(lock func(ctx context.Context, tx querier) error) error 
 			if _, err := tx.ExecContext(ctx, qSchemaVersionInsert, sql.Named("version", m.version), sql.Named("now", s.nowMillis())); err != nil {
 				return s.dbErr("migrate "+m.name, err)
 			}
-			s.log.Info("actordelivery: applied migration", "path", s.path, "migration", m.name)
+			s.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: applied migration", slog.String(logKeyDatabase, s.path), slog.String(logKeyMigration, m.name))
 		}
 		return nil
 	})
@@ -326,6 +331,17 @@ func (s *Store) Path() string { return s.path }
 
 // Backend returns the backend the store runs on.
 func (s *Store) Backend() Backend { return s.d.backend }
+
+// metricsSink is how the consumer and publisher (and wrappers that embed *Store) find the
+// store's Metrics.
+func (s *Store) metricsSink() Metrics { return s.metrics }
+
+func metricsOrNop(m Metrics) Metrics {
+	if m == nil {
+		return NopMetrics{}
+	}
+	return m
+}
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
@@ -451,7 +467,13 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 		return err
 	}
 	done = true
-	if err := tx.Commit(); err != nil {
+	start := time.Now()
+	err = tx.Commit()
+	if !readOnly {
+		// After the commit ended: a slow Metrics never holds the transaction open.
+		s.metrics.ObserveCommit(time.Since(start))
+	}
+	if err != nil {
 		if !readOnly {
 			s.rollbacks.Add(1)
 		}
@@ -490,7 +512,7 @@ func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now i
 		if err == nil || attempt == maxTxRetries || s.d.backend != BackendPostgres || !errors.Is(err, ErrBusy) || ctx.Err() != nil {
 			return err
 		}
-		s.log.Debug("actordelivery: retrying after a transient conflict", "op", op, "attempt", attempt, "error", err)
+		s.log.LogAttrs(ctx, slog.LevelDebug, "actordelivery: retrying after a transient conflict", slog.String(logKeyOp, op), slog.Int(logKeyAttempt, attempt), attrError(err))
 		time.Sleep(time.Duration(attempt) * time.Millisecond)
 	}
 }

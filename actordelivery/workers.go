@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 )
 
 // RunWorkers runs n workers that deliver the messages of mailboxes to h, until ctx ends or the
@@ -22,6 +24,9 @@ import (
 // every mailbox was idle, or a step failed, it waits as Consumer.Run does (PollInterval doubling up
 // to MaxPollInterval, reset after work) and wakes at once when the store signals an enqueue into
 // one of its mailboxes.
+//
+// When the store has a Metrics (Options.Metrics), RunWorkers also reports each mailbox's
+// QueueDepth to it when it starts and then every MaxPollInterval.
 //
 // Drain: when ctx ends, no worker starts a new fetch; a fetch already under way completes, and
 // every message fetched is handled and its outcome committed. Fetch, the handler, its Effects and
@@ -73,6 +78,13 @@ func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Han
 		}
 	}
 	var wg sync.WaitGroup
+	if _, nop := st.metrics.(NopMetrics); !nop {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sampleDepths(ctx, st, mailboxes, consumers[0].maxPoll)
+		}()
+	}
 	errs := make([]error, len(groups))
 	for i, g := range groups {
 		wg.Add(1)
@@ -115,7 +127,7 @@ func runWorker(ctx context.Context, st *Store, cs []*Consumer) error {
 				return err
 			case err != nil:
 				failed = true
-				c.log.Error("actordelivery: worker step failed", "mailbox", c.mailbox, "error", err, "retry_in", wait)
+				c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: worker step failed", attrMailbox(c.mailbox), attrError(err), attrRetryIn(wait))
 			case out.Action != ActionIdle:
 				busy = true
 			}
@@ -129,6 +141,25 @@ func runWorker(ctx context.Context, st *Store, cs []*Consumer) error {
 		}
 		if !busy {
 			wait = min(2*wait, first.maxPoll)
+		}
+	}
+}
+
+// sampleDepths reports each mailbox's queue depth to the store's Metrics at once and then every
+// interval (real time) until ctx ends. A failed read is skipped: the next sample tries again.
+func sampleDepths(ctx context.Context, st *Store, mailboxes []string, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for _, mb := range mailboxes {
+			if n, err := st.QueueDepth(ctx, mb); err == nil {
+				st.metrics.QueueDepth(mb, n)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
