@@ -117,9 +117,10 @@ func TestConvertBugFixture(t *testing.T) {
 	}
 }
 
-// observationsP holds the P model's declarations of the observation events: the contract the
-// bridge reads, on the model's side.
-const observationsP = "../models/p/PSrc/Observations.p"
+// observationsP holds the P model's declarations of the per-op observation events: the contract
+// the bridge reads, on the model's side. It is generated (internal/gen), so this test checks the
+// P text as the compiler sees it against the table the bridge derives at run time.
+const observationsP = "../models/p/PSrc/ObservationEvents_gen.p"
 
 // pObservations reads the eObs* event declarations (but eObsFinal) of observationsP: event name to
 // payload field names.

@@ -10,4 +10,5 @@ type File struct {
 var Files = []File{
 	{Path: "traces/schema/trace.schema.json", Generate: Schema},
 	{Path: "replay/args_gen.go", Generate: ReplayArgs},
+	{Path: "models/p/PSrc/ObservationEvents_gen.p", Generate: PObservationEvents},
 }

@@ -1,39 +1,14 @@
 /*****************************************************************************************************
  * Observation events: the contract with the bridge (bridge/), described in docs/models.md
- * ("Observations"). The Store announces exactly one eObs* event per store operation or protocol
- * step, in the order it applies them (a delivery that crashed is followed by the eObsCrash of the
- * restart); payload field names are the trace format's JSON names plus `at`, except that a row's
+ * ("Observations"). The per-op events eObs<Op> are generated from traces.Spec into
+ * ObservationEvents_gen.p (`go generate ./internal/gen`); this file holds the rest. The Store
+ * announces exactly one eObs* event per store operation or protocol step, in the order it applies
+ * them (a delivery that crashed is followed by the eObsCrash of the restart); payload field names are the trace format's JSON names plus `at`, except that a row's
  * `state` is `row_state` because `state` is a P keyword.
  *
  * The eSpec* events are NOT observations: they report the store's real state changes (derived by
  * comparing the state before and after each request) to the spec monitors. The bridge ignores them.
  *****************************************************************************************************/
-
-event eObsEnqueue: (at: int, mailbox: string, id: string, key: string, priority: int, max_attempts: int,
-                    delay: int, payload: string, duplicate: bool);
-event eObsLease: (at: int, mailbox: string, lease_for: int, msg_id: string, msg_attempts: int, msg_token: int,
-                  bug: bool);
-event eObsPeek: (at: int, mailbox: string, msg_id: string, msg_attempts: int, msg_token: int);
-event eObsAck: (at: int, id: string, token: int, err: string);
-event eObsNack: (at: int, id: string, token: int, delay: int, err: string);
-event eObsAckById: (at: int, id: string, err: string);
-event eObsNackById: (at: int, id: string, delay: int, err: string);
-event eObsExtend: (at: int, id: string, token: int, lease_for: int, err: string);
-event eObsExpire: (at: int, affected: int);
-event eObsDeadLetter: (at: int, id: string, reason: string, err: string);
-event eObsOutboxEnqueue: (at: int, id: string, target: string, key: string, priority: int, max_attempts: int,
-                          payload: string, duplicate: bool);
-event eObsOutboxClaim: (at: int, limit: int, claim_for: int, claimed: seq[tClaimed]);
-event eObsOutboxComplete: (at: int, id: string, token: int, err: string);
-event eObsOutboxFail: (at: int, id: string, token: int, delay: int, err: string);
-event eObsAdvanceClock: (at: int);
-event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int, msg_id: string,
-                          msg_attempts: int, msg_token: int, bug: bool);
-event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
-                           retry_delay: int, action: string, attempt: int, bug: bool);
-event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, profile: string, fault: string,
-                             action: string, duplicate: bool, bug: bool);
-event eObsCrash: (at: int);
 
 // The final snapshot, announced once per completed scenario. Rows are sorted: messages by mailbox
 // then id, outbox rows and dead letters by id. effects holds only mailboxes with at least one effect.

@@ -50,8 +50,8 @@ machine Store {
       var res: tRes;
       Begin();
       res = Enqueue(r.mailbox, r.id, r.key, r.priority, r.max_attempts, r.delay, r.payload);
-      announce eObsEnqueue, (at = now, mailbox = r.mailbox, id = r.id, key = r.key, priority = r.priority,
-                             max_attempts = r.max_attempts, delay = r.delay, payload = r.payload,
+      announce eObsEnqueue, (at = now, mailbox = r.mailbox, id = r.id, max_attempts = r.max_attempts,
+                             key = r.key, priority = r.priority, delay = r.delay, payload = r.payload,
                              duplicate = res.duplicate);
       Reply(r.client, res);
     }
@@ -135,8 +135,8 @@ machine Store {
       var res: tRes;
       Begin();
       res = OutboxEnqueue(r.id, r.target, r.key, r.priority, r.max_attempts, r.payload);
-      announce eObsOutboxEnqueue, (at = now, id = r.id, target = r.target, key = r.key, priority = r.priority,
-                                   max_attempts = r.max_attempts, payload = r.payload, duplicate = res.duplicate);
+      announce eObsOutboxEnqueue, (at = now, id = r.id, target = r.target, max_attempts = r.max_attempts,
+                                   key = r.key, priority = r.priority, payload = r.payload, duplicate = res.duplicate);
       Reply(r.client, res);
     }
 
