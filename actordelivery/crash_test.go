@@ -95,7 +95,7 @@ func crashChild(mode string, b Backend, target string) int {
 	return die()
 }
 
-// dyingComplete is an OutboxStore whose OutboxComplete kills the process after the completion
+// dyingComplete is an outboxStore whose OutboxComplete kills the process after the completion
 // ran inside the fold's transaction, before the commit.
 type dyingComplete struct{ *Store }
 

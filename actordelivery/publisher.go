@@ -17,9 +17,10 @@ const (
 	ActionCommitFailed = "commit_failed"
 )
 
-// OutboxStore is what a Publisher needs from a store. *Store implements it; tests and replay wrap
-// it to inject faults (an ExecTx whose commit fails, a crash between commits).
-type OutboxStore interface {
+// outboxStore is what a Publisher needs from a store: a *Store. It is an interface, and
+// unexported, so that conformance replay can wrap the store from outside to inject a delivery's
+// faults (a commit that fails, a crash between commits) while a user's API shows only *Store.
+type outboxStore interface {
 	ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error
 	Enqueue(ctx context.Context, m NewMessage) (bool, error)
 	OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error)
@@ -77,7 +78,7 @@ type DeliveryResult struct {
 
 // Publisher moves outbox rows into their target mailboxes.
 type Publisher struct {
-	st       OutboxStore
+	st       outboxStore
 	mode     PublishMode
 	batch    int
 	claimFor time.Duration
@@ -88,11 +89,11 @@ type Publisher struct {
 	metrics Metrics
 }
 
-// NewPublisher returns a publisher over st.
+// NewPublisher returns a publisher over st, a *Store.
 //
 // Errors: ErrInvalidArgument (nil store, unknown mode, negative batch, durations
 // outside [0, MaxDuration]).
-func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
+func NewPublisher(st outboxStore, opts PublisherOptions) (*Publisher, error) {
 	const op = "NewPublisher"
 	switch {
 	case st == nil:

@@ -41,7 +41,7 @@ func (f *faultyStore) ExecTx(ctx context.Context, readOnly bool, fn func(context
 	return f.Store.ExecTx(ctx, readOnly, fn)
 }
 
-func newPublisher(t testing.TB, st OutboxStore, opts PublisherOptions) *Publisher {
+func newPublisher(t testing.TB, st outboxStore, opts PublisherOptions) *Publisher {
 	t.Helper()
 	p, err := NewPublisher(st, opts)
 	if err != nil {
@@ -254,7 +254,7 @@ func TestPublisherBadInput(t *testing.T) {
 	s, _ := testStore(t)
 	for _, tc := range []struct {
 		name string
-		st   OutboxStore
+		st   outboxStore
 		opts PublisherOptions
 		arg  string
 	}{

@@ -33,8 +33,6 @@ type faultStore struct {
 	crashed bool
 }
 
-var _ actordelivery.OutboxStore = (*faultStore)(nil)
-
 func newFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
 	switch fault {
 	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween:

@@ -12,7 +12,7 @@
 //
 // Transaction calls are
 //   - methods named ExecTx of the shape (context.Context, bool, func(context.Context) error) error,
-//     on any receiver: (*actordelivery.Store).ExecTx, the actordelivery.OutboxStore interface,
+//     on any receiver: (*actordelivery.Store).ExecTx, an interface the store satisfies,
 //     wrappers that inject faults; the store's own ExecTx is recognised even if its shape drifts,
 //   - (*database/sql.Tx).Commit,
 //   - functions, methods and interface methods whose doc comment carries //pconform:txcommit

@@ -91,7 +91,7 @@ func LastResultIsError(sig *types.Signature) bool {
 
 // IsExecTxSignature reports whether sig has the shape of the store's transaction runner:
 // (context.Context, bool, func(context.Context) error) error. Any method named ExecTx with this
-// shape runs a transaction, whatever its receiver: *Store, the OutboxStore interface, or a
+// shape runs a transaction, whatever its receiver: *Store, an interface the store satisfies, or a
 // fault-injecting wrapper.
 func IsExecTxSignature(sig *types.Signature) bool {
 	p, r := sig.Params(), sig.Results()

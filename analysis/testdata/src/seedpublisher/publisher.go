@@ -13,7 +13,7 @@ import (
 )
 
 type Publisher struct {
-	st  actordelivery.OutboxStore
+	st  *actordelivery.Store
 	db  *sql.DB
 	log *slog.Logger
 }

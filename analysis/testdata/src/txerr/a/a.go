@@ -29,12 +29,17 @@ func blank(ctx context.Context, st *actordelivery.Store) {
 	_ = st.ExecTx(ctx, true, noop) // want `error of transaction call st.ExecTx is assigned to _`
 }
 
-func viaInterface(ctx context.Context, os actordelivery.OutboxStore) {
+// outbox is an interface the store satisfies, as a caller might declare it.
+type outbox interface {
+	ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error
+}
+
+func viaInterface(ctx context.Context, os outbox) {
 	_ = os.ExecTx(ctx, false, noop) // want `error of transaction call os.ExecTx is assigned to _`
 }
 
 // faulty wraps a store to inject faults; its ExecTx has the transaction shape, so it counts.
-type faulty struct{ inner actordelivery.OutboxStore }
+type faulty struct{ inner *actordelivery.Store }
 
 func (f faulty) ExecTx(ctx context.Context, ro bool, fn func(context.Context) error) error {
 	return f.inner.ExecTx(ctx, ro, fn)

@@ -220,12 +220,3 @@ func (c *Consumer) Handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	}
 	return Outcome{Action: "retried", Attempt: attempt}, err
 }
-
-// OutboxStore is what the publisher needs; its ExecTx counts as a transaction call.
-type OutboxStore interface {
-	ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error
-	Enqueue(ctx context.Context, m NewMessage) (bool, error)
-	OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error)
-	OutboxComplete(ctx context.Context, id, token string) error
-	OutboxFail(ctx context.Context, id, token string, delay time.Duration) error
-}
