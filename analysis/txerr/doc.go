@@ -22,7 +22,10 @@
 // it is returned (possibly wrapped by fmt.Errorf, errors.Join or inside a composite value),
 // passed to a log/slog, log or testing logging call, to panic, or to any other function (a
 // hand-off the analyzer does not follow), stored outside the function's locals, sent on a
-// channel, or tested in an if or switch condition whose branch returns, panics or logs.
+// channel, or tested in an if or switch condition whose branch returns, panics or logs and
+// which every error can enter: a test for one particular error (errors.Is, errors.As, == with a
+// sentinel, a case naming one error) handles that error only, so the others must be handled by
+// another use.
 // Printing with fmt.Print* or fmt.Fprint* does not count: the project logs with log/slog, and a
 // message on a terminal is not an outcome anyone acts on.
 //

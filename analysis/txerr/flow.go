@@ -150,13 +150,37 @@ func (f *flow) nextOverwrite(stmt inspector.Cursor, v *types.Var, end token.Pos)
 
 // useHandled walks up from the expression at c, which holds the error or a value derived from
 // it, and reports whether the value reaches a handling use.
+//
+// A test for one particular error (errors.Is, errors.As, a comparison with a sentinel) makes the
+// branch it guards run for that error only, so such a branch handles no other error: the value
+// is handled only if another use handles it. Negating the test (!errors.Is, err != ErrX) makes the
+// branch run for every other error, which handles them.
 func (f *flow) useHandled(c inspector.Cursor, depth int) bool {
+	// tested: the value has become a test against one particular error; oneError: the test is
+	// true for that error only (false when negated: true for every other error).
+	tested, oneError := false, false
 	for {
 		c = cursorx.Unparen(c)
 		parent := c.Parent()
 		kind, idx := c.ParentEdge()
 		switch p := parent.Node().(type) {
-		case *ast.StarExpr, *ast.UnaryExpr, *ast.BinaryExpr, *ast.KeyValueExpr, *ast.CompositeLit,
+		case *ast.UnaryExpr:
+			if p.Op == token.NOT && tested {
+				oneError = !oneError
+			}
+			c = parent
+		case *ast.BinaryExpr:
+			if p.Op == token.EQL || p.Op == token.NEQ {
+				other := p.Y
+				if kind == edge.BinaryExpr_Y {
+					other = p.X
+				}
+				if !isNil(f.pass, other) {
+					tested, oneError = true, p.Op == token.EQL
+				}
+			}
+			c = parent
+		case *ast.StarExpr, *ast.KeyValueExpr, *ast.CompositeLit,
 			*ast.TypeAssertExpr, *ast.IndexExpr, *ast.IndexListExpr, *ast.SliceExpr, *ast.SelectorExpr:
 			c = parent // the value flows into the enclosing expression
 		case *ast.CallExpr:
@@ -169,6 +193,9 @@ func (f *flow) useHandled(c inspector.Cursor, depth int) bool {
 				return true
 			case callDrop:
 				return false
+			}
+			if idx == 0 && isErrorTest(f.pass, p) {
+				tested, oneError = true, true
 			}
 			c = parent
 		case *ast.ReturnStmt:
@@ -189,19 +216,21 @@ func (f *flow) useHandled(c inspector.Cursor, depth int) bool {
 			}
 			return f.storeHandled(p.Names[idx], parent, depth)
 		case *ast.IfStmt:
-			return kind == edge.IfStmt_Cond && f.signals(p.Body)
+			return kind == edge.IfStmt_Cond && !oneError && f.signals(p.Body)
 		case *ast.SwitchStmt:
 			if kind != edge.SwitchStmt_Tag {
 				return false
 			}
+			// Each case compares the error with one value; only the default clause sees
+			// every error the cases do not name.
 			for _, cc := range p.Body.List {
-				if f.signals(cc) {
+				if cc.(*ast.CaseClause).List == nil && f.signals(cc) {
 					return true
 				}
 			}
 			return false
 		case *ast.CaseClause:
-			return kind == edge.CaseClause_List && f.signals(p)
+			return kind == edge.CaseClause_List && !oneError && f.signals(p)
 		default:
 			return false
 		}
@@ -309,6 +338,18 @@ func (f *flow) signals(n ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// isErrorTest reports whether call is errors.Is or errors.As: a test for one particular error.
+func isErrorTest(pass *analysis.Pass, call *ast.CallExpr) bool {
+	fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+	return ok && fn.Pkg() != nil && fn.Pkg().Path() == "errors" && (fn.Name() == "Is" || fn.Name() == "As")
+}
+
+// isNil reports whether e is the untyped nil.
+func isNil(pass *analysis.Pass, e ast.Expr) bool {
+	tv, ok := pass.TypesInfo.Types[ast.Unparen(e)]
+	return ok && tv.IsNil()
 }
 
 // isReportingCall reports whether call is panic, os.Exit, or a logging call (as opposed to an

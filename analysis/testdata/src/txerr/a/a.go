@@ -307,3 +307,58 @@ func seedVariant(ctx context.Context, st *actordelivery.Store) {
 func otherAnalyzerIgnored(ctx context.Context, st *actordelivery.Store) {
 	_ = st.ExecTx(ctx, false, noop) //pconform:ignore rawattempts names another analyzer // want `assigned to _`
 }
+
+// ---- a test for one error handles that error only ----
+
+func oneSentinelOnly(ctx context.Context, st *actordelivery.Store) {
+	err := st.ExecTx(ctx, false, noop) // want `stored in err but never returned`
+	if errors.Is(err, actordelivery.ErrClaimLost) {
+		return
+	}
+}
+
+func oneSentinelCompared(tx *sql.Tx) {
+	err := tx.Commit() // want `stored in err but never returned`
+	if err == sql.ErrTxDone {
+		return
+	}
+}
+
+func oneSentinelCase(ctx context.Context, st *actordelivery.Store) string {
+	err := st.ExecTx(ctx, false, noop) // want `stored in err but never returned`
+	switch {
+	case errors.Is(err, actordelivery.ErrClaimLost):
+		return "claim_lost"
+	}
+	return "delivered"
+}
+
+func oneSentinelTag(tx *sql.Tx) string {
+	switch err := tx.Commit(); err { // want `stored in err but never returned`
+	case sql.ErrTxDone:
+		return "done"
+	}
+	return "ok"
+}
+
+// Every error but one: the branch handles all the others.
+func allButOne(ctx context.Context, st *actordelivery.Store) error {
+	if err := st.ExecTx(ctx, false, noop); !errors.Is(err, actordelivery.ErrClaimLost) {
+		return err
+	}
+	return nil
+}
+
+func allButOneCompared(tx *sql.Tx) {
+	if err := tx.Commit(); err != nil && err != sql.ErrTxDone {
+		log.Printf("commit: %v", err)
+	}
+}
+
+func sentinelThenRest(ctx context.Context, st *actordelivery.Store) error {
+	err := st.ExecTx(ctx, false, noop)
+	if errors.Is(err, actordelivery.ErrClaimLost) {
+		return nil
+	}
+	return err
+}
