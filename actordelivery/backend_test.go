@@ -32,6 +32,9 @@ const onPostgres = "TestOnPostgres/"
 // postgresTests are the tests TestOnPostgres runs again on PostgreSQL.
 var postgresTests = map[string]func(*testing.T){
 	"TestDurationsAboveMaxRefused":            TestDurationsAboveMaxRefused,
+	"TestRecorderEvents":                      TestRecorderEvents,
+	"TestRecorderLeaseLostStep":               TestRecorderLeaseLostStep,
+	"TestRecorderOffTouchesNothing":           TestRecorderOffTouchesNothing,
 	"TestByIDOperations":                      TestByIDOperations,
 	"TestCheckpoints":                         TestCheckpoints,
 	"TestClosedStore":                         TestClosedStore,

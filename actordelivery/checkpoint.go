@@ -26,7 +26,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, actor string, state []byte, 
 	if state == nil {
 		state = []byte{}
 	}
-	ok, err := s.execOne(ctx, op+" "+actor, func(now int64) (string, []any) {
+	ok, err := s.execOne(ctx, op+" "+actor, recordedOp{}, func(now int64) (string, []any) {
 		if expectVersion == 0 {
 			return qInsertCheckpoint, []any{named("actor", actor), named("state", state), named("now", now)}
 		}
@@ -82,7 +82,7 @@ func (s *Store) MarkProcessed(ctx context.Context, consumer, messageID string, t
 	case ttl <= 0 || ttl > MaxDuration:
 		return false, invalid(op, "ttl %v for %q is not in (0, %v]", ttl, messageID, MaxDuration)
 	}
-	changed, err := s.execOne(ctx, op+" "+messageID, func(now int64) (string, []any) {
+	changed, err := s.execOne(ctx, op+" "+messageID, recordedOp{}, func(now int64) (string, []any) {
 		return qMarkProcessed, []any{named("consumer", consumer), named("message_id", messageID),
 			named("expires_at", now+durMillis(ttl)), named("now", now)}
 	})

@@ -143,6 +143,8 @@ type Consumer struct {
 	poll     time.Duration
 	maxPoll  time.Duration
 	log      *slog.Logger
+	// worker numbers the consumer in its store's recorded events.
+	worker int
 }
 
 const (
@@ -179,6 +181,7 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
 		leaseFor: opts.LeaseFor, retry: opts.Retry,
 		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
+		worker: int(st.workers.Add(1)),
 	}
 	if c.leaseFor == 0 {
 		c.leaseFor = defaultLeaseFor
@@ -209,15 +212,29 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 	var m *Message
 	var err error
-	if c.path == PathLeaseless {
+	switch {
+	case c.path == PathLeaseless && c.st.rec == nil:
 		m, err = c.st.Peek(ctx, c.mailbox)
-	} else {
+	case c.path == PathLeaseless:
+		// Recording: the peek runs under the commit lock and is recorded as this fetch.
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			var err error
+			if m, err = c.st.Peek(ctx, c.mailbox); err == nil {
+				recordStep(ctx, true, "consumer_fetch", c.stepArgs(), EventResult{Message: eventMessage(m)})
+			}
+			return err
+		})
+	default:
 		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
 			if _, err := c.st.ExpireLeases(ctx); err != nil {
 				return err
 			}
 			var err error
-			m, err = c.st.Lease(ctx, c.mailbox, c.leaseFor)
+			if m, err = c.st.Lease(ctx, c.mailbox, c.leaseFor); err == nil {
+				a := c.stepArgs()
+				a.LeaseFor = c.leaseFor
+				recordStep(ctx, false, "consumer_fetch", a, EventResult{Message: eventMessage(m)})
+			}
 			return err
 		})
 	}
@@ -230,6 +247,15 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 	c.st.metrics.Count(CounterFetched, c.mailbox, 1)
 	return &Delivery{Message: *m, Path: c.path}, nil
 }
+
+// stepArgs are the arguments every recorded step of the consumer carries.
+func (c *Consumer) stepArgs() EventArgs {
+	return EventArgs{Worker: c.worker, Mailbox: c.mailbox, Profile: c.path.String()}
+}
+
+// lostOrLeft reports the errors with which an acknowledgement, retry or dead letter finds the
+// delivery no longer the consumer's: its lease lost, or (leaseless) the message no longer ready.
+func lostOrLeft(err error) bool { return errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) }
 
 // errEffectsFailed marks, inside Handle's transaction, that the handler's Effects (not the store)
 // failed.
@@ -300,13 +326,21 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 		} else {
 			err = c.st.AckByID(ctx, m.ID)
 		}
-		if err != nil || effects == nil {
+		a := c.stepArgs()
+		a.Outcome = "ok"
+		if lostOrLeft(err) {
+			recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionLeaseLost})
+		}
+		if err != nil {
 			return err
 		}
-		if err := effects(ctx); err != nil {
-			herr = err
-			return errEffectsFailed
+		if effects != nil {
+			if err := effects(ctx); err != nil {
+				herr = err
+				return errEffectsFailed
+			}
 		}
+		recordStep(ctx, false, "consumer_handle", a, EventResult{Action: ActionAcked})
 		return nil
 	})
 	switch {
@@ -314,7 +348,7 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 		return Outcome{Action: ActionAcked}, nil
 	case herr != nil && errors.Is(err, errEffectsFailed):
 		return c.failed(ctx, m, herr)
-	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+	case lostOrLeft(err):
 		c.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: acknowledgement lost, handler effects not written",
 			attrMailbox(c.mailbox), attrMessageID(m.ID), slog.String(logKeyPath, c.path.String()))
 		return Outcome{Action: ActionLeaseLost}, nil
@@ -334,49 +368,22 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 	var action string
 	var delay time.Duration
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		if c.path == PathLeaseless {
-			stored, err := c.st.readyAttempts(ctx, m.ID)
-			if err != nil {
-				return err // ErrNotFound: acknowledged or dead-lettered meanwhile
-			}
-			eff = min(EffectiveAttempts(stored, c.path), m.MaxAttempts)
+		err := c.decide(ctx, m, herr, &eff, &action, &delay)
+		a := c.stepArgs()
+		a.Outcome = "fail"
+		if action == ActionDeadLettered && eff < m.MaxAttempts {
+			a.Outcome = "fail_no_retry"
 		}
-		reason := ""
-		if eff >= m.MaxAttempts {
-			reason = ReasonMaxAttempts
-		} else {
-			var retry bool
-			delay, retry = c.retry.Retry(herr, eff)
-			if !retry {
-				reason = declinedReason(herr)
-			}
-			delay = max(delay, 0)
+		if action == ActionRetried {
+			a.RetryDelay = delay
 		}
-		action = ActionDeadLettered
 		switch {
-		case reason != "" && c.path == PathLeaseless:
-			// The bump and the move commit together, so the dead letter records eff.
-			if err := c.st.NackByID(ctx, m.ID, 0); err != nil {
-				return err
-			}
-			return c.st.DeadLetter(ctx, m.ID, reason)
-		case reason == ReasonMaxAttempts:
-			// Leased, attempts used up: nobody else can lease the message any more, so the move
-			// needs no fence (the same unfenced dead_letter the semantics prescribe).
-			return c.st.DeadLetter(ctx, m.ID, reason)
-		case reason != "":
-			// Leased, the policy gave up early: another worker may lease the message once this
-			// lease expires, so the move is fenced by the token.
-			if err := c.st.holdsLease(ctx, m.ID, m.Token); err != nil {
-				return err
-			}
-			return c.st.DeadLetter(ctx, m.ID, reason)
+		case err == nil:
+			recordStep(ctx, false, "consumer_handle", a, EventResult{Action: action, Attempt: eff})
+		case lostOrLeft(err):
+			recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionLeaseLost, Attempt: eff})
 		}
-		action = ActionRetried
-		if c.path == PathLeaseless {
-			return c.st.NackByID(ctx, m.ID, delay)
-		}
-		return c.st.Nack(ctx, m.ID, m.Token, delay)
+		return err
 	})
 	out := Outcome{Action: action, Attempt: eff}
 	switch {
@@ -389,12 +396,60 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 			slog.Int(logKeyAttempt, eff), slog.Int(logKeyMaxAttempts, m.MaxAttempts), slog.String(logKeyAction, out.Action),
 			attrDuration(logKeyDelay, delay), attrError(herr))
 		return out, nil
-	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+	case lostOrLeft(err):
 		out.Action = ActionLeaseLost
 		return out, nil
 	default:
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: after handler error on %q (attempt %d): %w", c.mailbox, m.ID, eff, err)
 	}
+}
+
+// decide runs the failed delivery's decision and its writes inside failed's transaction, setting
+// the effective attempt, the action and the retry delay it chose.
+func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, action *string, delay *time.Duration) error {
+	if c.path == PathLeaseless {
+		stored, err := c.st.readyAttempts(ctx, m.ID)
+		if err != nil {
+			return err // ErrNotFound: acknowledged or dead-lettered meanwhile
+		}
+		*eff = min(EffectiveAttempts(stored, c.path), m.MaxAttempts)
+	}
+	reason := ""
+	if *eff >= m.MaxAttempts {
+		reason = ReasonMaxAttempts
+	} else {
+		var retry bool
+		*delay, retry = c.retry.Retry(herr, *eff)
+		if !retry {
+			reason = declinedReason(herr)
+		}
+		*delay = max(*delay, 0)
+	}
+	*action = ActionDeadLettered
+	switch {
+	case reason != "" && c.path == PathLeaseless:
+		// The bump and the move commit together, so the dead letter records eff.
+		if err := c.st.NackByID(ctx, m.ID, 0); err != nil {
+			return err
+		}
+		return c.st.DeadLetter(ctx, m.ID, reason)
+	case reason == ReasonMaxAttempts:
+		// Leased, attempts used up: nobody else can lease the message any more, so the move
+		// needs no fence (the same unfenced dead_letter the semantics prescribe).
+		return c.st.DeadLetter(ctx, m.ID, reason)
+	case reason != "":
+		// Leased, the policy gave up early: another worker may lease the message once this
+		// lease expires, so the move is fenced by the token.
+		if err := c.st.holdsLease(ctx, m.ID, m.Token); err != nil {
+			return err
+		}
+		return c.st.DeadLetter(ctx, m.ID, reason)
+	}
+	*action = ActionRetried
+	if c.path == PathLeaseless {
+		return c.st.NackByID(ctx, m.ID, *delay)
+	}
+	return c.st.Nack(ctx, m.ID, m.Token, *delay)
 }
 
 // declinedReason is the dead-letter reason when the retry policy declines: the handler's error

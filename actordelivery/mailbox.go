@@ -152,6 +152,7 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 		}
 		if dead {
 			duplicate = true
+			ts.record("enqueue", false, enqueueArgs(m), EventResult{Duplicate: true})
 			return nil
 		}
 		res, err := ts.tx.ExecContext(ctx, qEnqueue,
@@ -181,6 +182,7 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 				duplicate = true
 			}
 		}
+		ts.record("enqueue", false, enqueueArgs(m), EventResult{Duplicate: duplicate})
 		if !duplicate {
 			return s.wakeAfterCommit(ctx, ts, topic{mailbox: m.Mailbox})
 		}
@@ -190,6 +192,19 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 		return false, err
 	}
 	return duplicate, nil
+}
+
+func enqueueArgs(m NewMessage) EventArgs {
+	return EventArgs{Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority,
+		MaxAttempts: m.MaxAttempts, Delay: m.Delay, Payload: string(m.Payload)}
+}
+
+// eventMessage is m as an event shows it; nil for none.
+func eventMessage(m *Message) *EventMessage {
+	if m == nil {
+		return nil
+	}
+	return &EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
 }
 
 // Lease takes mailbox's next eligible message (see docs/semantics.md for eligibility and order):
@@ -212,12 +227,13 @@ func (s *Store) Lease(ctx context.Context, mailbox string, leaseFor time.Duratio
 			named("token", newToken()), named("until", now+durMillis(leaseFor)))
 		m, err := scanMessage(row)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			m, err = nil, nil
 		}
 		if err != nil {
 			return s.dbErr(op+" "+mailbox, err)
 		}
 		got = m
+		ts.record("lease", false, EventArgs{Mailbox: mailbox, LeaseFor: leaseFor}, EventResult{Message: eventMessage(m)})
 		return nil
 	})
 	if err != nil {
@@ -235,16 +251,31 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 	if mailbox == "" {
 		return nil, invalid(op, "mailbox is empty")
 	}
+	if s.rec != nil && s.txFrom(ctx) == nil {
+		// A recording store peeks under the commit lock, so the peek has an exact place in the
+		// commit order (docs/observed.md).
+		var got *Message
+		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+			var err error
+			got, err = s.Peek(ctx, mailbox)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return got, nil
+	}
 	var got *Message
 	err := s.read(ctx, op, func(q querier, now int64) error {
 		m, err := scanMessage(q.QueryRowContext(ctx, qPeek, named("mailbox", mailbox), named("now", now)))
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+			m, err = nil, nil
 		}
 		if err != nil {
 			return s.dbErr(op+" "+mailbox, err)
 		}
 		got = m
+		s.txFrom(ctx).record("peek", true, EventArgs{Mailbox: mailbox}, EventResult{Message: eventMessage(m)})
 		return nil
 	})
 	if err != nil {
@@ -253,8 +284,9 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 	return got, nil
 }
 
-// execOne runs a single-row update and reports whether it changed a row.
-func (s *Store) execOne(ctx context.Context, op string, fn func(now int64) (string, []any)) (bool, error) {
+// execOne runs a single-row update and reports whether it changed a row. ev, when the store
+// records, is the operation's event; it reports errKind when no row changed.
+func (s *Store) execOne(ctx context.Context, op string, ev recordedOp, fn func(now int64) (string, []any)) (bool, error) {
 	var changed bool
 	err := s.write(ctx, op, func(ts *txState, now int64) error {
 		query, args := fn(now)
@@ -267,15 +299,28 @@ func (s *Store) execOne(ctx context.Context, op string, fn func(now int64) (stri
 			return s.dbErr(op, err)
 		}
 		changed = n > 0
+		var r EventResult
+		if !changed {
+			r.Err = ev.errKind
+		}
+		ts.record(ev.op, false, ev.args, r)
 		return nil
 	})
 	return changed, err
 }
 
+// recordedOp is how a single-row update shows as an event: the trace operation, its arguments,
+// and the error kind it reports when no row matched.
+type recordedOp struct {
+	op      string
+	args    EventArgs
+	errKind string
+}
+
 // updateRow runs one single-row update (see execOne) on the row id and reports missing, wrapped
 // with the operation and the id, when no row matched: a stale token or a row in the wrong state.
-func (s *Store) updateRow(ctx context.Context, op, id string, missing error, fn func(now int64) (string, []any)) error {
-	ok, err := s.execOne(ctx, op, fn)
+func (s *Store) updateRow(ctx context.Context, op, id string, missing error, ev recordedOp, fn func(now int64) (string, []any)) error {
+	ok, err := s.execOne(ctx, op, ev, fn)
 	if err != nil {
 		return err
 	}
@@ -304,7 +349,7 @@ func (s *Store) Ack(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrLeaseLost, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, recordedOp{"ack", EventArgs{ID: id, Token: token}, "lease_lost"}, func(int64) (string, []any) {
 		return qAck, []any{named("id", id), named("token", token)}
 	})
 }
@@ -322,7 +367,7 @@ func (s *Store) Nack(ctx context.Context, id, token string, delay time.Duration)
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrLeaseLost, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, recordedOp{"nack", EventArgs{ID: id, Token: token, Delay: delay}, "lease_lost"}, func(now int64) (string, []any) {
 		return qNack, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
 	})
 }
@@ -335,7 +380,7 @@ func (s *Store) AckByID(ctx context.Context, id string) error {
 	if id == "" {
 		return invalid(op, "id is empty")
 	}
-	return s.updateRow(ctx, op, id, ErrNotFound, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrNotFound, recordedOp{"ack_by_id", EventArgs{ID: id}, "not_found"}, func(int64) (string, []any) {
 		return qAckByID, []any{named("id", id)}
 	})
 }
@@ -352,7 +397,7 @@ func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) er
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrNotFound, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrNotFound, recordedOp{"nack_by_id", EventArgs{ID: id, Delay: delay}, "not_found"}, func(now int64) (string, []any) {
 		return qNackByID, []any{named("id", id), named("available_at", now+durMillis(delay))}
 	})
 }
@@ -369,7 +414,7 @@ func (s *Store) ExtendLease(ctx context.Context, id, token string, leaseFor time
 	if err := checkDuration(op, "lease_for", leaseFor); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrLeaseLost, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrLeaseLost, recordedOp{"extend", EventArgs{ID: id, Token: token, LeaseFor: leaseFor}, "lease_lost"}, func(now int64) (string, []any) {
 		return qExtend, []any{named("id", id), named("token", token), named("until", now+durMillis(leaseFor))}
 	})
 }
@@ -456,6 +501,7 @@ func (s *Store) ExpireLeases(ctx context.Context) (cleared int, err error) {
 			}
 		}
 		cleared = n
+		ts.record("expire", false, EventArgs{}, EventResult{Affected: n})
 		return nil
 	})
 	if err != nil {
@@ -496,7 +542,16 @@ func (s *Store) DeadLetter(ctx context.Context, id, reason string) error {
 		return invalid(op, "reason for %q is empty", id)
 	}
 	return s.write(ctx, op, func(ts *txState, now int64) error {
-		return s.moveToDeadLetters(ctx, ts, op, id, reason, now)
+		err := s.moveToDeadLetters(ctx, ts, op, id, reason, now)
+		if errors.Is(err, ErrNotFound) {
+			// Nothing moved: the transaction commits nothing of the call, and the event says so.
+			ts.record("dead_letter", true, EventArgs{ID: id, Reason: reason}, EventResult{Err: "not_found"})
+			return err
+		}
+		if err == nil {
+			ts.record("dead_letter", false, EventArgs{ID: id, Reason: reason}, EventResult{})
+		}
+		return err
 	})
 }
 

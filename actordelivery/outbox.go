@@ -82,6 +82,8 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 			return s.dbErr(op+" "+m.ID, err)
 		}
 		duplicate = n == 0
+		ts.record("outbox_enqueue", false, EventArgs{ID: m.ID, Target: m.Target, Key: m.Key, Priority: m.Priority,
+			MaxAttempts: m.MaxAttempts, Payload: string(m.Payload)}, EventResult{Duplicate: duplicate})
 		if !duplicate {
 			return s.wakeAfterCommit(ctx, ts, topic{outbox: true})
 		}
@@ -123,7 +125,19 @@ func (s *Store) OutboxClaim(ctx context.Context, limit int, claimFor time.Durati
 			}
 			out = append(out, *r)
 		}
-		return s.dbErr(op, rows.Err())
+		if err := rows.Err(); err != nil {
+			return s.dbErr(op, err)
+		}
+		if ts.recording {
+			sorted := append([]OutboxRow(nil), out...)
+			sort.Slice(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+			var claimed []EventClaimed
+			for _, r := range sorted {
+				claimed = append(claimed, EventClaimed{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+			}
+			ts.record("outbox_claim", false, EventArgs{Limit: limit, ClaimFor: claimFor}, EventResult{Claimed: claimed})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -141,7 +155,7 @@ func (s *Store) OutboxComplete(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrClaimLost, func(int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_complete", EventArgs{ID: id, Token: token}, "claim_lost"}, func(int64) (string, []any) {
 		return qOutboxComplete, []any{named("id", id), named("token", token)}
 	})
 }
@@ -159,7 +173,7 @@ func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Dur
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrClaimLost, func(now int64) (string, []any) {
+	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_fail", EventArgs{ID: id, Token: token, Delay: delay}, "claim_lost"}, func(now int64) (string, []any) {
 		return qOutboxFail, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
 	})
 }

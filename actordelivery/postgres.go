@@ -159,6 +159,9 @@ func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (
 	if err != nil {
 		return nil, err
 	}
+	if err := s.startRecording(opts.Recorder); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -18,6 +18,9 @@ package actordelivery
 //     leaseless failure decision's read of the stored attempts locks the row for the same reason.
 func pgOverrides() map[string]string {
 	return map[string]string{
+		// A recording store's write transactions take the counter row's lock first, so they
+		// run one at a time in the order of their sequence numbers (see recorder.go).
+		qSeqLock: `SELECT n AS locked FROM {p}commit_seq WHERE id = 1 FOR UPDATE`,
 		qSchemaVersionTable: `CREATE TABLE IF NOT EXISTS {p}schema_version (
     version    INTEGER PRIMARY KEY,
     applied_at BIGINT  NOT NULL

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -87,6 +88,8 @@ type Publisher struct {
 	wake     func(string)
 	// metrics is the store's Metrics when st is a *Store (or embeds one), NopMetrics otherwise.
 	metrics Metrics
+	// id numbers the publisher in a recording store's events; 0 until its first recorded step.
+	id atomic.Int64
 }
 
 // NewPublisher returns a publisher over st, a *Store.
@@ -190,7 +193,14 @@ func (p *Publisher) deliverFold(ctx context.Context, row OutboxRow) (DeliveryRes
 			return err
 		}
 		dup = d
-		return p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+		err = p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+		switch {
+		case err == nil:
+			p.recordFold(ctx, row, false, DeliveryResult{Action: ActionDelivered, Duplicate: dup})
+		case errors.Is(err, ErrClaimLost):
+			p.recordFold(ctx, row, true, DeliveryResult{Action: ActionClaimLost, Duplicate: dup})
+		}
+		return err
 	})
 	switch {
 	case err == nil:
@@ -202,6 +212,22 @@ func (p *Publisher) deliverFold(ctx context.Context, row OutboxRow) (DeliveryRes
 	default:
 		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(ctx, row, "fold delivery", err)
 	}
+}
+
+// recordFold records a fold delivery as one protocol step when the store records. A split
+// delivery is two commits, and is recorded as the two store operations it commits (enqueue,
+// outbox_complete), since other steps may come between them.
+func (p *Publisher) recordFold(ctx context.Context, row OutboxRow, read bool, r DeliveryResult) {
+	s := recordingStore(ctx)
+	if s == nil {
+		return
+	}
+	if p.id.Load() == 0 {
+		p.id.CompareAndSwap(0, s.publishers.Add(1))
+	}
+	recordStep(ctx, read, "publisher_deliver",
+		EventArgs{Publisher: int(p.id.Load()), ID: row.ID, Token: row.ClaimToken, Profile: "fold", Fault: "none"},
+		EventResult{Action: r.Action, Duplicate: r.Duplicate})
 }
 
 func (p *Publisher) deliverSplit(ctx context.Context, row OutboxRow) (DeliveryResult, error) {

@@ -151,3 +151,18 @@ WHERE {p}processed.expires_at <= :now`
 
 	qPurgeProcessed = `DELETE FROM {p}processed WHERE expires_at <= :now`
 )
+
+// The commit counter a recording store draws its sequence numbers from (see recorder.go).
+
+const (
+	qSeqTable = `CREATE TABLE IF NOT EXISTS {p}commit_seq (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    n  BIGINT  NOT NULL
+)`
+	qSeqInit = `INSERT INTO {p}commit_seq (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`
+	// qSeqLock reads the counter at the start of a write transaction; SQLite's writer lock,
+	// taken at BEGIN IMMEDIATE, is already the commit lock.
+	qSeqLock  = `SELECT n AS locked FROM {p}commit_seq WHERE id = 1`
+	qSeqRead  = `SELECT n FROM {p}commit_seq WHERE id = 1`
+	qSeqWrite = `UPDATE {p}commit_seq SET n = :n WHERE id = 1`
+)

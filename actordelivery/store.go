@@ -47,7 +47,10 @@ type Options struct {
 	// Metrics receives delivery counters, commit latencies and queue depths; nil means
 	// NopMetrics. It is called only outside transactions (see Metrics).
 	Metrics Metrics
-	_       struct{}
+	// Recorder, if set, receives one Event per committed store operation and protocol step, with
+	// its commit sequence number (see Recorder and docs/observed.md). nil records nothing.
+	Recorder Recorder
+	_        struct{}
 }
 
 // Stats are counters since Open.
@@ -95,6 +98,11 @@ type Store struct {
 	rollbacks atomic.Uint64
 
 	notify notifier
+
+	// rec is Options.Recorder; nil when the store does not record.
+	rec Recorder
+	// workers and publishers number the consumers and publishers that record on this store.
+	workers, publishers atomic.Int64
 }
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -163,6 +171,10 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.migrate(nil); err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	if err := s.startRecording(opts.Recorder); err != nil {
 		_ = wdb.Close()
 		return nil, err
 	}
@@ -405,6 +417,15 @@ type txState struct {
 	tx          querier // sqltx through the store's dialect
 	readOnly    bool
 	afterCommit []func()
+
+	// Recording (recorder.go); all zero when the store does not record. base is the commit
+	// counter when the transaction began, now the clock read once after that, events what the
+	// transaction recorded, step whether one of them is a protocol step.
+	recording bool
+	base      int64
+	now       int64
+	events    []Event
+	step      bool
 }
 
 func (s *Store) txFrom(ctx context.Context) *txState {
@@ -461,10 +482,23 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 			if !readOnly {
 				s.rollbacks.Add(1)
 			}
+			if ts.recording {
+				s.seqEmit(ts, false)
+			}
 		}
 	}()
+	if s.rec != nil {
+		if err := s.seqStart(ctx, ts); err != nil {
+			return err
+		}
+	}
 	if err := fn(context.WithValue(ctx, txKey{}, ts)); err != nil {
 		return err
+	}
+	if ts.recording && !readOnly {
+		if err := s.seqCommit(ctx, ts); err != nil {
+			return err
+		}
 	}
 	done = true
 	start := time.Now()
@@ -482,6 +516,14 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 	if !readOnly {
 		s.commits.Add(1)
 	}
+	if ts.recording {
+		if readOnly {
+			for i := range ts.events {
+				ts.events[i].Seq = ts.base
+			}
+		}
+		s.seqEmit(ts, true)
+	}
 	for _, f := range ts.afterCommit {
 		f()
 	}
@@ -498,14 +540,15 @@ func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now i
 		if err := s.checkOpen(op); err != nil {
 			return err
 		}
-		return fn(ts, s.nowMillis())
+		return fn(ts, ts.nowMillis())
 	}
 	if err := s.checkOpen(op); err != nil {
 		return err
 	}
 	for attempt := 1; ; attempt++ {
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
-			return fn(s.txFrom(ctx), s.nowMillis())
+			ts := s.txFrom(ctx)
+			return fn(ts, ts.nowMillis())
 		})
 		// The transaction is this call's own, so a serialization failure or deadlock can be
 		// retried whole; SQLite's busy timeout has already waited.
@@ -528,9 +571,18 @@ func (s *Store) read(ctx context.Context, op string, fn func(q querier, now int6
 		return err
 	}
 	if ts := s.txFrom(ctx); ts != nil {
-		return fn(ts.tx, s.nowMillis())
+		return fn(ts.tx, ts.nowMillis())
 	}
 	return fn(boundQuerier{q: s.rdb, d: s.d}, s.nowMillis())
+}
+
+// nowMillis is the transaction's instant: the one clock reading of a recording transaction, or a
+// fresh reading.
+func (ts *txState) nowMillis() int64 {
+	if ts.recording {
+		return ts.now
+	}
+	return ts.store.nowMillis()
 }
 
 // Notifications.

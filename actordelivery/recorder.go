@@ -1,0 +1,229 @@
+package actordelivery
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Recorder receives the store's history while it runs: one Event per committed store operation
+// and per protocol step (a consumer's fetch or handle, a fold publisher's delivery), each with the
+// commit sequence number its transaction drew. Set it with Options.Recorder; nil, the default,
+// records nothing and costs nothing (no statement, no allocation).
+//
+// Record is called after the transaction committed (or, for an observation that changed nothing,
+// after it ended), from the goroutine that ran it, so calls from concurrent goroutines may arrive
+// out of sequence order; sort by Event.Seq. Record must not call the store.
+type Recorder interface {
+	Record(Event)
+}
+
+// Event is one recorded operation. Its JSON form (one object per line, see JSONRecorder) is what
+// `pconform convert` reads; its field names are part of that contract.
+//
+// Seq places the event in the commit order, which is the linearization: a write event (Read
+// false) is the Seq-th committed event of the database; events of one transaction have
+// consecutive numbers. A read event (Read true: a peek, or a step that found its lease or claim
+// lost and changed nothing) committed nothing; it saw exactly the state after commit Seq, because
+// while a store records, every transaction holding an event, reads included, runs under the one
+// commit lock (SQLite's writer lock, the counter row's lock on PostgreSQL). See docs/observed.md.
+type Event struct {
+	Seq  int64 `json:"seq"`
+	Read bool  `json:"read,omitempty"`
+	// At is the store clock's time for the whole transaction (read once, under the commit lock).
+	At time.Time `json:"at"`
+	// Op is an operation of the trace format: enqueue, lease, peek, ack, nack, ack_by_id,
+	// nack_by_id, extend, expire, dead_letter, outbox_enqueue, outbox_claim, outbox_complete,
+	// outbox_fail, consumer_fetch, consumer_handle or publisher_deliver.
+	Op     string      `json:"op"`
+	Args   EventArgs   `json:"args"`
+	Result EventResult `json:"result"`
+}
+
+// EventArgs are an event's arguments, named as in the trace format; durations in nanoseconds,
+// tokens as the store issued them.
+type EventArgs struct {
+	Mailbox     string        `json:"mailbox,omitempty"`
+	ID          string        `json:"id,omitempty"`
+	Key         string        `json:"key,omitempty"`
+	Priority    int           `json:"priority,omitempty"`
+	MaxAttempts int           `json:"max_attempts,omitempty"`
+	Delay       time.Duration `json:"delay,omitempty"`
+	Payload     string        `json:"payload,omitempty"`
+	LeaseFor    time.Duration `json:"lease_for,omitempty"`
+	Token       string        `json:"token,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Target      string        `json:"target,omitempty"`
+	Limit       int           `json:"limit,omitempty"`
+	ClaimFor    time.Duration `json:"claim_for,omitempty"`
+	// Worker numbers a Consumer, Publisher a Publisher, within one store (from 1, in creation order).
+	Worker     int           `json:"worker,omitempty"`
+	Publisher  int           `json:"publisher,omitempty"`
+	Profile    string        `json:"profile,omitempty"`
+	Outcome    string        `json:"outcome,omitempty"`
+	RetryDelay time.Duration `json:"retry_delay,omitempty"`
+	Fault      string        `json:"fault,omitempty"`
+}
+
+// EventResult is what the caller observed, named as in the trace format.
+type EventResult struct {
+	Err       string         `json:"err,omitempty"`
+	Duplicate bool           `json:"duplicate,omitempty"`
+	Message   *EventMessage  `json:"message,omitempty"`
+	Affected  int            `json:"affected,omitempty"`
+	Claimed   []EventClaimed `json:"claimed,omitempty"`
+	Action    string         `json:"action,omitempty"`
+	Attempt   int            `json:"attempt,omitempty"`
+}
+
+// EventMessage is a message a lease, peek or fetch returned.
+type EventMessage struct {
+	ID       string `json:"id"`
+	Attempts int    `json:"attempts"`
+	Token    string `json:"token,omitempty"`
+}
+
+// EventClaimed is one row an outbox claim returned.
+type EventClaimed struct {
+	ID               string `json:"id"`
+	DeliveryAttempts int    `json:"delivery_attempts"`
+	Token            string `json:"token"`
+}
+
+// JSONRecorder returns a Recorder writing each event to w as one JSON object on its own line.
+// Writes are serialized; a write error is reported to onErr (nil ignores it) and the event is lost.
+func JSONRecorder(w io.Writer, onErr func(error)) Recorder {
+	return &jsonRecorder{enc: json.NewEncoder(w), onErr: onErr}
+}
+
+type jsonRecorder struct {
+	mu    sync.Mutex
+	enc   *json.Encoder
+	onErr func(error)
+}
+
+func (r *jsonRecorder) Record(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enc.Encode(ev); err != nil && r.onErr != nil {
+		r.onErr(err)
+	}
+}
+
+// SlogRecorder returns a Recorder that logs each event to l at level Info with the message
+// "actordelivery: event" and the attributes seq, read, at, op, args and result. Logged through a
+// slog.JSONHandler, each record is a JSON line `pconform convert` reads like JSONRecorder's.
+func SlogRecorder(l *slog.Logger) Recorder { return slogRecorder{l: l} }
+
+type slogRecorder struct{ l *slog.Logger }
+
+func (r slogRecorder) Record(ev Event) {
+	r.l.LogAttrs(context.Background(), slog.LevelInfo, "actordelivery: event",
+		slog.Int64("seq", ev.Seq), slog.Bool("read", ev.Read), slog.Time("at", ev.At),
+		slog.String("op", ev.Op), slog.Any("args", ev.Args), slog.Any("result", ev.Result))
+}
+
+// Recording inside the store. While Options.Recorder is set, every transaction of the store
+// (ExecTx, and so every store call) reads the commit counter when it begins, under the commit
+// lock, and reads the clock once, after the lock: the whole transaction happens at one place in
+// the commit order and at one instant. Events collect in the transaction; a commit writes the
+// counter forward by the number of write events and hands the events to the Recorder.
+
+// seqStart begins recording in a transaction just begun.
+func (s *Store) seqStart(ctx context.Context, ts *txState) error {
+	q := qSeqLock
+	if ts.readOnly {
+		q = qSeqRead
+	}
+	if err := ts.tx.QueryRowContext(ctx, q).Scan(&ts.base); err != nil {
+		return s.dbErr("recorder: read commit counter", err)
+	}
+	ts.recording = true
+	ts.now = s.nowMillis()
+	return nil
+}
+
+// seqCommit numbers the transaction's events and moves the counter past its write events; it
+// runs just before the commit.
+func (s *Store) seqCommit(ctx context.Context, ts *txState) error {
+	k := ts.base
+	for i := range ts.events {
+		if !ts.events[i].Read {
+			k++
+		}
+		ts.events[i].Seq = k
+	}
+	if k == ts.base {
+		return nil
+	}
+	if _, err := ts.tx.ExecContext(ctx, qSeqWrite, named("n", k)); err != nil {
+		return s.dbErr("recorder: advance commit counter", err)
+	}
+	return nil
+}
+
+// seqEmit hands the events of an ended transaction to the recorder: all of them after a commit;
+// after a rollback only the read events that came before any write (they saw the committed state
+// base, which nothing in the transaction had changed yet).
+func (s *Store) seqEmit(ts *txState, committed bool) {
+	for _, ev := range ts.events {
+		if !committed {
+			if !ev.Read {
+				return
+			}
+			ev.Seq = ts.base
+		}
+		s.rec.Record(ev)
+	}
+}
+
+// record adds a store operation's event to the transaction ts, unless the transaction records a
+// protocol step (whose event stands for every store call in it).
+func (ts *txState) record(op string, read bool, a EventArgs, r EventResult) {
+	if ts == nil || !ts.recording || ts.step || op == "" {
+		return
+	}
+	ts.events = append(ts.events, Event{Read: read, At: fromMillis(ts.now), Op: op, Args: a, Result: r})
+}
+
+// recordStep makes the protocol step's event the only event of the transaction in ctx: the store
+// calls the step made are its parts, not operations of their own. read marks a step that changed
+// nothing (a fetch that only peeked, a lost lease or claim); it keeps its place even if the
+// transaction then rolls back. It does nothing when the store does not record.
+func recordStep(ctx context.Context, read bool, op string, a EventArgs, r EventResult) {
+	ts, _ := ctx.Value(txKey{}).(*txState)
+	if ts == nil || !ts.recording {
+		return
+	}
+	ts.step = true
+	ts.events = append(ts.events[:0], Event{Read: read, At: fromMillis(ts.now), Op: op, Args: a, Result: r})
+}
+
+// recordingStore returns the recording store whose transaction ctx carries, or nil.
+func recordingStore(ctx context.Context) *Store {
+	ts, _ := ctx.Value(txKey{}).(*txState)
+	if ts == nil || !ts.recording {
+		return nil
+	}
+	return ts.store
+}
+
+// startRecording makes the store record to rec (nil: it does not record). It creates the commit
+// counter first: the table exists only in databases that were recorded; a store that does not
+// record never touches it.
+func (s *Store) startRecording(rec Recorder) error {
+	if rec == nil {
+		return nil
+	}
+	ctx := context.Background()
+	for _, q := range []string{qSeqTable, qSeqInit} {
+		if _, err := (boundQuerier{q: s.wdb, d: s.d}).ExecContext(ctx, q); err != nil {
+			return s.dbErr("recorder: create commit counter", err)
+		}
+	}
+	s.rec = rec
+	return nil
+}

@@ -1,0 +1,216 @@
+package actordelivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// eventLog is a Recorder that keeps the events it is given.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (l *eventLog) Record(ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, ev)
+}
+
+// sorted returns the events in commit order (reads after the commit they saw).
+func (l *eventLog) sorted() []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.events)
+	slices.SortStableFunc(out, func(a, b Event) int {
+		ka, kb := 2*a.Seq, 2*b.Seq
+		if a.Read {
+			ka++
+		}
+		if b.Read {
+			kb++
+		}
+		return int(ka - kb)
+	})
+	return out
+}
+
+type fixedRetry struct {
+	delay time.Duration
+	retry bool
+}
+
+func (f fixedRetry) Retry(error, int) (time.Duration, bool) { return f.delay, f.retry }
+
+// TestRecorderEvents runs store calls, both consumer paths and both publisher modes on a recording
+// store and checks the recorded history: one event per operation and protocol step (a step's own
+// store calls are not recorded apart), write events numbered 1, 2, 3, ... in commit order without
+// gaps, reads placed after the commit they saw, and the results as the callers got them.
+func TestRecorderEvents(t *testing.T) {
+	ctx := context.Background()
+	clk := NewManualClock(base)
+	log := &eventLog{}
+	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+
+	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 2})
+	mustEnqueue(t, s, NewMessage{Mailbox: "b", ID: "m2", MaxAttempts: 2})
+	ok := func(context.Context, *Message) (Effects, error) { return nil, nil }
+	leased, err := NewConsumer(s, ok, ConsumerOptions{Mailbox: "a", LeaseFor: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := leased.Fetch(ctx)
+	if err != nil || d == nil {
+		t.Fatalf("leased fetch: %v %v", d, err)
+	}
+	if err := s.Ack(ctx, "m1", "not-the-token"); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("stale ack: %v", err)
+	}
+	clk.Advance(time.Second)
+	if out, err := leased.Handle(ctx, d); err != nil || out.Action != ActionAcked {
+		t.Fatalf("leased handle: %+v %v", out, err)
+	}
+	fail := func(context.Context, *Message) (Effects, error) { return nil, errors.New("handler failed") }
+	leaseless, err := NewConsumer(s, fail, ConsumerOptions{Mailbox: "b", Path: PathLeaseless, Retry: fixedRetry{delay: 3 * time.Second, retry: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := leaseless.Step(ctx); err != nil || out.Action != ActionRetried || out.Attempt != 1 {
+		t.Fatalf("leaseless step: %+v %v", out, err)
+	}
+	if _, err := s.Peek(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeadLetter(ctx, "nope", "r"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("dead letter of a missing id: %v", err)
+	}
+	for _, id := range []string{"o1", "o2"} {
+		if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: id, Target: "c", MaxAttempts: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
+		p, err := NewPublisher(s, PublisherOptions{Mode: mode, Batch: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := p.Step(ctx); n != 1 || err != nil {
+			t.Fatalf("%v publisher step: %d %v", mode, n, err)
+		}
+	}
+
+	var got []string
+	var writes int64
+	for _, ev := range log.sorted() {
+		line := ev.Op
+		if ev.Read {
+			line += " read"
+		} else {
+			writes++
+			if ev.Seq != writes {
+				t.Errorf("%s: seq %d, want %d (write events are numbered without gaps)", ev.Op, ev.Seq, writes)
+			}
+		}
+		if ev.Result.Action != "" {
+			line += " " + ev.Result.Action
+		}
+		if ev.Result.Err != "" {
+			line += " " + ev.Result.Err
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"enqueue", "enqueue",
+		"consumer_fetch", // expire + lease, one step
+		"ack lease_lost",
+		"consumer_handle acked",
+		"consumer_fetch read", // the leaseless peek
+		"consumer_handle retried",
+		"peek read",
+		"dead_letter read not_found",
+		"outbox_enqueue", "outbox_enqueue",
+		"outbox_claim", "publisher_deliver delivered", // fold: one step
+		"outbox_claim", "enqueue", "outbox_complete", // split: its two commits
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, ev := range log.sorted() {
+		if ev.Op == "consumer_handle" && ev.Result.Action == ActionRetried {
+			if ev.Args.Outcome != "fail" || ev.Args.RetryDelay != 3*time.Second || ev.Result.Attempt != 1 || !ev.At.Equal(base.Add(time.Second)) {
+				t.Errorf("retried handle event: %+v", ev)
+			}
+		}
+		if ev.Op == "consumer_fetch" && !ev.Read && (ev.Result.Message == nil || ev.Result.Message.Token == "" || ev.Args.LeaseFor != 10*time.Second) {
+			t.Errorf("leased fetch event: %+v", ev)
+		}
+	}
+}
+
+// TestRecorderLeaseLostStep: a handle that finds its lease taken over changes nothing and is
+// recorded as a read placed after the commit it saw.
+func TestRecorderLeaseLostStep(t *testing.T) {
+	ctx := context.Background()
+	clk := NewManualClock(base)
+	log := &eventLog{}
+	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 3})
+	ok := func(context.Context, *Message) (Effects, error) { return nil, nil }
+	w1, _ := NewConsumer(s, ok, ConsumerOptions{Mailbox: "a", LeaseFor: time.Second})
+	w2, _ := NewConsumer(s, ok, ConsumerOptions{Mailbox: "a", LeaseFor: time.Second})
+	d1, err := w1.Fetch(ctx)
+	if err != nil || d1 == nil {
+		t.Fatal(d1, err)
+	}
+	clk.Advance(2 * time.Second)
+	if d2, err := w2.Fetch(ctx); err != nil || d2 == nil {
+		t.Fatal(d2, err)
+	}
+	if out, err := w1.Handle(ctx, d1); err != nil || out.Action != ActionLeaseLost {
+		t.Fatalf("stale handle: %+v %v", out, err)
+	}
+	evs := log.sorted()
+	last := evs[len(evs)-1]
+	if last.Op != "consumer_handle" || !last.Read || last.Seq != 3 || last.Args.Worker != w1.worker || last.Result.Action != ActionLeaseLost {
+		t.Errorf("lost handle recorded as %+v, want a read after commit 3 by worker %d", last, w1.worker)
+	}
+}
+
+// TestRecorderOffTouchesNothing: a store without a recorder never creates the commit counter.
+func TestRecorderOffTouchesNothing(t *testing.T) {
+	s, _ := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1"})
+	var n int
+	err := s.ExecTx(context.Background(), true, func(ctx context.Context) error {
+		return s.txFrom(ctx).tx.QueryRowContext(ctx, qSeqRead).Scan(&n)
+	})
+	if err == nil {
+		t.Fatalf("the commit counter exists on a store that does not record (n = %d)", n)
+	}
+}
+
+// TestRecorderForms: the JSON and slog forms carry the same fields.
+func TestRecorderForms(t *testing.T) {
+	ev := Event{Seq: 7, At: base, Op: "lease", Args: EventArgs{Mailbox: "a", LeaseFor: time.Second},
+		Result: EventResult{Message: &EventMessage{ID: "m", Attempts: 1, Token: "T"}}}
+	var jb, sb bytes.Buffer
+	JSONRecorder(&jb, nil).Record(ev)
+	SlogRecorder(slog.New(slog.NewJSONHandler(&sb, nil))).Record(ev)
+	for name, b := range map[string][]byte{"json": jb.Bytes(), "slog": sb.Bytes()} {
+		var got Event
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.Seq != 7 || got.Op != "lease" || got.Args.LeaseFor != time.Second || got.Result.Message == nil || got.Result.Message.Token != "T" || !got.At.Equal(base) {
+			t.Errorf("%s form reads back as %+v from %s", name, got, b)
+		}
+	}
+}
