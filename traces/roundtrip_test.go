@@ -154,7 +154,7 @@ func randomTrace(r *rand.Rand, i int) *Trace {
 	t := &Trace{
 		Format: Format,
 		Name:   "random-" + strconv.Itoa(i) + g.str(false),
-		Origin: Origin{Kind: g.pick(OriginPChecker, OriginProperty, OriginHand)},
+		Origin: Origin{Kind: g.pick(OriginPChecker, OriginProperty, OriginHand, OriginObserved)},
 		Expect: Expect{DivergesAt: -1},
 	}
 	if g.maybe(0.5) {

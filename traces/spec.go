@@ -178,4 +178,7 @@ const (
 	OriginPChecker = "p-checker"
 	OriginProperty = "property"
 	OriginHand     = "hand"
+	// OriginObserved: recorded from a run of the real store (an actordelivery Recorder's events,
+	// converted in commit order); see docs/observed.md.
+	OriginObserved = "observed"
 )

@@ -44,7 +44,7 @@ type Trace struct {
 
 // Origin records how a trace was made, so it can be made again.
 type Origin struct {
-	// Kind is "p-checker", "property" or "hand".
+	// Kind is "p-checker", "property", "hand" or "observed".
 	Kind string `json:"kind"`
 	// TestCase is the P test case (p-checker) or the property's name (property).
 	TestCase string `json:"test_case,omitempty"`

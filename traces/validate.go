@@ -76,7 +76,7 @@ func (v *validator) header(t *Trace) error {
 		return err
 	}
 	o := &t.Origin
-	if err := oneOf(c, "origin.kind", o.Kind, OriginPChecker, OriginProperty, OriginHand); err != nil {
+	if err := oneOf(c, "origin.kind", o.Kind, OriginPChecker, OriginProperty, OriginHand, OriginObserved); err != nil {
 		return err
 	}
 	for _, f := range []struct{ path, s string }{

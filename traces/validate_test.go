@@ -48,7 +48,7 @@ func TestValidate(t *testing.T) {
 		{"wrong format", func(t *Trace) { t.Format = "v0" }, `traces: format: must be "pconform.trace/v1", got "v0"`},
 		{"empty name", func(t *Trace) { t.Name = "" }, `traces: name: must be non-empty`},
 		{"invalid utf-8", func(t *Trace) { t.Steps[0].Args.Payload = "\xff" }, `traces: step 0 (enqueue): args.payload: must be valid UTF-8`},
-		{"origin kind", func(t *Trace) { t.Origin.Kind = "" }, `traces: origin.kind: must be one of "p-checker", "property", "hand"; got ""`},
+		{"origin kind", func(t *Trace) { t.Origin.Kind = "" }, `traces: origin.kind: must be one of "p-checker", "property", "hand", "observed"; got ""`},
 		{"negative schedule", func(t *Trace) { t.Origin.Schedule = -1 }, `traces: origin.schedule: must be >= 0, got -1`},
 		{"variant without divergence is fine", func(t *Trace) { t.Expect.Variant = "split-write" }, ""},
 		{"variant diverging at the last step", func(t *Trace) { t.Expect = Expect{Variant: "raw-attempts", DivergesAt: 6} }, ""},

@@ -1,0 +1,111 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// Options name the trace Convert makes.
+type Options struct {
+	// Name is the trace's name; required.
+	Name string
+	// Variant is the store configuration that ran ("" for the correct store, or a replay target
+	// name of a known-broken variant). An observed trace expects what was observed, so it never
+	// predicts a divergence (expect.diverges_at is -1).
+	Variant string
+	// Seed and Command go into the trace's origin, so the run can be made again.
+	Seed    int64
+	Command string
+	_       struct{}
+}
+
+// Convert turns a log in commit order into an observed trace. Real tokens become symbols: a token
+// gets the next unused symbol where a result first shows it (a lease's, fetch's or claim's), and a
+// token an argument names that no earlier result showed gets a fresh symbol of its own (it
+// matches nothing). Times become whole seconds since traces.Epoch (rounded down), durations
+// whole seconds (rounded down). The trace has no final state.
+//
+// Errors wrap ErrBadLog and name the event's line: an event before traces.Epoch, or one whose
+// arguments or result do not fit its operation (the trace format's rules, message included).
+func Convert(lg *Log, opts Options) (*traces.Trace, error) {
+	t := &traces.Trace{
+		Format: traces.Format,
+		Name:   opts.Name,
+		Origin: traces.Origin{Kind: traces.OriginObserved, Seed: opts.Seed, Command: opts.Command},
+		Expect: traces.Expect{Variant: opts.Variant, DivergesAt: -1},
+		Steps:  make([]traces.Step, 0, len(lg.Events)),
+	}
+	sym := symbols{lease: map[string]int{}, claim: map[string]int{}}
+	var last int64
+	for _, ev := range lg.Events {
+		if ev.At.Before(traces.Epoch) {
+			return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
+		}
+		at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+		if at < last {
+			// Commit order is also time order, since a recording transaction reads the clock
+			// under the commit lock; a log that goes back in time was not written that way.
+			return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, last)
+		}
+		last = at
+		t.Steps = append(t.Steps, step(ev, at, &sym))
+	}
+	if err := traces.Validate(t); err != nil {
+		var pe *traces.ParseError
+		if errors.As(err, &pe) && pe.Step >= 0 && pe.Step < len(lg.Events) {
+			ev := lg.Events[pe.Step]
+			return nil, fmt.Errorf("%w: line %d (seq %d, %s): %s: %s", ErrBadLog, ev.Line, ev.Seq, ev.Op, pe.Field, pe.Msg)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrBadLog, err)
+	}
+	return t, nil
+}
+
+// symbols binds real tokens to trace symbols, one namespace each for lease and claim tokens.
+type symbols struct {
+	lease, claim map[string]int
+	next         int
+}
+
+func (s *symbols) of(space map[string]int, tok string) int {
+	if tok == "" {
+		return 0
+	}
+	if k, ok := space[tok]; ok {
+		return k
+	}
+	s.next++
+	space[tok] = s.next
+	return s.next
+}
+
+func secs(d time.Duration) int64 { return int64(d / time.Second) }
+
+func step(ev Event, at int64, sym *symbols) traces.Step {
+	a, r := ev.Args, ev.Result
+	op := traces.Op(ev.Op)
+	st := traces.Step{Op: op, At: at}
+	st.Args = traces.Args{
+		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
+		Delay: secs(a.Delay), Payload: a.Payload, LeaseFor: secs(a.LeaseFor), Reason: a.Reason,
+		Target: a.Target, Limit: a.Limit, ClaimFor: secs(a.ClaimFor), Worker: a.Worker,
+		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
+		Fault: a.Fault,
+	}
+	space := sym.lease
+	if op == traces.OpOutboxComplete || op == traces.OpOutboxFail || op == traces.OpPublisherDeliver {
+		space = sym.claim
+	}
+	st.Args.Token = sym.of(space, a.Token)
+	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt}
+	if r.Message != nil {
+		st.Result.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: sym.of(sym.lease, r.Message.Token)}
+	}
+	for _, c := range r.Claimed {
+		st.Result.Claimed = append(st.Result.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: sym.of(sym.claim, c.Token)})
+	}
+	return st
+}

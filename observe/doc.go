@@ -1,0 +1,13 @@
+// Package observe checks what the real store did. It reads the history an actordelivery Recorder
+// wrote (JSON lines, or the same events as slog JSON records), puts it in commit order, turns it
+// into a pconform.trace/v1 trace of origin kind "observed", and checks that trace against the Go
+// reference model, which must agree with every observed result when it steps through the history
+// in commit order (CheckModel).
+//
+// Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
+// a store. A log it cannot trust is refused with an error naming the line (a malformed or unknown
+// event, a result its operation cannot report) or the sequence numbers (a gap or a repeat); a
+// truncated last line, which a killed writer leaves, is reported in the Log and ignored. A
+// disagreement between model and store is a Finding, a value, never an error. Why commit order is
+// a linearization, and where reads go in it: docs/observed.md.
+package observe

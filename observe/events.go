@@ -1,0 +1,192 @@
+package observe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/pconform/pconform/actordelivery"
+)
+
+// ErrBadLog is wrapped by every error about the content of an event log (not its I/O).
+var ErrBadLog = errors.New("observe: bad event log")
+
+// Event is one recorded event and the 1-based line it came from.
+type Event struct {
+	actordelivery.Event
+	Line int
+}
+
+// Log is an event log read in commit order.
+type Log struct {
+	// Events in commit order: write events by sequence number; each read after the write whose
+	// number it carries, reads of one place ordered by time, then line.
+	Events []Event
+	// Truncated is the line number of an incomplete last line that was ignored (a writer killed
+	// mid-line), 0 when the log ended cleanly.
+	Truncated int
+	// Writes is the number of write events: their sequence numbers are exactly 1..Writes.
+	Writes int64
+}
+
+// line is an event line: the Recorder's JSON form, or a slog JSON record of SlogRecorder (whose
+// time, level and msg members are accepted and ignored). Any other member is refused.
+type line struct {
+	Seq    *int64                    `json:"seq"`
+	Read   bool                      `json:"read"`
+	At     *time.Time                `json:"at"`
+	Op     string                    `json:"op"`
+	Args   actordelivery.EventArgs   `json:"args"`
+	Result actordelivery.EventResult `json:"result"`
+	Time   json.RawMessage           `json:"time"`
+	Level  json.RawMessage           `json:"level"`
+	Msg    string                    `json:"msg"`
+}
+
+// recordedOps are the operations a Recorder emits: every store operation and protocol step of
+// the trace format except advance_clock and crash, which a running store never performs.
+var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
+	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail",
+	"consumer_fetch", "consumer_handle", "publisher_deliver"}
+
+// ReadLog reads an event log (name is used in errors) and puts it in commit order.
+//
+// Errors wrap ErrBadLog and name the line: a line that is not one JSON object of the event
+// shape, an unknown op, a missing seq or at, a negative seq; or the sequence numbers: a repeated
+// write number, a gap in 1..n, a read placed after a commit that never came.
+func ReadLog(r io.Reader, name string) (*Log, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("observe: read %s: %w", name, err)
+	}
+	lg := &Log{}
+	var events []Event
+	n := 0
+	for len(data) > 0 {
+		n++
+		raw, rest, complete := bytes.Cut(data, []byte("\n"))
+		data = rest
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		ev, err := parseLine(raw)
+		if err != nil {
+			if !complete {
+				// The last line has no newline: a writer stopped in the middle of it.
+				lg.Truncated = n
+				break
+			}
+			return nil, fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, name, n, err)
+		}
+		ev.Line = n
+		events = append(events, ev)
+	}
+	if err := order(lg, events, name); err != nil {
+		return nil, err
+	}
+	return lg, nil
+}
+
+func parseLine(raw []byte) (Event, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var l line
+	if err := dec.Decode(&l); err != nil {
+		return Event{}, fmt.Errorf("not an event: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Event{}, errors.New("not an event: trailing data after the JSON object")
+	}
+	switch {
+	case l.Op == "":
+		return Event{}, errors.New("op is missing")
+	case !slices.Contains(recordedOps, l.Op):
+		return Event{}, fmt.Errorf("op %q is not an event kind (want one of %q)", l.Op, recordedOps)
+	case l.Seq == nil:
+		return Event{}, fmt.Errorf("%s: seq is missing", l.Op)
+	case *l.Seq < 0:
+		return Event{}, fmt.Errorf("%s: seq %d is negative", l.Op, *l.Seq)
+	case !l.Read && *l.Seq == 0:
+		return Event{}, fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", l.Op)
+	case l.At == nil:
+		return Event{}, fmt.Errorf("%s: at is missing", l.Op)
+	}
+	return Event{Event: actordelivery.Event{Seq: *l.Seq, Read: l.Read, At: *l.At, Op: l.Op, Args: l.Args, Result: l.Result}}, nil
+}
+
+// order sorts events into commit order and checks the numbering.
+func order(lg *Log, events []Event, name string) error {
+	writes := map[int64]Event{} // seq -> the write event numbered so
+	var max int64
+	for _, ev := range events {
+		if ev.Read {
+			continue
+		}
+		if prev, dup := writes[ev.Seq]; dup {
+			return fmt.Errorf("%w: %s: line %d: %s: seq %d repeats line %d's (%s)", ErrBadLog, name, ev.Line, ev.Op, ev.Seq, prev.Line, prev.Op)
+		}
+		writes[ev.Seq] = ev
+		max = maxOf(max, ev.Seq)
+	}
+	for s := int64(1); s <= max; s++ {
+		if _, ok := writes[s]; ok {
+			continue
+		}
+		e := s
+		for e+1 <= max {
+			if _, ok := writes[e+1]; ok {
+				break
+			}
+			e++
+		}
+		gap := fmt.Sprintf("seq %d", s)
+		if e > s {
+			gap = fmt.Sprintf("seqs %d..%d", s, e)
+		}
+		return fmt.Errorf("%w: %s: gap in the sequence numbers: %s missing (the log has %d write events up to seq %d)", ErrBadLog, name, gap, len(writes), max)
+	}
+	for _, ev := range events {
+		if ev.Read && ev.Seq > max {
+			return fmt.Errorf("%w: %s: line %d: read %s is placed after seq %d, but the log's last commit is seq %d", ErrBadLog, name, ev.Line, ev.Op, ev.Seq, max)
+		}
+	}
+	slices.SortStableFunc(events, func(a, b Event) int {
+		if a.Seq != b.Seq {
+			return cmpInt(a.Seq, b.Seq)
+		}
+		if a.Read != b.Read { // the write numbered s comes before the reads that saw it
+			if a.Read {
+				return 1
+			}
+			return -1
+		}
+		if c := a.At.Compare(b.At); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	lg.Events = events
+	lg.Writes = max
+	return nil
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,173 @@
+package observe
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// ev builds one event line; at is logical seconds.
+func ev(seq int, read bool, at int, op, args, result string) string {
+	r := ""
+	if read {
+		r = `"read":true,`
+	}
+	return `{"seq":` + itoa(seq) + `,` + r + `"at":"2026-01-01T00:00:` + pad(at) + `Z","op":"` + op + `","args":` + args + `,"result":` + result + `}`
+}
+
+func itoa(n int) string {
+	if n < 0 {
+		return "-" + itoa(-n)
+	}
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func pad(n int) string {
+	if n < 10 {
+		return "0" + itoa(n)
+	}
+	return itoa(n)
+}
+
+var (
+	enq   = ev(1, false, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`)
+	lease = ev(2, false, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":1,"token":"T1"}}`)
+	peek  = ev(2, true, 1, "peek", `{"mailbox":"a"}`, `{}`)
+	ack   = ev(3, false, 2, "ack", `{"id":"m1","token":"T1"}`, `{}`)
+)
+
+// TestReadLogRefuses: every way a log can be untrustworthy is refused with an error naming the
+// line or the sequence numbers.
+func TestReadLogRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"gap", enq + "\n" + ack + "\n", "gap in the sequence numbers: seq 2 missing"},
+		{"long gap", enq + "\n" + ev(5, false, 2, "expire", `{}`, `{}`) + "\n", "seqs 2..4 missing"},
+		{"repeat", enq + "\n" + lease + "\n" + strings.Replace(ack, `"seq":3`, `"seq":2`, 1) + "\n", "line 3: ack: seq 2 repeats line 2's (lease)"},
+		{"unknown kind", enq + "\n" + ev(2, false, 0, "teleport", `{}`, `{}`) + "\n", `line 2: op "teleport" is not an event kind`},
+		{"unknown member", enq + "\n" + strings.Replace(lease, `"op"`, `"colour":1,"op"`, 1) + "\n", `line 2: not an event: json: unknown field "colour"`},
+		{"bad middle line", enq + "\n{\"seq\":2,\n" + ack + "\n", "line 2: not an event"},
+		{"read after no commit", enq + "\n" + ev(4, true, 0, "peek", `{"mailbox":"a"}`, `{}`) + "\n", "line 2: read peek is placed after seq 4, but the log's last commit is seq 1"},
+		{"write seq zero", ev(0, false, 0, "expire", `{}`, `{}`) + "\n", "line 1: expire: a write event has seq 0"},
+		{"missing at", `{"seq":1,"op":"expire","args":{},"result":{}}` + "\n", "line 1: expire: at is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadLog(strings.NewReader(tc.log), "log")
+			if err == nil || !errors.Is(err, ErrBadLog) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an ErrBadLog containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConvertRefuses: a result that does not fit its operation is refused with the line number.
+func TestConvertRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"result not reported", enq + "\n" + ev(2, false, 0, "ack", `{"id":"m1","token":"X"}`, `{"affected":3}`) + "\n", "line 2 (seq 2, ack): result.affected"},
+		{"err kind of another op", enq + "\n" + ev(2, false, 0, "ack", `{"id":"m1","token":"X"}`, `{"err":"not_found"}`) + "\n", "line 2 (seq 2, ack): result.err"},
+		{"time goes back", enq + "\n" + lease + "\n" + ev(3, false, 0, "expire", `{}`, `{}`) + "\n", "line 3: expire at t=0s comes after an event at t=1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lg, err := ReadLog(strings.NewReader(tc.log), "log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Convert(lg, Options{Name: "x"})
+			if err == nil || !errors.Is(err, ErrBadLog) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an ErrBadLog containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadLogOrdersAndTruncates: events come back in commit order whatever order they were
+// written in (reads after the commit they saw), and an incomplete last line is reported, not read.
+func TestReadLogOrdersAndTruncates(t *testing.T) {
+	log := ack + "\n" + peek + "\n" + enq + "\n" + lease + "\n" + ack[:20]
+	lg, err := ReadLog(strings.NewReader(log), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	for _, e := range lg.Events {
+		ops = append(ops, e.Op)
+	}
+	if got := strings.Join(ops, " "); got != "enqueue lease peek ack" || lg.Truncated != 5 || lg.Writes != 3 {
+		t.Fatalf("order %q, truncated line %d, writes %d; want \"enqueue lease peek ack\", 5, 3", got, lg.Truncated, lg.Writes)
+	}
+	tr, err := Convert(lg, Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Steps[1].Result.Message.Token != 1 || tr.Steps[3].Args.Token != 1 || tr.Steps[1].Args.LeaseFor != 5 {
+		t.Fatalf("tokens and durations not converted: %+v", tr.Steps)
+	}
+	if f, err := CheckModel(tr); err != nil || f != nil {
+		t.Fatalf("model check: %v %v", f, err)
+	}
+}
+
+// TestCheckModelFinds: a history the model cannot agree with is a finding at its step.
+func TestCheckModelFinds(t *testing.T) {
+	// The lease reports attempts 2 for a fresh message: the model says 1.
+	bad := strings.Replace(lease, `"attempts":1`, `"attempts":2`, 1)
+	lg, err := ReadLog(strings.NewReader(enq+"\n"+bad+"\n"), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Convert(lg, Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := CheckModel(tr)
+	if err != nil || f == nil || f.Step != 1 || !strings.Contains(f.Message, `"attempts":2`) {
+		t.Fatalf("got %v, %v; want a finding at step 1 naming the observed attempts", f, err)
+	}
+}
+
+// FuzzReadLog: any input is read or refused with an ErrBadLog, never a panic, and a log read is
+// in commit order with its write numbers exactly 1..Writes; what converts passes the trace rules.
+func FuzzReadLog(f *testing.F) {
+	for _, s := range []string{enq + "\n" + lease + "\n" + peek + "\n" + ack + "\n", enq + "\n" + ack, "", "\n\n", "{}\n", "[1]\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lg, err := ReadLog(strings.NewReader(string(data)), "fuzz")
+		if err != nil {
+			if !errors.Is(err, ErrBadLog) {
+				t.Fatalf("error without ErrBadLog: %v", err)
+			}
+			return
+		}
+		var w int64
+		for _, e := range lg.Events {
+			if !e.Read {
+				w++
+				if e.Seq != w {
+					t.Fatalf("write %d has seq %d", w, e.Seq)
+				}
+			} else if e.Seq > w && e.Seq > lg.Writes {
+				t.Fatalf("read after seq %d beyond the last commit %d", e.Seq, lg.Writes)
+			}
+		}
+		if w != lg.Writes {
+			t.Fatalf("%d writes, Writes says %d", w, lg.Writes)
+		}
+		tr, err := Convert(lg, Options{Name: "fuzz"})
+		if err != nil {
+			if !errors.Is(err, ErrBadLog) {
+				t.Fatalf("convert error without ErrBadLog: %v", err)
+			}
+			return
+		}
+		if _, err := CheckModel(tr); err != nil {
+			t.Fatalf("CheckModel on a converted trace: %v", err)
+		}
+	})
+}

@@ -1,0 +1,73 @@
+package observe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/traces"
+)
+
+// Finding is an oracle's verdict that the observed history breaks the model: where, and in the
+// oracle's own words.
+type Finding struct {
+	// Oracle is "model" (the Go reference model) or "p" (the P spec monitors).
+	Oracle string
+	// Step is the index of the first step the oracle refuses, -1 when it names no step.
+	Step int
+	// Message says what is wrong.
+	Message string
+}
+
+func (f *Finding) String() string {
+	if f.Step >= 0 {
+		return fmt.Sprintf("%s oracle: step %d: %s", f.Oracle, f.Step, f.Message)
+	}
+	return fmt.Sprintf("%s oracle: %s", f.Oracle, f.Message)
+}
+
+// CheckModel steps the Go reference model through t in commit order (models.RunTrace, the
+// correct store's configuration) and returns the first step whose observed result differs from
+// the model's, or at which the model cannot go on (a step the model refuses as impossible, such as
+// a second fetch by a worker whose first is unhandled); nil when the model agrees with every
+// observed result. t.Final is compared too when present. It is an error only for a nil trace.
+func CheckModel(t *traces.Trace) (*Finding, error) {
+	if t == nil {
+		return nil, errors.New("observe: CheckModel: nil trace")
+	}
+	results, final, err := models.RunTrace(models.Config{}, t)
+	for i, got := range results {
+		want := t.Steps[i].Result
+		if !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+			return &Finding{Oracle: "model", Step: i, Message: fmt.Sprintf("%s at t=%d: the store observed %s, the model gives %s",
+				models.DescribeOp(t.Steps[i].Op, t.Steps[i].Args), t.Steps[i].At, show(want), show(got))}, nil
+		}
+	}
+	if err != nil {
+		if errors.Is(err, models.ErrMalformed) {
+			return &Finding{Oracle: "model", Step: len(results), Message: fmt.Sprintf("the model cannot take the observed step: %v", err)}, nil
+		}
+		return nil, fmt.Errorf("observe: CheckModel: %w", err)
+	}
+	if t.Final != nil {
+		want := *t.Final
+		traces.Canonicalize(&want)
+		if d := cmp.Diff(want, final, cmpopts.EquateEmpty()); d != "" {
+			return &Finding{Oracle: "model", Step: -1, Message: "the final state differs (-observed +model):\n" + d}, nil
+		}
+	}
+	return nil, nil
+}
+
+// show renders a result compactly as JSON.
+func show(r traces.Result) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf("%+v", r)
+	}
+	return string(b)
+}

@@ -1,0 +1,283 @@
+// Package workload runs the real store under real concurrency while it records: leased workers,
+// one leaseless worker per leaseless mailbox, a fold and a split publisher, and random enqueues,
+// each in its own goroutine with its own random source derived from one seed, against a store
+// that writes its history (an actordelivery Recorder) as JSON lines. Time is logical: a ticker
+// moves the store's clock one second forward every Config.Tick of real time, so leases and claims
+// run out while handlers and deliveries are in flight.
+//
+// The run is not reproducible from its seed (goroutine scheduling decides the interleaving); the
+// recorded history is the evidence, and the observe package checks it.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/traces"
+)
+
+// Config configures Run. Zero fields take the defaults named.
+type Config struct {
+	// Backend and Target say which store to open (actordelivery.OpenBackend): a SQLite file path
+	// that does not exist yet, or a PostgreSQL DSN with a fresh TablePrefix. Required: Target.
+	Backend     actordelivery.Backend
+	Target      string
+	TablePrefix string
+	// Seed seeds every random choice of the workload (not the scheduling).
+	Seed int64
+	// Budget is how long the workload runs, in real time; zero means 2s.
+	Budget time.Duration
+	// Tick is the real time per logical second; zero means 20ms.
+	Tick time.Duration
+	// LeasedWorkers run on the leased mailboxes; zero means 3.
+	LeasedWorkers int
+	// Events receives the recorded history as JSON lines; required.
+	Events io.Writer
+	_      struct{}
+}
+
+// Stats count what a run did.
+type Stats struct {
+	Enqueued, OutboxEnqueued, Handled, Delivered, InjectedFaults int64
+	// Logical is the logical time the run reached, in seconds.
+	Logical int64
+}
+
+// The mailboxes: leased ones take any number of workers, each leaseless one exactly one.
+var (
+	leasedMailboxes    = []string{"l1", "l2"}
+	leaselessMailboxes = []string{"q1", "q2"}
+)
+
+// errHandler is what a failing handler returns; its message is the dead-letter reason the trace
+// format gives a declined retry.
+var errHandler = errors.New(traces.ReasonHandlerFailed)
+
+// Run runs the workload for cfg.Budget and closes the store. It returns an error when the run
+// itself failed (the store would not open, a step failed for a reason other than the end of the
+// run); the history written so far is still valid then.
+func Run(ctx context.Context, cfg Config) (Stats, error) {
+	if cfg.Target == "" || cfg.Events == nil {
+		return Stats{}, errors.New("workload: Target and Events are required")
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = actordelivery.BackendSQLite
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = 2 * time.Second
+	}
+	if cfg.Tick == 0 {
+		cfg.Tick = 20 * time.Millisecond
+	}
+	if cfg.LeasedWorkers == 0 {
+		cfg.LeasedWorkers = 3
+	}
+	var recErr atomic.Value
+	rec := actordelivery.JSONRecorder(cfg.Events, func(err error) { recErr.CompareAndSwap(nil, err) })
+	clock := actordelivery.NewManualClock(traces.Epoch)
+	st, err := actordelivery.OpenBackend(cfg.Backend, cfg.Target, actordelivery.Options{Clock: clock, Recorder: rec, TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL"})
+	if err != nil {
+		return Stats{}, fmt.Errorf("workload: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
+	defer cancel()
+
+	var stats Stats
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	fail := func(who string, err error) {
+		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return
+		}
+		select {
+		case errs <- fmt.Errorf("workload: %s: %w", who, err):
+		default:
+		}
+		cancel()
+	}
+	rngFor := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(cfg.Seed), stream)) }
+	goLoop := func(who string, stream uint64, step func(r *rand.Rand) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rngFor(stream)
+			for ctx.Err() == nil {
+				if err := step(r); err != nil {
+					fail(who, err)
+					return
+				}
+			}
+		}()
+	}
+	pause := func(r *rand.Rand, most time.Duration) {
+		t := time.NewTimer(time.Duration(r.Int64N(int64(most) + 1)))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+
+	// The clock: one logical second per tick.
+	goLoop("clock", 1, func(r *rand.Rand) error {
+		pause(r, 0)
+		t := time.NewTimer(cfg.Tick)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			clock.Advance(time.Second)
+		}
+		return nil
+	})
+
+	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized) and
+	// outbox rows for the publishers.
+	var ids atomic.Int64
+	all := append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
+	goLoop("enqueuer", 2, func(r *rand.Rand) error {
+		pause(r, cfg.Tick/2)
+		n := ids.Add(1)
+		mb := all[r.IntN(len(all))]
+		key := []string{"", "", "k1", "k2"}[r.IntN(4)]
+		if r.IntN(3) == 0 {
+			_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mb,
+				Key: key, MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")})
+			if err == nil {
+				atomic.AddInt64(&stats.OutboxEnqueued, 1)
+			}
+			return err
+		}
+		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: mb, ID: fmt.Sprintf("m%d", n), Key: key,
+			Priority: r.IntN(2), MaxAttempts: 1 + r.IntN(3), Delay: time.Duration(r.IntN(3)) * time.Second,
+			Payload: []byte("x")})
+		if err == nil {
+			atomic.AddInt64(&stats.Enqueued, 1)
+		}
+		return err
+	})
+
+	// Consumers. A handler takes up to three ticks, so a lease of two seconds often runs out
+	// while it works; it fails a third of the time.
+	worker := func(who string, stream uint64, mailbox string, path actordelivery.Path) {
+		r0 := rngFor(stream + 1000)
+		var mu sync.Mutex // the handler and policy run in the worker's goroutine; the lock documents it
+		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+			mu.Lock()
+			d := time.Duration(r0.Int64N(int64(3 * cfg.Tick)))
+			failed := r0.IntN(3) == 0
+			mu.Unlock()
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			if failed {
+				return nil, errHandler
+			}
+			return nil, nil
+		}
+		policy := retryFunc(func(error, int) (time.Duration, bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.Duration(r0.IntN(3)) * time.Second, r0.IntN(6) != 0
+		})
+		c, err := actordelivery.NewConsumer(st, h, actordelivery.ConsumerOptions{Mailbox: mailbox, Path: path,
+			LeaseFor: 2 * time.Second, Retry: policy})
+		if err != nil {
+			fail(who, err)
+			return
+		}
+		goLoop(who, stream, func(r *rand.Rand) error {
+			out, err := c.Step(ctx)
+			if err != nil {
+				return err
+			}
+			if out.Action == actordelivery.ActionIdle {
+				pause(r, cfg.Tick/2)
+			} else {
+				atomic.AddInt64(&stats.Handled, 1)
+			}
+			return nil
+		})
+	}
+	for i := range cfg.LeasedWorkers {
+		worker(fmt.Sprintf("leased worker %d", i+1), uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
+	}
+	for i, mb := range leaselessMailboxes {
+		worker("leaseless worker "+mb, uint64(100+i), mb, actordelivery.PathLeaseless)
+	}
+
+	// Publishers: one fold, one split, each through a store that fails one commit in ten.
+	for i, mode := range []actordelivery.PublishMode{actordelivery.ModeFold, actordelivery.ModeSplit} {
+		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults}
+		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second})
+		if err != nil {
+			return stats, errors.Join(err, st.Close())
+		}
+		goLoop(mode.String()+" publisher", uint64(300+i), func(r *rand.Rand) error {
+			n, err := p.Step(ctx)
+			atomic.AddInt64(&stats.Delivered, int64(n))
+			if err != nil && !errors.Is(err, errInjected) {
+				return err
+			}
+			if n == 0 {
+				pause(r, cfg.Tick/2)
+			}
+			return nil
+		})
+	}
+
+	wg.Wait()
+	stats.Logical = int64(clock.Now().Sub(traces.Epoch) / time.Second)
+	err = st.Close()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	if e, ok := recErr.Load().(error); ok {
+		err = errors.Join(err, fmt.Errorf("workload: writing events: %w", e))
+	}
+	return stats, err
+}
+
+type retryFunc func(error, int) (time.Duration, bool)
+
+func (f retryFunc) Retry(err error, attempt int) (time.Duration, bool) { return f(err, attempt) }
+
+// errInjected is the commit failure faultyStore injects.
+var errInjected = errors.New("workload: injected fault: commit failed")
+
+// faultyStore is the store a publisher delivers through, failing one top-level write
+// transaction in ten after it ran (it rolls back: what a failed commit leaves). Only its
+// publisher's goroutine uses it.
+type faultyStore struct {
+	*actordelivery.Store
+	r      *rand.Rand
+	faults *int64
+}
+
+type inFaultyTx struct{}
+
+func (f *faultyStore) ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error {
+	if readOnly || ctx.Value(inFaultyTx{}) != nil || f.r.IntN(10) != 0 {
+		return f.Store.ExecTx(ctx, readOnly, func(ctx context.Context) error {
+			return fn(context.WithValue(ctx, inFaultyTx{}, true))
+		})
+	}
+	atomic.AddInt64(f.faults, 1)
+	return f.Store.ExecTx(ctx, false, func(ctx context.Context) error {
+		if err := fn(context.WithValue(ctx, inFaultyTx{}, true)); err != nil {
+			return err
+		}
+		return errInjected
+	})
+}

@@ -1,0 +1,42 @@
+package workload_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/observe/workload"
+)
+
+// TestObservedRunAgreesWithModel records a short concurrent run of the correct store, converts
+// its history and checks it with the reference model, which must agree with every result.
+func TestObservedRunAgreesWithModel(t *testing.T) {
+	var events bytes.Buffer
+	stats, err := workload.Run(context.Background(), workload.Config{
+		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := observe.ReadLog(&events, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := observe.Convert(lg, observe.Options{Name: "run", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stats %+v, %d events, %d steps", stats, len(lg.Events), len(tr.Steps))
+	if stats.Handled == 0 || stats.Delivered == 0 || len(tr.Steps) < 50 {
+		t.Fatalf("the run did too little to check anything: %+v, %d steps", stats, len(tr.Steps))
+	}
+	f, err := observe.CheckModel(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != nil {
+		t.Fatalf("the model refuses the correct store's history: %v", f)
+	}
+}
