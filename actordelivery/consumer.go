@@ -115,6 +115,9 @@ type ConsumerOptions struct {
 	PollInterval, MaxPollInterval time.Duration
 	// Logger: nil discards.
 	Logger *slog.Logger
+	// Worker names the consumer in a recording store's events; zero numbers it automatically
+	// (1, 2, ... in creation order, per store).
+	Worker int
 	_      struct{}
 }
 
@@ -168,6 +171,8 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 		return nil, invalid(op, "mailbox is empty")
 	case opts.Path != PathLeased && opts.Path != PathLeaseless:
 		return nil, invalid(op, "path %v is unknown", opts.Path)
+	case opts.Worker < 0:
+		return nil, invalid(op, "worker %d is negative", opts.Worker)
 	}
 	for _, d := range []struct {
 		name string
@@ -181,7 +186,10 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
 		leaseFor: opts.LeaseFor, retry: opts.Retry,
 		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
-		worker: int(st.workers.Add(1)),
+		worker: opts.Worker,
+	}
+	if c.worker == 0 {
+		c.worker = int(st.workers.Add(1))
 	}
 	if c.leaseFor == 0 {
 		c.leaseFor = defaultLeaseFor

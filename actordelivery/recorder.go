@@ -202,6 +202,13 @@ func recordStep(ctx context.Context, read bool, op string, a EventArgs, r EventR
 	ts.events = append(ts.events[:0], Event{Read: read, At: fromMillis(ts.now), Op: op, Args: a, Result: r})
 }
 
+// RecordStep records ev as the protocol step of the transaction ctx carries, for consumers and
+// publishers built outside this package on the store's calls: ev.Op, Read, Args and Result are
+// kept, Seq and At are the transaction's. Like the package's own steps, it stands for every store
+// call of the transaction; a Read step (one that changed nothing) keeps its place even if the
+// transaction rolls back. It does nothing when ctx carries no transaction of a recording store.
+func RecordStep(ctx context.Context, ev Event) { recordStep(ctx, ev.Read, ev.Op, ev.Args, ev.Result) }
+
 // recordingStore returns the recording store whose transaction ctx carries, or nil.
 func recordingStore(ctx context.Context) *Store {
 	ts, _ := ctx.Value(txKey{}).(*txState)

@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/models"
 )
@@ -153,4 +155,24 @@ func VariantTarget(variant string) (name string, ok bool) {
 		return d.name, true
 	}
 	return "", false
+}
+
+// StoreParts are the parts of the store a store-backed target replaces, for drivers other than
+// replay that run the registry's targets (the observe workload): a nil field runs the store's
+// own part. See storeConfig for what each one replaces.
+type StoreParts struct {
+	Rules  *brokenstore.Rules
+	Handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
+		retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error)
+	DeliverSplit func(ctx context.Context, st brokenstore.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
+}
+
+// Parts returns the parts of the named store-backed target (the correct store's are all nil); ok
+// is false for an unknown name or a model target.
+func Parts(name string) (parts StoreParts, ok bool) {
+	d, found := lookup(name)
+	if !found || d.model != nil {
+		return StoreParts{}, false
+	}
+	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit}, true
 }

@@ -4,9 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pconform/pconform/actordelivery"
 )
+
+type workerKey struct{}
+
+// WithWorker tells the broken handles which consumer worker they act for, so that on a recording
+// store they record their steps under that worker's number (actordelivery.RecordStep), as the
+// real consumer records its own.
+func WithWorker(ctx context.Context, worker int) context.Context {
+	return context.WithValue(ctx, workerKey{}, worker)
+}
+
+// recordHandle records a broken handle's consumer_handle step in the transaction ctx carries
+// (nothing when the store does not record).
+func recordHandle(ctx context.Context, m actordelivery.Message, path actordelivery.Path, outcome string,
+	retryDelay time.Duration, out actordelivery.Outcome) {
+	w, _ := ctx.Value(workerKey{}).(int)
+	actordelivery.RecordStep(ctx, actordelivery.Event{
+		Read: out.Action == actordelivery.ActionLeaseLost, Op: "consumer_handle",
+		Args: actordelivery.EventArgs{Worker: w, Mailbox: m.Mailbox, Profile: path.String(), Outcome: outcome,
+			RetryDelay: retryDelay},
+		Result: actordelivery.EventResult{Action: out.Action, Attempt: out.Attempt},
+	})
+}
 
 // Consumer builds the real consumer a step runs, configured for the step, with handler h.
 type Consumer func(h actordelivery.Handler) (*actordelivery.Consumer, error)
@@ -49,13 +72,19 @@ func handleLeaselessRaw(ctx context.Context, st *actordelivery.Store, h actordel
 	effects, herr := h(ctx, &hm)
 	if herr == nil {
 		err := st.ExecTx(ctx, false, func(ctx context.Context) error {
-			if err := st.AckByID(ctx, m.ID); err != nil || effects == nil {
+			if err := st.AckByID(ctx, m.ID); err != nil {
+				if errors.Is(err, actordelivery.ErrNotFound) {
+					recordHandle(ctx, m, actordelivery.PathLeaseless, "ok", 0, actordelivery.Outcome{Action: actordelivery.ActionLeaseLost})
+				}
 				return err
 			}
-			if err := effects(ctx); err != nil {
-				herr = err
-				return err
+			if effects != nil {
+				if err := effects(ctx); err != nil {
+					herr = err
+					return err
+				}
 			}
+			recordHandle(ctx, m, actordelivery.PathLeaseless, "ok", 0, actordelivery.Outcome{Action: actordelivery.ActionAcked})
 			return nil
 		})
 		switch {
@@ -74,24 +103,32 @@ func handleLeaselessRaw(ctx context.Context, st *actordelivery.Store, h actordel
 	attempt := m.Attempts
 	out := actordelivery.Outcome{Attempt: attempt}
 	reason := ""
+	outcome := "fail"
 	if attempt >= m.MaxAttempts {
 		reason = actordelivery.ReasonMaxAttempts
 	} else if delay, ok := retry.Retry(herr, attempt); !ok {
+		outcome = "fail_no_retry"
 		reason = herr.Error()
 		if reason == "" {
 			reason = actordelivery.ReasonHandlerFailed
 		}
 	} else {
 		out.Action = actordelivery.ActionRetried
-		err = st.NackByID(ctx, m.ID, max(delay, 0))
+		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
+			err := st.NackByID(ctx, m.ID, max(delay, 0))
+			recordFailed(ctx, m, outcome, max(delay, 0), out, err)
+			return err
+		})
 	}
 	if reason != "" {
 		out.Action = actordelivery.ActionDeadLettered
 		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
-			if err := st.NackByID(ctx, m.ID, 0); err != nil {
-				return err
+			err := st.NackByID(ctx, m.ID, 0)
+			if err == nil {
+				err = st.DeadLetter(ctx, m.ID, reason)
 			}
-			return st.DeadLetter(ctx, m.ID, reason)
+			recordFailed(ctx, m, outcome, 0, out, err)
+			return err
 		})
 	}
 	switch {
@@ -102,6 +139,21 @@ func handleLeaselessRaw(ctx context.Context, st *actordelivery.Store, h actordel
 		return out, nil
 	}
 	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: raw-attempts handle %q after handler error: %w", m.ID, err)
+}
+
+// recordFailed records a leaseless failure's handle: out when err is nil, lease_lost when the
+// message was no longer ready.
+func recordFailed(ctx context.Context, m actordelivery.Message, outcome string, delay time.Duration, out actordelivery.Outcome, err error) {
+	switch {
+	case err == nil:
+		if out.Action != actordelivery.ActionRetried {
+			delay = 0
+		}
+		recordHandle(ctx, m, actordelivery.PathLeaseless, outcome, delay, out)
+	case errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		recordHandle(ctx, m, actordelivery.PathLeaseless, outcome, delay, out)
+	}
 }
 
 // HandleUnfencedAck is a leased consumer's handle that acknowledges by id instead of by token
@@ -148,6 +200,7 @@ func unfencedAck(ctx context.Context, st *actordelivery.Store, m actordelivery.M
 		if err := st.AckByID(ctx, m.ID); err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
 			return err
 		}
+		recordHandle(ctx, m, actordelivery.PathLeased, "ok", 0, actordelivery.Outcome{Action: actordelivery.ActionAcked})
 		return nil
 	})
 }

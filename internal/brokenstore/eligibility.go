@@ -244,3 +244,54 @@ func scanMessage(sc rowScanner) (*actordelivery.Message, error) {
 	}
 	return &m, nil
 }
+
+// FetchRecorded is a consumer's fetch under the rules on a store that records (its
+// actordelivery.Options.Recorder is rec): ExpireThenLease on the leased path, Peek on the
+// leaseless one, in one transaction of the second connection that takes SQLite's writer lock,
+// reads the store's commit counter, reads clock once, and (leased) moves the counter one on, as
+// the store's own recording transactions do (see actordelivery's recorder). After the commit it
+// records the fetch as worker's consumer_fetch step: a write numbered counter+1, or a leaseless
+// peek as a read placed after the counter's commit.
+func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clock, rec actordelivery.Recorder, worker int,
+	mailbox string, path actordelivery.Path, leaseFor time.Duration) (*actordelivery.Message, error) {
+	var m *actordelivery.Message
+	var seq int64
+	var now time.Time
+	leased := path == actordelivery.PathLeased
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT n FROM commit_seq WHERE id = 1`).Scan(&seq); err != nil {
+			return fmt.Errorf("brokenstore: read commit counter: %w", err)
+		}
+		now = clock.Now()
+		var err error
+		if !leased {
+			m, err = scanMessage(tx.QueryRowContext(ctx, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
+			if errors.Is(err, sql.ErrNoRows) {
+				m, err = nil, nil
+			}
+			return err
+		}
+		if _, err := e.expire(ctx, tx, now); err != nil {
+			return err
+		}
+		if m, err = e.lease(ctx, tx, now, mailbox, leaseFor); err != nil {
+			return err
+		}
+		seq++
+		_, err = tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	ev := actordelivery.Event{Seq: seq, Read: !leased, At: now, Op: "consumer_fetch",
+		Args: actordelivery.EventArgs{Worker: worker, Mailbox: mailbox, Profile: path.String()}}
+	if leased {
+		ev.Args.LeaseFor = leaseFor
+	}
+	if m != nil {
+		ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
+	}
+	rec.Record(ev)
+	return m, nil
+}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/brokenstore"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -40,7 +42,11 @@ type Config struct {
 	LeasedWorkers int
 	// Events receives the recorded history as JSON lines; required.
 	Events io.Writer
-	_      struct{}
+	// Variant is the store target of replay's registry to run: "" or "store" for the correct
+	// store, or a known-broken variant (replay.Parts), whose replaced parts run here in place of
+	// the store's: its consumer's handle, its split delivery, or its eligibility SQL (SQLite only).
+	Variant string
+	_       struct{}
 }
 
 // Stats count what a run did.
@@ -79,12 +85,29 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if cfg.LeasedWorkers == 0 {
 		cfg.LeasedWorkers = 3
 	}
+	if cfg.Variant == "" {
+		cfg.Variant = replay.TargetStore
+	}
+	parts, ok := replay.Parts(cfg.Variant)
+	if !ok {
+		return Stats{}, fmt.Errorf("workload: %q is not a store target (known: %q)", cfg.Variant, replay.Targets())
+	}
+	if parts.Rules != nil && cfg.Backend != actordelivery.BackendSQLite {
+		return Stats{}, fmt.Errorf("workload: variant %s runs a copy of SQLite's eligibility SQL and exists on SQLite only", cfg.Variant)
+	}
 	var recErr atomic.Value
 	rec := actordelivery.JSONRecorder(cfg.Events, func(err error) { recErr.CompareAndSwap(nil, err) })
 	clock := actordelivery.NewManualClock(traces.Epoch)
 	st, err := actordelivery.OpenBackend(cfg.Backend, cfg.Target, actordelivery.Options{Clock: clock, Recorder: rec, TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL"})
 	if err != nil {
 		return Stats{}, fmt.Errorf("workload: %w", err)
+	}
+	var elig *brokenstore.Eligibility
+	if parts.Rules != nil {
+		if elig, err = brokenstore.OpenEligibility(cfg.Target, *parts.Rules); err != nil {
+			return Stats{}, errors.Join(fmt.Errorf("workload: %w", err), st.Close())
+		}
+		defer elig.Close()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
 	defer cancel()
@@ -166,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 
 	// Consumers. A handler takes up to three ticks, so a lease of two seconds often runs out
 	// while it works; it fails a third of the time.
-	worker := func(who string, stream uint64, mailbox string, path actordelivery.Path) {
+	worker := func(who string, n int, stream uint64, mailbox string, path actordelivery.Path) {
 		r0 := rngFor(stream + 1000)
 		var mu sync.Mutex // the handler and policy run in the worker's goroutine; the lock documents it
 		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
@@ -190,14 +213,34 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			defer mu.Unlock()
 			return time.Duration(r0.IntN(3)) * time.Second, r0.IntN(6) != 0
 		})
-		c, err := actordelivery.NewConsumer(st, h, actordelivery.ConsumerOptions{Mailbox: mailbox, Path: path,
-			LeaseFor: 2 * time.Second, Retry: policy})
+		opts := actordelivery.ConsumerOptions{Mailbox: mailbox, Path: path, LeaseFor: 2 * time.Second, Retry: policy, Worker: n}
+		consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) {
+			return actordelivery.NewConsumer(st, h, opts)
+		}
+		c, err := consumer(h)
 		if err != nil {
 			fail(who, err)
 			return
 		}
 		goLoop(who, stream, func(r *rand.Rand) error {
-			out, err := c.Step(ctx)
+			var d *actordelivery.Delivery
+			if elig != nil {
+				m, err := elig.FetchRecorded(ctx, clock, rec, n, mailbox, path, opts.LeaseFor)
+				if err != nil {
+					return err
+				}
+				if m != nil {
+					d = &actordelivery.Delivery{Message: *m, Path: path}
+				}
+			} else if d, err = c.Fetch(ctx); err != nil {
+				return err
+			}
+			var out actordelivery.Outcome
+			if parts.Handle != nil {
+				out, err = parts.Handle(brokenstore.WithWorker(ctx, n), st, consumer, h, policy, d)
+			} else {
+				out, err = c.Handle(ctx, d)
+			}
 			if err != nil {
 				return err
 			}
@@ -209,11 +252,12 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return nil
 		})
 	}
+	// Worker numbers: the leased workers 1..LeasedWorkers, then one per leaseless mailbox.
 	for i := range cfg.LeasedWorkers {
-		worker(fmt.Sprintf("leased worker %d", i+1), uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
+		worker(fmt.Sprintf("leased worker %d", i+1), i+1, uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
 	}
 	for i, mb := range leaselessMailboxes {
-		worker("leaseless worker "+mb, uint64(100+i), mb, actordelivery.PathLeaseless)
+		worker("leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
 	}
 
 	// Publishers: one fold, one split, each through a store that fails one commit in ten.
@@ -223,8 +267,12 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		if err != nil {
 			return stats, errors.Join(err, st.Close())
 		}
+		step := p.Step
+		if mode == actordelivery.ModeSplit && parts.DeliverSplit != nil {
+			step = func(ctx context.Context) (int, error) { return splitStep(ctx, p, fs, parts.DeliverSplit) }
+		}
 		goLoop(mode.String()+" publisher", uint64(300+i), func(r *rand.Rand) error {
-			n, err := p.Step(ctx)
+			n, err := step(ctx)
 			atomic.AddInt64(&stats.Delivered, int64(n))
 			if err != nil && !errors.Is(err, errInjected) {
 				return err
@@ -247,6 +295,28 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		err = errors.Join(err, fmt.Errorf("workload: writing events: %w", e))
 	}
 	return stats, err
+}
+
+// splitStep is Publisher.Step with a replaced split delivery.
+func splitStep(ctx context.Context, p *actordelivery.Publisher, st brokenstore.OutboxStore,
+	deliver func(context.Context, brokenstore.OutboxStore, actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)) (int, error) {
+	rows, err := p.Claim(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, row := range rows {
+		res, err := deliver(ctx, st, row)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if res.Action == actordelivery.ActionDelivered {
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 type retryFunc func(error, int) (time.Duration, bool)

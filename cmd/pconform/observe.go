@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/observe/workload"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+func newObserveCmd() *cobra.Command {
+	var (
+		target, backend, dsn, out, events string
+		seed                              int64
+		budget                            time.Duration
+		workers                           int
+	)
+	c := &cobra.Command{
+		Use:   "observe",
+		Short: "Run the real store under a concurrent workload, record what it did, and check it",
+		Long: `Observe runs real goroutines against a store target while the store records its history:
+leased workers, one leaseless worker per leaseless mailbox, a fold and a split publisher (each
+failing one commit in ten), and random enqueues, with a logical clock one second per 20ms tick. It
+converts the recorded events into a trace of origin kind "observed" (written to --out), and checks
+it with the reference model, which must agree with every observed result (see docs/observed.md).
+
+Exit codes: 0 the model agrees with every result, 1 a finding, 2 usage error, 3 the run could not
+happen. The run is not reproducible from its seed (the scheduler decides the interleaving): the
+written trace is the evidence; 'pconform check' checks it again.`,
+		Example: `  pconform observe --seed 1 --budget 5s --out /tmp/observed.json
+  pconform observe --target unfenced-ack --seed 3 --out /tmp/unfenced.json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !slices.Contains(replay.Targets(), target) {
+				return usagef("unknown --target %q (known: %v)", target, replay.Targets())
+			}
+			if _, ok := replay.Parts(target); !ok {
+				return usagef("--target %q is a model; observe runs the store and its variants", target)
+			}
+			b, err := actordelivery.ParseBackend(backend)
+			if err != nil {
+				return usagef("unknown --backend %q (known: sqlite, postgres)", backend)
+			}
+			if out == "" {
+				return usagef("--out is required: where to write the observed trace")
+			}
+			cfg := workload.Config{Backend: b, Seed: seed, Budget: budget, LeasedWorkers: workers, Variant: target}
+			switch b {
+			case actordelivery.BackendSQLite:
+				dir, err := os.MkdirTemp("", "pconform-observe-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				cfg.Target = filepath.Join(dir, "observe.db")
+			case actordelivery.BackendPostgres:
+				if dsn == "" {
+					dsn = os.Getenv("PCONFORM_PG_DSN")
+				}
+				if dsn == "" {
+					return usagef("--backend postgres needs --dsn or PCONFORM_PG_DSN")
+				}
+				cfg.Target = dsn
+				cfg.TablePrefix = fmt.Sprintf("observe_%d_%d_", os.Getpid(), time.Now().UnixNano()%1e9)
+			}
+			var log bytes.Buffer
+			cfg.Events = &log
+			if events != "" {
+				f, err := os.Create(events)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				cfg.Events = io.MultiWriter(&log, f)
+			}
+			command := fmt.Sprintf("pconform observe --target %s --backend %s --seed %d --budget %s --out %s", target, backend, seed, budget, out)
+			stats, err := workload.Run(context.Background(), cfg)
+			if err != nil {
+				return fmt.Errorf("observe: %w", err)
+			}
+			t, err := convertEvents(&log, "events", observe.Options{Name: strings.TrimSuffix(filepath.Base(out), ".json"),
+				Variant: variantOf(target), Seed: seed, Command: command})
+			if err != nil {
+				return err
+			}
+			if err := traces.WriteFile(out, t); err != nil {
+				return err
+			}
+			w := c.OutOrStdout()
+			fmt.Fprintf(w, "observed %s on %s for %s (seed %d): %d steps, %d enqueued, %d outbox rows, %d handled, %d delivered, %d injected commit failures, t=%ds\n",
+				target, backend, budget, seed, len(t.Steps), stats.Enqueued, stats.OutboxEnqueued, stats.Handled, stats.Delivered, stats.InjectedFaults, stats.Logical)
+			fmt.Fprintf(w, "trace: %s\n", out)
+			return checkTrace(w, t, out)
+		},
+	}
+	c.Flags().StringVar(&target, "target", replay.TargetStore, "the store target to run: "+targetHelp())
+	c.Flags().StringVar(&backend, "backend", string(actordelivery.BackendSQLite), "store backend: sqlite or postgres")
+	c.Flags().StringVar(&dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); the run's tables get a prefix of their own")
+	c.Flags().Int64Var(&seed, "seed", 1, "seed of the workload's random choices")
+	c.Flags().DurationVar(&budget, "budget", 5*time.Second, "how long the workload runs")
+	c.Flags().IntVar(&workers, "workers", 3, "leased workers")
+	c.Flags().StringVar(&out, "out", "", "where to write the observed trace (required)")
+	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
+	return c
+}
+
+// variantOf is the expect.variant of an observed trace of target.
+func variantOf(target string) string {
+	if target == replay.TargetStore {
+		return ""
+	}
+	return target
+}
+
+// convertEvents reads a recorded event log and converts it, reporting an ignored truncated line.
+func convertEvents(r io.Reader, name string, opts observe.Options) (*traces.Trace, error) {
+	lg, err := observe.ReadLog(r, name)
+	if err != nil {
+		return nil, err
+	}
+	if lg.Truncated > 0 {
+		fmt.Fprintf(os.Stderr, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", name, lg.Truncated)
+	}
+	return observe.Convert(lg, opts)
+}
+
+// checkTrace runs the oracles on t and prints the verdict; a finding is errFinding.
+func checkTrace(w io.Writer, t *traces.Trace, path string) error {
+	f, err := observe.CheckModel(t)
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		fmt.Fprintf(w, "model oracle: agrees with all %d observed steps\n", len(t.Steps))
+		return nil
+	}
+	fmt.Fprintf(w, "FINDING %s\n", f)
+	fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
+	return errFinding
+}
+
+func newCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check TRACE...",
+		Short: "Check observed traces with the oracles (the reference model must agree with every result)",
+		Long: `Check steps the reference model through each trace in its order (for an observed trace, the
+commit order) and reports the first step whose observed result the model does not give.
+
+Exit codes: 0 the model agrees with every trace, 1 a finding, 2 usage error, 3 a trace could not be
+read.`,
+		Example: `  pconform check /tmp/observed.json`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cobraUsage{fmt.Errorf("expected one or more trace files")}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			finding := false
+			for _, path := range args {
+				t, err := traces.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ", path)
+				if err := checkTrace(c.OutOrStdout(), t, path); err == errFinding {
+					finding = true
+				} else if err != nil {
+					return err
+				}
+			}
+			if finding {
+				return errFinding
+			}
+			return nil
+		},
+	}
+}
