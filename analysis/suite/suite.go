@@ -4,16 +4,18 @@ import (
 	"golang.org/x/tools/go/analysis"
 
 	"github.com/pconform/pconform/analysis/rawattempts"
+	"github.com/pconform/pconform/analysis/sqlparams"
 	"github.com/pconform/pconform/analysis/txerr"
 	"github.com/pconform/pconform/analysis/unfencedack"
 )
 
-// Analyzers returns pconform's analyzers: txerr, rawattempts and unfencedack. The slice is new
+// Analyzers returns pconform's analyzers: txerr, rawattempts, unfencedack and sqlparams. The slice is new
 // on each call; the analyzers are shared.
 func Analyzers() []*analysis.Analyzer {
 	return []*analysis.Analyzer{
 		txerr.Analyzer,
 		rawattempts.Analyzer,
 		unfencedack.Analyzer,
+		sqlparams.Analyzer,
 	}
 }
