@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
 	"github.com/pconform/pconform/replay"
@@ -22,6 +23,7 @@ import (
 
 func newObserveCmd() *cobra.Command {
 	var (
+		oracles                           oracleFlags
 		target, backend, dsn, out, events string
 		seed                              int64
 		budget                            time.Duration
@@ -102,7 +104,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			fmt.Fprintf(w, "observed %s on %s for %s (seed %d): %d steps, %d enqueued, %d outbox rows, %d handled, %d delivered, %d injected commit failures, t=%ds\n",
 				target, backend, budget, seed, len(t.Steps), stats.Enqueued, stats.OutboxEnqueued, stats.Handled, stats.Delivered, stats.InjectedFaults, stats.Logical)
 			fmt.Fprintf(w, "trace: %s\n", out)
-			return checkTrace(w, t, out)
+			return checkTrace(w, t, out, oracles)
 		},
 	}
 	c.Flags().StringVar(&target, "target", replay.TargetStore, "the store target to run: "+targetHelp())
@@ -113,6 +115,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().IntVar(&workers, "workers", 3, "leased workers")
 	c.Flags().StringVar(&out, "out", "", "where to write the observed trace (required)")
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
+	oracles.register(c)
 	return c
 }
 
@@ -136,27 +139,57 @@ func convertEvents(r io.Reader, name string, opts observe.Options) (*traces.Trac
 	return observe.Convert(lg, opts)
 }
 
+// oracleFlags choose the oracles check and observe run.
+type oracleFlags struct {
+	p      bool
+	models string
+}
+
+func (o *oracleFlags) register(c *cobra.Command) {
+	c.Flags().BoolVar(&o.p, "p", false, "also run the P oracle: the project's spec monitors over the observed events, on the P checker (compiles a driver; slow)")
+	c.Flags().StringVar(&o.models, "models", filepath.Join("models", "p"), "the P project whose spec monitors the P oracle uses")
+}
+
 // checkTrace runs the oracles on t and prints the verdict; a finding is errFinding.
-func checkTrace(w io.Writer, t *traces.Trace, path string) error {
+func checkTrace(w io.Writer, t *traces.Trace, path string, o oracleFlags) error {
 	f, err := observe.CheckModel(t)
 	if err != nil {
 		return err
 	}
+	found := f != nil
 	if f == nil {
 		fmt.Fprintf(w, "model oracle: agrees with all %d observed steps\n", len(t.Steps))
-		return nil
+	} else {
+		fmt.Fprintf(w, "FINDING %s\n", f)
+		fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
 	}
-	fmt.Fprintf(w, "FINDING %s\n", f)
-	fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
-	return errFinding
+	if o.p {
+		msg, err := bridge.CheckObserved(context.Background(), bridge.Config{ProjectDir: o.models}, t)
+		if err != nil {
+			return err
+		}
+		if msg == "" {
+			fmt.Fprintf(w, "P oracle: monitors %s hold\n", strings.Join(bridge.ObservedMonitors, ", "))
+		} else {
+			found = true
+			fmt.Fprintf(w, "FINDING P oracle: %s\n", msg)
+		}
+	}
+	if found {
+		return errFinding
+	}
+	return nil
 }
 
 func newCheckCmd() *cobra.Command {
-	return &cobra.Command{
+	var oracles oracleFlags
+	c := &cobra.Command{
 		Use:   "check TRACE...",
 		Short: "Check observed traces with the oracles (the reference model must agree with every result)",
 		Long: `Check steps the reference model through each trace in its order (for an observed trace, the
-commit order) and reports the first step whose observed result the model does not give.
+commit order) and reports the first step whose observed result the model does not give. With --p it
+also raises the trace's spec events into the project's P spec monitors on the P checker and reports
+the monitor's own assertion message.
 
 Exit codes: 0 the model agrees with every trace, 1 a finding, 2 usage error, 3 a trace could not be
 read.`,
@@ -175,7 +208,7 @@ read.`,
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ", path)
-				if err := checkTrace(c.OutOrStdout(), t, path); err == errFinding {
+				if err := checkTrace(c.OutOrStdout(), t, path, oracles); err == errFinding {
 					finding = true
 				} else if err != nil {
 					return err
@@ -187,4 +220,6 @@ read.`,
 			return nil
 		},
 	}
+	oracles.register(c)
+	return c
 }

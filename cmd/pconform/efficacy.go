@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/observe/workload"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// efficacyVariants are the broken variants the efficacy table observes.
+var efficacyVariants = []string{replay.TargetUnfencedAck, replay.TargetRawAttempts, replay.TargetSplitWrite,
+	replay.TargetLeaseBoundary, replay.TargetLeaseEarly, replay.TargetFifoOvertake}
+
+// seedRun is what observing one seed of one target found.
+type seedRun struct {
+	model     bool          // the model oracle refused a run of this seed
+	modelTime time.Duration // wall time of the runs and checks until that refusal
+	first     *traces.Trace // the seed's first (shortest) run, which the P oracle checks
+	firstTime time.Duration
+	p         bool // the P oracle refused first
+	pMsg      string
+	finding   string
+}
+
+func newEfficacyCmd() *cobra.Command {
+	var (
+		seeds, correctSeeds, pSeeds, pCorrect int
+		budget, first, correctBudget          time.Duration
+		oracles                               oracleFlags
+	)
+	c := &cobra.Command{
+		Use:   "efficacy",
+		Short: "Observe every broken variant and the correct store over many seeds and print what the oracles caught",
+		Long: `Efficacy runs the observe workload (SQLite) against every broken variant for --seeds seeds and
+against the correct store for --correct-seeds seeds, and prints, per variant, the seeds the model
+oracle caught, the seeds the P oracle caught and the median time to catch.
+
+A variant seed runs for --first, then, until the model oracle refuses a run, again with twice the
+budget each time, up to --budget of workload in all; the time to catch is the wall time of the runs
+and model checks until then. The P oracle checks each seed's first run (all of them compiled into
+one P project), for the first --p-seeds seeds of each variant and the first --p-correct correct
+seeds. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
+
+Exit codes: 0 every variant was caught in at least 9 of 10 of its seeds (scaled to --seeds) and the
+correct store had no finding; 1 otherwise.`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(c *cobra.Command, _ []string) error {
+			w := c.OutOrStdout()
+			ctx := context.Background()
+			results := map[string][]*seedRun{}
+			var pTraces []*traces.Trace
+			var pRuns []*seedRun
+			for _, v := range efficacyVariants {
+				for s := 1; s <= seeds; s++ {
+					r, err := observeUntilCaught(ctx, v, int64(s), first, budget)
+					if err != nil {
+						return err
+					}
+					results[v] = append(results[v], r)
+					if s <= pSeeds {
+						pTraces, pRuns = append(pTraces, r.first), append(pRuns, r)
+					}
+					fmt.Fprintf(c.ErrOrStderr(), "%s seed %d: model %v (%s) %s\n", v, s, r.model, r.modelTime.Round(time.Millisecond), r.finding)
+				}
+			}
+			falseAlarms := 0
+			var correctSteps int
+			for s := 1; s <= correctSeeds; s++ {
+				t, _, err := observeOnce(ctx, replay.TargetStore, int64(s), correctBudget)
+				if err != nil {
+					return err
+				}
+				correctSteps += len(t.Steps)
+				f, err := observe.CheckModel(t)
+				if err != nil {
+					return err
+				}
+				if f != nil {
+					falseAlarms++
+					fmt.Fprintf(w, "FALSE ALARM correct store seed %d: %s\n", s, f)
+				}
+				if s <= pCorrect {
+					r := &seedRun{first: t}
+					pTraces, pRuns = append(pTraces, t), append(pRuns, r)
+				}
+			}
+			var pTime time.Duration
+			pFalse := 0
+			if len(pTraces) > 0 {
+				start := time.Now()
+				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: oracles.models}, pTraces)
+				if err != nil {
+					return err
+				}
+				pTime = time.Since(start)
+				for i, m := range msgs {
+					pRuns[i].p, pRuns[i].pMsg = m != "", m
+				}
+				for i, r := range pRuns[len(pRuns)-min(pCorrect, correctSeeds):] {
+					if r.p {
+						falseAlarms++
+						pFalse++
+						fmt.Fprintf(w, "FALSE ALARM (P) correct store seed %d: %s\n", i+1, r.pMsg)
+					}
+				}
+			}
+			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+			fmt.Fprintf(tw, "variant\tseeds\tcaught by model\tcaught by P\tcaught by either\tmedian time to catch\n")
+			ok := falseAlarms == 0
+			for _, v := range efficacyVariants {
+				var m, p, either int
+				var times []time.Duration
+				pChecked := 0
+				for i, r := range results[v] {
+					if r.model {
+						m++
+					}
+					if i < pSeeds {
+						pChecked++
+						if r.p {
+							p++
+						}
+					}
+					switch {
+					case r.model && (!r.p || r.modelTime <= r.firstTime):
+						either++
+						times = append(times, r.modelTime)
+					case r.p:
+						either++
+						times = append(times, r.firstTime)
+					}
+				}
+				med := "-"
+				if len(times) > 0 {
+					slices.Sort(times)
+					med = times[len(times)/2].Round(100 * time.Millisecond).String()
+				}
+				if either*10 < 9*seeds {
+					ok = false
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d/%d\t%s\n", v, seeds, m, seeds, p, pChecked, either, seeds, med)
+			}
+			fmt.Fprintf(tw, "store (correct)\t%d\t%d findings\t%d findings of %d checked\t\t\n", correctSeeds, falseAlarms-pFalse, pFalse, min(pCorrect, correctSeeds))
+			tw.Flush()
+			fmt.Fprintf(w, "correct store: %d seeds of %s, %d observed steps, %d false alarms\n", correctSeeds, correctBudget, correctSteps, falseAlarms)
+			if len(pTraces) > 0 {
+				steps := 0
+				for _, t := range pTraces {
+					steps += len(t.Steps)
+				}
+				fmt.Fprintf(w, "P oracle: %d traces, %d steps, one compile and %d checker runs in %s\n", len(pTraces), steps, len(pTraces), pTime.Round(time.Second))
+			}
+			if !ok {
+				return errFinding
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&seeds, "seeds", 10, "seeds per broken variant")
+	c.Flags().IntVar(&correctSeeds, "correct-seeds", 100, "seeds of the correct store")
+	c.Flags().IntVar(&pSeeds, "p-seeds", 3, "seeds per variant whose first run the P oracle checks")
+	c.Flags().IntVar(&pCorrect, "p-correct", 3, "correct-store seeds the P oracle checks")
+	c.Flags().DurationVar(&first, "first", time.Second, "a variant seed's first run")
+	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
+	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
+	oracles.register(c)
+	return c
+}
+
+// observeOnce runs the workload on target for budget (SQLite, a fresh database) and returns the
+// observed trace and the wall time the run and conversion took.
+func observeOnce(ctx context.Context, target string, seed int64, budget time.Duration) (*traces.Trace, time.Duration, error) {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "pconform-efficacy-")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	var log bytes.Buffer
+	if _, err := workload.Run(ctx, workload.Config{Target: filepath.Join(dir, "observe.db"), Seed: seed, Budget: budget,
+		Events: &log, Variant: target}); err != nil {
+		return nil, 0, fmt.Errorf("efficacy: %s seed %d: %w", target, seed, err)
+	}
+	lg, err := observe.ReadLog(&log, "events")
+	if err != nil {
+		return nil, 0, err
+	}
+	t, err := observe.Convert(lg, observe.Options{Name: fmt.Sprintf("%s-seed%d", target, seed), Variant: variantOf(target), Seed: seed,
+		Command: fmt.Sprintf("pconform observe --target %s --seed %d --budget %s", target, seed, budget)})
+	if err != nil {
+		return nil, 0, err
+	}
+	return t, time.Since(start), nil
+}
+
+// observeUntilCaught observes target with seed, first for first, then doubling, until the model
+// oracle refuses a run or the budget is spent.
+func observeUntilCaught(ctx context.Context, target string, seed int64, first, budget time.Duration) (*seedRun, error) {
+	r := &seedRun{}
+	var spent, elapsed time.Duration
+	for b := first; spent+b <= budget; b *= 2 {
+		t, took, err := observeOnce(ctx, target, seed, b)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		f, err := observe.CheckModel(t)
+		if err != nil {
+			return nil, err
+		}
+		elapsed += took + time.Since(start)
+		spent += b
+		if r.first == nil {
+			r.first, r.firstTime = t, elapsed
+		}
+		if f != nil {
+			r.model, r.modelTime, r.finding = true, elapsed, f.String()
+			return r, nil
+		}
+	}
+	return r, nil
+}
