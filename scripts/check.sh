@@ -42,6 +42,7 @@ FULL_STAGES=(
   "lint        build"
   "replay      build,models"
   "properties  build"
+  "observe     build"
 )
 QUICK_STAGES=(
   "build       -"
@@ -302,6 +303,18 @@ stage_replay() {
 stage_properties() {
   echo "what: gopter properties against the real store and hunts of every broken variant (PCONFORM_SEQUENCES=${PCONFORM_SEQUENCES:-200})"
   run_tests -test.v -- "$module/properties"
+}
+
+stage_observe() {
+  local seed=${PCONFORM_SEED:-1} budget=${PCONFORM_OBSERVE_BUDGET:-3s} dir="$logdir/observe"
+  echo "what: the real store observed under a concurrent workload for $budget (seed $seed), its history checked by the model; a broken variant's caught"
+  mkdir -p "$dir"
+  go build -o "$bin/" ./cmd/pconform || return 1
+  "$bin/pconform" observe --seed "$seed" --budget "$budget" --out "$dir/store.json" --events "$dir/store.jsonl" || return 1
+  # A variant the model must refuse (exit 1): the check that the stage can fail.
+  local rc=0
+  "$bin/pconform" observe --target raw-attempts --seed "$seed" --budget "$budget" --out "$dir/raw-attempts.json" || rc=$?
+  if [ "$rc" != 1 ]; then echo "observe: raw-attempts exited $rc, want 1 (the model oracle must refuse it)"; return 1; fi
 }
 
 # ---- the scheduler -------------------------------------------------------------------------------
