@@ -55,8 +55,7 @@ type HuntConfig struct {
 	// Dir is where the shrunk trace is written; "" writes none.
 	Dir string
 	// Server, when set, runs the store-backed targets on PostgreSQL (each sequence under a table
-	// prefix of its own on the server); nil runs them on SQLite files in WorkDir. The
-	// lease-boundary variants rewrite SQLite's lease query and run on SQLite only.
+	// prefix of its own on the server); nil runs them on SQLite files in WorkDir.
 	Server *replay.PGServer
 	// WorkDir holds the scratch databases (one per sequence, deleted after it); "" means
 	// ScratchDir().

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -42,13 +43,11 @@ func TestHuntVariants(t *testing.T) {
 	for _, variant := range HuntedVariants() {
 		hunts = append(hunts, hunt{variant: variant})
 	}
-	// The variants replay builds also run on PostgreSQL (the lease-boundary ones are SQLite
-	// only: they rewrite its lease query).
+	// Every variant is hunted on PostgreSQL too (the rule-changing ones copy its lease query in
+	// PostgreSQL's dialect).
 	if srv := pgServer(t); srv != nil {
 		for _, variant := range HuntedVariants() {
-			if !replay.SQLiteOnly(variant) {
-				hunts = append(hunts, hunt{variant: variant, server: srv})
-			}
+			hunts = append(hunts, hunt{variant: variant, server: srv})
 		}
 	}
 	for _, hu := range hunts {
@@ -121,9 +120,10 @@ func huntedVariant(name string) (string, bool) {
 	return "", false
 }
 
-// TestHuntedTraces replays every committed example in traces/hunted: each records the results of
-// the variant it was hunted in, which must reproduce them, and the correct store must refuse them
-// at the step the trace predicts, so an example keeps reproducing on its own.
+// TestHuntedTraces replays every committed example in traces/hunted, on SQLite and (with
+// PCONFORM_PG_DSN) on PostgreSQL: each records the results of the variant it was hunted in, which
+// must reproduce them, and the correct store must refuse them at the step the trace predicts, so
+// an example keeps reproducing on its own.
 // With -rewrite-hunted it first hunts every broken variant again with seed 1 and rewrites the
 // examples; review the diff.
 func TestHuntedTraces(t *testing.T) {
@@ -142,6 +142,12 @@ func TestHuntedTraces(t *testing.T) {
 	}
 	if len(paths) == 0 {
 		t.Fatalf("no example traces in %s", huntedDir)
+	}
+	// servers are the backends each example replays on: SQLite (nil), and PostgreSQL when a
+	// server is configured.
+	servers := []*replay.PGServer{nil}
+	if srv := pgServer(t); srv != nil {
+		servers = append(servers, srv)
 	}
 	covered := map[string]bool{}
 	for _, path := range paths {
@@ -162,12 +168,18 @@ func TestHuntedTraces(t *testing.T) {
 			// The trace claims both: the variant reproduces it, the correct store refuses it where
 			// expect.diverges_at says.
 			for _, target := range []string{replay.TargetStore, variant} {
-				v := replayFile(t, tr, target)
-				if j := replay.Judge(tr, target, v); !j.AsClaimed {
-					var report strings.Builder
-					_ = v.Report(&report)
-					t.Errorf("replay of %s against %s: %s\n%s\nreproduce: pconform replay %s --target %s",
-						path, target, j.Summary, report.String(), path, target)
+				for _, srv := range servers {
+					v := replayFile(t, tr, target, srv)
+					if j := replay.Judge(tr, target, v); !j.AsClaimed {
+						var report strings.Builder
+						_ = v.Report(&report)
+						on := "sqlite"
+						if srv != nil {
+							on = "postgres"
+						}
+						t.Errorf("replay of %s against %s on %s: %s\n%s\nreproduce: pconform replay %s --target %s --backend %s",
+							path, target, on, j.Summary, report.String(), path, target, on)
+					}
 				}
 			}
 		})
@@ -179,9 +191,14 @@ func TestHuntedTraces(t *testing.T) {
 	}
 }
 
-func replayFile(t *testing.T, tr *traces.Trace, target string) replay.Verdict {
+// replayFile replays tr against target on SQLite (srv nil) or on the PostgreSQL server srv.
+func replayFile(t *testing.T, tr *traces.Trace, target string, srv *replay.PGServer) replay.Verdict {
 	t.Helper()
-	tg, err := replay.NewTarget(target, t.TempDir())
+	db := replay.StoreDB{Dir: t.TempDir()}
+	if srv != nil {
+		db = replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}
+	}
+	tg, err := replay.NewTargetOn(target, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +246,7 @@ func TestHuntKnownIssues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := replayFile(t, tr, replay.TargetStore)
+			v := replayFile(t, tr, replay.TargetStore, nil)
 			switch {
 			case open && v.Outcome == replay.Diverged:
 				t.Logf("still present: %s\n%s", v, k.Description)

@@ -49,6 +49,13 @@ func TestPropertyEligibilityCopy(t *testing.T) {
 	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopy", target: replay.TargetEligibilityCopy, budget: DefaultSequences / 2})
 }
 
+// TestPropertyEligibilityCopyPostgres is TestPropertyEligibilityCopy on PostgreSQL, where the
+// copy is written in PostgreSQL's dialect (PCONFORM_PG_DSN; skipped without it, failed without
+// it under CI=true).
+func TestPropertyEligibilityCopyPostgres(t *testing.T) {
+	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopyPostgres", target: replay.TargetEligibilityCopy, budget: DefaultSequences / 2, postgres: true})
+}
+
 func checkProperty(t *testing.T, pc propertyCase) {
 	seed := baseSeed(t)
 	cfg := HuntConfig{

@@ -143,11 +143,6 @@ func TestCorpus(t *testing.T) {
 					if i > 0 && (target == TargetModel || target == TargetModelRawAttempts) {
 						break
 					}
-					if b != actordelivery.BackendSQLite && SQLiteOnly(target) {
-						// The variant is a copy of SQLite's eligibility SQL with one rule
-						// broken; no PostgreSQL form of it exists (NewTargetOn refuses it).
-						continue
-					}
 					sub := name
 					if b != actordelivery.BackendSQLite {
 						sub += "@" + string(b)

@@ -16,8 +16,8 @@ type handStep struct {
 	a  Args
 }
 
-// TestLeaseBoundaryTargets drives the lease-boundary targets, the eligibility copy and the store through the lease
-// boundary by hand: where a lease with lease_until == now, or one second before it, is live or
+// TestLeaseBoundaryTargets drives the lease-boundary targets, the eligibility copy and the store,
+// on every backend, through the lease boundary by hand: where a lease with lease_until == now, or one second before it, is live or
 // expired, and through every path that reads the rule (lease, peek, expire, both consumer fetches).
 // Observations are compared without tokens, which differ between targets.
 func TestLeaseBoundaryTargets(t *testing.T) {
@@ -61,29 +61,31 @@ func TestLeaseBoundaryTargets(t *testing.T) {
 			{traces.OpConsumerHandle, 1, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "fail", RetryDelay: 1}}},
 			[4]Observation{{Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			for i, target := range []string{TargetStore, TargetEligibilityCopy, TargetLeaseBoundary, TargetLeaseEarly} {
-				tg, err := NewTarget(target, t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				var last Observation
-				for _, s := range c.steps {
-					if last, err = tg.Do(context.Background(), s.op, s.at, s.a); err != nil {
-						t.Fatalf("%s: %s: %v", target, s.op, err)
+		for _, b := range testBackends(t) {
+			t.Run(c.name+"@"+string(b), func(t *testing.T) {
+				for i, target := range []string{TargetStore, TargetEligibilityCopy, TargetLeaseBoundary, TargetLeaseEarly} {
+					tg, err := NewTargetOn(target, storeDB(t, b))
+					if err != nil {
+						t.Fatal(err)
+					}
+					var last Observation
+					for _, s := range c.steps {
+						if last, err = tg.Do(context.Background(), s.op, s.at, s.a); err != nil {
+							t.Fatalf("%s on %s: %s: %v", target, b, s.op, err)
+						}
+					}
+					if last.Message != nil {
+						last.Message.Token = ""
+					}
+					if diff := cmp.Diff(c.want[i], last); diff != "" {
+						t.Errorf("%s on %s: last step (-want +got):\n%s", target, b, diff)
+					}
+					if err := tg.Close(); err != nil {
+						t.Error(err)
 					}
 				}
-				if last.Message != nil {
-					last.Message.Token = ""
-				}
-				if diff := cmp.Diff(c.want[i], last); diff != "" {
-					t.Errorf("%s: last step (-want +got):\n%s", target, diff)
-				}
-				if err := tg.Close(); err != nil {
-					t.Error(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -91,37 +93,39 @@ func TestLeaseBoundaryTargets(t *testing.T) {
 // effects exactly as replay's store target does: with the acknowledgement, and rolled back with a
 // failure.
 func TestLeaseBoundaryEffects(t *testing.T) {
-	for _, target := range []string{TargetStore, TargetEligibilityCopy} {
-		tg, err := NewTarget(target, t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		for _, s := range []handStep{
-			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}},
-			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", MaxAttempts: 2}},
-			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-			{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
-			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-			{traces.OpCrash, 0, Args{}},
-			{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
-		} {
-			if _, err := tg.Do(ctx, s.op, s.at, s.a); err != nil {
-				t.Fatalf("%s: %s: %v", target, s.op, err)
+	for _, b := range testBackends(t) {
+		for _, target := range []string{TargetStore, TargetEligibilityCopy} {
+			tg, err := NewTargetOn(target, storeDB(t, b))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		snap, err := tg.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := map[string][]string{"a": {"m1"}}; !cmp.Equal(snap.Effects, want) {
-			t.Errorf("%s: effects %v, want %v", target, snap.Effects, want)
-		}
-		if i := slices.IndexFunc(snap.Messages, func(m MessageRow) bool { return m.ID == "m2" }); i < 0 || snap.Messages[i].Token == "" {
-			t.Errorf("%s: m2 should still carry the lease the crashed worker took: %+v", target, snap.Messages)
-		}
-		if err := tg.Close(); err != nil {
-			t.Error(err)
+			ctx := context.Background()
+			for _, s := range []handStep{
+				{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}},
+				{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", MaxAttempts: 2}},
+				{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+				{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+				{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+				{traces.OpCrash, 0, Args{}},
+				{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+			} {
+				if _, err := tg.Do(ctx, s.op, s.at, s.a); err != nil {
+					t.Fatalf("%s on %s: %s: %v", target, b, s.op, err)
+				}
+			}
+			snap, err := tg.Snapshot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := map[string][]string{"a": {"m1"}}; !cmp.Equal(snap.Effects, want) {
+				t.Errorf("%s on %s: effects %v, want %v", target, b, snap.Effects, want)
+			}
+			if i := slices.IndexFunc(snap.Messages, func(m MessageRow) bool { return m.ID == "m2" }); i < 0 || snap.Messages[i].Token == "" {
+				t.Errorf("%s: m2 should still carry the lease the crashed worker took: %+v", target, snap.Messages)
+			}
+			if err := tg.Close(); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

@@ -111,13 +111,6 @@ func BrokenVariants() []string {
 	return names
 }
 
-// SQLiteOnly reports whether the named target exists on SQLite only: the variants that run a copy
-// of the store's eligibility SQL.
-func SQLiteOnly(name string) bool {
-	d, ok := lookup(name)
-	return ok && d.store.rules != nil
-}
-
 // Describe says in one line what the named target is; "" for an unknown name.
 func Describe(name string) string {
 	d, _ := lookup(name)
@@ -130,9 +123,9 @@ func Describe(name string) string {
 func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, StoreDB{Dir: dir}) }
 
 // NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
-// their own on the PostgreSQL server db.Server). The variants that run a copy of the store's
-// eligibility SQL (lease-boundary, lease-early, fifo-overtake, eligibility-copy) exist on SQLite
-// only.
+// their own on the PostgreSQL server db.Server). Every target exists on both backends: the
+// variants that run a copy of the store's eligibility SQL (lease-boundary, lease-early,
+// fifo-overtake, eligibility-copy) copy it in the backend's own dialect.
 func NewTargetOn(name string, db StoreDB) (Target, error) {
 	d, ok := lookup(name)
 	if !ok {

@@ -9,7 +9,7 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// TestRegistry builds every registered target, checks that each has a description and that the
+// TestRegistry builds every registered target (on every backend), checks that each has a description and that the
 // broken variants are exactly the names VariantTarget resolves, and that an unknown name is
 // refused with ErrUnknownTarget.
 func TestRegistry(t *testing.T) {
@@ -18,15 +18,17 @@ func TestRegistry(t *testing.T) {
 			if Describe(name) == "" {
 				t.Errorf("%s has no description", name)
 			}
-			tg, err := NewTarget(name, t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tg.Snapshot(context.Background()); err != nil {
-				t.Errorf("snapshot of a fresh %s: %v", name, err)
-			}
-			if err := tg.Close(); err != nil {
-				t.Error(err)
+			for _, b := range testBackends(t) {
+				tg, err := NewTargetOn(name, storeDB(t, b))
+				if err != nil {
+					t.Fatalf("%s on %s: %v", name, b, err)
+				}
+				if _, err := tg.Snapshot(context.Background()); err != nil {
+					t.Errorf("snapshot of a fresh %s on %s: %v", name, b, err)
+				}
+				if err := tg.Close(); err != nil {
+					t.Error(err)
+				}
 			}
 			got, ok := VariantTarget(name)
 			if broken := slices.Contains(BrokenVariants(), name); ok != broken || (ok && got != name) {
@@ -48,8 +50,9 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// TestFifoOvertakeTarget drives the fifo-overtake variant and the store through a keyed head that
-// is leased (or delayed): the store keeps its successor back, the variant hands it out.
+// TestFifoOvertakeTarget drives the fifo-overtake variant and the store, on every backend, through
+// a keyed head that is leased (or delayed): the store keeps its successor back, the variant hands
+// it out.
 func TestFifoOvertakeTarget(t *testing.T) {
 	m1 := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", Key: "k", MaxAttempts: 2}}
 	m2 := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", Key: "k", MaxAttempts: 2}}
@@ -60,38 +63,40 @@ func TestFifoOvertakeTarget(t *testing.T) {
 		{"leased head", []handStep{m1, m2, {traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 5}}, {traces.OpLease, 1, Args{Mailbox: "a", LeaseFor: 5}}}},
 		{"delayed head", []handStep{m1, m2, {traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 5}}, {traces.OpNack, 1, Args{ID: "m1", Delay: 10}}, {traces.OpPeek, 2, Args{Mailbox: "a"}}}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			want := map[string]string{TargetStore: "", TargetEligibilityCopy: "", TargetFifoOvertake: "m2"}
-			for _, target := range []string{TargetStore, TargetEligibilityCopy, TargetFifoOvertake} {
-				tg, err := NewTarget(target, t.TempDir())
-				if err != nil {
-					t.Fatal(err)
-				}
-				var last Observation
-				var token string
-				for _, s := range c.steps {
-					a := s.a
-					if s.op == traces.OpNack {
-						a.Token = token
+		for _, b := range testBackends(t) {
+			t.Run(c.name+"@"+string(b), func(t *testing.T) {
+				want := map[string]string{TargetStore: "", TargetEligibilityCopy: "", TargetFifoOvertake: "m2"}
+				for _, target := range []string{TargetStore, TargetEligibilityCopy, TargetFifoOvertake} {
+					tg, err := NewTargetOn(target, storeDB(t, b))
+					if err != nil {
+						t.Fatal(err)
 					}
-					if last, err = tg.Do(context.Background(), s.op, s.at, a); err != nil {
-						t.Fatalf("%s: %s: %v", target, s.op, err)
+					var last Observation
+					var token string
+					for _, s := range c.steps {
+						a := s.a
+						if s.op == traces.OpNack {
+							a.Token = token
+						}
+						if last, err = tg.Do(context.Background(), s.op, s.at, a); err != nil {
+							t.Fatalf("%s: %s: %v", target, s.op, err)
+						}
+						if s.op == traces.OpLease && last.Message != nil && token == "" {
+							token = last.Message.Token
+						}
 					}
-					if s.op == traces.OpLease && last.Message != nil && token == "" {
-						token = last.Message.Token
+					got := ""
+					if last.Message != nil {
+						got = last.Message.ID
+					}
+					if got != want[target] {
+						t.Errorf("%s on %s: last step handed out %q, want %q", target, b, got, want[target])
+					}
+					if err := tg.Close(); err != nil {
+						t.Error(err)
 					}
 				}
-				got := ""
-				if last.Message != nil {
-					got = last.Message.ID
-				}
-				if got != want[target] {
-					t.Errorf("%s: last step handed out %q, want %q", target, got, want[target])
-				}
-				if err := tg.Close(); err != nil {
-					t.Error(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -23,7 +23,8 @@ import (
 // the store, in internal/brokenstore.
 type storeConfig struct {
 	// rules, when set, runs lease, peek, expire and the consumer's fetch through a copy of the
-	// store's eligibility and expiry SQL with these rules (SQLite only); nil runs the store's own.
+	// store's eligibility and expiry SQL, in the backend's dialect, with these rules; nil runs
+	// the store's own.
 	rules *brokenstore.Rules
 	// handle replaces the real consumer's Handle; nil runs Consumer.Handle.
 	handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
@@ -103,14 +104,17 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	default:
 		return nil, fmt.Errorf("replay: store target: unknown backend %q", db.Backend)
 	}
-	if cfg.rules != nil && db.Backend != actordelivery.BackendSQLite {
-		return nil, fmt.Errorf("replay: store target: the variants of the store's eligibility SQL exist on SQLite only, not on %s", db.Backend)
-	}
 	if err := t.open(); err != nil {
 		return nil, err
 	}
 	if cfg.rules != nil {
-		e, err := brokenstore.OpenEligibility(t.target, *cfg.rules)
+		var e *brokenstore.Eligibility
+		var err error
+		if db.Backend == actordelivery.BackendPostgres {
+			e, err = brokenstore.OpenEligibilityPostgres(db.Server.db, t.prefix, *cfg.rules)
+		} else {
+			e, err = brokenstore.OpenEligibility(t.target, *cfg.rules)
+		}
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("replay: store target: %w", err), t.Close())
 		}

@@ -59,9 +59,6 @@ func (f *replayFlags) options() (replay.Options, error) {
 		if f.dsn == "" {
 			return replay.Options{}, usagef("--backend postgres needs --dsn or PCONFORM_PG_DSN")
 		}
-		if !slices.Contains(replay.Targets(), f.target) {
-			return replay.Options{}, usagef("--target %q runs on sqlite only", f.target)
-		}
 	} else if f.dsn != "" {
 		return replay.Options{}, usagef("--dsn is for --backend postgres")
 	}

@@ -7,7 +7,8 @@
 // consumer's handle, a broken split delivery), or beside it, on a copy of the store's own
 // eligibility and expiry SQL with one rule changed (Rules). actordelivery carries no flag, option
 // or hook for any of them, and since the package is internal, no user of the module can reach it.
-// The copied SQL is SQLite's: the rule-changing variants exist for the SQLite store only.
+// The SQL is copied in both dialects (OpenEligibility on SQLite, OpenEligibilityPostgres on
+// PostgreSQL, the latter with the store's row locking), so every variant exists on both backends.
 //
 // The package never decides what a trace step means: replay maps steps to these functions.
 package brokenstore

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,14 +32,22 @@ type Rules struct {
 	HeadBlocksOnlyWhenEligible bool
 }
 
-// Eligibility runs the store's lease, peek and expire statements, copied with its Rules, on a
-// second connection to the store's database file. Its leases carry tokens "copy-<n>", which
-// never collide with the store's random ones.
+// Eligibility runs the store's lease, peek and expire statements, copied with its Rules, beside
+// the store: on a second connection to the store's SQLite file, or on the store's PostgreSQL pool
+// in the store's table prefix. Its leases carry tokens "copy-<n>", which never collide with the
+// store's random ones.
 type Eligibility struct {
-	db    *sql.DB
+	db *sql.DB
+	// owned: Close closes db (the SQLite connection opened here); the PostgreSQL pool is the
+	// caller's.
+	owned bool
 	rules Rules
-	// qLease, qPeek and qExpire are the copied statements with rules applied.
-	qLease, qPeek, qExpire string
+	// positional: the statements' :name parameters are rendered as $1, $2, ... and passed in
+	// that order (PostgreSQL through pgx's database/sql driver, which ignores names).
+	positional bool
+	// qLease, qPeek, qExpire, qDeadLetter and qDelete are the copied statements with rules
+	// applied, in the backend's dialect.
+	qLease, qPeek, qExpire, qDeadLetter, qDelete string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>".
 	tokens int
 }
@@ -55,6 +64,31 @@ func OpenEligibility(path string, rules Rules) (*Eligibility, error) {
 		return nil, fmt.Errorf("brokenstore: open %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1)
+	e := &Eligibility{db: db, owned: true, rules: rules}
+	e.build(actordelivery.BackendSQLite, "")
+	return e, nil
+}
+
+// OpenEligibilityPostgres prepares the copied statements with rules in PostgreSQL's dialect, on
+// db (a pool of pgx's database/sql driver that reaches the store's tables) and the store's table
+// prefix. Close leaves db open.
+func OpenEligibilityPostgres(db *sql.DB, prefix string, rules Rules) (*Eligibility, error) {
+	if db == nil {
+		return nil, errors.New("brokenstore: postgres eligibility: pool is nil")
+	}
+	e := &Eligibility{db: db, rules: rules, positional: true}
+	e.build(actordelivery.BackendPostgres, prefix)
+	return e, nil
+}
+
+// build writes the copied statements for backend. They are the store's own (actordelivery's
+// sqlite_queries.go and, for PostgreSQL, postgres_queries.go), each comparison of a lease against
+// now written through live so that a rule can change it; PostgreSQL's forms differ from SQLite's
+// exactly where the store's do: the rows a lease or an expiry takes are locked FOR UPDATE SKIP
+// LOCKED, and the dead-letter move locks its row.
+func (e *Eligibility) build(backend actordelivery.Backend, prefix string) {
+	rules := e.rules
+	pg := backend == actordelivery.BackendPostgres
 	live := func(col string) string {
 		if rules.LeaseInclusive {
 			return col + " >= :cut"
@@ -66,14 +100,14 @@ func OpenEligibility(path string, rules Rules) (*Eligibility, error) {
 		blocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `)) AND p.available_at <= :now`
 	}
 	next := `
-FROM messages m
+FROM {p}messages m
 WHERE m.mailbox = :mailbox
   AND m.state = 'ready'
   AND m.available_at <= :now
   AND (m.token IS NULL OR NOT (` + live("m.lease_until") + `))
   AND m.attempts < m.max_attempts
   AND (m.key = '' OR NOT EXISTS (
-        SELECT 1 FROM messages p
+        SELECT 1 FROM {p}messages p
         WHERE p.mailbox = m.mailbox
           AND p.key = m.key
           AND p.key <> ''
@@ -82,21 +116,103 @@ WHERE m.mailbox = :mailbox
           AND ` + blocks + `))
 ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC
 LIMIT 1`
-	return &Eligibility{
-		db: db, rules: rules,
-		qPeek: `SELECT ` + msgCols + next,
-		qLease: `UPDATE messages
+	expired := `state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)`
+	deadLetter := `INSERT INTO {p}dead_letters
+    (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
+SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
+FROM {p}messages WHERE id = :id AND state = 'ready'`
+	e.qPeek = `SELECT ` + msgCols + next
+	if pg {
+		e.qLease = `UPDATE {p}messages
+SET token = :token, lease_until = :until, attempts = attempts + 1
+WHERE seq = (SELECT m.seq ` + next + `
+FOR UPDATE OF m SKIP LOCKED)
+RETURNING ` + msgCols
+		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
+WHERE seq IN (
+    SELECT seq FROM {p}messages
+    WHERE ` + expired + `
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, attempts >= max_attempts`
+		e.qDeadLetter = deadLetter + `
+FOR UPDATE`
+	} else {
+		e.qLease = `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + next + `)
-RETURNING ` + msgCols,
-		qExpire: `UPDATE messages SET token = NULL, lease_until = NULL
-WHERE state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)
-RETURNING id, attempts >= max_attempts`,
-	}, nil
+RETURNING ` + msgCols
+		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
+WHERE ` + expired + `
+RETURNING id, attempts >= max_attempts`
+		e.qDeadLetter = deadLetter
+	}
+	e.qDelete = `DELETE FROM {p}messages WHERE id = :id`
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qDeadLetter, &e.qDelete} {
+		*q = strings.ReplaceAll(*q, "{p}", prefix)
+	}
 }
 
-// Close closes the second connection.
-func (e *Eligibility) Close() error { return e.db.Close() }
+var paramRE = regexp.MustCompile(`:([a-z_][a-z0-9_]*)`)
+
+// bind arranges args (all sql.NamedArg) for query: unchanged on SQLite; on PostgreSQL the query's
+// :name parameters become $1, $2, ... and the values are passed in that order. A parameter the
+// call does not pass is a bug here: it panics.
+func (e *Eligibility) bind(query string, args []any) (string, []any) {
+	if !e.positional {
+		return query, args
+	}
+	byName := map[string]any{}
+	for _, a := range args {
+		na := a.(sql.NamedArg)
+		byName[na.Name] = na.Value
+	}
+	index := map[string]int{}
+	var out []any
+	text := paramRE.ReplaceAllStringFunc(query, func(m string) string {
+		name := m[1:]
+		i, ok := index[name]
+		if !ok {
+			v, found := byName[name]
+			if !found {
+				panic(fmt.Sprintf("brokenstore: statement needs :%s, the call does not pass it:\n%s", name, query))
+			}
+			out = append(out, v)
+			i = len(out)
+			index[name] = i
+		}
+		return fmt.Sprintf("$%d", i)
+	})
+	return text, out
+}
+
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (e *Eligibility) exec(ctx context.Context, q querier, query string, args ...any) (sql.Result, error) {
+	text, a := e.bind(query, args)
+	return q.ExecContext(ctx, text, a...)
+}
+
+func (e *Eligibility) query(ctx context.Context, q querier, query string, args ...any) (*sql.Rows, error) {
+	text, a := e.bind(query, args)
+	return q.QueryContext(ctx, text, a...)
+}
+
+func (e *Eligibility) queryRow(ctx context.Context, q querier, query string, args ...any) *sql.Row {
+	text, a := e.bind(query, args)
+	return q.QueryRowContext(ctx, text, a...)
+}
+
+// Close closes the second connection (SQLite); the PostgreSQL pool stays open.
+func (e *Eligibility) Close() error {
+	if !e.owned {
+		return nil
+	}
+	return e.db.Close()
+}
 
 func (e *Eligibility) params(now time.Time) []any {
 	ms := now.UnixMilli()
@@ -116,7 +232,7 @@ func (e *Eligibility) Lease(ctx context.Context, now time.Time, mailbox string, 
 
 // Peek is Store.Peek under the rules.
 func (e *Eligibility) Peek(ctx context.Context, now time.Time, mailbox string) (*actordelivery.Message, error) {
-	m, err := scanMessage(e.db.QueryRowContext(ctx, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
+	m, err := scanMessage(e.queryRow(ctx, e.db, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -172,7 +288,7 @@ func (e *Eligibility) lease(ctx context.Context, tx *sql.Tx, now time.Time, mail
 	args := append(e.params(now), sql.Named("mailbox", mailbox),
 		sql.Named("token", fmt.Sprintf("copy-%d", e.tokens)),
 		sql.Named("until", now.Add(leaseFor).UnixMilli()))
-	m, err := scanMessage(tx.QueryRowContext(ctx, e.qLease, args...))
+	m, err := scanMessage(e.queryRow(ctx, tx, e.qLease, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -185,7 +301,7 @@ func (e *Eligibility) lease(ctx context.Context, tx *sql.Tx, now time.Time, mail
 // expire clears the leases the rules call expired and dead-letters those messages whose
 // attempts are used up, as the store's ExpireLeases does, in tx.
 func (e *Eligibility) expire(ctx context.Context, tx *sql.Tx, now time.Time) (int, error) {
-	rows, err := tx.QueryContext(ctx, e.qExpire, e.params(now)...)
+	rows, err := e.query(ctx, tx, e.qExpire, e.params(now)...)
 	if err != nil {
 		return 0, fmt.Errorf("brokenstore: expire: %w", err)
 	}
@@ -207,14 +323,11 @@ func (e *Eligibility) expire(ctx context.Context, tx *sql.Tx, now time.Time) (in
 		return 0, fmt.Errorf("brokenstore: expire: %w", err)
 	}
 	for _, id := range exhausted {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO dead_letters
-    (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
-SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
-FROM messages WHERE id = :id AND state = 'ready'`,
+		if _, err := e.exec(ctx, tx, e.qDeadLetter,
 			sql.Named("id", id), sql.Named("reason", actordelivery.ReasonLeaseExpired), sql.Named("now", now.UnixMilli())); err != nil {
 			return 0, fmt.Errorf("brokenstore: expire: dead-letter %q: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE id = :id`, sql.Named("id", id)); err != nil {
+		if _, err := e.exec(ctx, tx, e.qDelete, sql.Named("id", id)); err != nil {
 			return 0, fmt.Errorf("brokenstore: expire: delete %q: %w", id, err)
 		}
 	}
