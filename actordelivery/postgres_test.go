@@ -228,3 +228,123 @@ func TestPostgresSharedPool(t *testing.T) {
 		t.Fatalf("sqlite pool: %v", err)
 	}
 }
+
+// TestPostgresDecisionReadLocksTheRow: the leaseless failure decision's read of the stored attempts
+// (readyAttempts, FOR UPDATE) makes a concurrent NackByID of the same message wait until the
+// deciding transaction ends, so no attempt can be counted between the read and the decision's
+// write. The wait is read from the server, not inferred from timing: the NackByID's backend shows
+// wait_event_type 'Lock', blocked (pg_blocking_pids) by the deciding transaction's backend.
+//
+// The control case runs the same scenario with the read's FOR UPDATE removed (the store's
+// statement rewritten in this store's dialect only) and requires the opposite: the NackByID
+// completes while the deciding transaction is still open. So the check can fail, and does when
+// the lock is missing.
+func TestPostgresDecisionReadLocksTheRow(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		forUpdate bool
+	}{{"for update", true}, {"control without for update", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			target := testTarget(t)
+			s := openAt(t, target, Options{})
+			if !c.forUpdate {
+				plain := strings.TrimSuffix(s.d.overrides[qReadyAttempts], " FOR UPDATE")
+				if plain == s.d.overrides[qReadyAttempts] {
+					t.Fatalf("the PostgreSQL decision read does not end in FOR UPDATE: %q", plain)
+				}
+				s.d.overrides[qReadyAttempts] = plain
+				s.d.cache.Delete(qReadyAttempts)
+			}
+			admin := pgAdmin(t, target)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x", MaxAttempts: 1})
+
+			// The deciding transaction: read the stored attempts, report its backend, wait to be
+			// released, then record the failure as the consumer does at max attempts (the first
+			// failure of a message with max_attempts 1 exhausts it).
+			decided := make(chan int, 1) // its backend pid, once the read ran
+			release := make(chan struct{})
+			decision := make(chan error, 1)
+			go func() {
+				decision <- s.ExecTx(ctx, false, func(ctx context.Context) error {
+					if _, err := s.readyAttempts(ctx, "x"); err != nil {
+						return err
+					}
+					var pid int
+					if err := s.txFrom(ctx).tx.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+						return err
+					}
+					decided <- pid
+					<-release
+					if err := s.NackByID(ctx, "x", 0); err != nil {
+						return err
+					}
+					return s.DeadLetter(ctx, "x", ReasonMaxAttempts)
+				})
+			}()
+			var decider int
+			select {
+			case decider = <-decided:
+			case err := <-decision:
+				t.Fatalf("the deciding transaction ended before its read: %v", err)
+			}
+			// Another worker's NackByID of the same message, on a connection of its own.
+			nacked := make(chan error, 1)
+			go func() { nacked <- s.NackByID(ctx, "x", 0) }()
+
+			// Poll the server until the NackByID is seen waiting on the decider's lock, or it
+			// has returned. Polling only observes; the verdict is the server's lock state.
+			waiting := false
+			var nackErr error
+			nackDone := false
+			for !waiting && !nackDone {
+				select {
+				case nackErr = <-nacked:
+					nackDone = true
+					continue
+				default:
+				}
+				var n int
+				err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))`, decider).Scan(&n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				waiting = n > 0
+				if ctx.Err() != nil {
+					t.Fatal("neither a lock wait nor the NackByID's return within 30s")
+				}
+			}
+			if c.forUpdate {
+				if !waiting {
+					t.Fatalf("NackByID returned (%v) while the deciding transaction held its read: the read does not lock the row", nackErr)
+				}
+				close(release)
+				if err := <-decision; err != nil {
+					t.Fatalf("deciding transaction: %v", err)
+				}
+				// The NackByID ran after the decision committed: the message is dead-lettered.
+				if err := <-nacked; !errors.Is(err, ErrNotFound) {
+					t.Fatalf("NackByID after the decision: %v, want ErrNotFound", err)
+				}
+				dead, err := s.ListDeadLetters(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(dead) != 1 || dead[0].ID != "x" || dead[0].Attempts != 1 {
+					t.Fatalf("dead letters %+v, want x at attempts 1", dead)
+				}
+				return
+			}
+			if waiting || nackErr != nil {
+				t.Fatalf("control: NackByID waited (%v) or failed (%v); without FOR UPDATE it must pass the open read", waiting, nackErr)
+			}
+			close(release)
+			// The decision now counts on a row the NackByID changed: the stale read it allowed.
+			if err := <-decision; err != nil {
+				t.Fatalf("deciding transaction: %v", err)
+			}
+		})
+	}
+}
