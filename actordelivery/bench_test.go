@@ -3,11 +3,18 @@ package actordelivery
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // Benchmarks use a fresh database file in a temp dir, the wall clock and synchronous=FULL (every
@@ -137,6 +144,49 @@ func benchConsume(b *testing.B, backend Backend) {
 			b.ReportMetric(float64(idlePolls.Load())/elapsed.Seconds(), "idle-polls/s")
 		})
 	}
+}
+
+// BenchmarkIdlePoll measures b.N polls (Consumer.Step) of an empty mailbox while another mailbox
+// holds a backlog of 1,000 messages, 100 of them under live leases, and reports commits/poll from
+// the store's Stats: an empty poll commits nothing on either path (expected 0), since the leased
+// fetch reads first and takes the writer only when a lease has expired or a message is eligible.
+//
+//	bash scripts/pg.sh go test -run '^$' -bench IdlePoll -benchtime 2000x ./actordelivery/
+func BenchmarkIdlePoll(b *testing.B) {
+	forBackends(b, func(b *testing.B, backend Backend) {
+		for _, path := range []Path{PathLeaseless, PathLeased} {
+			b.Run(path.String(), func(b *testing.B) {
+				ctx := context.Background()
+				s := benchStoreOn(b, backend)
+				fill(b, s, "busy", 1000)
+				for range 100 {
+					if _, err := s.Lease(ctx, "busy", time.Hour); err != nil {
+						b.Fatal(err)
+					}
+				}
+				nop := func(context.Context, *Message) (Effects, error) { return nil, nil }
+				c, err := NewConsumer(s, nop, ConsumerOptions{Mailbox: "idle", Path: path})
+				if err != nil {
+					b.Fatal(err)
+				}
+				before := s.Stats()
+				b.ResetTimer()
+				for range b.N {
+					out, err := c.Step(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if out.Action != ActionIdle {
+						b.Fatalf("poll of an empty mailbox: %+v", out)
+					}
+				}
+				b.StopTimer()
+				after := s.Stats()
+				b.ReportMetric(float64(after.Commits-before.Commits)/float64(b.N), "commits/poll")
+				b.ReportMetric(float64(after.Rollbacks-before.Rollbacks)/float64(b.N), "rollbacks/poll")
+			})
+		}
+	})
 }
 
 // countingStore counts committed ExecTx calls the publisher makes, and claims (each claim commits
@@ -287,7 +337,13 @@ func BenchmarkConcurrentActors(b *testing.B) {
 
 func benchActors(b *testing.B, backend Backend, boxes int) {
 	ctx := context.Background()
-	s := benchStoreOn(b, backend)
+	var s *Store
+	var stmts *stmtCounter
+	if backend == BackendPostgres {
+		s, stmts = benchTracedPostgres(b)
+	} else {
+		s = benchStoreOn(b, backend)
+	}
 	h := func(_ context.Context, m *Message) (Effects, error) {
 		time.Sleep(actorHandlerWork)
 		return func(ctx context.Context) error {
@@ -306,6 +362,10 @@ func benchActors(b *testing.B, backend Backend, boxes int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, boxes)
+	cpu0 := benchCPU(b, s)
+	if stmts != nil {
+		stmts.n.Store(0)
+	}
 	b.ResetTimer()
 	start := time.Now()
 	for i, c := range consumers {
@@ -342,4 +402,115 @@ func benchActors(b *testing.B, backend Backend, boxes int) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	cpu1 := benchCPU(b, s)
+	b.ReportMetric(float64((cpu1.client-cpu0.client).Microseconds())/float64(b.N), "client-cpu-us/trip")
+	if cpu0.serverOK && cpu1.serverOK {
+		b.ReportMetric(float64((cpu1.server-cpu0.server).Microseconds())/float64(b.N), "server-cpu-us/trip")
+	}
+	if stmts != nil {
+		b.ReportMetric(float64(stmts.n.Load())/float64(b.N), "stmts/trip")
+	}
+}
+
+// stmtCounter counts the statements pgx sends (every Query, QueryRow and Exec, BEGIN and COMMIT
+// included): each is one round trip to the server.
+type stmtCounter struct{ n atomic.Int64 }
+
+func (c *stmtCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *stmtCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// benchTracedPostgres opens a PostgreSQL store, as benchStoreOn does, on a pool of the benchmark's
+// own (OpenPostgresDB) whose connections count the statements they send.
+func benchTracedPostgres(b *testing.B) (*Store, *stmtCounter) {
+	b.Helper()
+	cfg, err := pgx.ParseConfig(pgSchema(b, pgDSN(b)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	counter := &stmtCounter{}
+	cfg.Tracer = counter
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	b.Cleanup(func() { _ = db.Close() })
+	s, err := OpenPostgresDB(db, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s, counter
+}
+
+// cpuTimes is the CPU time used so far by this process (client) and, on PostgreSQL when the
+// server runs on this machine, by all of the server's processes (server).
+type cpuTimes struct {
+	client, server time.Duration
+	serverOK       bool
+}
+
+// benchCPU reads cpuTimes. The server's share is summed over the children of the postmaster
+// (found as the parent of one of s's backends) from /proc; on SQLite, or when /proc does not
+// show the server, serverOK is false.
+func benchCPU(b *testing.B, s *Store) cpuTimes {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	t := cpuTimes{client: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	if s.Backend() != BackendPostgres {
+		return t
+	}
+	var pid int
+	if err := s.rdb.QueryRow("SELECT pg_backend_pid()").Scan(&pid); err != nil {
+		return t
+	}
+	_, ppid, ok := procStat(pid)
+	if !ok {
+		return t
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return t
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cpu, parent, ok := procStat(p); ok && (parent == ppid || p == ppid) {
+			t.server += time.Duration(cpu) * tick
+		}
+	}
+	t.serverOK = true
+	return t
+}
+
+// procStat reads /proc/pid/stat: user+system ticks and the parent pid.
+func procStat(pid int) (ticks int64, ppid int, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name (field 2) is parenthesized and may hold spaces: split after it.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	utime, err2 := strconv.ParseInt(f[11], 10, 64)
+	stime, err3 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return 0, 0, false
+	}
+	return utime + stime, ppid, true
 }
