@@ -42,6 +42,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestConsumerBadInput":                    TestConsumerBadInput,
 	"TestConsumerFailuresUntilDeadLetter":     TestConsumerFailuresUntilDeadLetter,
 	"TestConsumerFetchExpiresLeases":          TestConsumerFetchExpiresLeases,
+	"TestConsumerIdleFetchCommitsNothing":     TestConsumerIdleFetchCommitsNothing,
 	"TestConsumerLeaseLostRollsBackHandler":   TestConsumerLeaseLostRollsBackHandler,
 	"TestConsumerLeaselessAckNotFound":        TestConsumerLeaselessAckNotFound,
 	"TestConsumerPolicyDeclines":              TestConsumerPolicyDeclines,

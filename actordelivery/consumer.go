@@ -213,8 +213,10 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 }
 
 // Fetch takes the mailbox's next message, or returns nil when there is none. Leased path: in one
-// write transaction, ExpireLeases then Lease. Leaseless path: Peek, which writes nothing; the
-// message stays exactly as stored until Handle.
+// write transaction, ExpireLeases then Lease; a read first checks that this would change anything
+// (a lease has expired somewhere, or the mailbox has an eligible message), and when it would not,
+// Fetch returns nil without taking the writer or committing anything: an empty poll is a read.
+// Leaseless path: Peek, which writes nothing; the message stays exactly as stored until Handle.
 //
 // Errors: ErrBusy, ErrClosed.
 func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
@@ -233,18 +235,7 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 			return err
 		})
 	default:
-		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-			if _, err := c.st.ExpireLeases(ctx); err != nil {
-				return err
-			}
-			var err error
-			if m, err = c.st.Lease(ctx, c.mailbox, c.leaseFor); err == nil {
-				a := c.stepArgs()
-				a.LeaseFor = c.leaseFor
-				recordStep(ctx, false, "consumer_fetch", a, EventResult{Message: eventMessage(m)})
-			}
-			return err
-		})
+		m, err = c.fetchLeased(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("actordelivery: consumer %q: fetch: %w", c.mailbox, err)
@@ -264,6 +255,38 @@ func (c *Consumer) stepArgs() EventArgs {
 // lostOrLeft reports the errors with which an acknowledgement, retry or dead letter finds the
 // delivery no longer the consumer's: its lease lost, or (leaseless) the message no longer ready.
 func lostOrLeft(err error) bool { return errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) }
+
+// fetchLeased is the leased fetch: expire() then lease(mailbox, leaseFor), as one step. When the
+// read finds neither an expired lease nor an eligible message, both would change nothing at that
+// instant, so the fetch is over there (idle), with no write transaction. Otherwise the write
+// transaction runs both as before, at its own now; the read is only a shortcut, never the
+// decision. A recording store skips the read: every fetch, an idle one too, is a recorded step
+// under the commit lock.
+func (c *Consumer) fetchLeased(ctx context.Context) (*Message, error) {
+	if c.st.rec == nil {
+		expired, candidate, err := c.st.leasedWork(ctx, c.mailbox)
+		if err != nil {
+			return nil, err
+		}
+		if !expired && !candidate {
+			return nil, nil
+		}
+	}
+	var m *Message
+	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := c.st.ExpireLeases(ctx); err != nil {
+			return err
+		}
+		var err error
+		if m, err = c.st.Lease(ctx, c.mailbox, c.leaseFor); err == nil {
+			a := c.stepArgs()
+			a.LeaseFor = c.leaseFor
+			recordStep(ctx, false, "consumer_fetch", a, EventResult{Message: eventMessage(m)})
+		}
+		return err
+	})
+	return m, err
+}
 
 // errEffectsFailed marks, inside Handle's transaction, that the handler's Effects (not the store)
 // failed.

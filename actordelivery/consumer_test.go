@@ -278,6 +278,37 @@ func TestConsumerFetchExpiresLeases(t *testing.T) {
 	}
 }
 
+// TestConsumerIdleFetchCommitsNothing: a leased fetch that would change nothing (no expired lease
+// anywhere, nothing eligible in its mailbox) is a read and commits nothing; one that finds an
+// expired lease in another mailbox still runs expire() (docs/semantics.md: fetch is expire() then
+// lease()) and clears it, in one commit.
+func TestConsumerIdleFetchCommitsNothing(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "other", ID: "a", MaxAttempts: 2})
+	leased := mustLease(t, s, "other", 2*time.Second)
+	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased})
+	before := s.Stats()
+	for range 5 {
+		if d, err := c.Fetch(ctx); err != nil || d != nil {
+			t.Fatalf("Fetch on an empty mailbox = %v, %v", d, err)
+		}
+	}
+	if after := s.Stats(); after != before {
+		t.Fatalf("idle fetches changed the counters: %+v -> %+v", before, after)
+	}
+	clk.Advance(2 * time.Second) // a's lease expires (lease_until == now)
+	if d, err := c.Fetch(ctx); err != nil || d != nil {
+		t.Fatalf("Fetch on an empty mailbox = %v, %v", d, err)
+	}
+	if after := s.Stats(); after.Commits != before.Commits+1 {
+		t.Fatalf("a fetch that finds an expired lease must run expire() in one commit: %+v -> %+v", before, after)
+	}
+	if m := mustGet(t, s, "a"); m.Token != "" || m.Attempts != leased.Attempts {
+		t.Fatalf("the fetch did not clear a's expired lease: %+v", m)
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	for _, tc := range []struct {
 		b       Backoff

@@ -284,6 +284,23 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 	return got, nil
 }
 
+// leasedWork reports whether a leased fetch of mailbox would change anything now: expired, some
+// lease on a ready message has run out (ExpireLeases would clear it); candidate, mailbox has an
+// eligible message (Lease would take it). It is a read: outside a transaction it takes no writer
+// lock (SQLite) and no row lock (PostgreSQL).
+//
+// Errors: ErrBusy, ErrClosed.
+func (s *Store) leasedWork(ctx context.Context, mailbox string) (expired, candidate bool, err error) {
+	const op = "leasedWork"
+	err = s.read(ctx, op, func(q querier, now int64) error {
+		if err := q.QueryRowContext(ctx, qLeasedWork, named("mailbox", mailbox), named("now", now)).Scan(&expired, &candidate); err != nil {
+			return s.dbErr(op+" "+mailbox, err)
+		}
+		return nil
+	})
+	return expired, candidate, err
+}
+
 // execOne runs a single-row update and reports whether it changed a row. ev, when the store
 // records, is the operation's event; it reports errKind when no row changed.
 func (s *Store) execOne(ctx context.Context, op string, ev recordedOp, fn func(now int64) (string, []any)) (bool, error) {

@@ -50,6 +50,15 @@ SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + qNextCandidate + `)
 RETURNING ` + msgCols
 
+	// qLeasedWork is the leased fetch's read before it takes the writer: whether any lease has
+	// expired (qExpire would clear something) and whether the mailbox has an eligible message
+	// (qLease would take something). Both false: the fetch would change nothing, and it commits
+	// nothing. The first conjunct is qExpire's WHERE clause, the second qNextCandidate.
+	qLeasedWork = `SELECT
+    EXISTS (SELECT 1 FROM {p}messages
+            WHERE state = 'ready' AND token IS NOT NULL AND lease_until <= :now),
+    EXISTS (SELECT 1 ` + qNextCandidate + `)`
+
 	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)`
 
 	qEnqueue = `INSERT INTO {p}messages

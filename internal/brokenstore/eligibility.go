@@ -45,9 +45,9 @@ type Eligibility struct {
 	// positional: the statements' :name parameters are rendered as $1, $2, ... and passed in
 	// that order (PostgreSQL through pgx's database/sql driver, which ignores names).
 	positional bool
-	// qLease, qPeek, qExpire, qDeadLetter and qDelete are the copied statements with rules
-	// applied, in the backend's dialect.
-	qLease, qPeek, qExpire, qDeadLetter, qDelete string
+	// qLease, qPeek, qExpire, qWork, qDeadLetter and qDelete are the copied statements with
+	// rules applied, in the backend's dialect.
+	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>".
 	tokens int
 }
@@ -122,6 +122,9 @@ LIMIT 1`
 SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
 FROM {p}messages WHERE id = :id AND state = 'ready'`
 	e.qPeek = `SELECT ` + msgCols + next
+	e.qWork = `SELECT
+    EXISTS (SELECT 1 FROM {p}messages WHERE ` + expired + `),
+    EXISTS (SELECT 1 ` + next + `)`
 	if pg {
 		e.qLease = `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1
@@ -147,7 +150,7 @@ RETURNING id, attempts >= max_attempts`
 		e.qDeadLetter = deadLetter
 	}
 	e.qDelete = `DELETE FROM {p}messages WHERE id = :id`
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qDeadLetter, &e.qDelete} {
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete} {
 		*q = strings.ReplaceAll(*q, "{p}", prefix)
 	}
 }
@@ -254,8 +257,16 @@ func (e *Eligibility) Expire(ctx context.Context, now time.Time) (int, error) {
 }
 
 // ExpireThenLease is the leased consumer's fetch under the rules: ExpireLeases then Lease, in
-// one transaction.
+// one transaction, after a read that finds whether either would change anything (when neither
+// would, no transaction runs), as the store's consumer does.
 func (e *Eligibility) ExpireThenLease(ctx context.Context, now time.Time, mailbox string, leaseFor time.Duration) (*actordelivery.Message, error) {
+	var expired, candidate bool
+	if err := e.queryRow(ctx, e.db, e.qWork, append(e.params(now), sql.Named("mailbox", mailbox))...).Scan(&expired, &candidate); err != nil {
+		return nil, fmt.Errorf("brokenstore: fetch %q: %w", mailbox, err)
+	}
+	if !expired && !candidate {
+		return nil, nil
+	}
 	var m *actordelivery.Message
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := e.expire(ctx, tx, now); err != nil {
