@@ -146,52 +146,66 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 		return false, fmt.Errorf("%w (message %q)", err, m.ID)
 	}
 	err = s.write(ctx, op, func(ts *txState, now int64) error {
-		var dead bool
-		if err := ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead); err != nil {
-			return s.dbErr(op+" "+m.ID, err)
-		}
-		if dead {
-			duplicate = true
-			ts.record("enqueue", false, enqueueArgs(m), EventResult{Duplicate: true})
-			return nil
-		}
-		res, err := ts.tx.ExecContext(ctx, qEnqueue,
-			named("id", m.ID), named("mailbox", m.Mailbox), named("key", m.Key),
-			named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
-			named("available_at", now+durMillis(m.Delay)), payloadArg(m.Payload), named("now", now))
-		if err != nil {
-			return s.dbErr(op+" "+m.ID, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return s.dbErr(op+" "+m.ID, err)
-		}
-		duplicate = n == 0
-		if !duplicate && s.d.backend == BackendPostgres {
-			// SQLite's writer lock makes the check above and the insert one step. PostgreSQL's
-			// row locks do not: a concurrent DeadLetter of this id may have committed between
-			// them (the insert then waited for its delete). Checking again after the insert sees
-			// any such move, and the insert is undone.
-			if err := ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead); err != nil {
-				return s.dbErr(op+" "+m.ID, err)
-			}
-			if dead {
-				if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", m.ID)); err != nil {
-					return s.dbErr(op+" "+m.ID, err)
-				}
-				duplicate = true
-			}
+		if err := s.enqueue(ctx, ts, now, m, &duplicate); err != nil {
+			return err
 		}
 		ts.record("enqueue", false, enqueueArgs(m), EventResult{Duplicate: duplicate})
-		if !duplicate {
-			return s.wakeAfterCommit(ctx, ts, topic{mailbox: m.Mailbox})
-		}
 		return nil
 	})
 	if err != nil {
 		return false, err
 	}
 	return duplicate, nil
+}
+
+// enqueue is Enqueue's work in ts: it sets *duplicate, and schedules the mailbox's wake-up when
+// the message was inserted.
+func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessage, duplicate *bool) error {
+	const op = "Enqueue"
+	res, err := ts.tx.ExecContext(ctx, qEnqueue,
+		named("id", m.ID), named("mailbox", m.Mailbox), named("key", m.Key),
+		named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
+		named("available_at", now+durMillis(m.Delay)), payloadArg(m.Payload), named("now", now))
+	if err != nil {
+		return s.dbErr(op+" "+m.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.dbErr(op+" "+m.ID, err)
+	}
+	*duplicate = n == 0
+	if *duplicate {
+		return nil
+	}
+	t := topic{mailbox: m.Mailbox}
+	if s.d.backend != BackendPostgres {
+		s.wakeLocal(ts, t)
+		return nil
+	}
+	// SQLite's writer lock makes the insert's dead-letter guard and the insert one step.
+	// PostgreSQL's row locks do not: a concurrent DeadLetter of this id may have committed after
+	// the guard's snapshot (the insert then waited for its delete). Checking again in a new
+	// statement sees any such move, and the insert is undone. The check carries the transaction's
+	// NOTIFY for the mailbox when it is the first (a spurious wake-up, should the insert then be
+	// undone, only makes a listener poll).
+	var dead bool
+	if s.wakeLocal(ts, t) {
+		var sent string
+		err = ts.tx.QueryRowContext(ctx, qDeadLetterRecheckNotify, named("id", m.ID),
+			named("channel", s.channel()), named("payload", s.notifyPayload(t))).Scan(&dead, &sent)
+	} else {
+		err = ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead)
+	}
+	if err != nil {
+		return s.dbErr(op+" "+m.ID, err)
+	}
+	if dead {
+		if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", m.ID)); err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		*duplicate = true
+	}
+	return nil
 }
 
 func enqueueArgs(m NewMessage) EventArgs {

@@ -239,21 +239,39 @@ func (s *Store) channel() string { return s.d.prefix + "actordelivery_wake" }
 
 // wakeAfterCommit signals t's subscribers once ts commits: this store's at once, and on PostgreSQL
 // every other store listening on the database, through a NOTIFY the server delivers at commit.
+// A transaction sends at most one NOTIFY per topic, however many calls in it wake the topic.
 func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic) error {
-	ts.onCommit(func() { s.notify.fire(t) })
-	if s.d.backend != BackendPostgres {
+	if !s.wakeLocal(ts, t) || s.d.backend != BackendPostgres {
 		return nil
 	}
-	// The payload carries the sender's id, so the sender's own listener skips what the local
-	// signal above already did.
-	payload := s.id + " o"
-	if !t.outbox {
-		payload = s.id + " m" + t.mailbox
-	}
-	if _, err := ts.tx.ExecContext(ctx, qNotify, named("channel", s.channel()), named("payload", payload)); err != nil {
+	if _, err := ts.tx.ExecContext(ctx, qNotify, named("channel", s.channel()), named("payload", s.notifyPayload(t))); err != nil {
 		return s.dbErr("notify", err)
 	}
 	return nil
+}
+
+// wakeLocal schedules the local signal of t's subscribers for when ts commits, once per
+// transaction; it reports whether this was the first wake of t in ts (the one whose NOTIFY, on
+// PostgreSQL, the caller must send).
+func (s *Store) wakeLocal(ts *txState, t topic) bool {
+	if ts.woken[t] {
+		return false
+	}
+	if ts.woken == nil {
+		ts.woken = map[topic]bool{}
+	}
+	ts.woken[t] = true
+	ts.onCommit(func() { s.notify.fire(t) })
+	return true
+}
+
+// notifyPayload is the NOTIFY payload for t. It carries the sender's id, so the sender's own
+// listener skips what the local signal already did.
+func (s *Store) notifyPayload(t topic) string {
+	if t.outbox {
+		return s.id + " o"
+	}
+	return s.id + " m" + t.mailbox
 }
 
 // startListener starts the PostgreSQL listener once; a no-op on SQLite and after Close.

@@ -12,6 +12,8 @@ package actordelivery
 //     re-checks a locked row's WHERE clause against its newest version, so a row taken meanwhile
 //     is never taken twice.
 //   - NackByID: PostgreSQL's two-argument minimum is LEAST.
+//   - Enqueue: the parameters of an INSERT ... SELECT get no type from the target columns, so
+//     each is cast to its column's type.
 //   - The dead-letter move and the lease check lock the message row (FOR UPDATE), so two movers of
 //     one message serialize and the second finds it gone (ErrNotFound), and a lease checked inside
 //     a transaction stays held until the transaction ends, as under SQLite's writer lock. The
@@ -30,6 +32,14 @@ SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + qNextCandidate + `
 FOR UPDATE OF m SKIP LOCKED)
 RETURNING ` + msgCols,
+
+		qEnqueue: `INSERT INTO {p}messages
+    (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
+SELECT CAST(:id AS TEXT), CAST(:mailbox AS TEXT), CAST(:key AS TEXT), CAST(:priority AS BIGINT),
+    CAST(:max_attempts AS BIGINT), 0, CAST(:available_at AS BIGINT), 'ready', CAST(:payload AS BYTEA),
+    CAST(:now AS BIGINT)
+WHERE NOT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)
+ON CONFLICT (id) DO NOTHING`,
 
 		qNackByID: `UPDATE {p}messages
 SET attempts = LEAST(attempts + 1, max_attempts), token = NULL, lease_until = NULL,
@@ -75,6 +85,12 @@ const (
 	// qNotify wakes the listeners of every store on the same database and prefix; PostgreSQL
 	// delivers it only when the transaction commits.
 	qNotify = `SELECT pg_notify(:channel, :payload)`
+	// qDeadLetterRecheckNotify is Enqueue's check, after its insert, that the id was not
+	// dead-lettered meanwhile (see Enqueue), and the wake-up's NOTIFY, in one round trip. The
+	// NOTIFY is sent even when the check then undoes the insert: a wake-up is a hint, and a
+	// spurious one only makes a listener poll.
+	qDeadLetterRecheckNotify = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id),
+    CAST(pg_notify(:channel, :payload) AS TEXT)`
 	// qMigrationLock serializes concurrent migrators of one prefix until their transaction ends.
 	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtext(:name))`
 )

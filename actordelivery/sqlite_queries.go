@@ -61,9 +61,13 @@ RETURNING ` + msgCols
 
 	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)`
 
+	// qEnqueue inserts the message unless its id is taken: by a dead letter (the guard) or by
+	// any message (the conflict); no row affected means a duplicate. One statement, so the
+	// check and the insert cost one round trip.
 	qEnqueue = `INSERT INTO {p}messages
     (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
-VALUES (:id, :mailbox, :key, :priority, :max_attempts, 0, :available_at, 'ready', :payload, :now)
+SELECT :id, :mailbox, :key, :priority, :max_attempts, 0, :available_at, 'ready', :payload, :now
+WHERE NOT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)
 ON CONFLICT (id) DO NOTHING`
 
 	qAck = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL

@@ -417,6 +417,8 @@ type txState struct {
 	tx          querier // sqltx through the store's dialect
 	readOnly    bool
 	afterCommit []func()
+	// woken holds the topics whose wake-up this transaction has scheduled (see wakeLocal).
+	woken map[topic]bool
 
 	// Recording (recorder.go); all zero when the store does not record. base is the commit
 	// counter when the transaction began, now the clock read once after that, events what the
