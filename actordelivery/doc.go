@@ -31,7 +31,9 @@
 // all. A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
 // (_txlock=immediate) on the store's single writer connection; read-only transactions and reads
 // outside a transaction use a separate pool of query_only connections and never take the writer
-// lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap.
+// lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap. The leased
+// consumer's idle polling is a read too: its Fetch reads first and takes the writer only when a
+// lease has expired or its mailbox has an eligible message.
 //
 // # Consumer and publisher
 //
