@@ -248,12 +248,14 @@ func TestPostgresDecisionReadLocksTheRow(t *testing.T) {
 			target := testTarget(t)
 			s := openAt(t, target, Options{})
 			if !c.forUpdate {
-				plain := strings.TrimSuffix(s.d.overrides[qReadyAttempts], " FOR UPDATE")
-				if plain == s.d.overrides[qReadyAttempts] {
+				// The template is the dialect's key (the store's statement), not a statement run here.
+				key := qReadyAttempts
+				plain := strings.TrimSuffix(s.d.overrides[key], " FOR UPDATE")
+				if plain == s.d.overrides[key] {
 					t.Fatalf("the PostgreSQL decision read does not end in FOR UPDATE: %q", plain)
 				}
-				s.d.overrides[qReadyAttempts] = plain
-				s.d.cache.Delete(qReadyAttempts)
+				s.d.overrides[key] = plain
+				s.d.cache.Delete(key)
 			}
 			admin := pgAdmin(t, target)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
