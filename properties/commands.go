@@ -46,7 +46,7 @@ func (c *cmd) NextState(st commands.State) commands.State {
 func (c *cmd) Run(x commands.SystemUnderTest) commands.Result { return x.(*sut).run(c) }
 
 // PostCondition compares the system under test with the model after the step: the step's result,
-// the invariants, then the whole state.
+// the invariants, then the whole state; then it runs the fencing probes (probe.go).
 func (c *cmd) PostCondition(st commands.State, r commands.Result) *gopter.PropResult {
 	o := r.(*outcome)
 	if o.skipped {
@@ -56,6 +56,9 @@ func (c *cmd) PostCondition(st commands.State, r commands.Result) *gopter.PropRe
 		return &gopter.PropResult{Status: gopter.PropTrue}
 	}
 	f := o.judge(c, st.(*world))
+	if f == nil {
+		f = o.s.probe(st.(*world))
+	}
 	if f == nil {
 		return &gopter.PropResult{Status: gopter.PropTrue}
 	}
@@ -96,6 +99,9 @@ const (
 	CheckFIFO Check = "fifo"
 	// CheckState: the target's state after the step differs from the model's.
 	CheckState Check = "state"
+	// CheckFencing: after the step, the target accepted a token no row carries any more (or a
+	// forged one) for a fenced operation: ack, nack, extend, outbox_complete or outbox_fail.
+	CheckFencing Check = "fencing"
 )
 
 // statements say each check's property in one sentence: what a hunted trace names as the
@@ -109,6 +115,7 @@ var statements = map[Check]string{
 	CheckExactlyOnce: "an id is stored once, and a handler effect commits once, only together with its acknowledgement",
 	CheckFIFO:        "a keyed message is never handed out while an earlier message of its mailbox and key still blocks it",
 	CheckState:       "the state after every step is the reference model's",
+	CheckFencing:     "a lease or claim token that no row carries any more is refused by every fenced operation (lease_lost, claim_lost)",
 }
 
 // Statement is the property c checks, in one sentence.

@@ -51,6 +51,9 @@ func newSUT(h *hunter, record bool) *sut {
 	if s.err != nil && h.setupErr == nil {
 		h.setupErr = s.err
 	}
+	if s.err == nil && h.wrap != nil {
+		s.target = h.wrap(s.target)
+	}
 	return s
 }
 
