@@ -297,7 +297,9 @@ stage_replay() {
   # the committed corpus above already replays on disk with synchronous=FULL.
   local scratch=${TMPDIR:-/tmp}
   if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch=/dev/shm; fi
-  TMPDIR=$scratch run_tests -test.run 'TestCorpus$' -corpus "$big" -- "$module/replay"
+  TMPDIR=$scratch run_tests -test.run 'TestCorpus$' -corpus "$big" -- "$module/replay" || return 1
+  # The situation x count table of the wide corpus (replay/situations.go), in the stage log.
+  run_tests -test.run '^TestCorpusSituations$' -test.v -corpus "$big" -- "$module/replay"
 }
 
 stage_properties() {

@@ -1,0 +1,120 @@
+package replay
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// uncoveredSituations are the situations no P scenario drives the model into yet: the raw client
+// never uses an old token while a newer lease is live, never lets expire clear a lease, never
+// nacks a message to its last attempt, and no scenario keys a head that backs off or is
+// dead-lettered ahead of its successor. They are listed so the corpus test can require every
+// other situation; a scenario that covers one makes the test ask for its removal here.
+var uncoveredSituations = []Situation{
+	SituationStaleLease, SituationExpireClears, SituationNackExhausts,
+	SituationKeyedHeadBackoff, SituationKeyedHeadDeadLettered,
+}
+
+// TestCorpusSituations prints the situation x count table of the corpus (the committed one, or
+// the one -corpus names, such as the gate's wide corpus) and requires every situation the
+// scenarios cover to occur.
+func TestCorpusSituations(t *testing.T) {
+	trs, _ := readCorpus(t)
+	s, err := SituationsOf(context.Background(), trs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("situations over %d traces:\n%s", len(trs), s)
+	for _, sit := range AllSituations {
+		switch {
+		case !slices.Contains(uncoveredSituations, sit) && s[sit] == 0:
+			t.Errorf("the corpus never meets the situation %q", sit)
+		case slices.Contains(uncoveredSituations, sit) && s[sit] > 0 && *corpusDir == "":
+			t.Errorf("the committed corpus now meets %q (%d times): remove it from uncoveredSituations", sit, s[sit])
+		}
+	}
+}
+
+// TestStepSituations checks each detector on a step and the states around it.
+func TestStepSituations(t *testing.T) {
+	row := func(id string, mutate func(*traces.MessageRow)) traces.MessageRow {
+		m := traces.MessageRow{Mailbox: "a", ID: id, State: "ready", MaxAttempts: 3}
+		if mutate != nil {
+			mutate(&m)
+		}
+		return m
+	}
+	snap := func(ms ...traces.MessageRow) traces.Snapshot { return traces.Snapshot{Messages: ms} }
+	leased := func(tok int, until int64, attempts int) func(*traces.MessageRow) {
+		return func(m *traces.MessageRow) { m.Token, m.LeaseUntil, m.Attempts = tok, until, attempts }
+	}
+	cases := []struct {
+		name          string
+		step          traces.Step
+		before, after traces.Snapshot
+		want          []Situation
+	}{
+		{"stale ack under a newer live lease",
+			traces.Step{Op: traces.OpAck, At: 5, Args: traces.Args{ID: "m1", Token: 1}},
+			snap(row("m1", leased(2, 9, 2))), snap(row("m1", leased(2, 9, 2))),
+			[]Situation{SituationStaleLease}},
+		{"ack with the live token is not stale",
+			traces.Step{Op: traces.OpAck, At: 5, Args: traces.Args{ID: "m1", Token: 2}},
+			snap(row("m1", leased(2, 9, 2))), snap(), nil},
+		{"lease at lease_until",
+			traces.Step{Op: traces.OpLease, At: 9, Args: traces.Args{Mailbox: "a"}},
+			snap(row("m1", leased(2, 9, 2))), snap(row("m1", leased(3, 10, 3))),
+			[]Situation{SituationAtLeaseUntil}},
+		{"fetch at available_at",
+			traces.Step{Op: traces.OpConsumerFetch, At: 4, Args: traces.Args{Mailbox: "a", Profile: traces.ProfileLeaseless}},
+			snap(row("m1", func(m *traces.MessageRow) { m.AvailableAt = 4 })), snap(row("m1", func(m *traces.MessageRow) { m.AvailableAt = 4 })),
+			[]Situation{SituationAtAvailableAt}},
+		{"expire that clears",
+			traces.Step{Op: traces.OpExpire, At: 9, Result: traces.Result{Affected: 1}},
+			snap(row("m1", leased(2, 9, 2))), snap(row("m1", func(m *traces.MessageRow) { m.Attempts = 2 })),
+			[]Situation{SituationExpireClears}},
+		{"nack to the last attempt",
+			traces.Step{Op: traces.OpNack, At: 5, Args: traces.Args{ID: "m1", Token: 3}},
+			snap(row("m1", leased(3, 9, 3))), snap(row("m1", func(m *traces.MessageRow) { m.Attempts = 3 })),
+			[]Situation{SituationNackExhausts}},
+		{"duplicate with another payload",
+			traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "a", ID: "m1", Payload: "q"}, Result: traces.Result{Duplicate: true}},
+			snap(row("m1", func(m *traces.MessageRow) { m.Payload = "p" })), snap(row("m1", func(m *traces.MessageRow) { m.Payload = "p" })),
+			[]Situation{SituationDuplicateOtherPayload}},
+		{"keyed head in backoff and exhausted",
+			traces.Step{Op: traces.OpPeek, At: 1, Args: traces.Args{Mailbox: "a"}},
+			snap(row("m1", func(m *traces.MessageRow) { m.Key, m.AvailableAt = "k", 5 }), row("m2", func(m *traces.MessageRow) { m.Key = "k" }),
+				row("m3", func(m *traces.MessageRow) { m.Key, m.Mailbox, m.Attempts = "j", "a", 3 }), row("m4", func(m *traces.MessageRow) { m.Key = "j" })),
+			traces.Snapshot{},
+			[]Situation{SituationKeyedHeadBackoff, SituationKeyedHeadExhausted}},
+		{"an exhausted lease expires into the dead letters, ahead of its key's successor",
+			traces.Step{Op: traces.OpLease, At: 9, Args: traces.Args{Mailbox: "b"}},
+			snap(row("m1", func(m *traces.MessageRow) { m.Key, m.Token, m.LeaseUntil, m.Attempts = "k", 1, 9, 3 }), row("m2", func(m *traces.MessageRow) { m.Key = "k" })),
+			traces.Snapshot{Messages: []traces.MessageRow{row("m2", func(m *traces.MessageRow) { m.Key = "k" })}, DeadLetters: []traces.DeadLetterRow{{Mailbox: "a", ID: "m1", Attempts: 3}}},
+			[]Situation{SituationExpireDeadLetters, SituationKeyedHeadDeadLettered}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := stepSituations(c.step, c.before, c.after); !slices.Equal(got, c.want) {
+				t.Errorf("situations %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestSituationsTableListsEverySituation: the table has a row per situation, zero rows included.
+func TestSituationsTableListsEverySituation(t *testing.T) {
+	table := Situations{SituationBothPaths: 2}.String()
+	for _, sit := range AllSituations {
+		if !strings.Contains(table, string(sit)) {
+			t.Errorf("the table lacks a row for %q:\n%s", sit, table)
+		}
+	}
+	if got := (Situations{SituationBothPaths: 2}).Missing(1); len(got) != len(AllSituations)-1 || slices.Contains(got, SituationBothPaths) {
+		t.Errorf("Missing(1) = %q", got)
+	}
+}
