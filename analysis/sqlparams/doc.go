@@ -10,9 +10,10 @@
 // them with sql.Named (directly, or through a helper such as named("id", id)). The driver
 // ignores a named argument the SQL does not use, so a fenced statement whose `token = :token`
 // comparison was edited away still "binds" the token and silently stops fencing. A statement
-// site is a call, or a return statement, that holds a constant SQL string together with its
-// named arguments (as call arguments or in a []any literal). At each site whose every argument's
-// name is known:
+// site holds a constant SQL string together with its named arguments: a call to a method named
+// Exec, Query, QueryRow or Prepare (with or without Context), a return statement with a []any
+// literal, or any call or return that carries named arguments. A SQL constant handed to anything
+// else (a map key, a cache) is not a site. At each site whose every argument's name is known:
 //
 //   - every bound name must occur as :name in the SQL text (quoted text and PostgreSQL's ::casts
 //     are not parameters);

@@ -132,8 +132,10 @@ func findSites(pass *analysis.Pass, namers map[*types.Func]namer, body ast.Node)
 	var out []site
 	ast.Inspect(body, func(n ast.Node) bool {
 		var operands []ast.Expr
+		executes := false // the node runs its statement (or returns it with its arguments)
 		switch n := n.(type) {
 		case *ast.CallExpr:
+			executes = isExecCall(pass, n)
 			operands = n.Args
 			if n.Ellipsis.IsValid() && len(operands) > 0 {
 				last := operands[len(operands)-1]
@@ -147,6 +149,7 @@ func findSites(pass *analysis.Pass, namers map[*types.Func]namer, body ast.Node)
 			for _, r := range n.Results {
 				if cl, ok := ast.Unparen(r).(*ast.CompositeLit); ok && isAnySlice(pass, cl) {
 					operands = append(operands, cl.Elts...)
+					executes = true
 					continue
 				}
 				operands = append(operands, r)
@@ -176,12 +179,28 @@ func findSites(pass *analysis.Pass, namers map[*types.Func]namer, body ast.Node)
 				s.names = append(s.names, name)
 			}
 		}
-		if found {
+		// A SQL constant handed to anything else (a map key, a cache) is not a statement site,
+		// unless named arguments travel with it.
+		if found && (executes || len(s.names) > 0) {
 			out = append(out, s)
 		}
 		return true
 	})
 	return out
+}
+
+// isExecCall reports whether call runs a statement: a method named Exec, Query, QueryRow or
+// Prepare, with or without Context.
+func isExecCall(pass *analysis.Pass, call *ast.CallExpr) bool {
+	fn, ok := typeutil.Callee(pass.TypesInfo, call).(*types.Func)
+	if !ok {
+		return false
+	}
+	switch strings.TrimSuffix(fn.Name(), "Context") {
+	case "Exec", "Query", "QueryRow", "Prepare":
+		return true
+	}
+	return false
 }
 
 // unknownArg wraps a spread argument whose elements the analyzer cannot see.

@@ -104,6 +104,12 @@ func (s *Store) cast(ctx context.Context) error {
 	return err
 }
 
+// A statement handed to something that does not run it is not a site.
+func forget(cache map[string]int) {
+	delete(cache, qLease)
+	_ = len(qAck)
+}
+
 // Names the analyzer cannot read are not judged.
 func (s *Store) spread(ctx context.Context, args []any) error {
 	_, err := s.db.ExecContext(ctx, qLease, args...)

@@ -1,0 +1,82 @@
+package actordelivery
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestNoTestSeamsInTheAPI reads the package's exported API from its non-test sources and fails
+// on a test seam: the hooks that used to be exported only so tests and replay could inject bugs
+// (an attempts override on ConsumerOptions, Store.Notify, the publisher's store interface), or
+// any exported declaration whose comment says it exists for tests. A user's autocomplete should
+// show only what a user calls; variants wrap the store from outside (internal/brokenstore, replay).
+func TestNoTestSeamsInTheAPI(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := pkgs["actordelivery"]
+	if !ok {
+		t.Fatal("package actordelivery not found")
+	}
+	var files []*ast.File
+	for _, f := range p.Files {
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, "github.com/pconform/pconform/actordelivery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	forTests := regexp.MustCompile(`(?i)\b(for|by|in) (the )?tests?\b|\btest[- ]only\b|\btest seam\b`)
+	check := func(name, comment string) {
+		if forTests.MatchString(comment) {
+			t.Errorf("%s is exported and its comment says it serves tests: %q", name, strings.TrimSpace(comment))
+		}
+	}
+	for _, f := range d.Funcs {
+		check(f.Name, f.Doc)
+	}
+	for _, typ := range d.Types {
+		check(typ.Name, typ.Doc)
+		if typ.Name == "OutboxStore" {
+			t.Errorf("type OutboxStore is exported: the publisher's store is a *Store")
+		}
+		for _, m := range typ.Methods {
+			check(typ.Name+"."+m.Name, m.Doc)
+			if typ.Name == "Store" && m.Name == "Notify" {
+				t.Errorf("Store.Notify is exported: wake-ups are the store's own business")
+			}
+		}
+		for _, f := range typ.Funcs {
+			check(f.Name, f.Doc)
+		}
+		for _, spec := range typ.Decl.Specs {
+			ts, ok := spec.(*ast.TypeSpec)
+			if !ok {
+				continue
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				continue
+			}
+			for _, field := range st.Fields.List {
+				for _, n := range field.Names {
+					if !n.IsExported() {
+						continue
+					}
+					check(typ.Name+"."+n.Name, field.Doc.Text()+field.Comment.Text())
+					if typ.Name == "ConsumerOptions" && n.Name == "Attempts" {
+						t.Errorf("ConsumerOptions.Attempts is exported: the raw-attempts bug is a variant, built outside the package")
+					}
+				}
+			}
+		}
+	}
+}
