@@ -34,10 +34,10 @@
 // # Recorded runs
 //
 // With [Config.FromRuns] the bridge runs no checker: it reads runs recorded earlier, so that the
-// gate runs the checker once per test case (scripts/pmodels.sh --logs, for the model verdicts)
-// and makes the committed corpus's check and the wide corpus from the same runs. The directory
-// holds [RecordedListFile] (`p check --list-tests`), [RecordedVersionFile] (`p --version`) and,
-// per test case, a directory named after it with:
+// gate makes the committed corpus's check and the wide corpus from the runs its models stage
+// recorded (scripts/pmodels.sh --logs: each green test case's first schedules again with -v, each
+// counterexample's verdict run). The directory holds [RecordedListFile] (`p check --list-tests`),
+// [RecordedVersionFile] (`p --version`) and, per test case, a directory named after it with:
 //
 //   - <test case>.log, the checker's output;
 //   - [RecordedRunFile], "key:value" lines test_case, seed, schedules (the -s budget), verbose
@@ -46,7 +46,7 @@
 //
 // A run stands in for one with the same seed and a budget no larger than its own: the checker's
 // random strategy explores the same schedules in the same order for a seed whatever the budget,
-// so the first N schedules of a 1000-schedule run are what `-s N` explores. Schedules past N are
+// so the first N schedules of a 100-schedule run are what `-s N` explores. Schedules past N are
 // counted (against the summary) but not decoded ([ReadVerboseLogPrefix]). A counterexample's
 // recorded run stands in when its bug came within the asked-for budget. Runs older than any P
 // source of the project are refused.

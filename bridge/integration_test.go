@@ -22,8 +22,8 @@ var modelsDir = filepath.Join("..", "models", "p")
 // and read back as written, and each counterexample's trace must name its variant and divergence.
 //
 // The gate runs it in its replay stage with PCONFORM_RECORDED_RUNS naming the runs its models
-// stage recorded (scripts/pmodels.sh --logs, in models/p/PCheckerOutput): it then checks the
-// project the models stage compiled, and that a corpus made from the recorded runs (1000
+// stage recorded (scripts/pmodels.sh --logs, in models/p/PCheckerOutput/recorded): it then checks
+// the project the models stage compiled, and that a corpus made from the recorded runs (100
 // schedules each) is the corpus this fresh, shorter run gives. That is what lets one checker run
 // per test case serve the model verdicts and every corpus. Without the variable it compiles a
 // copy of the models first (a minute or more); -short skips it.

@@ -14,11 +14,31 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// corpusDir is the directory TestCorpus replays. The gate also points it at a larger corpus it
-// regenerates from the models on the fly (many more schedules than the committed corpus keeps):
+// corpusDir is the directory TestCorpus replays when set; else $PCONFORM_CORPUS, else the committed
+// corpus. The gate names a larger corpus it makes from the models (many more schedules than the
+// committed corpus keeps) in the environment variable, not the flag: the go command caches a test
+// result only for a few flags of its own, and it keys the cached result on the variables the
+// tests read and the files they open, so an unchanged corpus is not replayed again.
 //
 //	go test ./replay/ -run 'TestCorpus$' -corpus /tmp/big-corpus
-var corpusDir = flag.String("corpus", "../traces/corpus", "directory of the traces TestCorpus replays")
+//	PCONFORM_CORPUS=$PWD/out/gate/wide-corpus go test ./replay/ -run 'TestCorpus$'
+var corpusDir = flag.String("corpus", "", "directory of the traces TestCorpus replays (default: $PCONFORM_CORPUS, else ../traces/corpus)")
+
+// corpusEnv names the corpus directory when -corpus is not given.
+const corpusEnv = "PCONFORM_CORPUS"
+
+// corpusDirectory is the directory TestCorpus replays: -corpus, else $PCONFORM_CORPUS, else the
+// committed corpus. It reads the environment in the test, not at init, so that the go command's
+// test cache sees the variable.
+func corpusDirectory() string {
+	if *corpusDir != "" {
+		return *corpusDir
+	}
+	if d := os.Getenv(corpusEnv); d != "" {
+		return d
+	}
+	return filepath.Join("..", "traces", "corpus")
+}
 
 // errEmptyCorpus is corpusPaths's error for a directory that holds no trace: an empty corpus
 // must fail the gate, never pass it vacuously.
@@ -41,10 +61,10 @@ func corpusPaths(dir string) ([]string, error) {
 	return paths, nil
 }
 
-// readCorpus reads every trace in -corpus; it fails the test when there is none.
+// readCorpus reads every trace in corpusDirectory(); it fails the test when there is none.
 func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string) {
 	t.Helper()
-	paths, err := corpusPaths(*corpusDir)
+	paths, err := corpusPaths(corpusDirectory())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,14 @@
 # ../shared/goproxy when that folder exists.
 #
 # Stages run as soon as the stages they need have passed, several at a time, so the P checker (.NET)
-# works while Go compiles and tests. Every Go package, test binary and tool is compiled once, by the
-# build stage, with one set of flags; the other stages run those binaries. Each stage prints one line
-# when it finishes; a failing stage's own output is shown. At the end: a table (stage, result, wall and
-# CPU seconds, what ran), optionally JUnit XML, and the last line `check: N passed, N failed`. Exit
-# status 0 only if every stage passed. docs/gate.md explains the structure and the budgets.
+# works while Go compiles and tests. Every Go package and tool is compiled once, by the build stage,
+# with one set of flags; the other stages compile only the test variants, in go test. Nothing whose
+# inputs are unchanged runs again: the P compile and checker runs come from scripts/pmodels.sh's
+# cache, Go test results from the go command's test cache, other steps are stamped in out/gate. One
+# gate at a time per checkout (out/gate/lock). Each stage prints one line when it finishes; a failing
+# stage's own output is shown. At the end: a table (stage, result, wall and CPU seconds, what ran),
+# optionally JUnit XML, and the last line `check: N passed, N failed`. Exit status 0 only if every
+# stage passed. docs/gate.md explains the structure, the caches and the budgets.
 #
 # Budgets have defaults and environment overrides for long runs:
 #   PCONFORM_SCHEDULES      schedules per green P test              (default 1000)
@@ -76,7 +79,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --junit) junit=${2:?--junit needs a file}; shift 2 ;;
     --junit=*) junit=${1#--junit=}; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check: unknown flag '$1' (flags: --quick, --junit FILE)" >&2; exit 2 ;;
     *) selected+=("$1"); shift ;;
   esac
@@ -115,13 +118,25 @@ fi
 jobs=${PCONFORM_CHECK_JOBS:-3}
 case $jobs in '' | *[!0-9]* | 0) echo "check: PCONFORM_CHECK_JOBS must be a positive integer, got '$jobs'" >&2; exit 2 ;; esac
 
+# One gate at a time per checkout: two would share out/gate and models/p/PCheckerOutput. A second
+# one waits for the first (scripts/pmodels.sh, run alone, takes the same lock).
+mkdir -p out/gate
+exec 9>out/gate/lock
+if ! flock -n 9; then
+  echo "check: another gate (or scripts/pmodels.sh) is running in this checkout; waiting for it to finish"
+  flock 9
+fi
+export PCONFORM_GATE_LOCKED=1
+
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/pconform-check.XXXXXX")
-# Tools and test binaries built once by the build stage. They stay in the git-ignored out/gate/
-# between runs: the go command relinks a binary only when the one already there is out of date,
-# and relinking every test binary costs half a minute of CPU even when nothing changed.
+# What the gate keeps between runs, in the git-ignored out/gate/: the tools the build stage
+# compiles (the go command relinks one only when it is out of date), the stamps of the steps that
+# are not rerun while their inputs are unchanged, the wide corpus, and the P checker's cache
+# (scripts/pmodels.sh). Test results are kept by the go command's own test cache.
 bin="$PWD/out/gate/bin"
-testbin="$PWD/out/gate/test"
-mkdir -p "$bin" "$testbin"
+stamps="$PWD/out/gate/stamps"
+rm -rf out/gate/test # test binaries of gates before the go command's test cache was used
+mkdir -p "$bin" "$stamps"
 started_services=()
 cleanup() {
   local s
@@ -166,74 +181,100 @@ while read -r path dir tests; do
 done < <(go list -f '{{.ImportPath}} {{.Dir}} {{len .TestGoFiles}}{{len .XTestGoFiles}}' ./...)
 module=$(go list -m)
 
-# run_tests [TEST FLAGS ...] -- PACKAGE...: runs the test binaries that the build stage compiled,
-# each in its package directory as `go test` does, two at a time. Prints `ok` or `FAIL` per package
-# with its seconds, and a failing package's whole output. Packages without tests are skipped.
+# run_tests [GO TEST FLAGS ...] -- PACKAGE...: `go test` of the packages, two test binaries at a
+# time. Its output says `ok` or `FAIL` per package, `(cached)` for a result the go command's test
+# cache holds: that cache reruns a package's tests only when the test binary, the flags, an
+# environment variable the tests read (PCONFORM_PG_DSN, PCONFORM_SEED, ...) or a file in the module
+# they opened (the corpus, the recorded checker runs) changed. Only the cacheable test flags may be
+# used here (-run, -skip, -short, -v, -timeout): any other makes the go command run the tests every
+# time. -vet=off: the lint stage vets every package once.
 run_tests() {
-  local flags=() p
+  local flags=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
   shift
-  local out="$logdir/tests.$BASHPID"
-  mkdir -p "$out"
-  local running=0
-  for p in "$@"; do
-    local exe="$testbin/${p##*/}.test"
-    # A binary left from an earlier run for a package that has no tests now must not run.
-    [ "${pkg_tests[$p]}" != 00 ] && [ -x "$exe" ] || continue
-    (
-      start=$(date +%s.%N)
-      cd "${pkg_dir[$p]}" && "$exe" -test.timeout=20m "${flags[@]}" >"$out/${p##*/}.log" 2>&1
-      rc=$?
-      echo "$rc $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')" >"$out/${p##*/}.rc"
-    ) &
-    running=$((running + 1))
-    if [ $running -ge 2 ]; then wait -n; running=$((running - 1)); fi
-  done
-  wait
-  local failed=0 rc secs
-  for p in "$@"; do
-    [ -f "$out/${p##*/}.rc" ] || continue
-    read -r rc secs <"$out/${p##*/}.rc"
-    if [ "$rc" = 0 ]; then
-      printf 'ok   %-55s %6ss\n' "$p" "$secs"
-      # Verbose runs keep their output: the stage log is the place to read what ran.
-      case " ${flags[*]} " in *" -test.v "*) sed 's/^/    /' "$out/${p##*/}.log" ;; esac
-    else
-      printf 'FAIL %-55s %6ss (exit %s)\n' "$p" "$secs" "$rc"
-      sed 's/^/    /' "$out/${p##*/}.log"
-      failed=1
-    fi
-  done
-  return $failed
+  go test -vet=off -timeout 20m "${flags[@]}" "$@"
+}
+
+# slowest_tests LOG: the ten slowest top-level tests of a `go test -v` log, with their package
+# (a cached package's from the run that is cached): where a test stage's time goes.
+slowest_tests() {
+  echo "slowest tests (seconds, test, package):"
+  awk '/^--- (PASS|FAIL|SKIP): / { t = $4; gsub(/[()s]/, "", t); buf[n++] = t " " $3; next }
+    /^(ok|FAIL|---)[ \t]+[a-z]/ && $2 ~ /\// { for (i = 0; i < n; i++) print buf[i] " " $2; n = 0 }' "$1" |
+    sort -rn | head -10 | sed 's/^/  /'
+}
+
+# cached NAME KEY COMMAND...: runs COMMAND unless the last run of NAME that passed had the same KEY
+# (a hash of every input of COMMAND); then it says so and passes. Stamps are in out/gate/stamps.
+cached() {
+  local name=$1 key=$2
+  shift 2
+  if [ "$(cat "$stamps/$name" 2>/dev/null)" = "$key" ]; then
+    echo "$name: inputs unchanged since it last passed (key ${key:0:12}): not rerun"
+    return 0
+  fi
+  rm -f "$stamps/$name"
+  "$@" || return 1
+  echo "$key" >"$stamps/$name"
+}
+
+# inputs_key [WORD...] -- PATH...: a hash of the words (flags, say) and of the names and contents
+# of the files given and of every file under the directories given. A path that does not exist
+# counts as missing (and a later run that finds it computes another key).
+inputs_key() {
+  {
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do printf 'word %s\n' "$1"; shift; done
+    shift
+    local a
+    for a in "$@"; do
+      if [ -d "$a" ]; then
+        find "$a" -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
+      elif [ -f "$a" ]; then
+        sha256sum "$a"
+      else
+        printf 'missing %s\n' "$a"
+      fi
+    done
+  } | sha256sum | cut -c1-64
 }
 
 stage_build() {
   if [ "$quick" = 1 ]; then
-    echo "what: every package's test binary (go test -c), compiled once"
+    echo "what: every package and every package the tests import, compiled once"
   else
-    echo "what: every package's test binary (go test -c), pconform-corpus, pconform-vet, staticcheck: compiled once"
+    echo "what: every package and every package the tests import, pconform, pconform-corpus, pconform-vet, staticcheck: compiled once"
   fi
-  # Every package has tests, so this compiles all of them; lint's go vet type-checks all of them too.
-  go test -c -o "$testbin/" ./... || return 1
+  # Everything the stages after this one compile but the test variants of the packages themselves
+  # (compiled, linked and cached by their own go test): so that unit, replay and properties, which
+  # run at the same time, never compile one package twice. The same flags everywhere, so the build
+  # cache serves every stage.
+  local deps
+  mapfile -t deps < <(go list -test -deps -f '{{if and (not .Standard) (not .ForTest) (ne .Name "main")}}{{.ImportPath}}{{end}}' ./... | sort -u)
+  go build "${deps[@]}" || return 1
+  go build ./... || return 1
   if [ "$quick" = 0 ]; then
-    go build -o "$bin/" ./bridge/cmd/pconform-corpus ./cmd/pconform-vet honnef.co/go/tools/cmd/staticcheck || return 1
+    go build -o "$bin/" ./cmd/pconform ./bridge/cmd/pconform-corpus ./cmd/pconform-vet honnef.co/go/tools/cmd/staticcheck || return 1
   fi
-  ls "$testbin"
+  echo "${#deps[@]} packages (and their dependencies) compiled for the tests"
 }
 
 stage_lint() {
-  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, bootstrap archive test, go vet, staticcheck, pconform-vet"; fi
+  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, bootstrap and pmodels script tests, go vet, staticcheck, pconform-vet"; fi
   local unformatted
   unformatted=$(go_files | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
   if [ "$quick" = 0 ]; then
     go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
-    bash scripts/bootstrap_test.sh || return 1
+    cached bootstrap_test "$(inputs_key -- scripts/bootstrap.sh scripts/bootstrap_test.sh scripts/env.sh)" \
+      bash scripts/bootstrap_test.sh || return 1
+    cached pmodels_test "$(inputs_key -- scripts/pmodels.sh scripts/pmodels_test.sh scripts/env.sh)" \
+      bash scripts/pmodels_test.sh || return 1
   fi
   go vet ./... || return 1
   [ "$quick" = 1 ] && return 0
   "$bin/staticcheck" ./... || return 1
-  "$bin/pconform-vet" ./... || return 1
+  # Through go vet, which caches each package's result keyed by the tool's build and the package.
+  go vet -vettool="$bin/pconform-vet" ./... || return 1
 }
 
 stage_unit() {
@@ -244,20 +285,32 @@ stage_unit() {
   # per gate, there.
   if [ "$quick" = 1 ]; then
     echo "what: unit tests of every package but properties/, without the slow ones (-short); corpus replay in the replay stage"
-    run_tests -test.short -test.skip '^TestCorpus$' -- "${pkgs[@]}"
+    run_tests -short -skip '^TestCorpus$' -- "${pkgs[@]}"
   else
     echo "what: unit tests of every package but properties/ (its own stage); corpus replay in the replay stage"
-    run_tests -test.skip '^(TestCorpus|TestIntegrationModels)$' -- "${pkgs[@]}"
+    run_tests -v -skip '^(TestCorpus|TestIntegrationModels)$' -- "${pkgs[@]}" >"$logdir/unit-tests.log" 2>&1
+    local rc=$?
+    grep -E '^(ok|FAIL|---|panic:)' "$logdir/unit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
+    slowest_tests "$logdir/unit-tests.log"
+    if [ $rc != 0 ]; then
+      echo "---- the whole go test -v output ----"
+      cat "$logdir/unit-tests.log"
+    fi
+    return $rc
   fi
 }
 
-# The checker runs once per test case per gate, here: models/p/PCheckerOutput keeps every run's
-# verdict and schedule logs (--logs), and the replay stage makes both corpora from them.
-recorded=models/p/PCheckerOutput
+# The checker's runs, here: a verdict run per test case, and the first schedules of each green test
+# case recorded with -v (--logs) in models/p/PCheckerOutput/recorded, from which the replay stage
+# makes both corpora. Runs whose inputs have not changed come from scripts/pmodels.sh's cache.
+recorded=models/p/PCheckerOutput/recorded
+# The recorded schedules cover the committed corpus's and the wide corpus's.
+committed_schedules=20
+record_schedules=$((${PCONFORM_REPLAY_SCHEDULES:-100} > committed_schedules ? ${PCONFORM_REPLAY_SCHEDULES:-100} : committed_schedules))
 
 stage_models() {
-  echo "what: P compile + check of every test case in models/p, every schedule's log kept for the replay stage"
-  bash scripts/pmodels.sh --logs
+  echo "what: P compile + check of every test case in models/p; the first $record_schedules schedules of each recorded for the replay stage; unchanged runs from the cache"
+  PCONFORM_RECORD_SCHEDULES=$record_schedules bash scripts/pmodels.sh --logs
 }
 
 # corpus_source SEED [SCHEDULES]: the pconform-corpus flags that make a corpus with SEED (and
@@ -265,53 +318,72 @@ stage_models() {
 # (the same seed, at least as many schedules), else a checker run of its own (only with
 # non-default budgets).
 corpus_source() {
-  if [ "$1" = "${PCONFORM_SEED:-1}" ] && [ "${2:-0}" -le "${PCONFORM_SCHEDULES:-1000}" ]; then
+  if [ "$1" = "${PCONFORM_SEED:-1}" ] && [ "${2:-$committed_schedules}" -le "$record_schedules" ]; then
     echo "-from $recorded"
   else
     echo "-compile"
   fi
 }
 
+# recorded_key: a hash of the recorded runs: each run's cache key (which covers the P sources, the
+# P tool and the run's flags), the listing and the version.
+recorded_key() {
+  local keys
+  mapfile -t keys < <(find "$recorded" -mindepth 2 -maxdepth 2 -name key | LC_ALL=C sort)
+  inputs_key -- "$recorded/list.log" "$recorded/version.log" "${keys[@]}"
+}
+
 stage_replay() {
   if [ "$quick" = 1 ]; then
     echo "what: committed corpus replay (store, model, crash before every step)"
-    run_tests -test.run Corpus -test.v -- "$module/replay"
+    run_tests -run Corpus -v -- "$module/replay"
     return
   fi
   local wide=${PCONFORM_REPLAY_SCHEDULES:-100} seed=${PCONFORM_SEED:-1}
   echo "what: corpus up to date; bridge against the real checker; corpus replay (store, model, crash before every step); $wide more schedules per green test replayed"
   # The committed corpus: seed 1, the bridge's default schedules (see traces/corpus/README.md).
-  # shellcheck disable=SC2046 # corpus_source prints flags to split
-  "$bin/pconform-corpus" -check -out traces/corpus $(corpus_source 1) || return 1
+  # Checked again only when the corpus, the recorded runs or the tool changed.
+  local flags
+  flags=$(corpus_source 1)
+  # shellcheck disable=SC2086 # corpus_source prints flags to split
+  cached corpus_check "$(inputs_key $flags "$(recorded_key)" -- "$bin/pconform-corpus" traces/corpus)" \
+    "$bin/pconform-corpus" -check -out traces/corpus $flags || return 1
   # The one test that runs the real checker on the real models, from the compiled project the
   # models stage left; it also checks that the recorded runs give what fresh, shorter runs give.
-  PCONFORM_RECORDED_RUNS=$PWD/$recorded run_tests -test.run '^TestIntegrationModels$' -test.v -- "$module/bridge" || return 1
-  run_tests -test.run Corpus -test.v -- "$module/replay" || return 1
-  # The committed corpus keeps a few traces per test case; replay many more, generated now from the
-  # same models, so that every explored execution of the green tests meets the real store.
-  local big="$logdir/wide-corpus"
-  # shellcheck disable=SC2046
-  "$bin/pconform-corpus" -out "$big" -schedules "$wide" -per-test "$wide" -seed "$seed" $(corpus_source "$seed" "$wide") || return 1
+  PCONFORM_RECORDED_RUNS=$PWD/$recorded run_tests -run '^TestIntegrationModels$' -v -- "$module/bridge" || return 1
+  run_tests -run Corpus -v -- "$module/replay" || return 1
+  # The committed corpus keeps a few traces per test case; replay many more, generated from the
+  # same runs, so that every explored execution of the green tests meets the real store. It is
+  # made again only when its inputs changed: its files' ages are inputs of the replay's test cache.
+  local big="$PWD/out/gate/wide-corpus"
+  flags="-schedules $wide -per-test $wide -seed $seed $(corpus_source "$seed" "$wide")"
+  make_wide() { rm -rf "$big" && "$bin/pconform-corpus" -out "$big" "$@"; }
+  [ -d "$big" ] || rm -f "$stamps/wide_corpus"
+  # shellcheck disable=SC2086
+  cached wide_corpus "$(inputs_key $flags "$(recorded_key)" -- "$bin/pconform-corpus")" make_wide $flags || return 1
   echo "wide corpus: $(ls "$big"/*.json | wc -l) traces"
   # Its databases live in memory when /dev/shm is writable: the wide run is about the protocol, and
   # the committed corpus above already replays on disk with synchronous=FULL.
   local scratch=${TMPDIR:-/tmp}
   if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch=/dev/shm; fi
-  TMPDIR=$scratch run_tests -test.run 'TestCorpus$' -corpus "$big" -- "$module/replay" || return 1
+  PCONFORM_CORPUS=$big TMPDIR=$scratch run_tests -run 'TestCorpus$' -- "$module/replay" || return 1
   # The situation x count table of the wide corpus (replay/situations.go), in the stage log.
-  run_tests -test.run '^TestCorpusSituations$' -test.v -corpus "$big" -- "$module/replay"
+  PCONFORM_CORPUS=$big run_tests -run '^TestCorpusSituations$' -v -- "$module/replay"
 }
 
 stage_properties() {
   echo "what: gopter properties against the real store and hunts of every broken variant (PCONFORM_SEQUENCES=${PCONFORM_SEQUENCES:-200})"
-  run_tests -test.v -- "$module/properties"
+  run_tests -v -- "$module/properties" >"$logdir/properties-tests.log" 2>&1
+  local rc=$?
+  cat "$logdir/properties-tests.log"
+  slowest_tests "$logdir/properties-tests.log"
+  return $rc
 }
 
 stage_observe() {
   local seed=${PCONFORM_SEED:-1} budget=${PCONFORM_OBSERVE_BUDGET:-3s} dir="$logdir/observe"
   echo "what: the real store observed under a concurrent workload for $budget (seed $seed), its history checked by the model; a broken variant's caught"
   mkdir -p "$dir"
-  go build -o "$bin/" ./cmd/pconform || return 1
   "$bin/pconform" observe --seed "$seed" --budget "$budget" --out "$dir/store.json" --events "$dir/store.jsonl" || return 1
   # A variant the model must refuse (exit 1): the check that the stage can fail.
   local rc=0

@@ -70,10 +70,15 @@ pg_start() {
     cat "$PCONFORM_PG_DIR/initdb.log" >&2
     pg_stop; pg_fail "initdb failed"; return
   fi
-  local port tries=0
+  # The first port tried is the same on every run from this checkout, so that PCONFORM_PG_DSN is too:
+  # the go command's test cache keys a result on the variables the tests read, and a DSN that
+  # changed on every run would rerun every PostgreSQL test of an unchanged package. Another run
+  # holding that port gets a random one.
+  local port tries=0 home_port
+  home_port=$((20000 + $(printf '%s' "${PCONFORM_ROOT:-$PWD}" | cksum | cut -d' ' -f1) % 40000))
   while :; do
     tries=$((tries + 1))
-    port=$((20000 + RANDOM % 40000))
+    if [ $tries = 1 ]; then port=$home_port; else port=$((20000 + RANDOM % 40000)); fi
     # A port nobody answers on is free (the server's own bind is the final check).
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then continue; fi
     if "${run[@]}" "$bin/pg_ctl" -D "$PCONFORM_PG_DIR/data" -l "$PCONFORM_PG_DIR/server.log" -w -t 30 start \
@@ -86,8 +91,12 @@ pg_start() {
       pg_stop; pg_fail "the server did not start"; return
     fi
   done
-  export PCONFORM_PG_DSN="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
-  echo "pg: throwaway PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port"
+  local version
+  version=$("$bin/pg_ctl" --version | awk '{print $3}')
+  # The server's version is in the DSN (as the connection's application name) so that a cached test
+  # result on one version never stands in for a run on another.
+  export PCONFORM_PG_DSN="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable&application_name=pconform-pg$version"
+  echo "pg: throwaway PostgreSQL $version on 127.0.0.1:$port"
 }
 
 pg_stop() {

@@ -7,9 +7,9 @@
 //	go run ./bridge/cmd/pconform-corpus -check     # exit 1 if traces/corpus is stale
 //
 // With -from DIR it runs no checker: it reads the runs scripts/pmodels.sh --logs recorded in DIR
-// (models/p/PCheckerOutput), so the gate's one checker run per test case also makes the corpus:
+// (models/p/PCheckerOutput/recorded), so the gate's checker runs also make the corpus:
 //
-//	scripts/pmodels.sh --logs && go run ./bridge/cmd/pconform-corpus -check -from models/p/PCheckerOutput
+//	scripts/pmodels.sh --logs && go run ./bridge/cmd/pconform-corpus -check -from models/p/PCheckerOutput/recorded
 //
 // Exit codes: 0 done (or up to date), 1 the corpus is stale, 2 any other failure.
 package main
