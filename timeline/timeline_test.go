@@ -125,10 +125,14 @@ func TestHTMLMarksTheDivergence(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	for _, forbidden := range []string{"<script", "http://", "https://"} {
+	// Self-contained: nothing loaded from elsewhere; the one script is inline.
+	for _, forbidden := range []string{"<script src", "http://", "https://"} {
 		if strings.Contains(page, forbidden) {
 			t.Errorf("page is not self-contained: it contains %q", forbidden)
 		}
+	}
+	if n := strings.Count(page, "<script"); n != 1 {
+		t.Errorf("page has %d scripts, want the one inline script that lands links to collapsed steps", n)
 	}
 }
 
@@ -199,6 +203,12 @@ func TestLongTraceCollapses(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "485 steps (#10–#494, not replayed)") {
 		t.Errorf("the page does not describe the first gap")
+	}
+	// A link to a collapsed step lands on its run's row: the row names the steps it stands for.
+	for _, want := range []string{`id="step-10" data-first="10" data-last="494"`, `id="step-506" data-first="506" data-last="998"`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks the gap row %s", want)
+		}
 	}
 	all := Build(Input{Trace: tr, Window: -1})
 	if len(all.Rows) != 1000 || all.Collapsed != 0 {

@@ -223,4 +223,19 @@ func TestLargeTracePageInBrowser(t *testing.T) {
 	if step := mustRun(t, bctx, chromedp.AttributeValue("#divergence", "data-step")).Value; step != itoa(diverge) {
 		t.Errorf("the highlighted step is %s, want %d", step, diverge)
 	}
+	// Every step has an anchor: a link to a collapsed step lands on the row of the run that
+	// stands for it.
+	const collapsed = 12_345
+	if err := chromedp.Do(bctx, chromedp.Navigate("file://"+page+"#step-"+itoa(collapsed))); err != nil {
+		t.Fatalf("following #step-%d: %v", collapsed, err)
+	}
+	reached := mustRun(t, bctx, chromedp.Evaluate[[]int](`(function () {
+		var r = document.querySelector("tr.reached");
+		if (!r) return [];
+		var top = r.getBoundingClientRect().top;
+		return [Number(r.dataset.first), Number(r.dataset.last), top >= 0 && top < innerHeight ? 1 : 0];
+	})()`))
+	if len(reached) != 3 || reached[0] > collapsed || reached[1] < collapsed || reached[2] != 1 {
+		t.Errorf("#step-%d reached %v, want the visible gap row [first, last, 1] that covers it", collapsed, reached)
+	}
 }
