@@ -29,7 +29,8 @@ type seedRun struct {
 	modelTime time.Duration // wall time of the runs and checks until that refusal
 	first     *traces.Trace // the seed's first (shortest) run, which the P oracle checks
 	firstTime time.Duration
-	p         bool // the P oracle refused first
+	pChecked  bool // the P oracle checked the first run
+	p         bool // the P oracle refused it
 	pMsg      string
 	finding   string
 }
@@ -50,8 +51,8 @@ oracle caught, the seeds the P oracle caught and the median time to catch.
 A variant seed runs for --first, then, until the model oracle refuses a run, again with twice the
 budget each time, up to --budget of workload in all; the time to catch is the wall time of the runs
 and model checks until then. The P oracle checks each seed's first run (all of them compiled into
-one P project), for the first --p-seeds seeds of each variant and the first --p-correct correct
-seeds. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
+one P project), for the first --p-seeds seeds of each variant, every seed the model oracle did
+not catch, and the first --p-correct correct seeds. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
 
 Exit codes: 0 every variant was caught in at least 9 of 10 of its seeds (scaled to --seeds) and the
 correct store had no finding; 1 otherwise.`,
@@ -69,7 +70,8 @@ correct store had no finding; 1 otherwise.`,
 						return err
 					}
 					results[v] = append(results[v], r)
-					if s <= pSeeds {
+					if s <= pSeeds || !r.model {
+						r.pChecked = true
 						pTraces, pRuns = append(pTraces, r.first), append(pRuns, r)
 					}
 					fmt.Fprintf(c.ErrOrStderr(), "%s seed %d: model %v (%s) %s\n", v, s, r.model, r.modelTime.Round(time.Millisecond), r.finding)
@@ -123,11 +125,11 @@ correct store had no finding; 1 otherwise.`,
 				var m, p, either int
 				var times []time.Duration
 				pChecked := 0
-				for i, r := range results[v] {
+				for _, r := range results[v] {
 					if r.model {
 						m++
 					}
-					if i < pSeeds {
+					if r.pChecked {
 						pChecked++
 						if r.p {
 							p++
@@ -170,7 +172,7 @@ correct store had no finding; 1 otherwise.`,
 	}
 	c.Flags().IntVar(&seeds, "seeds", 10, "seeds per broken variant")
 	c.Flags().IntVar(&correctSeeds, "correct-seeds", 100, "seeds of the correct store")
-	c.Flags().IntVar(&pSeeds, "p-seeds", 3, "seeds per variant whose first run the P oracle checks")
+	c.Flags().IntVar(&pSeeds, "p-seeds", 3, "seeds per variant whose first run the P oracle checks (besides every seed the model did not catch)")
 	c.Flags().IntVar(&pCorrect, "p-correct", 3, "correct-store seeds the P oracle checks")
 	c.Flags().DurationVar(&first, "first", time.Second, "a variant seed's first run")
 	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
