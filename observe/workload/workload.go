@@ -109,14 +109,20 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 		defer elig.Close()
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.Budget)
+	// stop ends the run: every loop checks it between steps, and waits end on it. The store calls
+	// themselves run on ctx, which the budget never cancels, so a step in flight when the budget
+	// runs out finishes and commits (or fails) for a reason of its own. A commit cut off by a
+	// cancelled context can take effect on the server although the call reports an error (on
+	// PostgreSQL), and its event would be missing from the history: a gap.
+	stop, cancel := context.WithTimeout(ctx, cfg.Budget)
 	defer cancel()
+	ctx = context.WithoutCancel(ctx)
 
 	var stats Stats
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	fail := func(who string, err error) {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if stop.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return
 		}
 		select {
@@ -131,7 +137,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		go func() {
 			defer wg.Done()
 			r := rngFor(stream)
-			for ctx.Err() == nil {
+			for stop.Err() == nil {
 				if err := step(r); err != nil {
 					fail(who, err)
 					return
@@ -143,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		t := time.NewTimer(time.Duration(r.Int64N(int64(most) + 1)))
 		defer t.Stop()
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 		case <-t.C:
 		}
 	}
@@ -154,7 +160,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		t := time.NewTimer(cfg.Tick)
 		defer t.Stop()
 		select {
-		case <-ctx.Done():
+		case <-stop.Done():
 		case <-t.C:
 			clock.Advance(time.Second)
 		}
@@ -200,7 +206,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
-			case <-ctx.Done():
+			case <-stop.Done():
 			case <-t.C:
 			}
 			if failed {
