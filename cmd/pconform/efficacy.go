@@ -27,10 +27,10 @@ var efficacyVariants = []string{replay.TargetUnfencedAck, replay.TargetRawAttemp
 type seedRun struct {
 	model     bool          // the model oracle refused a run of this seed
 	modelTime time.Duration // wall time of the runs and checks until that refusal
-	first     *traces.Trace // the seed's first (shortest) run, which the P oracle checks
-	firstTime time.Duration
-	pChecked  bool // the P oracle checked the first run
-	p         bool // the P oracle refused it
+	first     *traces.Trace // the run the P oracle checks (--p-round, or the last before the model's catch)
+	firstTime time.Duration // wall time of the runs and checks up to and including that run
+	pChecked  bool          // the P oracle checked the first run
+	p         bool          // the P oracle refused it
 	pMsg      string
 	finding   string
 }
@@ -38,6 +38,8 @@ type seedRun struct {
 func newEfficacyCmd() *cobra.Command {
 	var (
 		seeds, correctSeeds, pSeeds, pCorrect int
+		pRound                                int
+		variants                              []string
 		budget, first, correctBudget          time.Duration
 		oracles                               oracleFlags
 	)
@@ -63,9 +65,14 @@ correct store had no finding; 1 otherwise.`,
 			results := map[string][]*seedRun{}
 			var pTraces []*traces.Trace
 			var pRuns []*seedRun
-			for _, v := range efficacyVariants {
+			for _, v := range variants {
+				if !slices.Contains(efficacyVariants, v) {
+					return usagef("unknown --variants entry %q (known: %v)", v, efficacyVariants)
+				}
+			}
+			for _, v := range variants {
 				for s := 1; s <= seeds; s++ {
-					r, err := observeUntilCaught(ctx, v, int64(s), first, budget)
+					r, err := observeUntilCaught(ctx, v, int64(s), first, budget, pRound)
 					if err != nil {
 						return err
 					}
@@ -121,7 +128,7 @@ correct store had no finding; 1 otherwise.`,
 			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 			fmt.Fprintf(tw, "variant\tseeds\tcaught by model\tcaught by P\tcaught by either\tmedian time to catch\n")
 			ok := falseAlarms == 0
-			for _, v := range efficacyVariants {
+			for _, v := range variants {
 				var m, p, either int
 				var times []time.Duration
 				pChecked := 0
@@ -177,6 +184,8 @@ correct store had no finding; 1 otherwise.`,
 	c.Flags().DurationVar(&first, "first", time.Second, "a variant seed's first run")
 	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
 	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
+	c.Flags().IntVar(&pRound, "p-round", 1, "which run of a variant seed the P oracle checks: 1 the first (--first long), 2 the second (twice as long), ...; the last one when the seed had fewer")
+	c.Flags().StringSliceVar(&variants, "variants", efficacyVariants, "the broken variants to observe")
 	oracles.register(c)
 	return c
 }
@@ -209,10 +218,10 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 
 // observeUntilCaught observes target with seed, first for first, then doubling, until the model
 // oracle refuses a run or the budget is spent.
-func observeUntilCaught(ctx context.Context, target string, seed int64, first, budget time.Duration) (*seedRun, error) {
+func observeUntilCaught(ctx context.Context, target string, seed int64, first, budget time.Duration, pRound int) (*seedRun, error) {
 	r := &seedRun{}
 	var spent, elapsed time.Duration
-	for b := first; spent+b <= budget; b *= 2 {
+	for round, b := 1, first; spent+b <= budget; round, b = round+1, b*2 {
 		t, took, err := observeOnce(ctx, target, seed, b)
 		if err != nil {
 			return nil, err
@@ -224,7 +233,7 @@ func observeUntilCaught(ctx context.Context, target string, seed int64, first, b
 		}
 		elapsed += took + time.Since(start)
 		spent += b
-		if r.first == nil {
+		if r.first == nil || round <= pRound {
 			r.first, r.firstTime = t, elapsed
 		}
 		if f != nil {
