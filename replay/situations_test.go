@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,8 +21,10 @@ var uncoveredSituations = []Situation{
 }
 
 // TestCorpusSituations prints the situation x count table of the corpus (the committed one, or
-// the one -corpus names, such as the gate's wide corpus) and requires every situation the
-// scenarios cover to occur.
+// the one -corpus or $PCONFORM_CORPUS names, such as the gate's wide corpus). On a wide corpus it
+// requires every situation the scenarios cover; the committed corpus keeps only a few traces per
+// test case, so which situations it happens to hold changes with any model change, and it is held
+// only to the list of uncovered ones: a situation it meets must leave that list.
 func TestCorpusSituations(t *testing.T) {
 	trs, _ := readCorpus(t)
 	s, err := SituationsOf(context.Background(), trs)
@@ -29,11 +32,13 @@ func TestCorpusSituations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("situations over %d traces:\n%s", len(trs), s)
+	committed := corpusDirectory() == filepath.Join("..", "traces", "corpus")
 	for _, sit := range AllSituations {
+		uncovered := slices.Contains(uncoveredSituations, sit)
 		switch {
-		case !slices.Contains(uncoveredSituations, sit) && s[sit] == 0:
+		case !committed && !uncovered && s[sit] == 0:
 			t.Errorf("the corpus never meets the situation %q", sit)
-		case slices.Contains(uncoveredSituations, sit) && s[sit] > 0 && *corpusDir == "":
+		case committed && uncovered && s[sit] > 0:
 			t.Errorf("the committed corpus now meets %q (%d times): remove it from uncoveredSituations", sit, s[sit])
 		}
 	}
