@@ -17,7 +17,8 @@
 //   - Ids are unique across all mailboxes, acked rows and dead letters: a repeated Enqueue reports
 //     duplicate and leaves the first row untouched.
 //   - Fencing: Ack, Nack and ExtendLease act only on a ready message carrying the given token,
-//     OutboxComplete and OutboxFail only on a pending row carrying the given claim token; otherwise
+//     OutboxComplete, OutboxFail and OutboxDeadLetter only on a pending row carrying the given
+//     claim token; otherwise
 //     they return ErrLeaseLost / ErrClaimLost and change nothing.
 //   - Every operation is atomic: it either commits whole or returns an error and writes nothing.
 //     Bad input is ErrInvalidArgument naming the argument, never a panic and never a partial write.
@@ -63,7 +64,10 @@
 //
 // A Publisher claims outbox batches and delivers each row: ModeFold enqueues and completes in one
 // transaction; ModeSplit commits the enqueue, then the completion, and never completes a row whose
-// enqueue failed.
+// enqueue failed. A failed delivery releases the row (OutboxFail after RetryDelay), or dead-letters
+// it when that was its last of MaxDeliveryAttempts (default 10); OutboxClaim never claims a row past
+// that bound and dead-letters one whose last claim ran out, so every outbox row ends completed or
+// dead-lettered. A row the publisher's Check refuses is dead-lettered at once.
 //
 // # What the package never does
 //

@@ -31,6 +31,8 @@ const (
 	logKeyDatabase    = "database"
 	logKeyMigration   = "migration"
 	logKeyOp          = "op"
+	logKeyReason      = "reason"
+	logKeyMaxDelivery = "max_delivery_attempts"
 )
 
 func attrMailbox(mb string) slog.Attr                  { return slog.String(logKeyMailbox, mb) }

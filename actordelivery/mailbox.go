@@ -15,6 +15,9 @@ const (
 	StateAcked     = "acked"
 	StatePending   = "pending"
 	StateCompleted = "completed"
+	// StateDeadLetter is an outbox row that will never be delivered (OutboxDeadLetter, or
+	// OutboxClaim on a row out of delivery attempts).
+	StateDeadLetter = "dead_letter"
 
 	// ReasonMaxAttempts is the reason a consumer dead-letters a message whose effective attempt
 	// reached max_attempts.

@@ -15,12 +15,26 @@ type OutboxMessage struct {
 	Priority    int
 	MaxAttempts int // >= 1
 	Payload     []byte
+	// MaxDeliveryAttempts bounds the claims of the row: once it has been claimed that often and
+	// holds no live claim, the next OutboxClaim dead-letters it instead of claiming it again.
+	// Zero means DefaultMaxDeliveryAttempts; negative is refused.
+	MaxDeliveryAttempts int
 }
+
+// DefaultMaxDeliveryAttempts is the delivery attempts an outbox row gets when its
+// OutboxMessage.MaxDeliveryAttempts is zero (the original runtime's default).
+const DefaultMaxDeliveryAttempts = 10
+
+// ReasonMaxDeliveryAttempts is the reason OutboxClaim, and a publisher whose delivery failed on
+// the row's last attempt, write into a dead-lettered outbox row.
+const ReasonMaxDeliveryAttempts = "max delivery attempts reached"
 
 // OutboxRow is a stored outbox row.
 type OutboxRow struct {
-	OutboxMessage
-	State string // StatePending or StateCompleted
+	OutboxMessage        // MaxDeliveryAttempts as stored: never zero
+	State         string // StatePending, StateCompleted or StateDeadLetter
+	// DeadReason says why the row was dead-lettered; "" unless State is StateDeadLetter.
+	DeadReason string
 	// DeliveryAttempts counts the claims of the row.
 	DeliveryAttempts int
 	AvailableAt      time.Time
@@ -32,15 +46,17 @@ type OutboxRow struct {
 
 func scanOutbox(sc interface{ Scan(...any) error }) (*OutboxRow, error) {
 	var (
-		r     OutboxRow
-		token sql.NullString
-		until sql.NullInt64
-		avail int64
+		r      OutboxRow
+		token  sql.NullString
+		until  sql.NullInt64
+		avail  int64
+		reason sql.NullString
 	)
 	if err := sc.Scan(&r.Seq, &r.ID, &r.Target, &r.Key, &r.Priority, &r.MaxAttempts, &r.Payload,
-		&r.State, &avail, &r.DeliveryAttempts, &token, &until); err != nil {
+		&r.State, &avail, &r.DeliveryAttempts, &token, &until, &r.MaxDeliveryAttempts, &reason); err != nil {
 		return nil, err
 	}
+	r.DeadReason = reason.String
 	r.AvailableAt = fromMillis(avail)
 	if token.Valid {
 		r.ClaimToken = token.String
@@ -57,8 +73,8 @@ func scanOutbox(sc interface{ Scan(...any) error }) (*OutboxRow, error) {
 // Without a transaction in ctx it commits on its own. A duplicate id changes nothing and reports
 // duplicate.
 //
-// Errors: ErrInvalidArgument (empty ID or Target, MaxAttempts < 1, read-only transaction), ErrBusy,
-// ErrClosed.
+// Errors: ErrInvalidArgument (empty ID or Target, MaxAttempts < 1, MaxDeliveryAttempts < 0,
+// read-only transaction), ErrBusy, ErrClosed.
 func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate bool, err error) {
 	const op = "OutboxEnqueue"
 	switch {
@@ -68,12 +84,18 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 		return false, invalid(op, "target is empty (row %q)", m.ID)
 	case m.MaxAttempts < 1:
 		return false, invalid(op, "max_attempts %d of row %q is below 1", m.MaxAttempts, m.ID)
+	case m.MaxDeliveryAttempts < 0:
+		return false, invalid(op, "max_delivery_attempts %d of row %q is negative", m.MaxDeliveryAttempts, m.ID)
+	}
+	maxDelivery := m.MaxDeliveryAttempts
+	if maxDelivery == 0 {
+		maxDelivery = DefaultMaxDeliveryAttempts
 	}
 	err = s.write(ctx, op, func(ts *txState, now int64) error {
 		res, err := ts.tx.ExecContext(ctx, qOutboxEnqueue,
 			named("id", m.ID), named("target", m.Target), named("key", m.Key),
 			named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
-			payloadArg(m.Payload), named("now", now))
+			payloadArg(m.Payload), named("now", now), named("max_delivery_attempts", maxDelivery))
 		if err != nil {
 			return s.dbErr(op+" "+m.ID, err)
 		}
@@ -83,7 +105,7 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 		}
 		duplicate = n == 0
 		ts.record("outbox_enqueue", false, EventArgs{ID: m.ID, Target: m.Target, Key: m.Key, Priority: m.Priority,
-			MaxAttempts: m.MaxAttempts, Payload: string(m.Payload)}, EventResult{Duplicate: duplicate})
+			MaxAttempts: m.MaxAttempts, Payload: string(m.Payload), MaxDeliveryAttempts: maxDelivery}, EventResult{Duplicate: duplicate})
 		if !duplicate {
 			return s.wakeAfterCommit(ctx, ts, topic{outbox: true})
 		}
@@ -95,9 +117,12 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 	return duplicate, nil
 }
 
-// OutboxClaim claims up to limit pending rows that are available (available_at <= now) and carry
-// no live claim, smallest seq first: all of them get one fresh token, claim_until = now + claimFor
-// and delivery_attempts + 1. The rows are returned in seq order, as they are after the claim.
+// OutboxClaim first dead-letters, with ReasonMaxDeliveryAttempts, every pending row that has
+// used up its delivery attempts (delivery_attempts >= max_delivery_attempts) and carries no live
+// claim. Then it claims up to limit pending rows that are available (available_at <= now), carry
+// no live claim and have attempts left, smallest seq first: all of them get one fresh token,
+// claim_until = now + claimFor and delivery_attempts + 1. The claimed rows are returned in seq
+// order, as they are after the claim. Both happen in one transaction.
 //
 // Errors: ErrInvalidArgument (limit < 1, claimFor outside [0, MaxDuration], read-only transaction), ErrBusy,
 // ErrClosed.
@@ -112,6 +137,10 @@ func (s *Store) OutboxClaim(ctx context.Context, limit int, claimFor time.Durati
 	var out []OutboxRow
 	err := s.write(ctx, op, func(ts *txState, now int64) error {
 		out = out[:0]
+		if _, err := ts.tx.ExecContext(ctx, qOutboxExhausted, named("reason", ReasonMaxDeliveryAttempts),
+			named("now", now)); err != nil {
+			return s.dbErr(op, err)
+		}
 		rows, err := ts.tx.QueryContext(ctx, qOutboxClaim, named("token", newToken()),
 			named("until", now+durMillis(claimFor)), named("now", now), named("limit", limit))
 		if err != nil {
@@ -175,6 +204,25 @@ func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Dur
 	}
 	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_fail", EventArgs{ID: id, Token: token, Delay: delay}, "claim_lost"}, func(now int64) (string, []any) {
 		return qOutboxFail, []any{named("id", id), named("token", token), named("available_at", now+durMillis(delay))}
+	})
+}
+
+// OutboxDeadLetter marks the row dead-lettered with reason and clears its claim, if it is pending
+// and carries token: a publisher does this when the row can never be delivered, or its last
+// delivery attempt failed.
+//
+// Errors: ErrClaimLost (nothing changed), ErrInvalidArgument (empty id, token or reason), ErrBusy,
+// ErrClosed.
+func (s *Store) OutboxDeadLetter(ctx context.Context, id, token, reason string) error {
+	const op = "OutboxDeadLetter"
+	if err := checkIDToken(op, id, token); err != nil {
+		return err
+	}
+	if reason == "" {
+		return invalid(op, "reason of %q is empty", id)
+	}
+	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_dead_letter", EventArgs{ID: id, Token: token, Reason: reason}, "claim_lost"}, func(int64) (string, []any) {
+		return qOutboxDeadLetter, []any{named("id", id), named("token", token), named("reason", reason)}
 	})
 }
 

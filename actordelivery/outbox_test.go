@@ -43,7 +43,8 @@ func TestOutboxEnqueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []OutboxRow{{OutboxMessage: OutboxMessage{ID: "kept", Target: "t", MaxAttempts: 2, Payload: []byte("p")},
+	want := []OutboxRow{{OutboxMessage: OutboxMessage{ID: "kept", Target: "t", MaxAttempts: 2, Payload: []byte("p"),
+		MaxDeliveryAttempts: DefaultMaxDeliveryAttempts},
 		State: StatePending, AvailableAt: base, Seq: rows[0].Seq}}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Fatalf("outbox (-want +got):\n%s", diff)
@@ -137,6 +138,12 @@ func TestOutboxBadInput(t *testing.T) {
 		{"enqueue empty id", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{Target: "t", MaxAttempts: 1}); return err }, "id"},
 		{"enqueue empty target", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "x", MaxAttempts: 1}); return err }, "target"},
 		{"enqueue max_attempts 0", func() error { _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "x", Target: "t"}); return err }, "max_attempts"},
+		{"enqueue negative max_delivery_attempts", func() error {
+			_, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "x", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: -1})
+			return err
+		}, "max_delivery_attempts"},
+		{"dead-letter empty token", func() error { return s.OutboxDeadLetter(ctx, "o", "", "r") }, "token"},
+		{"dead-letter empty reason", func() error { return s.OutboxDeadLetter(ctx, "o", "t", "") }, "reason"},
 		{"claim limit 0", func() error { _, err := s.OutboxClaim(ctx, 0, time.Second); return err }, "limit"},
 		{"claim negative claim_for", func() error { _, err := s.OutboxClaim(ctx, 1, -time.Second); return err }, "claim_for"},
 		{"complete empty id", func() error { return s.OutboxComplete(ctx, "", "t") }, "id"},
@@ -248,5 +255,82 @@ func TestProcessed(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.arg) {
 			t.Fatalf("error %q does not name %q", err, tc.arg)
 		}
+	}
+}
+
+// TestOutboxDeadLetters: a claim never takes a row past its max_delivery_attempts; it dead-letters
+// a row out of attempts once no live claim holds it. OutboxDeadLetter is fenced by the claim, and
+// completed and dead-lettered rows are final.
+func TestOutboxDeadLetters(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	for _, m := range []OutboxMessage{
+		{ID: "once", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 1},
+		{ID: "twice", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 2},
+		{ID: "manual", Target: "t", MaxAttempts: 1},
+	} {
+		if _, err := s.OutboxEnqueue(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := s.OutboxClaim(ctx, 5, 10*time.Second)
+	if err != nil || len(first) != 3 {
+		t.Fatalf("first claim = %+v, %v", first, err)
+	}
+	tok := first[0].ClaimToken
+	if first[2].MaxDeliveryAttempts != DefaultMaxDeliveryAttempts {
+		t.Fatalf("default max_delivery_attempts = %d", first[2].MaxDeliveryAttempts)
+	}
+	// A stale token dead-letters nothing; the claimant's does.
+	wantErr(t, s.OutboxDeadLetter(ctx, "manual", "stale", "r"), ErrClaimLost)
+	if err := s.OutboxDeadLetter(ctx, "manual", tok, "payload does not decode"); err != nil {
+		t.Fatal(err)
+	}
+	// A dead-lettered row cannot be completed, failed or dead-lettered again.
+	wantErr(t, s.OutboxComplete(ctx, "manual", tok), ErrClaimLost)
+	wantErr(t, s.OutboxFail(ctx, "manual", tok, 0), ErrClaimLost)
+	wantErr(t, s.OutboxDeadLetter(ctx, "manual", tok, "again"), ErrClaimLost)
+	// While the claims are live, nothing is dead-lettered.
+	if rows, _ := s.OutboxClaim(ctx, 5, 10*time.Second); len(rows) != 0 {
+		t.Fatalf("claimed during live claims: %+v", rows)
+	}
+	if r := outboxState(t, s, "once"); r.State != StatePending {
+		t.Fatalf("once dead-lettered under a live claim: %+v", r)
+	}
+	clk.Advance(10 * time.Second)
+	// "once" has used its attempt: dead-lettered; "twice" is claimed a second time.
+	second, err := s.OutboxClaim(ctx, 5, 10*time.Second)
+	if err != nil || len(second) != 1 || second[0].ID != "twice" || second[0].DeliveryAttempts != 2 {
+		t.Fatalf("second claim = %+v, %v", second, err)
+	}
+	clk.Advance(10 * time.Second)
+	if rows, _ := s.OutboxClaim(ctx, 5, 10*time.Second); len(rows) != 0 {
+		t.Fatalf("claimed past the maximum: %+v", rows)
+	}
+	for id, want := range map[string]OutboxRow{
+		"once":   {State: StateDeadLetter, DeadReason: ReasonMaxDeliveryAttempts, DeliveryAttempts: 1},
+		"twice":  {State: StateDeadLetter, DeadReason: ReasonMaxDeliveryAttempts, DeliveryAttempts: 2},
+		"manual": {State: StateDeadLetter, DeadReason: "payload does not decode", DeliveryAttempts: 1},
+	} {
+		r := outboxState(t, s, id)
+		if r.State != want.State || r.DeadReason != want.DeadReason || r.DeliveryAttempts != want.DeliveryAttempts || r.ClaimToken != "" {
+			t.Errorf("row %s = %+v, want state %s reason %q attempts %d and no claim", id, r, want.State, want.DeadReason, want.DeliveryAttempts)
+		}
+	}
+	// A completed row is final too.
+	if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "done", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	done, _ := s.OutboxClaim(ctx, 1, time.Second)
+	if err := s.OutboxComplete(ctx, "done", done[0].ClaimToken); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, s.OutboxDeadLetter(ctx, "done", done[0].ClaimToken, "late"), ErrClaimLost)
+	clk.Advance(time.Minute)
+	if _, err := s.OutboxClaim(ctx, 1, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if r := outboxState(t, s, "done"); r.State != StateCompleted || r.DeadReason != "" {
+		t.Fatalf("completed row changed: %+v", r)
 	}
 }

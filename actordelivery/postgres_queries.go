@@ -60,6 +60,7 @@ RETURNING id, attempts >= max_attempts`,
     SELECT seq FROM {p}outbox
     WHERE state = 'pending' AND available_at <= :now
       AND (claim_token IS NULL OR claim_until <= :now)
+      AND delivery_attempts < max_delivery_attempts
     ORDER BY seq
     LIMIT :limit
     FOR UPDATE SKIP LOCKED)

@@ -16,6 +16,7 @@ const (
 	ActionDelivered    = "delivered"
 	ActionClaimLost    = "claim_lost"
 	ActionCommitFailed = "commit_failed"
+	// A delivery whose Check refused the row reports ActionDeadLettered (as the consumer does).
 )
 
 // outboxStore is what a Publisher needs from a store: a *Store. It is an interface, and
@@ -27,6 +28,7 @@ type outboxStore interface {
 	OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error)
 	OutboxComplete(ctx context.Context, id, token string) error
 	OutboxFail(ctx context.Context, id, token string, delay time.Duration) error
+	OutboxDeadLetter(ctx context.Context, id, token, reason string) error
 }
 
 // PublishMode is how a delivery commits.
@@ -67,8 +69,20 @@ type PublisherOptions struct {
 	// local consumers need not wait for their next poll. (*Store also signals its own
 	// subscribers.)
 	Wake func(mailbox string)
-	_    struct{}
+	// RetryDelay is how long a row whose delivery failed waits before a claim may take it again
+	// (the delay Deliver hands to OutboxFail). Zero means no wait.
+	RetryDelay time.Duration
+	// Check, if set, vets each claimed row before its delivery: an error says the row can never
+	// be delivered (its payload does not decode, its target does not exist), and Deliver
+	// dead-letters the row with the error's message as the reason (ReasonUndeliverable when the
+	// message is empty) instead of enqueueing it. nil accepts every row.
+	Check func(ctx context.Context, row OutboxRow) error
+	_     struct{}
 }
+
+// ReasonUndeliverable is the dead-letter reason of a row that Check refused with an error whose
+// message is empty.
+const ReasonUndeliverable = "undeliverable"
 
 // DeliveryResult is what Deliver did. Duplicate reports what the target enqueue found — the
 // message id already present — even when the delivery then rolled back.
@@ -89,7 +103,9 @@ type Publisher struct {
 	// metrics is the store's Metrics when st is a *Store (or embeds one), NopMetrics otherwise.
 	metrics Metrics
 	// id numbers the publisher in a recording store's events; 0 until its first recorded step.
-	id atomic.Int64
+	id    atomic.Int64
+	retry time.Duration
+	check func(context.Context, OutboxRow) error
 }
 
 // NewPublisher returns a publisher over st, a *Store.
@@ -106,6 +122,9 @@ func NewPublisher(st outboxStore, opts PublisherOptions) (*Publisher, error) {
 	case opts.Batch < 0:
 		return nil, invalid(op, "batch %d is negative", opts.Batch)
 	}
+	if err := checkDuration(op, "retry_delay", opts.RetryDelay); err != nil {
+		return nil, err
+	}
 	if err := checkDuration(op, "claim_for", opts.ClaimFor); err != nil {
 		return nil, err
 	}
@@ -113,7 +132,7 @@ func NewPublisher(st outboxStore, opts PublisherOptions) (*Publisher, error) {
 		return nil, err
 	}
 	p := &Publisher{st: st, mode: opts.Mode, batch: opts.Batch, claimFor: opts.ClaimFor,
-		poll: opts.PollInterval, log: opts.Logger, wake: opts.Wake}
+		poll: opts.PollInterval, log: opts.Logger, wake: opts.Wake, retry: opts.RetryDelay, check: opts.Check}
 	if p.batch == 0 {
 		p.batch = 16
 	}
@@ -149,15 +168,25 @@ func rowMessage(row OutboxRow) NewMessage {
 
 // Deliver enqueues the claimed row's message into its target mailbox and completes the row.
 //
+// First, if Check refuses the row, it is dead-lettered (OutboxDeadLetter, fenced by the claim)
+// with Check's error message as the reason: "dead_lettered", or "claim_lost" when the claim no
+// longer matches; nothing is enqueued.
+//
 // ModeFold: one transaction holds Enqueue (a duplicate is fine) and OutboxComplete. A lost claim
 // rolls both back: "claim_lost", nil error. Any other failure — the enqueue, the completion or the
-// commit — changes nothing: "commit_failed" with the error, logged; the row is delivered again
-// once its claim expires.
+// commit — changes nothing: "commit_failed" with the error, logged.
 //
 // ModeSplit: Enqueue commits in one transaction, OutboxComplete in a second. If the first fails,
 // the row is not completed: "commit_failed" with the error, logged. If the completion finds the
 // claim lost: "claim_lost" (the message stays enqueued). If the completion fails otherwise:
 // "commit_failed" with the error; the redelivery will be a duplicate.
+//
+// After "commit_failed" the row is released in a transaction of its own, fenced by the claim: if
+// the failed attempt was the row's last (DeliveryAttempts >= MaxDeliveryAttempts) it is
+// dead-lettered with ReasonMaxDeliveryAttempts, otherwise OutboxFail makes it available again
+// after RetryDelay. A release that finds the claim lost changes nothing; one that fails leaves the
+// row claimed until the claim runs out (OutboxClaim then takes it again, or dead-letters it when
+// it has no attempts left).
 //
 // Errors (only with "commit_failed"): ErrInvalidArgument (a row without id or claim token), and the
 // store's errors, wrapped.
@@ -170,19 +199,72 @@ func (p *Publisher) Deliver(ctx context.Context, row OutboxRow) (DeliveryResult,
 	}
 	var res DeliveryResult
 	var err error
-	if p.mode == ModeSplit {
+	var cerr error
+	if p.check != nil {
+		cerr = p.check(ctx, row)
+	}
+	switch {
+	case cerr != nil:
+		res, err = p.undeliverable(ctx, row, cerr)
+	case p.mode == ModeSplit:
 		res, err = p.deliverSplit(ctx, row)
-	} else {
+	default:
 		res, err = p.deliverFold(ctx, row)
+	}
+	if res.Action == ActionCommitFailed && cerr == nil {
+		err = errors.Join(err, p.release(ctx, row))
 	}
 	// Counted after the delivery's transactions ended.
 	switch res.Action {
 	case ActionDelivered:
 		p.metrics.Count(CounterOutboxDelivered, row.Target, 1)
-	case ActionCommitFailed:
+	case ActionCommitFailed, ActionDeadLettered:
 		p.metrics.Count(CounterOutboxFailed, row.Target, 1)
 	}
 	return res, err
+}
+
+// undeliverable dead-letters a row that Check refused with cerr.
+func (p *Publisher) undeliverable(ctx context.Context, row OutboxRow, cerr error) (DeliveryResult, error) {
+	reason := cerr.Error()
+	if reason == "" {
+		reason = ReasonUndeliverable
+	}
+	err := p.st.OutboxDeadLetter(ctx, row.ID, row.ClaimToken, reason)
+	switch {
+	case err == nil:
+		p.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: outbox row cannot be delivered; dead-lettered",
+			p.rowAttrs(row, slog.String(logKeyReason, reason))...)
+		return DeliveryResult{Action: ActionDeadLettered}, nil
+	case errors.Is(err, ErrClaimLost):
+		p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost before the row was dead-lettered", p.rowAttrs(row)...)
+		return DeliveryResult{Action: ActionClaimLost}, nil
+	default:
+		return DeliveryResult{Action: ActionCommitFailed}, p.failed(ctx, row, "dead-letter", err)
+	}
+}
+
+// release hands back the claim of a row whose delivery failed: dead-lettered when that was its
+// last attempt, available again after RetryDelay otherwise. A lost claim is not an error.
+func (p *Publisher) release(ctx context.Context, row OutboxRow) error {
+	var err error
+	what := "release"
+	if row.MaxDeliveryAttempts > 0 && row.DeliveryAttempts >= row.MaxDeliveryAttempts {
+		what = "dead-letter"
+		err = p.st.OutboxDeadLetter(ctx, row.ID, row.ClaimToken, ReasonMaxDeliveryAttempts)
+		if err == nil {
+			p.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: outbox row out of delivery attempts; dead-lettered",
+				p.rowAttrs(row, slog.Int(logKeyMaxDelivery, row.MaxDeliveryAttempts))...)
+		}
+	} else {
+		err = p.st.OutboxFail(ctx, row.ID, row.ClaimToken, p.retry)
+	}
+	if err == nil || errors.Is(err, ErrClaimLost) {
+		return nil
+	}
+	p.log.LogAttrs(ctx, slog.LevelError, "actordelivery: outbox row could not be released; it stays claimed until the claim expires",
+		p.rowAttrs(row, slog.String(logKeyStage, what), attrError(err))...)
+	return fmt.Errorf("actordelivery: publisher: %s of %q: %w", what, row.ID, err)
 }
 
 func (p *Publisher) deliverFold(ctx context.Context, row OutboxRow) (DeliveryResult, error) {
@@ -262,7 +344,7 @@ func (p *Publisher) rowAttrs(row OutboxRow, extra ...slog.Attr) []slog.Attr {
 }
 
 func (p *Publisher) failed(ctx context.Context, row OutboxRow, what string, err error) error {
-	p.log.LogAttrs(ctx, slog.LevelError, "actordelivery: outbox delivery failed; row stays pending until its claim expires",
+	p.log.LogAttrs(ctx, slog.LevelError, "actordelivery: outbox delivery failed",
 		p.rowAttrs(row, slog.String(logKeyMode, p.mode.String()), slog.String(logKeyStage, what), attrError(err))...)
 	return fmt.Errorf("actordelivery: publisher: %s of %q to %q: %w", what, row.ID, row.Target, err)
 }

@@ -158,7 +158,7 @@ func TestPublisherCommitFails(t *testing.T) {
 	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, clk := testStore(t)
+			s, _ := testStore(t)
 			mustOutbox(t, s, "o1")
 			var logs syncBuffer
 			faulty := &faultyStore{Store: s, failTx: 1}
@@ -172,8 +172,9 @@ func TestPublisherCommitFails(t *testing.T) {
 			}
 			_, gerr := s.GetMessage(ctx, "o1")
 			wantErr(t, gerr, ErrNotFound)
+			// The publisher released the row: no claim, available after RetryDelay (zero).
 			r := outboxState(t, s, "o1")
-			if r.State != StatePending || r.ClaimToken != rows[0].ClaimToken {
+			if r.State != StatePending || r.ClaimToken != "" || !r.AvailableAt.Equal(base) {
 				t.Fatalf("row after a failed commit: %+v", r)
 			}
 			if woke != 0 {
@@ -184,12 +185,7 @@ func TestPublisherCommitFails(t *testing.T) {
 					t.Fatalf("log lacks %q:\n%s", want, logs.String())
 				}
 			}
-			// Not before the claim expires...
-			if again, _ := p.Claim(ctx); len(again) != 0 {
-				t.Fatalf("claimed during the live claim: %+v", again)
-			}
-			clk.Advance(10 * time.Second)
-			// ...then delivered normally.
+			// The next step delivers it, without waiting for the claim to run out.
 			n, err := p.Step(ctx)
 			if err != nil || n != 1 {
 				t.Fatalf("redelivery Step = %d, %v", n, err)
@@ -263,6 +259,7 @@ func TestPublisherBadInput(t *testing.T) {
 		{"negative batch", s, PublisherOptions{Batch: -1}, "batch"},
 		{"negative claim", s, PublisherOptions{ClaimFor: -1}, "claim_for"},
 		{"negative poll", s, PublisherOptions{PollInterval: -1}, "poll_interval"},
+		{"negative retry delay", s, PublisherOptions{RetryDelay: -time.Second}, "retry_delay"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewPublisher(tc.st, tc.opts)
@@ -308,4 +305,66 @@ func TestPublisherRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestPublisherDeadLetters: a delivery that fails on the row's last attempt dead-letters the row;
+// an earlier failure releases it after RetryDelay; a row Check refuses is dead-lettered at once
+// with Check's message and never enqueued.
+func TestPublisherDeadLetters(t *testing.T) {
+	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := context.Background()
+			s, clk := testStore(t)
+			for _, m := range []OutboxMessage{
+				{ID: "flaky", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 2},
+				{ID: "poison", Target: "t", MaxAttempts: 1, Payload: []byte("{")},
+			} {
+				if _, err := s.OutboxEnqueue(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			faulty := &faultyStore{Store: s, failTx: 2}
+			p := newPublisher(t, faulty, PublisherOptions{Mode: mode, Batch: 1, RetryDelay: 5 * time.Second,
+				Check: func(_ context.Context, r OutboxRow) error {
+					if string(r.Payload) == "{" {
+						return errors.New("payload does not decode")
+					}
+					return nil
+				}})
+			rows, _ := p.Claim(ctx)
+			if res, err := p.Deliver(ctx, rows[0]); res.Action != ActionCommitFailed || !errors.Is(err, errInjected) {
+				t.Fatalf("first delivery = %+v, %v", res, err)
+			}
+			if r := outboxState(t, s, "flaky"); r.State != StatePending || r.ClaimToken != "" || !r.AvailableAt.Equal(base.Add(5*time.Second)) {
+				t.Fatalf("flaky after its first failure: %+v", r)
+			}
+			// The poison row is next (flaky waits out its retry delay): refused, dead-lettered.
+			rows, _ = p.Claim(ctx)
+			if len(rows) != 1 || rows[0].ID != "poison" {
+				t.Fatalf("second claim %+v", rows)
+			}
+			if res, err := p.Deliver(ctx, rows[0]); res.Action != ActionDeadLettered || err != nil {
+				t.Fatalf("poison delivery = %+v, %v", res, err)
+			}
+			_, gerr := s.GetMessage(ctx, "poison")
+			wantErr(t, gerr, ErrNotFound)
+			clk.Advance(5 * time.Second)
+			rows, _ = p.Claim(ctx)
+			if len(rows) != 1 || rows[0].ID != "flaky" || rows[0].DeliveryAttempts != 2 {
+				t.Fatalf("third claim %+v", rows)
+			}
+			if res, _ := p.Deliver(ctx, rows[0]); res.Action != ActionCommitFailed {
+				t.Fatalf("last delivery = %+v", res)
+			}
+			for id, reason := range map[string]string{"flaky": ReasonMaxDeliveryAttempts, "poison": "payload does not decode"} {
+				if r := outboxState(t, s, id); r.State != StateDeadLetter || r.DeadReason != reason || r.ClaimToken != "" {
+					t.Errorf("%s = %+v, want dead_letter with reason %q", id, r, reason)
+				}
+			}
+			clk.Advance(time.Hour)
+			if n, err := p.Step(ctx); n != 0 || err != nil {
+				t.Fatalf("Step after both rows died = %d, %v", n, err)
+			}
+		})
+	}
 }

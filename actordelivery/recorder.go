@@ -53,12 +53,14 @@ type EventArgs struct {
 	MaxAttempts int           `json:"max_attempts,omitempty"`
 	Delay       time.Duration `json:"delay,omitempty"`
 	Payload     string        `json:"payload,omitempty"`
-	LeaseFor    time.Duration `json:"lease_for,omitempty"`
-	Token       string        `json:"token,omitempty"`
-	Reason      string        `json:"reason,omitempty"`
-	Target      string        `json:"target,omitempty"`
-	Limit       int           `json:"limit,omitempty"`
-	ClaimFor    time.Duration `json:"claim_for,omitempty"`
+	// MaxDeliveryAttempts is an outbox row's bound as stored (the default filled in).
+	MaxDeliveryAttempts int           `json:"max_delivery_attempts,omitempty"`
+	LeaseFor            time.Duration `json:"lease_for,omitempty"`
+	Token               string        `json:"token,omitempty"`
+	Reason              string        `json:"reason,omitempty"`
+	Target              string        `json:"target,omitempty"`
+	Limit               int           `json:"limit,omitempty"`
+	ClaimFor            time.Duration `json:"claim_for,omitempty"`
 	// Worker numbers a Consumer, Publisher a Publisher, within one store (from 1, in creation order).
 	Worker     int           `json:"worker,omitempty"`
 	Publisher  int           `json:"publisher,omitempty"`

@@ -116,13 +116,22 @@ FROM {p}dead_letters ORDER BY dseq`
 // Outbox.
 
 const outboxCols = `seq, id, target, key, priority, max_attempts, payload, state, available_at,
-    delivery_attempts, claim_token, claim_until`
+    delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason`
 
 const (
 	qOutboxEnqueue = `INSERT INTO {p}outbox
-    (id, target, key, priority, max_attempts, payload, state, available_at, delivery_attempts, created_at)
-VALUES (:id, :target, :key, :priority, :max_attempts, :payload, 'pending', :now, 0, :now)
+    (id, target, key, priority, max_attempts, payload, state, available_at, delivery_attempts, created_at,
+     max_delivery_attempts)
+VALUES (:id, :target, :key, :priority, :max_attempts, :payload, 'pending', :now, 0, :now, :max_delivery_attempts)
 ON CONFLICT (id) DO NOTHING`
+
+	// The claim's first statement: every pending row that has used up its delivery attempts and
+	// holds no live claim is dead-lettered (its last delivery crashed, or failed without
+	// reaching OutboxDeadLetter).
+	qOutboxExhausted = `UPDATE {p}outbox
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
+WHERE state = 'pending' AND delivery_attempts >= max_delivery_attempts
+  AND (claim_token IS NULL OR claim_until <= :now)`
 
 	// RETURNING does not promise an order; the caller sorts the batch by seq.
 	qOutboxClaim = `UPDATE {p}outbox
@@ -131,6 +140,7 @@ WHERE seq IN (
     SELECT seq FROM {p}outbox
     WHERE state = 'pending' AND available_at <= :now
       AND (claim_token IS NULL OR claim_until <= :now)
+      AND delivery_attempts < max_delivery_attempts
     ORDER BY seq
     LIMIT :limit)
 RETURNING ` + outboxCols
@@ -139,6 +149,10 @@ RETURNING ` + outboxCols
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qOutboxFail = `UPDATE {p}outbox SET claim_token = NULL, claim_until = NULL, available_at = :available_at
+WHERE id = :id AND state = 'pending' AND claim_token = :token`
+
+	qOutboxDeadLetter = `UPDATE {p}outbox
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qListOutbox = `SELECT ` + outboxCols + ` FROM {p}outbox ORDER BY seq`

@@ -544,3 +544,48 @@ func TestManualClock(t *testing.T) {
 		t.Fatalf("stored times %v %v", m.CreatedAt, m.AvailableAt)
 	}
 }
+
+// TestOpenUpgradesOutboxToDeadLetters: a SQLite database at schema version 1 (before outbox dead
+// letters) opens with its outbox rows intact, claims included, each with the default
+// max_delivery_attempts, and the rebuilt table accepts dead-lettered rows.
+func TestOpenUpgradesOutboxToDeadLetters(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := migrationFS.ReadFile("migrations/sqlite/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		strings.ReplaceAll(qSchemaVersionTable, "{p}", ""),
+		strings.ReplaceAll(string(v1), "{p}", ""),
+		`INSERT INTO schema_version (version, applied_at) VALUES (1, 0)`,
+		`INSERT INTO outbox (id, target, key, priority, max_attempts, payload, state, available_at, delivery_attempts,
+			claim_token, claim_until, created_at) VALUES ('old', 't', '', 0, 2, NULL, 'pending', 0, 3, 'tok', 99, 0)`,
+	} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("setting up a version 1 database: %v", err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	r := outboxState(t, s, "old")
+	if r.MaxDeliveryAttempts != DefaultMaxDeliveryAttempts || r.DeliveryAttempts != 3 || r.ClaimToken != "tok" || r.State != StatePending {
+		t.Fatalf("upgraded row %+v", r)
+	}
+	if err := s.OutboxDeadLetter(ctx, "old", "tok", "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if r := outboxState(t, s, "old"); r.State != StateDeadLetter || r.DeadReason != "gave up" {
+		t.Fatalf("dead-lettered upgraded row %+v", r)
+	}
+	mustOutbox(t, s, "new")
+	if rows, _ := s.ListOutbox(ctx); len(rows) != 2 || rows[1].Seq <= rows[0].Seq {
+		t.Fatalf("a row enqueued after the upgrade: %+v", rows)
+	}
+}

@@ -37,6 +37,7 @@ var counterexampleVariants = map[string]string{
 	"tcUnfencedAckCounterexample":              "unfenced-ack",
 	"tcLeaselessFetchedAttemptsCounterexample": "fetched-attempts",
 	"tcFifoOvertakeCounterexample":             "fifo-overtake",
+	"tcOutboxUnboundedCounterexample":          "outbox-unbounded",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

@@ -137,7 +137,7 @@ func decodeOutboxRow(raw json.RawMessage, path string) (traces.OutboxRow, error)
 		"priority": &priority, "max_attempts": &maxAttempts, "delivery_attempts": &deliveryAttempts,
 		"token": &token, "available_at": &r.AvailableAt, "claim_until": &r.ClaimUntil,
 	}
-	strs := map[string]*string{"id": &r.ID, "target": &r.Target, "key": &r.Key, "payload": &r.Payload}
+	strs := map[string]*string{"id": &r.ID, "target": &r.Target, "key": &r.Key, "payload": &r.Payload, "reason": &r.Reason}
 	if err := readRow(o, strs, ints); err != nil {
 		return r, err
 	}

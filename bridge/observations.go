@@ -21,6 +21,7 @@ type obsSpec struct {
 // profile can change.
 var opsWithBug = map[traces.Op]bool{
 	traces.OpLease:            true,
+	traces.OpOutboxClaim:      true,
 	traces.OpConsumerFetch:    true,
 	traces.OpConsumerHandle:   true,
 	traces.OpPublisherDeliver: true,

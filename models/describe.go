@@ -116,11 +116,11 @@ func DescribeState(s State) string {
 		b.WriteString("outbox:\n")
 		rows := slices.SortedFunc(maps.Values(s.outbox), func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
 		for _, o := range rows {
-			state := traces.StatePending
-			if o.completed {
-				state = traces.StateCompleted
+			fmt.Fprintf(&b, "  #%d %q -> %q %s delivery_attempts %d/%d available_at %d", o.seq, o.id, o.target, o.state(),
+				o.deliveryAttempts, o.maxDeliveryAttempts, o.availableAt)
+			if o.deadReason != "" {
+				fmt.Fprintf(&b, " reason %q", o.deadReason)
 			}
-			fmt.Fprintf(&b, "  #%d %q -> %q %s delivery_attempts %d available_at %d", o.seq, o.id, o.target, state, o.deliveryAttempts, o.availableAt)
 			if o.token != 0 {
 				fmt.Fprintf(&b, " token %d until %d", o.token, o.claimUntil)
 			}

@@ -63,6 +63,22 @@ func outboxEnqueue(at int64, id, target string, max int) traces.Step {
 	return traces.Step{Op: traces.OpOutboxEnqueue, At: at, Args: traces.Args{ID: id, Target: target, MaxAttempts: max}}
 }
 
+func outboxEnqueueMax(at int64, id, target string, max, maxDelivery int) traces.Step {
+	s := outboxEnqueue(at, id, target, max)
+	s.Args.MaxDeliveryAttempts = maxDelivery
+	return s
+}
+
+func outboxDeadLetter(at int64, id string, token int, reason string) traces.Step {
+	return traces.Step{Op: traces.OpOutboxDeadLetter, At: at, Args: traces.Args{ID: id, Token: token, Reason: reason}}
+}
+
+func deliverRetry(at int64, id string, token int, profile, fault string, retryDelay int64) traces.Step {
+	s := deliver(at, id, token, profile, fault)
+	s.Args.RetryDelay = retryDelay
+	return s
+}
+
 func outboxClaim(at int64, limit int, claimFor int64) traces.Step {
 	return traces.Step{Op: traces.OpOutboxClaim, At: at, Args: traces.Args{Limit: limit, ClaimFor: claimFor}}
 }

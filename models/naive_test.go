@@ -19,9 +19,11 @@ type naiveModel struct {
 	rows     []naiveRow
 	dead     []traces.DeadLetterRow
 	outbox   []traces.OutboxRow // creation order
-	effects  map[string][]string
-	tokens   int
-	held     map[int]naiveHeld
+	// maxDelivery holds each outbox row's max_delivery_attempts, default applied.
+	maxDelivery map[string]int
+	effects     map[string][]string
+	tokens      int
+	held        map[int]naiveHeld
 	// mutation deliberately breaks one rule ("" for none), so a test can show the comparison
 	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
 	// live at lease_until == now.
@@ -288,8 +290,22 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		}
 		n.outbox = append(n.outbox, traces.OutboxRow{ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority,
 			MaxAttempts: a.MaxAttempts, Payload: a.Payload, State: traces.StatePending, AvailableAt: at})
+		if n.maxDelivery == nil {
+			n.maxDelivery = map[string]int{}
+		}
+		n.maxDelivery[a.ID] = a.MaxDeliveryAttempts
+		if a.MaxDeliveryAttempts == 0 {
+			n.maxDelivery[a.ID] = traces.DefaultMaxDeliveryAttempts
+		}
 		return traces.Result{}
 	case traces.OpOutboxClaim:
+		// First the sweep: exhausted rows without a live claim are dead-lettered.
+		for i, o := range n.outbox {
+			if o.State == traces.StatePending && !(o.Token != 0 && o.ClaimUntil > at) && o.DeliveryAttempts >= n.maxDelivery[o.ID] {
+				n.outbox[i].State, n.outbox[i].Reason = traces.StateDeadLetter, traces.ReasonMaxDeliveryAttempts
+				n.outbox[i].Token, n.outbox[i].ClaimUntil = 0, 0
+			}
+		}
 		var picked []int
 		for i, o := range n.outbox {
 			if len(picked) < a.Limit && o.State == traces.StatePending && o.AvailableAt <= at && !(o.Token != 0 && o.ClaimUntil > at) {
@@ -320,6 +336,8 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			n.outbox[i].Token, n.outbox[i].ClaimUntil, n.outbox[i].AvailableAt = 0, 0, at+a.Delay
 		}
 		return errResult(i >= 0, traces.ErrKindClaimLost)
+	case traces.OpOutboxDeadLetter:
+		return errResult(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		return traces.Result{}
 	case traces.OpConsumerFetch:
@@ -394,48 +412,79 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		}
 		return r
 	case traces.OpPublisherDeliver:
-		i := n.outboxRow(a.ID)
-		o := n.outbox[i]
-		dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID })
-		holds := n.claimRow(o.ID, a.Token) >= 0
-		deliver := func() {
-			n.enqueue(o.Target, o.ID, o.Key, o.Priority, o.MaxAttempts, at, o.Payload)
-		}
-		complete := func() {
-			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
-		}
-		if a.Profile == traces.ProfileFold {
-			switch {
-			case !holds:
-				return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
-			case a.Fault == traces.FaultCommitFails:
-				return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
+		r := n.deliver(at, a)
+		if r.Action == traces.ActionCommitFailed {
+			// The publisher releases the row it failed to deliver, fenced by its claim.
+			if i := n.claimRow(a.ID, a.Token); i >= 0 {
+				if n.outbox[i].DeliveryAttempts >= n.maxDelivery[a.ID] {
+					n.outboxDeadLetter(a.ID, a.Token, traces.ReasonMaxDeliveryAttempts)
+				} else {
+					n.outbox[i].Token, n.outbox[i].ClaimUntil, n.outbox[i].AvailableAt = 0, 0, at+a.RetryDelay
+				}
 			}
-			deliver()
-			complete()
-			if a.Fault == traces.FaultCrashBetween {
-				return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
-			}
-			return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
 		}
-		if a.Fault == traces.FaultCommitFails {
-			return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
-		}
-		deliver()
-		switch {
-		case a.Fault == traces.FaultCrashBetween:
-			return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
-		case !holds:
-			return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
-		}
-		complete()
-		return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
+		return r
 	case traces.OpCrash:
 		n.held = map[int]naiveHeld{}
 		return traces.Result{}
 	}
 	// The generator only makes known ops; an unknown one shows up as a mismatch.
 	return traces.Result{Err: "naive model: unknown op " + string(op)}
+}
+
+func (n *naiveModel) outboxDeadLetter(id string, token int, reason string) bool {
+	i := n.claimRow(id, token)
+	if i < 0 {
+		return false
+	}
+	n.outbox[i].State, n.outbox[i].Reason, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateDeadLetter, reason, 0, 0
+	return true
+}
+
+// deliver is one publisher delivery before the release of a failed one.
+func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
+	if a.Fault == traces.FaultUndeliverable {
+		if n.outboxDeadLetter(a.ID, a.Token, traces.ReasonUndeliverable) {
+			return traces.Result{Action: traces.ActionDeadLettered}
+		}
+		return traces.Result{Action: traces.ActionClaimLost}
+	}
+	i := n.outboxRow(a.ID)
+	o := n.outbox[i]
+	dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID })
+	holds := n.claimRow(o.ID, a.Token) >= 0
+	deliver := func() {
+		n.enqueue(o.Target, o.ID, o.Key, o.Priority, o.MaxAttempts, at, o.Payload)
+	}
+	complete := func() {
+		n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+	}
+	if a.Profile == traces.ProfileFold {
+		switch {
+		case !holds:
+			return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
+		case a.Fault == traces.FaultCommitFails:
+			return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
+		}
+		deliver()
+		complete()
+		if a.Fault == traces.FaultCrashBetween {
+			return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
+		}
+		return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
+	}
+	if a.Fault == traces.FaultCommitFails {
+		return traces.Result{Action: traces.ActionCommitFailed, Duplicate: dup}
+	}
+	deliver()
+	switch {
+	case a.Fault == traces.FaultCrashBetween:
+		return traces.Result{Action: traces.ActionCrashed, Duplicate: dup}
+	case !holds:
+		return traces.Result{Action: traces.ActionClaimLost, Duplicate: dup}
+	}
+	complete()
+	return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
 }
 
 func errResult(ok bool, kind string) traces.Result {

@@ -9,25 +9,40 @@ import (
 
 // The outbox operations of docs/semantics.md, on a State that Step has already cloned.
 
-// outboxEnqueue inserts a pending row, available now, unless id is taken; it reports whether it was.
-func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts int, payload string, now int64) (duplicate bool) {
+// outboxEnqueue inserts a pending row, available now, unless id is taken; it reports whether it
+// was. maxDelivery 0 means traces.DefaultMaxDeliveryAttempts.
+func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, maxDelivery int, payload string, now int64) (duplicate bool) {
 	if _, ok := s.outbox[id]; ok {
 		return true
+	}
+	if maxDelivery == 0 {
+		maxDelivery = traces.DefaultMaxDeliveryAttempts
 	}
 	s.lastSeq++
 	s.outbox[id] = outboxRow{
 		id: id, target: target, key: key, payload: payload, priority: priority,
-		maxAttempts: maxAttempts, availableAt: now, seq: s.lastSeq,
+		maxAttempts: maxAttempts, maxDeliveryAttempts: maxDelivery, availableAt: now, seq: s.lastSeq,
 	}
 	return false
 }
 
-// outboxClaim claims up to limit pending rows that are available at now and carry no live claim,
-// smallest seq first, all under one new token. An empty batch issues no token.
+// outboxClaim first dead-letters every pending row that has used up its delivery attempts and
+// carries no live claim (reason "max delivery attempts reached"); then it claims up to limit
+// pending rows that are available at now, carry no live claim and have attempts left, smallest
+// seq first, all under one new token. An empty batch issues no token.
 func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 	var rows []outboxRow
-	for _, o := range s.outbox {
-		if o.completed || o.availableAt > now || (o.token != 0 && o.claimUntil > now) {
+	for id, o := range s.outbox {
+		if !o.pending() || (o.token != 0 && o.claimUntil > now) {
+			continue
+		}
+		if o.deliveryAttempts >= o.maxDeliveryAttempts {
+			o.deadReason = traces.ReasonMaxDeliveryAttempts
+			o.token, o.claimUntil = 0, 0
+			s.outbox[id] = o
+			continue
+		}
+		if o.availableAt > now {
 			continue
 		}
 		rows = append(rows, o)
@@ -52,7 +67,7 @@ func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 // claimHolding returns the outbox row id if it exists, is pending and carries exactly token.
 func (s *State) claimHolding(id string, token int) (outboxRow, bool) {
 	o, ok := s.outbox[id]
-	if !ok || o.completed || o.token == 0 || o.token != token {
+	if !ok || !o.pending() || o.token == 0 || o.token != token {
 		return outboxRow{}, false
 	}
 	return o, true
@@ -78,6 +93,18 @@ func (s *State) outboxFail(id string, token int, availableAt int64) bool {
 	}
 	o.token, o.claimUntil = 0, 0
 	o.availableAt = availableAt
+	s.outbox[id] = o
+	return true
+}
+
+// outboxDeadLetter dead-letters id with reason and clears its claim, if it holds token.
+func (s *State) outboxDeadLetter(id string, token int, reason string) bool {
+	o, ok := s.claimHolding(id, token)
+	if !ok {
+		return false
+	}
+	o.deadReason = reason
+	o.token, o.claimUntil = 0, 0
 	s.outbox[id] = o
 	return true
 }

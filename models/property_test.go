@@ -291,15 +291,20 @@ func (g *gen) step() traces.Step {
 		st.Op = traces.OpOutboxEnqueue
 		a.ID, a.Target, a.Key = pick(g.rng, genOutboxIDs), pick(g.rng, genMailboxes), pick(g.rng, genKeys)
 		a.Priority, a.MaxAttempts = g.rng.IntN(3), 1+g.rng.IntN(3)
+		// Mostly small bounds, so that rows run out of delivery attempts; 0 is the default.
+		a.MaxDeliveryAttempts = g.rng.IntN(3)
 	case r < 64:
 		st.Op = traces.OpOutboxClaim
 		a.Limit, a.ClaimFor = 1+g.rng.IntN(3), int64(g.rng.IntN(6))
 	case r < 66:
 		st.Op = traces.OpOutboxComplete
 		a.ID, a.Token = pick(g.rng, genOutboxIDs), g.token()
-	case r < 68:
+	case r < 67:
 		st.Op = traces.OpOutboxFail
 		a.ID, a.Token, a.Delay = pick(g.rng, genOutboxIDs), g.token(), int64(g.rng.IntN(3))
+	case r < 68:
+		st.Op = traces.OpOutboxDeadLetter
+		a.ID, a.Token, a.Reason = pick(g.rng, genOutboxIDs), g.token(), "by hand"
 	case r < 70:
 		st.Op = traces.OpAdvanceClock
 	case r < 82:
@@ -323,7 +328,9 @@ func (g *gen) step() traces.Step {
 		st.Op = traces.OpPublisherDeliver
 		a.Publisher, a.ID, a.Token = 1, pick(g.rng, g.outboxIDs), g.token()
 		a.Profile = pick(g.rng, []string{traces.ProfileFold, traces.ProfileSplit})
-		a.Fault = pick(g.rng, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween})
+		a.Fault = pick(g.rng, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween,
+			traces.FaultUndeliverable})
+		a.RetryDelay = int64(g.rng.IntN(3))
 	default:
 		st.Op = traces.OpCrash
 	}

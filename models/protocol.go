@@ -136,10 +136,36 @@ func profileOf(leaseless bool) string {
 // process died follows it with a crash step). On the fold, when the completion reports claim_lost
 // no commit happens, so neither commit_fails nor crash_between can strike: the action is
 // claim_lost.
+//
+// undeliverable: the publisher's check refuses the row before anything is enqueued, and the row is
+// dead-lettered with reason "undeliverable", fenced by the claim (claim_lost when it no longer
+// holds). After a commit_failed delivery the publisher releases the row in a commit of its own,
+// fenced by the claim: dead-lettered ("max delivery attempts reached") when the failed attempt was
+// its last, otherwise outbox_fail with a.RetryDelay.
 func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error) {
+	r, err := s.deliverOnce(a, now)
+	if err == nil && r.Action == traces.ActionCommitFailed {
+		if o, holds := s.claimHolding(a.ID, a.Token); holds {
+			if o.deliveryAttempts >= o.maxDeliveryAttempts {
+				s.outboxDeadLetter(a.ID, a.Token, traces.ReasonMaxDeliveryAttempts)
+			} else {
+				s.outboxFail(a.ID, a.Token, now+a.RetryDelay)
+			}
+		}
+	}
+	return r, err
+}
+
+func (s *State) deliverOnce(a traces.Args, now int64) (traces.Result, error) {
 	o, ok := s.outbox[a.ID]
 	if !ok {
 		return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist", a.ID)
+	}
+	if a.Fault == traces.FaultUndeliverable {
+		if s.outboxDeadLetter(o.id, a.Token, traces.ReasonUndeliverable) {
+			return traces.Result{Action: traces.ActionDeadLettered}, nil
+		}
+		return traces.Result{Action: traces.ActionClaimLost}, nil
 	}
 	duplicate := s.has(o.id)
 	enqueue := func() {

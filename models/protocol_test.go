@@ -10,13 +10,14 @@ import (
 )
 
 const (
-	fold         = traces.ProfileFold
-	split        = traces.ProfileSplit
-	outcomeOK    = traces.OutcomeOK
-	outcomeFail  = traces.OutcomeFail
-	faultNone    = traces.FaultNone
-	commitFails  = traces.FaultCommitFails
-	crashBetween = traces.FaultCrashBetween
+	fold          = traces.ProfileFold
+	split         = traces.ProfileSplit
+	outcomeOK     = traces.OutcomeOK
+	outcomeFail   = traces.OutcomeFail
+	faultNone     = traces.FaultNone
+	commitFails   = traces.FaultCommitFails
+	crashBetween  = traces.FaultCrashBetween
+	undeliverable = traces.FaultUndeliverable
 )
 
 var noEffects = map[string][]string{}
@@ -275,14 +276,67 @@ func TestPublisher(t *testing.T) {
 			},
 		},
 		{
-			name: "fold: a failed commit changes nothing; the row is delivered again once the claim runs out",
-			steps: with(deliver(1, "o1", 1, fold, commitFails), outboxClaim(5, 1, 10), outboxClaim(10, 1, 10),
-				deliver(10, "o1", 2, fold, faultNone)),
-			want: then(delivered(traces.ActionCommitFailed, false), none, claimed(2, row("o1", 2)),
+			name: "fold: a failed commit enqueues nothing; the publisher releases the row and it is delivered again",
+			steps: with(deliver(1, "o1", 1, fold, commitFails), outboxClaim(5, 1, 10),
+				deliver(5, "o1", 2, fold, faultNone)),
+			want: then(delivered(traces.ActionCommitFailed, false), claimed(2, row("o1", 2)),
 				delivered(traces.ActionDelivered, false)),
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateCompleted, DeliveryAttempts: 2})
-				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "o1", State: traces.StateReady, MaxAttempts: 3, AvailableAt: 10})
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateCompleted, DeliveryAttempts: 2, AvailableAt: 1})
+				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "o1", State: traces.StateReady, MaxAttempts: 3, AvailableAt: 5})
+			},
+		},
+		{
+			name:  "a failed delivery's release waits retry_delay",
+			steps: with(deliverRetry(1, "o1", 1, split, commitFails, 4), outboxClaim(4, 1, 10), outboxClaim(5, 1, 10)),
+			want:  then(delivered(traces.ActionCommitFailed, false), none, claimed(2, row("o1", 2))),
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 2, AvailableAt: 5, Token: 2, ClaimUntil: 15})
+			},
+		},
+		{
+			name: "a failed delivery on the row's last attempt dead-letters it",
+			steps: []traces.Step{outboxEnqueueMax(0, "o1", "a", 3, 2), outboxClaim(0, 1, 10),
+				deliver(1, "o1", 1, fold, commitFails), outboxClaim(1, 1, 10), deliver(1, "o1", 2, split, commitFails),
+				outboxClaim(2, 1, 10)},
+			want: []traces.Result{okR, claimed(1, row("o1", 1)), delivered(traces.ActionCommitFailed, false),
+				claimed(2, row("o1", 2)), delivered(traces.ActionCommitFailed, false), none},
+			check: func(t *testing.T, snap traces.Snapshot) {
+				noMessages(t, snap)
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateDeadLetter, DeliveryAttempts: 2, AvailableAt: 1,
+					Reason: traces.ReasonMaxDeliveryAttempts})
+			},
+		},
+		{
+			name: "a claim dead-letters a row whose last claim ran out, and never claims it again",
+			steps: []traces.Step{outboxEnqueueMax(0, "o1", "a", 3, 1), outboxClaim(0, 1, 10),
+				deliver(1, "o1", 1, split, crashBetween), crash(1), outboxClaim(9, 1, 10), outboxClaim(10, 1, 10),
+				deliver(10, "o1", 1, fold, faultNone)},
+			want: []traces.Result{okR, claimed(1, row("o1", 1)), delivered(traces.ActionCrashed, false), okR, none, none,
+				delivered(traces.ActionClaimLost, true)},
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateDeadLetter, DeliveryAttempts: 1,
+					Reason: traces.ReasonMaxDeliveryAttempts})
+				wantMessage(t, snap, delivered1)
+			},
+		},
+		{
+			name:  "an undeliverable row is dead-lettered and nothing is enqueued; a lost claim changes nothing",
+			steps: with(deliver(1, "o1", 1, fold, undeliverable), deliver(1, "o1", 1, split, undeliverable)),
+			want:  then(delivered(traces.ActionDeadLettered, false), delivered(traces.ActionClaimLost, false)),
+			check: func(t *testing.T, snap traces.Snapshot) {
+				noMessages(t, snap)
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateDeadLetter, DeliveryAttempts: 1,
+					Reason: traces.ReasonUndeliverable})
+			},
+		},
+		{
+			name: "outbox_dead_letter is fenced by the claim; a completed row cannot be dead-lettered",
+			steps: with(outboxDeadLetter(1, "o1", 2, "x"), deliver(1, "o1", 1, fold, faultNone),
+				outboxDeadLetter(1, "o1", 1, "x")),
+			want: then(errR(traces.ErrKindClaimLost), delivered(traces.ActionDelivered, false), errR(traces.ErrKindClaimLost)),
+			check: func(t *testing.T, snap traces.Snapshot) {
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StateCompleted, DeliveryAttempts: 1})
 			},
 		},
 		{
@@ -314,12 +368,12 @@ func TestPublisher(t *testing.T) {
 			},
 		},
 		{
-			name:  "split: a failed enqueue commit changes nothing and completes nothing",
+			name:  "split: a failed enqueue commit enqueues nothing and completes nothing; the row is released",
 			steps: with(deliver(1, "o1", 1, split, commitFails)),
 			want:  then(delivered(traces.ActionCommitFailed, false)),
 			check: func(t *testing.T, snap traces.Snapshot) {
 				noMessages(t, snap)
-				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 1, Token: 1, ClaimUntil: 10})
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 1, AvailableAt: 1})
 			},
 		},
 		{
@@ -328,7 +382,7 @@ func TestPublisher(t *testing.T) {
 			want:  append([]traces.Result{okR}, then(delivered(traces.ActionCommitFailed, true))...),
 			check: func(t *testing.T, snap traces.Snapshot) {
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "b", ID: "o1", State: traces.StateReady, MaxAttempts: 1})
-				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 1, Token: 1, ClaimUntil: 10})
+				wantOutbox(t, snap, traces.OutboxRow{State: traces.StatePending, DeliveryAttempts: 1, AvailableAt: 1})
 			},
 		},
 		{

@@ -71,14 +71,33 @@ type outboxRow struct {
 	id, target, key, payload string
 	priority                 int
 	maxAttempts              int
-	completed                bool
-	deliveryAttempts         int
-	availableAt              int64
+	// maxDeliveryAttempts bounds the claims: deliveryAttempts <= maxDeliveryAttempts, >= 1.
+	maxDeliveryAttempts int
+	completed           bool
+	// deadReason is "" unless the row is dead-lettered; a row is never both completed and
+	// dead-lettered, and a dead-lettered row holds no claim.
+	deadReason       string
+	deliveryAttempts int
+	availableAt      int64
 	// token is the claim token, 0 when the row carries none; token == 0 implies claimUntil == 0.
 	token      int
 	claimUntil int64
 	seq        int64
 }
+
+// state names the row's state as traces do.
+func (o outboxRow) state() string {
+	switch {
+	case o.completed:
+		return traces.StateCompleted
+	case o.deadReason != "":
+		return traces.StateDeadLetter
+	}
+	return traces.StatePending
+}
+
+// pending reports whether the row is neither completed nor dead-lettered.
+func (o outboxRow) pending() bool { return !o.completed && o.deadReason == "" }
 
 // delivery is what a consumer worker holds between consumer_fetch and consumer_handle: the message
 // as the fetch returned it. The handle decides on these values, not on a re-read of the row, as the
@@ -160,14 +179,10 @@ func (s State) Snapshot() traces.Snapshot {
 		return cmp.Or(cmp.Compare(a.Mailbox, b.Mailbox), cmp.Compare(a.ID, b.ID))
 	})
 	for _, o := range s.outbox {
-		state := traces.StatePending
-		if o.completed {
-			state = traces.StateCompleted
-		}
 		snap.Outbox = append(snap.Outbox, traces.OutboxRow{
 			ID: o.id, Target: o.target, Key: o.key, Priority: o.priority, MaxAttempts: o.maxAttempts,
-			Payload: o.payload, State: state, DeliveryAttempts: o.deliveryAttempts,
-			AvailableAt: o.availableAt, Token: o.token, ClaimUntil: o.claimUntil,
+			Payload: o.payload, State: o.state(), DeliveryAttempts: o.deliveryAttempts,
+			AvailableAt: o.availableAt, Token: o.token, ClaimUntil: o.claimUntil, Reason: o.deadReason,
 		})
 	}
 	slices.SortFunc(snap.Outbox, func(a, b traces.OutboxRow) int { return cmp.Compare(a.ID, b.ID) })

@@ -228,9 +228,9 @@ mailbox "b":
 dead letters:
   "m6" from "a" attempts 0 reason "x"
 outbox:
-  #7 "o1" -> "a" pending delivery_attempts 1 available_at 1 token 4 until 11
-  #8 "o2" -> "b" completed delivery_attempts 1 available_at 1
-  #9 "o3" -> "a" pending delivery_attempts 0 available_at 1
+  #7 "o1" -> "a" pending delivery_attempts 1/10 available_at 1 token 4 until 11
+  #8 "o2" -> "b" completed delivery_attempts 1/10 available_at 1
+  #9 "o3" -> "a" pending delivery_attempts 0/10 available_at 1
 effects "a": ["m1"]
 worker 1 holds "m2" from "a" (leased, attempts 1, token 2)
 worker 2 holds "m3" from "a" (leaseless, attempts 0)

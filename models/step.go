@@ -74,13 +74,15 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpDeadLetter:
 		r.Err = errKind(n.deadLetter(a.ID, a.Reason), traces.ErrKindNotFound)
 	case traces.OpOutboxEnqueue:
-		r.Duplicate = n.outboxEnqueue(a.ID, a.Target, a.Key, a.Priority, a.MaxAttempts, a.Payload, at)
+		r.Duplicate = n.outboxEnqueue(a.ID, a.Target, a.Key, a.Priority, a.MaxAttempts, a.MaxDeliveryAttempts, a.Payload, at)
 	case traces.OpOutboxClaim:
 		r.Claimed = n.outboxClaim(a.Limit, at, a.ClaimFor)
 	case traces.OpOutboxComplete:
 		r.Err = errKind(n.outboxComplete(a.ID, a.Token), traces.ErrKindClaimLost)
 	case traces.OpOutboxFail:
 		r.Err = errKind(n.outboxFail(a.ID, a.Token, at+a.Delay), traces.ErrKindClaimLost)
+	case traces.OpOutboxDeadLetter:
+		r.Err = errKind(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		// Only the time moves; nothing durable changes.
 	case traces.OpConsumerFetch:
@@ -150,7 +152,9 @@ func validate(op traces.Op, a traces.Args) error {
 		return errors.Join(nonEmpty("id", a.ID), nonNegative("lease_for", a.LeaseFor))
 	case traces.OpOutboxEnqueue:
 		return errors.Join(nonEmpty("id", a.ID), nonEmpty("target", a.Target),
-			atLeastOne("max_attempts", a.MaxAttempts))
+			atLeastOne("max_attempts", a.MaxAttempts), nonNegative("max_delivery_attempts", int64(a.MaxDeliveryAttempts)))
+	case traces.OpOutboxDeadLetter:
+		return errors.Join(nonEmpty("id", a.ID), nonEmpty("reason", a.Reason))
 	case traces.OpOutboxClaim:
 		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("claim_for", a.ClaimFor))
 	case traces.OpConsumerFetch:
@@ -165,7 +169,9 @@ func validate(op traces.Op, a traces.Args) error {
 	case traces.OpPublisherDeliver:
 		return errors.Join(nonEmpty("id", a.ID),
 			oneOf("profile", a.Profile, traces.ProfileFold, traces.ProfileSplit),
-			oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween))
+			oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween,
+				traces.FaultUndeliverable),
+			nonNegative("retry_delay", a.RetryDelay))
 	}
 	return nil
 }

@@ -93,10 +93,10 @@ func step(ev Event, at int64, sym *symbols) traces.Step {
 		Delay: secs(a.Delay), Payload: a.Payload, LeaseFor: secs(a.LeaseFor), Reason: a.Reason,
 		Target: a.Target, Limit: a.Limit, ClaimFor: secs(a.ClaimFor), Worker: a.Worker,
 		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
-		Fault: a.Fault,
+		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts,
 	}
 	space := sym.lease
-	if op == traces.OpOutboxComplete || op == traces.OpOutboxFail || op == traces.OpPublisherDeliver {
+	if traces.Spec[op].Tokens == traces.ClaimTokens {
 		space = sym.claim
 	}
 	st.Args.Token = sym.of(space, a.Token)

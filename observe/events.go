@@ -50,7 +50,7 @@ type line struct {
 // recordedOps are the operations a Recorder emits: every store operation and protocol step of
 // the trace format except advance_clock and crash, which a running store never performs.
 var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
-	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail",
+	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail", "outbox_dead_letter",
 	"consumer_fetch", "consumer_handle", "publisher_deliver"}
 
 // ReadLog reads an event log (name is used in errors) and puts it in commit order.

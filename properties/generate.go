@@ -24,7 +24,7 @@ func DefaultMix() Mix {
 		traces.OpAckByID: 2, traces.OpNackByID: 2, traces.OpExtend: 2, traces.OpExpire: 3,
 		traces.OpDeadLetter:    1,
 		traces.OpOutboxEnqueue: 5, traces.OpOutboxClaim: 5, traces.OpOutboxComplete: 2,
-		traces.OpOutboxFail: 2, traces.OpAdvanceClock: 9,
+		traces.OpOutboxFail: 2, traces.OpOutboxDeadLetter: 1, traces.OpAdvanceClock: 9,
 		traces.OpConsumerFetch: 12, traces.OpConsumerHandle: 12, traces.OpPublisherDeliver: 8,
 		traces.OpCrash: 2,
 	}
@@ -144,7 +144,7 @@ func (v *view) applicable(op traces.Op) int {
 		if len(v.serials(false)) == 0 {
 			return 0
 		}
-	case traces.OpOutboxComplete, traces.OpOutboxFail:
+	case traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter:
 		if len(v.serials(true)) == 0 {
 			return 0
 		}
@@ -226,22 +226,29 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.Key = pick(r, set.keys)
 		a.Priority = pick(r, []int{0, 0, 0, 1})
 		a.MaxAttempts = pick(r, []int{1, 2, 2, 3})
+		// Small delivery bounds, so that rows run out of delivery attempts; 0 is the default.
+		a.MaxDeliveryAttempts = pick(r, []int{0, 1, 2, 3})
 		if chance(r, 0.3) {
 			a.Payload = "p"
 		}
 	case traces.OpOutboxClaim:
 		a.Limit = pick(r, []int{1, 1, 2, 3})
 		a.ClaimFor = pick(r, []int64{1, 2, 3})
-	case traces.OpOutboxComplete, traces.OpOutboxFail:
+	case traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter:
 		c.tok, a.ID = v.tokenRef(r, true, c.serial)
-		if op == traces.OpOutboxFail {
+		switch op {
+		case traces.OpOutboxFail:
 			a.Delay = pick(r, []int64{0, 0, 1, 2})
+		case traces.OpOutboxDeadLetter:
+			a.Reason = "operator"
 		}
 	case traces.OpPublisherDeliver:
 		a.ID, c.tok = v.delivery(r, c.serial)
 		a.Publisher = pick(r, []int{1, 2})
 		a.Profile = pick(r, []string{traces.ProfileFold, traces.ProfileSplit})
-		a.Fault = pick(r, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween})
+		a.Fault = pick(r, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween,
+			traces.FaultUndeliverable})
+		a.RetryDelay = pick(r, []int64{0, 0, 1})
 	case traces.OpConsumerFetch:
 		wk := pick(r, v.idle())
 		a.Worker, a.Mailbox, a.Profile = wk.id, wk.mailbox, wk.profile

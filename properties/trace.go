@@ -45,7 +45,8 @@ func (h *hunter) trace(cmds []*cmd) (*traces.Trace, error) {
 
 // claimNamespace reports whether op's token argument is a claim token.
 func claimNamespace(op traces.Op) bool {
-	return op == traces.OpOutboxComplete || op == traces.OpOutboxFail || op == traces.OpPublisherDeliver
+	return op == traces.OpOutboxComplete || op == traces.OpOutboxFail || op == traces.OpOutboxDeadLetter ||
+		op == traces.OpPublisherDeliver
 }
 
 // renumber rewrites serials as symbols in steps and final.

@@ -9,74 +9,77 @@ import "github.com/pconform/pconform/traces"
 // bound, or is 0). Every other field has the name, type and meaning of its traces.Args
 // counterpart.
 type Args struct {
-	Mailbox     string
-	ID          string
-	Key         string
-	Priority    int
-	MaxAttempts int
-	Delay       int64
-	Payload     string
-	LeaseFor    int64
-	Token       string
-	Reason      string
-	Target      string
-	Limit       int
-	ClaimFor    int64
-	Worker      int
-	Publisher   int
-	Profile     string
-	Outcome     string
-	RetryDelay  int64
-	Fault       string
+	Mailbox             string
+	ID                  string
+	Key                 string
+	Priority            int
+	MaxAttempts         int
+	Delay               int64
+	Payload             string
+	MaxDeliveryAttempts int
+	LeaseFor            int64
+	Token               string
+	Reason              string
+	Target              string
+	Limit               int
+	ClaimFor            int64
+	Worker              int
+	Publisher           int
+	Profile             string
+	Outcome             string
+	RetryDelay          int64
+	Fault               string
 }
 
 // TargetArgs is a with its token symbol replaced by token, the real token it stands for.
 func TargetArgs(a traces.Args, token string) Args {
 	return Args{
-		Mailbox:     a.Mailbox,
-		ID:          a.ID,
-		Key:         a.Key,
-		Priority:    a.Priority,
-		MaxAttempts: a.MaxAttempts,
-		Delay:       a.Delay,
-		Payload:     a.Payload,
-		LeaseFor:    a.LeaseFor,
-		Token:       token,
-		Reason:      a.Reason,
-		Target:      a.Target,
-		Limit:       a.Limit,
-		ClaimFor:    a.ClaimFor,
-		Worker:      a.Worker,
-		Publisher:   a.Publisher,
-		Profile:     a.Profile,
-		Outcome:     a.Outcome,
-		RetryDelay:  a.RetryDelay,
-		Fault:       a.Fault,
+		Mailbox:             a.Mailbox,
+		ID:                  a.ID,
+		Key:                 a.Key,
+		Priority:            a.Priority,
+		MaxAttempts:         a.MaxAttempts,
+		Delay:               a.Delay,
+		Payload:             a.Payload,
+		MaxDeliveryAttempts: a.MaxDeliveryAttempts,
+		LeaseFor:            a.LeaseFor,
+		Token:               token,
+		Reason:              a.Reason,
+		Target:              a.Target,
+		Limit:               a.Limit,
+		ClaimFor:            a.ClaimFor,
+		Worker:              a.Worker,
+		Publisher:           a.Publisher,
+		Profile:             a.Profile,
+		Outcome:             a.Outcome,
+		RetryDelay:          a.RetryDelay,
+		Fault:               a.Fault,
 	}
 }
 
 // traceArgs is a with its real token replaced by token, a target's own token as a number.
 func traceArgs(a Args, token int) traces.Args {
 	return traces.Args{
-		Mailbox:     a.Mailbox,
-		ID:          a.ID,
-		Key:         a.Key,
-		Priority:    a.Priority,
-		MaxAttempts: a.MaxAttempts,
-		Delay:       a.Delay,
-		Payload:     a.Payload,
-		LeaseFor:    a.LeaseFor,
-		Token:       token,
-		Reason:      a.Reason,
-		Target:      a.Target,
-		Limit:       a.Limit,
-		ClaimFor:    a.ClaimFor,
-		Worker:      a.Worker,
-		Publisher:   a.Publisher,
-		Profile:     a.Profile,
-		Outcome:     a.Outcome,
-		RetryDelay:  a.RetryDelay,
-		Fault:       a.Fault,
+		Mailbox:             a.Mailbox,
+		ID:                  a.ID,
+		Key:                 a.Key,
+		Priority:            a.Priority,
+		MaxAttempts:         a.MaxAttempts,
+		Delay:               a.Delay,
+		Payload:             a.Payload,
+		MaxDeliveryAttempts: a.MaxDeliveryAttempts,
+		LeaseFor:            a.LeaseFor,
+		Token:               token,
+		Reason:              a.Reason,
+		Target:              a.Target,
+		Limit:               a.Limit,
+		ClaimFor:            a.ClaimFor,
+		Worker:              a.Worker,
+		Publisher:           a.Publisher,
+		Profile:             a.Profile,
+		Outcome:             a.Outcome,
+		RetryDelay:          a.RetryDelay,
+		Fault:               a.Fault,
 	}
 }
 

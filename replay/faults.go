@@ -17,6 +17,9 @@ var (
 	// errCrashed is what every commit after the first returns in a crash_between step: the
 	// process is gone, so nothing after the first commit runs.
 	errCrashed = errors.New("replay: injected fault: process crashed after the first commit")
+	// errUndeliverable is the publisher check's refusal in an undeliverable step; its message is
+	// the dead-letter reason the trace expects.
+	errUndeliverable = errors.New(traces.ReasonUndeliverable)
 )
 
 // faultStore wraps the store a publisher delivers through and injects one publisher_deliver
@@ -35,10 +38,12 @@ type faultStore struct {
 
 func newFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
 	switch fault {
-	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween:
+	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable:
+		// undeliverable strikes the publisher's check, not a commit.
 		return &faultStore{st: st, fault: fault}, nil
 	}
-	return nil, fmt.Errorf("publisher fault %q is not one of %q, %q, %q", fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween)
+	return nil, fmt.Errorf("publisher fault %q is not one of %q, %q, %q, %q", fault, traces.FaultNone,
+		traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable)
 }
 
 // injected reports whether err is one of the faults this store injected.
@@ -129,4 +134,12 @@ func (f *faultStore) OutboxFail(ctx context.Context, id, token string, delay tim
 		return f.st.OutboxFail(ctx, id, token, delay)
 	}
 	return f.commit(ctx, func(ctx context.Context) error { return f.st.OutboxFail(ctx, id, token, delay) })
+}
+
+// OutboxDeadLetter joins the caller's transaction, or commits on its own.
+func (f *faultStore) OutboxDeadLetter(ctx context.Context, id, token, reason string) error {
+	if f.inTx(ctx) {
+		return f.st.OutboxDeadLetter(ctx, id, token, reason)
+	}
+	return f.commit(ctx, func(ctx context.Context) error { return f.st.OutboxDeadLetter(ctx, id, token, reason) })
 }

@@ -72,7 +72,7 @@ func (m *ModelTarget) Snapshot(context.Context) (Snapshot, error) {
 		out.Outbox = append(out.Outbox, OutboxRow{
 			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			Payload: r.Payload, State: r.State, DeliveryAttempts: r.DeliveryAttempts, AvailableAt: r.AvailableAt,
-			Token: modelToken(r.Token), ClaimUntil: r.ClaimUntil,
+			Token: modelToken(r.Token), ClaimUntil: r.ClaimUntil, Reason: r.Reason,
 		})
 	}
 	return out, nil

@@ -37,6 +37,8 @@ const (
 	TargetLeaseBoundary   = "lease-boundary"
 	TargetLeaseEarly      = "lease-early"
 	TargetFifoOvertake    = "fifo-overtake"
+	// TargetOutboxUnbounded is the store whose outbox claim ignores max_delivery_attempts.
+	TargetOutboxUnbounded = "outbox-unbounded"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -79,6 +81,8 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{LeaseSkew: time.Second}}},
 		{name: TargetFifoOvertake, broken: true, doc: "a keyed head blocks its successors only while it is itself eligible",
 			store: storeConfig{rules: &brokenstore.Rules{HeadBlocksOnlyWhenEligible: true}}},
+		{name: TargetOutboxUnbounded, broken: true, doc: "an outbox claim that ignores max_delivery_attempts (rows are claimed past it, never dead-lettered)",
+			store: storeConfig{rules: &brokenstore.Rules{ClaimIgnoresMaxDelivery: true}}},
 	}
 }
 

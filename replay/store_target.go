@@ -277,11 +277,15 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpOutboxEnqueue:
 		o.Duplicate, err = t.st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{
 			ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-			Payload: payload(a.Payload),
+			Payload: payload(a.Payload), MaxDeliveryAttempts: a.MaxDeliveryAttempts,
 		})
 	case traces.OpOutboxClaim:
 		var rows []actordelivery.OutboxRow
-		rows, err = t.st.OutboxClaim(ctx, a.Limit, seconds(a.ClaimFor))
+		if t.elig != nil {
+			rows, err = t.elig.OutboxClaim(ctx, t.clock.Now(), a.Limit, seconds(a.ClaimFor))
+		} else {
+			rows, err = t.st.OutboxClaim(ctx, a.Limit, seconds(a.ClaimFor))
+		}
 		for _, r := range rows {
 			o.Claimed = append(o.Claimed, Claimed{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
 		}
@@ -289,6 +293,8 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		o.Err, err = errKind(t.st.OutboxComplete(ctx, a.ID, a.Token))
 	case traces.OpOutboxFail:
 		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, seconds(a.Delay)))
+	case traces.OpOutboxDeadLetter:
+		o.Err, err = errKind(t.st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason))
 	case traces.OpAdvanceClock:
 		// The clock was set above; nothing else happens.
 	case traces.OpConsumerFetch:
@@ -516,11 +522,15 @@ func (t *StoreTarget) deliver(ctx context.Context, a Args) (Observation, error) 
 		return Observation{}, err
 	}
 	var res actordelivery.DeliveryResult
-	if mode == actordelivery.ModeSplit && t.cfg.deliverSplit != nil {
+	// A replaced split delivery replaces the commits; a row the publisher's check refuses never
+	// reaches them, so the real publisher handles it (as the P model's broken profile does).
+	if mode == actordelivery.ModeSplit && t.cfg.deliverSplit != nil && a.Fault != traces.FaultUndeliverable {
 		res, err = t.cfg.deliverSplit(ctx, fst, row)
 	} else {
 		var p *actordelivery.Publisher
-		p, err = actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{Mode: mode, Logger: t.log})
+		p, err = actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{
+			Mode: mode, Logger: t.log, RetryDelay: seconds(a.RetryDelay), Check: undeliverable(a.Fault),
+		})
 		if err != nil {
 			return Observation{}, err
 		}
@@ -536,6 +546,15 @@ func (t *StoreTarget) deliver(ctx context.Context, a Args) (Observation, error) 
 		o.Action = traces.ActionCrashed
 	}
 	return o, nil
+}
+
+// undeliverable is the publisher's row check for a step with fault: the undeliverable fault
+// refuses the row with the trace's reason, every other fault accepts it.
+func undeliverable(fault string) func(context.Context, actordelivery.OutboxRow) error {
+	if fault != traces.FaultUndeliverable {
+		return nil
+	}
+	return func(context.Context, actordelivery.OutboxRow) error { return errUndeliverable }
 }
 
 // Snapshot reads every message, dead letter and outbox row, and the effect log of every mailbox.
@@ -577,6 +596,7 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
 			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			Payload: string(r.Payload), State: r.State, DeliveryAttempts: r.DeliveryAttempts,
 			AvailableAt: logical(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: logical(r.ClaimUntil),
+			Reason: r.DeadReason,
 		})
 	}
 	for mb := range mailboxes {

@@ -76,6 +76,7 @@ func SymbolizeSnapshot(b *traces.Binder[string], s Snapshot) traces.Snapshot {
 			ID: o.ID, Target: o.Target, Key: o.Key, Priority: o.Priority, MaxAttempts: o.MaxAttempts,
 			Payload: o.Payload, State: o.State, DeliveryAttempts: o.DeliveryAttempts,
 			AvailableAt: o.AvailableAt, Token: b.Lookup(traces.ClaimTokens, o.Token), ClaimUntil: o.ClaimUntil,
+			Reason: o.Reason,
 		})
 	}
 	out.DeadLetters = append(out.DeadLetters, s.DeadLetters...)

@@ -85,4 +85,5 @@ type OutboxRow struct {
 	AvailableAt      int64
 	Token            string
 	ClaimUntil       int64
+	Reason           string
 }

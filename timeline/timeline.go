@@ -572,6 +572,9 @@ func outboxRow(r traces.OutboxRow) string {
 	if r.Token != 0 {
 		s += fmt.Sprintf(" claim token %d until %d", r.Token, r.ClaimUntil)
 	}
+	if r.Reason != "" {
+		s += fmt.Sprintf(", %q", r.Reason)
+	}
 	return s
 }
 

@@ -103,6 +103,7 @@ var argFields = []field[Args]{
 	intField("max_attempts", true, func(a *Args) *int { return &a.MaxAttempts }),
 	int64Field("delay", true, func(a *Args) *int64 { return &a.Delay }),
 	strField("payload", true, func(a *Args) *string { return &a.Payload }),
+	intField("max_delivery_attempts", true, func(a *Args) *int { return &a.MaxDeliveryAttempts }),
 	int64Field("lease_for", true, func(a *Args) *int64 { return &a.LeaseFor }),
 	intField("token", true, func(a *Args) *int { return &a.Token }),
 	strField("reason", true, func(a *Args) *string { return &a.Reason }),
@@ -234,6 +235,7 @@ var outboxRowFields = []field[OutboxRow]{
 	int64Field("available_at", false, func(r *OutboxRow) *int64 { return &r.AvailableAt }),
 	intField("token", true, func(r *OutboxRow) *int { return &r.Token }),
 	int64Field("claim_until", true, func(r *OutboxRow) *int64 { return &r.ClaimUntil }),
+	strField("reason", true, func(r *OutboxRow) *string { return &r.Reason }),
 }
 
 var deadLetterRowFields = []field[DeadLetterRow]{

@@ -196,6 +196,9 @@ func (g *gen) step(op Op, at int64) Step {
 			}
 		} else {
 			a.Target = mailbox()
+			if g.maybe(0.3) {
+				a.MaxDeliveryAttempts = g.small(1, 10)
+			}
 		}
 		a.ID, a.MaxAttempts = id(), g.small(1, 5)
 		if g.maybe(0.4) {
@@ -250,10 +253,13 @@ func (g *gen) step(op Op, at int64) Step {
 				res.Claimed = append(res.Claimed, Claimed{ID: g.str(false) + "#" + strconv.Itoa(j), DeliveryAttempts: g.small(1, 4), Token: tok})
 			}
 		}
-	case OpOutboxComplete, OpOutboxFail:
+	case OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter:
 		a.ID, a.Token = id(), g.argToken(claimTokens)
 		if op == OpOutboxFail && g.maybe(0.5) {
 			a.Delay = int64(g.small(0, 10))
+		}
+		if op == OpOutboxDeadLetter {
+			a.Reason = g.str(true)
 		}
 		if g.maybe(0.4) {
 			res.Err = ErrKindClaimLost
@@ -287,8 +293,12 @@ func (g *gen) step(op Op, at int64) Step {
 		}
 	case OpPublisherDeliver:
 		a.Publisher, a.ID, a.Token = g.small(0, 2), id(), g.argToken(claimTokens)
-		a.Profile, a.Fault = g.pick(ProfileFold, ProfileSplit), g.pick(FaultNone, FaultCommitFails, FaultCrashBetween)
-		res.Action = map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed}[a.Fault]
+		a.Profile, a.Fault = g.pick(ProfileFold, ProfileSplit), g.pick(FaultNone, FaultCommitFails, FaultCrashBetween, FaultUndeliverable)
+		res.Action = map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed,
+			FaultUndeliverable: ActionDeadLettered}[a.Fault]
+		if g.maybe(0.3) {
+			a.RetryDelay = int64(g.small(0, 10))
+		}
 		if g.maybe(0.3) {
 			res.Action = ActionClaimLost
 		}
@@ -317,7 +327,10 @@ func (g *gen) snapshot() *Snapshot {
 	for j := range g.small(0, 4) {
 		r := OutboxRow{
 			ID: g.str(false) + "#o" + strconv.Itoa(j), Target: g.pick("inbox", "orders"), MaxAttempts: g.small(1, 4),
-			State: g.pick(StatePending, StateCompleted), DeliveryAttempts: g.small(0, 4), AvailableAt: int64(g.small(0, 100)),
+			State: g.pick(StatePending, StateCompleted, StateDeadLetter), DeliveryAttempts: g.small(0, 4), AvailableAt: int64(g.small(0, 100)),
+		}
+		if r.State == StateDeadLetter {
+			r.Reason = g.pick(ReasonMaxDeliveryAttempts, ReasonUndeliverable, "poison"+g.str(false))
 		}
 		if g.maybe(0.3) {
 			r.Key, r.Priority, r.Payload = g.str(false), g.small(-2, 2), g.str(false)

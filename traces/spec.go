@@ -5,21 +5,22 @@ package traces
 
 // Store operations: one call on the store each.
 const (
-	OpEnqueue        Op = "enqueue"
-	OpLease          Op = "lease"
-	OpPeek           Op = "peek"
-	OpAck            Op = "ack"
-	OpNack           Op = "nack"
-	OpAckByID        Op = "ack_by_id"
-	OpNackByID       Op = "nack_by_id"
-	OpExtend         Op = "extend"
-	OpExpire         Op = "expire"
-	OpDeadLetter     Op = "dead_letter"
-	OpOutboxEnqueue  Op = "outbox_enqueue"
-	OpOutboxClaim    Op = "outbox_claim"
-	OpOutboxComplete Op = "outbox_complete"
-	OpOutboxFail     Op = "outbox_fail"
-	OpAdvanceClock   Op = "advance_clock"
+	OpEnqueue          Op = "enqueue"
+	OpLease            Op = "lease"
+	OpPeek             Op = "peek"
+	OpAck              Op = "ack"
+	OpNack             Op = "nack"
+	OpAckByID          Op = "ack_by_id"
+	OpNackByID         Op = "nack_by_id"
+	OpExtend           Op = "extend"
+	OpExpire           Op = "expire"
+	OpDeadLetter       Op = "dead_letter"
+	OpOutboxEnqueue    Op = "outbox_enqueue"
+	OpOutboxClaim      Op = "outbox_claim"
+	OpOutboxComplete   Op = "outbox_complete"
+	OpOutboxFail       Op = "outbox_fail"
+	OpOutboxDeadLetter Op = "outbox_dead_letter"
+	OpAdvanceClock     Op = "advance_clock"
 )
 
 // Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
@@ -34,7 +35,8 @@ const (
 // Ops lists every operation in a stable order.
 var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
-	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpAdvanceClock,
+	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
+	OpAdvanceClock,
 	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 }
 
@@ -90,21 +92,22 @@ var (
 // Spec is the table of every operation's fields. The JSON Schema in schema/ and docs/trace-format.md
 // state the same table; a test keeps them in step.
 var Spec = map[Op]OpSpec{
-	OpEnqueue:        {Args: []string{"mailbox", "id", "max_attempts"}, OptionalArgs: []string{"key", "priority", "delay", "payload"}, Results: []string{"duplicate"}},
-	OpLease:          {Args: []string{"mailbox", "lease_for"}, Results: []string{"message"}},
-	OpPeek:           {Args: []string{"mailbox"}, Results: []string{"message"}},
-	OpAck:            {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
-	OpNack:           {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
-	OpAckByID:        {Args: []string{"id"}, Results: []string{"err"}, Err: ErrKindNotFound},
-	OpNackByID:       {Args: []string{"id"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindNotFound},
-	OpExtend:         {Args: []string{"id", "token", "lease_for"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
-	OpExpire:         {Results: []string{"affected"}},
-	OpDeadLetter:     {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
-	OpOutboxEnqueue:  {Args: []string{"id", "target", "max_attempts"}, OptionalArgs: []string{"key", "priority", "payload"}, Results: []string{"duplicate"}},
-	OpOutboxClaim:    {Args: []string{"limit", "claim_for"}, Results: []string{"claimed"}},
-	OpOutboxComplete: {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
-	OpOutboxFail:     {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
-	OpAdvanceClock:   {},
+	OpEnqueue:          {Args: []string{"mailbox", "id", "max_attempts"}, OptionalArgs: []string{"key", "priority", "delay", "payload"}, Results: []string{"duplicate"}},
+	OpLease:            {Args: []string{"mailbox", "lease_for"}, Results: []string{"message"}},
+	OpPeek:             {Args: []string{"mailbox"}, Results: []string{"message"}},
+	OpAck:              {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
+	OpNack:             {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
+	OpAckByID:          {Args: []string{"id"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpNackByID:         {Args: []string{"id"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpExtend:           {Args: []string{"id", "token", "lease_for"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
+	OpExpire:           {Results: []string{"affected"}},
+	OpDeadLetter:       {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpOutboxEnqueue:    {Args: []string{"id", "target", "max_attempts"}, OptionalArgs: []string{"key", "priority", "payload", "max_delivery_attempts"}, Results: []string{"duplicate"}},
+	OpOutboxClaim:      {Args: []string{"limit", "claim_for"}, Results: []string{"claimed"}},
+	OpOutboxComplete:   {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
+	OpOutboxFail:       {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
+	OpOutboxDeadLetter: {Args: []string{"id", "token", "reason"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
+	OpAdvanceClock:     {},
 
 	OpConsumerFetch: {
 		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,
@@ -115,11 +118,11 @@ var Spec = map[Op]OpSpec{
 		Values: map[string][]string{"profile": consumerProfiles, "outcome": handleOutcomes, "action": handleActions},
 	},
 	OpPublisherDeliver: {
-		Args: []string{"publisher", "id", "token", "profile", "fault"}, Results: []string{"action", "duplicate"}, Protocol: true, Tokens: ClaimTokens,
+		Args: []string{"publisher", "id", "token", "profile", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"action", "duplicate"}, Protocol: true, Tokens: ClaimTokens,
 		Values: map[string][]string{
 			"profile": {ProfileFold, ProfileSplit},
-			"fault":   {FaultNone, FaultCommitFails, FaultCrashBetween},
-			"action":  {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed},
+			"fault":   {FaultNone, FaultCommitFails, FaultCrashBetween, FaultUndeliverable},
+			"action":  {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed, ActionDeadLettered},
 		},
 	},
 	OpCrash: {Protocol: true},
@@ -147,6 +150,9 @@ const (
 	FaultNone         = "none"
 	FaultCommitFails  = "commit_fails"
 	FaultCrashBetween = "crash_between"
+	// FaultUndeliverable: the publisher's check refuses the row (its payload does not decode, its
+	// target does not exist), so the delivery dead-letters it with ReasonUndeliverable.
+	FaultUndeliverable = "undeliverable"
 
 	ActionAcked        = "acked"
 	ActionRetried      = "retried"
@@ -162,6 +168,8 @@ const (
 	StateAcked     = "acked"
 	StatePending   = "pending"
 	StateCompleted = "completed"
+	// StateDeadLetter is an outbox row that will never be delivered.
+	StateDeadLetter = "dead_letter"
 )
 
 // Reasons the consumer and expire write into dead letters.
@@ -171,6 +179,15 @@ const (
 	// ReasonHandlerFailed is the error message of a trace's failing handler, and so the reason a
 	// consumer records when its retry policy declines (the reason is the handler's error message).
 	ReasonHandlerFailed = "handler failed"
+	// ReasonMaxDeliveryAttempts is the reason an outbox row is dead-lettered with when its
+	// delivery attempts ran out.
+	ReasonMaxDeliveryAttempts = "max delivery attempts reached"
+	// ReasonUndeliverable is the reason a publisher dead-letters an outbox row its check refuses
+	// (in traces, the error message of the fault undeliverable).
+	ReasonUndeliverable = "undeliverable"
+	// DefaultMaxDeliveryAttempts is an outbox row's max_delivery_attempts when its outbox_enqueue
+	// gives none (or 0).
+	DefaultMaxDeliveryAttempts = 10
 )
 
 // Origin kinds: how a trace was made.

@@ -95,7 +95,9 @@ type Args struct {
 	MaxAttempts int    `json:"max_attempts,omitempty"`
 	Delay       int64  `json:"delay,omitempty"`
 	Payload     string `json:"payload,omitempty"`
-	LeaseFor    int64  `json:"lease_for,omitempty"`
+	// MaxDeliveryAttempts bounds an outbox row's claims; 0 means DefaultMaxDeliveryAttempts.
+	MaxDeliveryAttempts int   `json:"max_delivery_attempts,omitempty"`
+	LeaseFor            int64 `json:"lease_for,omitempty"`
 	// Token is a lease or claim token symbol: a small positive integer bound to the real token the
 	// first time it appears in a result.
 	Token    int    `json:"token,omitempty"`
@@ -112,9 +114,12 @@ type Args struct {
 	// Outcome is the handler's outcome in consumer_handle: "ok", "fail", or "fail_no_retry" (it
 	// fails and the retry policy declines).
 	Outcome string `json:"outcome,omitempty"`
-	// RetryDelay is the delay the retry policy returns for a failure that is retried.
+	// RetryDelay is the delay the retry policy returns for a failure that is retried
+	// (consumer_handle), or the delay a publisher gives a row whose delivery failed
+	// (publisher_deliver).
 	RetryDelay int64 `json:"retry_delay,omitempty"`
-	// Fault is injected into publisher_deliver: "none", "commit_fails" or "crash_between".
+	// Fault is injected into publisher_deliver: "none", "commit_fails", "crash_between" or
+	// "undeliverable".
 	Fault string `json:"fault,omitempty"`
 }
 
@@ -132,7 +137,7 @@ type Result struct {
 	Claimed []Claimed `json:"claimed,omitempty"`
 	// Action is what a consumer_handle or publisher_deliver did:
 	// consumer_handle: "acked", "retried", "dead_lettered", "lease_lost", "idle" (the worker had nothing);
-	// publisher_deliver: "delivered", "claim_lost", "commit_failed", "crashed".
+	// publisher_deliver: "delivered", "claim_lost", "commit_failed", "crashed", "dead_lettered".
 	Action string `json:"action,omitempty"`
 	// Attempt is the effective attempt a consumer_handle handed to its retry decision (0 on success).
 	Attempt int `json:"attempt,omitempty"`
@@ -186,11 +191,13 @@ type OutboxRow struct {
 	Priority         int    `json:"priority,omitempty"`
 	MaxAttempts      int    `json:"max_attempts"`
 	Payload          string `json:"payload,omitempty"`
-	State            string `json:"state"` // "pending" or "completed"
+	State            string `json:"state"` // "pending", "completed" or "dead_letter"
 	DeliveryAttempts int    `json:"delivery_attempts"`
 	AvailableAt      int64  `json:"available_at"`
 	Token            int    `json:"token,omitempty"`
 	ClaimUntil       int64  `json:"claim_until,omitempty"`
+	// Reason says why a dead_letter row was dead-lettered; "" on every other row.
+	Reason string `json:"reason,omitempty"`
 }
 
 // DeadLetterRow is a dead-lettered message in a snapshot.

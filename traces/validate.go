@@ -179,6 +179,8 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 		return text(c, p, a.Payload)
 	case "max_attempts":
 		return atLeast(c, p, int64(a.MaxAttempts), 1)
+	case "max_delivery_attempts":
+		return atLeast(c, p, int64(a.MaxDeliveryAttempts), 0)
 	case "delay":
 		return between(c, p, a.Delay, 0, MaxSeconds)
 	case "retry_delay":
@@ -349,7 +351,8 @@ func (v *validator) action(c errCtx, s *Step) error {
 			return nil
 		}
 		// A lost claim can end any delivery; otherwise the fault decides the action.
-		want := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed}[s.Args.Fault]
+		want := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed,
+			FaultUndeliverable: ActionDeadLettered}[s.Args.Fault]
 		if r.Action != ActionClaimLost && r.Action != want {
 			return c.errf("result.action", "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, r.Action)
 		}
@@ -495,8 +498,14 @@ func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
 	if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
 		return err
 	}
-	if err := oneOf(c, p+".state", r.State, StatePending, StateCompleted); err != nil {
+	if err := oneOf(c, p+".state", r.State, StatePending, StateCompleted, StateDeadLetter); err != nil {
 		return err
+	}
+	if err := text(c, p+".reason", r.Reason); err != nil {
+		return err
+	}
+	if (r.State == StateDeadLetter) != (r.Reason != "") {
+		return c.errf(p+".reason", "a reason goes with state %q and only with it; got state %q, reason %q", StateDeadLetter, r.State, r.Reason)
 	}
 	if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 0); err != nil {
 		return err

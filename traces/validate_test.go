@@ -116,7 +116,7 @@ func TestValidate(t *testing.T) {
 		{"claim_until without a token", func(t *Trace) { t.Final.Outbox[0].Token = 0 },
 			`traces: final.outbox[0].claim_until: must be absent when the row holds no token, got 8`},
 		{"outbox state", func(t *Trace) { t.Final.Outbox[0].State = StateReady },
-			`traces: final.outbox[0].state: must be one of "pending", "completed"; got "ready"`},
+			`traces: final.outbox[0].state: must be one of "pending", "completed", "dead_letter"; got "ready"`},
 		{"repeated message row", func(t *Trace) { t.Final.Messages = append(t.Final.Messages, t.Final.Messages[0]) },
 			`traces: final.messages[1]: ("inbox", "m1") does not sort after the row before it, ("inbox", "m1"); rows are ordered by mailbox, then id, without repeats (see Canonicalize)`},
 		{"unsorted dead letters", func(t *Trace) {

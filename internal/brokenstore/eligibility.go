@@ -1,11 +1,13 @@
 package brokenstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +32,12 @@ type Rules struct {
 	// (attempts left, no live lease, available). The store's rule: it blocks while it has
 	// attempts left or holds a live lease, so a leased or delayed head is never overtaken.
 	HeadBlocksOnlyWhenEligible bool
+	// ClaimIgnoresMaxDelivery is the outbox-unbounded variant: an outbox claim neither
+	// dead-letters rows that used up their delivery attempts nor stops claiming them, so a row is
+	// claimed (and delivered) past its max_delivery_attempts. The store: a claim first
+	// dead-letters every pending row out of attempts without a live claim, and claims only rows
+	// with attempts left.
+	ClaimIgnoresMaxDelivery bool
 }
 
 // Eligibility runs the store's lease, peek and expire statements, copied with its Rules, beside
@@ -48,6 +56,9 @@ type Eligibility struct {
 	// qLease, qPeek, qExpire, qWork, qDeadLetter and qDelete are the copied statements with
 	// rules applied, in the backend's dialect.
 	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete string
+	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
+	// skip it).
+	qExhausted, qClaim string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>".
 	tokens int
 }
@@ -150,7 +161,41 @@ RETURNING id, attempts >= max_attempts`
 		e.qDeadLetter = deadLetter
 	}
 	e.qDelete = `DELETE FROM {p}messages WHERE id = :id`
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete} {
+	// The outbox claim: the store's qOutboxExhausted and qOutboxClaim (on PostgreSQL its
+	// materialized, SKIP LOCKED form).
+	claimable := `state = 'pending' AND available_at <= :now
+      AND (claim_token IS NULL OR claim_until <= :now)`
+	if !rules.ClaimIgnoresMaxDelivery {
+		claimable += `
+      AND delivery_attempts < max_delivery_attempts`
+		e.qExhausted = `UPDATE {p}outbox
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
+WHERE state = 'pending' AND delivery_attempts >= max_delivery_attempts
+  AND (claim_token IS NULL OR claim_until <= :now)`
+	}
+	if pg {
+		e.qClaim = `WITH picked AS MATERIALIZED (
+    SELECT seq FROM {p}outbox
+    WHERE ` + claimable + `
+    ORDER BY seq
+    LIMIT :limit
+    FOR UPDATE SKIP LOCKED)
+UPDATE {p}outbox o
+SET claim_token = :token, claim_until = :until, delivery_attempts = o.delivery_attempts + 1
+FROM picked
+WHERE o.seq = picked.seq
+RETURNING o.` + outboxCols
+	} else {
+		e.qClaim = `UPDATE {p}outbox
+SET claim_token = :token, claim_until = :until, delivery_attempts = delivery_attempts + 1
+WHERE seq IN (
+    SELECT seq FROM {p}outbox
+    WHERE ` + claimable + `
+    ORDER BY seq
+    LIMIT :limit)
+RETURNING ` + outboxCols
+	}
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExhausted, &e.qClaim} {
 		*q = strings.ReplaceAll(*q, "{p}", prefix)
 	}
 }
@@ -418,4 +463,71 @@ func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clo
 	}
 	rec.Record(ev)
 	return m, nil
+}
+
+// OutboxClaim is Store.OutboxClaim under the rules, in its own transaction. Its claims carry
+// tokens "copy-<n>" from the same counter as its leases.
+func (e *Eligibility) OutboxClaim(ctx context.Context, now time.Time, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
+	var out []actordelivery.OutboxRow
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		ms := now.UnixMilli()
+		if e.qExhausted != "" {
+			if _, err := e.exec(ctx, tx, e.qExhausted, sql.Named("reason", actordelivery.ReasonMaxDeliveryAttempts),
+				sql.Named("now", ms)); err != nil {
+				return fmt.Errorf("brokenstore: outbox claim: %w", err)
+			}
+		}
+		e.tokens++
+		rows, err := e.query(ctx, tx, e.qClaim, sql.Named("token", fmt.Sprintf("copy-%d", e.tokens)),
+			sql.Named("until", now.Add(claimFor).UnixMilli()), sql.Named("now", ms), sql.Named("limit", limit))
+		if err != nil {
+			return fmt.Errorf("brokenstore: outbox claim: %w", err)
+		}
+		for rows.Next() {
+			r, err := scanOutbox(rows)
+			if err != nil {
+				_ = rows.Close()
+				return fmt.Errorf("brokenstore: outbox claim: %w", err)
+			}
+			out = append(out, *r)
+		}
+		if err := errors.Join(rows.Close(), rows.Err()); err != nil {
+			return fmt.Errorf("brokenstore: outbox claim: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b actordelivery.OutboxRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, nil
+}
+
+// outboxCols are the outbox columns the claim copy returns, in the order scanOutbox reads them.
+const outboxCols = `seq, id, target, key, priority, max_attempts, payload, state, available_at,
+    delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason`
+
+func scanOutbox(sc rowScanner) (*actordelivery.OutboxRow, error) {
+	var (
+		r      actordelivery.OutboxRow
+		token  sql.NullString
+		until  sql.NullInt64
+		avail  int64
+		reason sql.NullString
+	)
+	if err := sc.Scan(&r.Seq, &r.ID, &r.Target, &r.Key, &r.Priority, &r.MaxAttempts, &r.Payload, &r.State, &avail,
+		&r.DeliveryAttempts, &token, &until, &r.MaxDeliveryAttempts, &reason); err != nil {
+		return nil, err
+	}
+	r.AvailableAt = time.UnixMilli(avail).UTC()
+	if token.Valid {
+		r.ClaimToken = token.String
+		r.ClaimUntil = time.UnixMilli(until.Int64).UTC()
+	}
+	r.DeadReason = reason.String
+	if len(r.Payload) == 0 {
+		r.Payload = nil
+	}
+	return &r, nil
 }

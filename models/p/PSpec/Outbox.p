@@ -54,3 +54,58 @@ spec OutboxTargetDeliveredAtMostOnce observes eSpecOutboxEnqueued, eSpecMsgInser
     }
   }
 }
+
+// Outbox dead letters (docs/semantics.md, "Outbox"): no outbox row is ever claimed more often
+// than its max_delivery_attempts allows, and a completed row never turns dead-lettered (nor the
+// other way round: both states are final).
+spec OutboxDeliveryBounded observes eSpecOutboxRow {
+  var ended: map[string, string];
+
+  start state Watching {
+    on eSpecOutboxRow do (e: (at: int, row: tOutRow)) {
+      assert e.row.delivery_attempts <= e.row.max_delivery_attempts,
+        format("outbox row {0} was claimed {1} times at t={2}, above its max_delivery_attempts {3}",
+               e.row.id, e.row.delivery_attempts, e.at, e.row.max_delivery_attempts);
+      if (e.row.id in ended) {
+        assert e.row.row_state == ended[e.row.id],
+          format("outbox row {0} turned {1} at t={2} after it was {3}", e.row.id, e.row.row_state, e.at,
+                 ended[e.row.id]);
+      }
+      if (e.row.row_state != "pending") {
+        ended[e.row.id] = e.row.row_state;
+      }
+    }
+  }
+}
+
+// Liveness: every outbox row ends completed or dead-lettered. The monitor is hot while some row is
+// still pending; a scenario whose publishers have all stopped in that state leaves a row that
+// nobody will ever deliver or give up on.
+spec EveryOutboxRowEventuallyFinal observes eSpecOutboxRow {
+  var open: set[string];
+
+  start cold state AllFinal {
+    on eSpecOutboxRow do (e: (at: int, row: tOutRow)) {
+      Track(e.row);
+    }
+  }
+
+  hot state SomePending {
+    on eSpecOutboxRow do (e: (at: int, row: tOutRow)) {
+      Track(e.row);
+    }
+  }
+
+  fun Track(row: tOutRow) {
+    if (row.row_state == "pending") {
+      open += (row.id);
+      goto SomePending;
+    }
+    if (row.id in open) {
+      open -= (row.id);
+    }
+    if (sizeof(open) == 0) {
+      goto AllFinal;
+    }
+  }
+}

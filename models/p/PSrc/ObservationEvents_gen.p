@@ -19,15 +19,16 @@ event eObsExtend: (at: int, id: string, token: int, lease_for: int, err: string)
 event eObsExpire: (at: int, affected: int);
 event eObsDeadLetter: (at: int, id: string, reason: string, err: string);
 event eObsOutboxEnqueue: (at: int, id: string, target: string, max_attempts: int, key: string, priority: int,
-                          payload: string, duplicate: bool);
-event eObsOutboxClaim: (at: int, limit: int, claim_for: int, claimed: seq[tClaimed]);
+                          payload: string, max_delivery_attempts: int, duplicate: bool);
+event eObsOutboxClaim: (at: int, limit: int, claim_for: int, claimed: seq[tClaimed], bug: bool);
 event eObsOutboxComplete: (at: int, id: string, token: int, err: string);
 event eObsOutboxFail: (at: int, id: string, token: int, delay: int, err: string);
+event eObsOutboxDeadLetter: (at: int, id: string, token: int, reason: string, err: string);
 event eObsAdvanceClock: (at: int);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
                            retry_delay: int, action: string, attempt: int, bug: bool);
 event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, profile: string, fault: string,
-                             action: string, duplicate: bool, bug: bool);
+                             retry_delay: int, action: string, duplicate: bool, bug: bool);
 event eObsCrash: (at: int);

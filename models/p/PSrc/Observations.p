@@ -15,7 +15,8 @@
 type tMsgSnap = (mailbox: string, id: string, key: string, priority: int, payload: string, row_state: string,
                  attempts: int, max_attempts: int, available_at: int, token: int, lease_until: int);
 type tOutSnap = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string,
-                 row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int);
+                 row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int,
+                 reason: string);
 type tDeadSnap = (mailbox: string, id: string, attempts: int, reason: string);
 event eObsFinal: (messages: seq[tMsgSnap], outbox: seq[tOutSnap], dead_letters: seq[tDeadSnap],
                   effects: map[string, seq[string]]);
@@ -28,3 +29,4 @@ event eSpecLeased: (at: int, mailbox: string, id: string); // a fresh lease was 
 event eSpecEffect: (at: int, mailbox: string, id: string);  // a handler effect committed
 event eSpecOutboxEnqueued: (at: int, id: string, target: string);
 event eSpecOutboxCompleted: (at: int, id: string, target: string);
+event eSpecOutboxRow: (at: int, row: tOutRow);        // an outbox row was inserted or changed

@@ -49,7 +49,8 @@ machine Publisher {
             faultsLeft = faultsLeft - 1;
           }
           send store, eDeliverReq, (client = this, publisher = cfg.publisher, id = c.id, token = c.token,
-                                    profile = cfg.profile, fault = fault, epoch = batch.epoch);
+                                    profile = cfg.profile, fault = fault, retry_delay = cfg.retry_delay,
+                                    epoch = batch.epoch);
           d = Await();
           if (d.action == "crashed" || d.action == "restarted") {
             break;

@@ -16,10 +16,11 @@ event eExtendReq: (client: machine, id: string, token: int, lease_for: int);
 event eExpireReq: (client: machine);
 event eDeadLetterReq: (client: machine, id: string, reason: string);
 event eOutboxEnqueueReq: (client: machine, id: string, target: string, key: string, priority: int,
-                          max_attempts: int, payload: string);
+                          max_attempts: int, payload: string, max_delivery_attempts: int);
 event eOutboxClaimReq: (client: machine, limit: int, claim_for: int);
 event eOutboxCompleteReq: (client: machine, id: string, token: int);
 event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
+event eOutboxDeadLetterReq: (client: machine, id: string, token: int, reason: string);
 
 // Moves the clock to the next time at which something can change (a lease or claim running out, a
 // delayed row becoming available). The reply says whether it moved.
@@ -35,7 +36,7 @@ event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tCons
 // epoch is the Store's crash epoch when the row was claimed (eClaimReply): a delivery requested by a
 // publisher whose process has crashed since is dropped unannounced and answered "restarted".
 event eDeliverReq: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,
-                    fault: string, epoch: int);
+                    fault: string, retry_delay: int, epoch: int);
 event eCrashReq: (client: machine);
 
 // Announce the final state (eObsFinal).

@@ -35,7 +35,7 @@ fun SnapshotOutbox(outbox: seq[tOutRow]): seq[tOutSnap] {
   foreach (r in outbox) {
     s = (id = r.id, target = r.target, key = r.key, priority = r.priority, max_attempts = r.max_attempts,
          payload = r.payload, row_state = r.row_state, delivery_attempts = r.delivery_attempts,
-         available_at = r.available_at, token = r.token, claim_until = r.claim_until);
+         available_at = r.available_at, token = r.token, claim_until = r.claim_until, reason = r.dead_reason);
     i = 0;
     while (i < sizeof(out) && out[i].id < s.id) {
       i = i + 1;

@@ -25,7 +25,8 @@ machine Store {
   var nextToken: int;
   // worker -> the delivery it fetched and has not handled yet (process memory: a crash clears it).
   var fetched: map[int, tFetched];
-  // "" for the correct store, "fifo-overtake" for the broken keyed-order rule.
+  // "" for the correct store, "fifo-overtake" for the broken keyed-order rule, "outbox-unbounded"
+  // for an outbox claim that ignores max_delivery_attempts.
   var variant: string;
   // Number of crashes so far: requests made by a process incarnation that has since crashed are
   // recognised by their older epoch.
@@ -131,12 +132,13 @@ machine Store {
     }
 
     on eOutboxEnqueueReq do (r: (client: machine, id: string, target: string, key: string, priority: int,
-                                 max_attempts: int, payload: string)) {
+                                 max_attempts: int, payload: string, max_delivery_attempts: int)) {
       var res: tRes;
       Begin();
-      res = OutboxEnqueue(r.id, r.target, r.key, r.priority, r.max_attempts, r.payload);
+      res = OutboxEnqueue(r.id, r.target, r.key, r.priority, r.max_attempts, r.payload, r.max_delivery_attempts);
       announce eObsOutboxEnqueue, (at = now, id = r.id, target = r.target, max_attempts = r.max_attempts,
-                                   key = r.key, priority = r.priority, payload = r.payload, duplicate = res.duplicate);
+                                   key = r.key, priority = r.priority, payload = r.payload,
+                                   max_delivery_attempts = r.max_delivery_attempts, duplicate = res.duplicate);
       Reply(r.client, res);
     }
 
@@ -145,7 +147,8 @@ machine Store {
       Begin();
       res = OutboxClaim(r.limit, r.claim_for);
       res.quiet = sizeof(res.claimed) == 0 && PendingRows("") == 0;
-      announce eObsOutboxClaim, (at = now, limit = r.limit, claim_for = r.claim_for, claimed = res.claimed);
+      announce eObsOutboxClaim, (at = now, limit = r.limit, claim_for = r.claim_for, claimed = res.claimed,
+                                 bug = res.bug);
       AnnounceChanges();
       send r.client, eClaimReply, (claimed = res.claimed, quiet = res.quiet, epoch = epoch);
     }
@@ -163,6 +166,14 @@ machine Store {
       Begin();
       res = OutboxFail(r.id, r.token, r.delay);
       announce eObsOutboxFail, (at = now, id = r.id, token = r.token, delay = r.delay, err = res.err);
+      Reply(r.client, res);
+    }
+
+    on eOutboxDeadLetterReq do (r: (client: machine, id: string, token: int, reason: string)) {
+      var res: tRes;
+      Begin();
+      res = OutboxDeadLetter(r.id, r.token, r.reason);
+      announce eObsOutboxDeadLetter, (at = now, id = r.id, token = r.token, reason = r.reason, err = res.err);
       Reply(r.client, res);
     }
 
@@ -205,7 +216,7 @@ machine Store {
     }
 
     on eDeliverReq do (r: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,
-                           fault: string, epoch: int)) {
+                           fault: string, retry_delay: int, epoch: int)) {
       var res: tRes;
       if (r.epoch != epoch) {
         // The publisher that claimed this batch died in a crash; its restarted self never makes
@@ -215,9 +226,10 @@ machine Store {
         return;
       }
       Begin();
-      res = Deliver(r.id, r.token, r.profile, r.fault);
+      res = Deliver(r.id, r.token, r.profile, r.fault, r.retry_delay);
       announce eObsPublisherDeliver, (at = now, publisher = r.publisher, id = r.id, token = r.token,
-                                      profile = PublisherPath(r.profile), fault = r.fault, action = res.action,
+                                      profile = PublisherPath(r.profile), fault = r.fault,
+                                      retry_delay = r.retry_delay, action = res.action,
                                       duplicate = res.duplicate, bug = res.bug);
       if (res.action == "crashed") {
         // The process died after the delivery's first commit; it restarts before anything else runs.
@@ -490,29 +502,52 @@ machine Store {
     return i >= 0 && outbox[i].row_state == "pending" && token != 0 && outbox[i].token == token;
   }
 
+  // max_delivery_attempts 0 means the default, 10.
   fun OutboxEnqueue(id: string, target: string, key: string, priority: int, max_attempts: int,
-                    payload: string): tRes {
+                    payload: string, max_delivery_attempts: int): tRes {
     var res: tRes;
     if (FindOut(id) >= 0) {
       res.duplicate = true;
       return res;
     }
+    if (max_delivery_attempts == 0) {
+      max_delivery_attempts = 10;
+    }
     outbox += (sizeof(outbox), (id = id, target = target, key = key, priority = priority, max_attempts = max_attempts,
                                 payload = payload, row_state = "pending", delivery_attempts = 0, available_at = now,
-                                token = 0, claim_until = 0, seqno = nextSeq));
+                                token = 0, claim_until = 0, seqno = nextSeq,
+                                max_delivery_attempts = max_delivery_attempts, dead_reason = ""));
     nextSeq = nextSeq + 1;
     return res;
   }
 
   // Rows are appended in creation order, so walking outbox from the front is "smallest seq first".
+  // First every pending row without a live claim that has used up its delivery attempts is
+  // dead-lettered; then rows with attempts left are claimed. The "outbox-unbounded" variant does
+  // neither: it claims a row however often it has been claimed before.
   fun OutboxClaim(limit: int, claim_for: int): tRes {
     var res: tRes;
     var i: int;
     var token: int;
+    var bounded: bool;
+    bounded = variant != "outbox-unbounded";
     token = nextToken + 1;
     i = 0;
+    while (bounded && i < sizeof(outbox)) {
+      if (outbox[i].row_state == "pending" && !ClaimLive(outbox[i], now)
+          && outbox[i].delivery_attempts >= outbox[i].max_delivery_attempts) {
+        OutboxToDead(i, "max delivery attempts reached");
+      }
+      i = i + 1;
+    }
+    i = 0;
     while (i < sizeof(outbox) && sizeof(res.claimed) < limit) {
-      if (outbox[i].row_state == "pending" && outbox[i].available_at <= now && !ClaimLive(outbox[i], now)) {
+      if (outbox[i].row_state == "pending" && outbox[i].available_at <= now && !ClaimLive(outbox[i], now)
+          && (!bounded || outbox[i].delivery_attempts < outbox[i].max_delivery_attempts)) {
+        // The correct claim would not take a row out of delivery attempts: the batch differs.
+        if (outbox[i].delivery_attempts >= outbox[i].max_delivery_attempts) {
+          res.bug = true;
+        }
         outbox[i].token = token;
         outbox[i].claim_until = now + claim_for;
         outbox[i].delivery_attempts = outbox[i].delivery_attempts + 1;
@@ -552,6 +587,25 @@ machine Store {
     outbox[i].token = 0;
     outbox[i].claim_until = 0;
     outbox[i].available_at = now + delay;
+    return res;
+  }
+
+  fun OutboxToDead(i: int, reason: string) {
+    outbox[i].row_state = "dead_letter";
+    outbox[i].dead_reason = reason;
+    outbox[i].token = 0;
+    outbox[i].claim_until = 0;
+  }
+
+  fun OutboxDeadLetter(id: string, token: int, reason: string): tRes {
+    var res: tRes;
+    var i: int;
+    i = FindOut(id);
+    if (!ClaimMatches(i, token)) {
+      res.err = "claim_lost";
+      return res;
+    }
+    OutboxToDead(i, reason);
     return res;
   }
 
@@ -696,9 +750,31 @@ machine Store {
     return res;
   }
 
-  // deliver: one delivery of a claimed outbox row. res.duplicate reports whether the target enqueue
-  // found the id already present (what the enqueue saw, whether or not its commit then held).
-  fun Deliver(id: string, token: int, profile: tPublisherProfile, fault: string): tRes {
+  // deliver: one delivery of a claimed outbox row, then, if it failed to commit, the release of
+  // the row in a commit of its own, fenced by the claim: dead-lettered when that was its last
+  // delivery attempt, otherwise available again after retry_delay.
+  fun Deliver(id: string, token: int, profile: tPublisherProfile, fault: string, retry_delay: int): tRes {
+    var res: tRes;
+    var i: int;
+    res = DeliverOnce(id, token, profile, fault);
+    if (res.action == "commit_failed") {
+      i = FindOut(id);
+      if (ClaimMatches(i, token)) {
+        if (outbox[i].delivery_attempts >= outbox[i].max_delivery_attempts) {
+          OutboxToDead(i, "max delivery attempts reached");
+        } else {
+          OutboxFail(id, token, retry_delay);
+        }
+      }
+    }
+    return res;
+  }
+
+  // One delivery attempt. res.duplicate reports whether the target enqueue found the id already
+  // present (what the enqueue saw, whether or not its commit then held). The fault "undeliverable"
+  // is the publisher's check refusing the row: it is dead-lettered, fenced by the claim, and
+  // nothing is enqueued.
+  fun DeliverOnce(id: string, token: int, profile: tPublisherProfile, fault: string): tRes {
     var res: tRes;
     var i: int;
     var row: tOutRow;
@@ -707,6 +783,15 @@ machine Store {
     claimOk = ClaimMatches(i, token);
     if (i < 0) {
       res.action = "claim_lost";
+      return res;
+    }
+    if (fault == "undeliverable") {
+      if (!claimOk) {
+        res.action = "claim_lost";
+        return res;
+      }
+      OutboxToDead(i, "undeliverable");
+      res.action = "dead_lettered";
       return res;
     }
     row = outbox[i];
@@ -898,8 +983,12 @@ machine Store {
     foreach (r in outbox) {
       if (!(r.id in outBefore)) {
         announce eSpecOutboxEnqueued, (at = now, id = r.id, target = r.target);
-      } else if (r.row_state == "completed" && outBefore[r.id].row_state != "completed") {
-        announce eSpecOutboxCompleted, (at = now, id = r.id, target = r.target);
+        announce eSpecOutboxRow, (at = now, row = r);
+      } else if (outBefore[r.id] != r) {
+        if (r.row_state == "completed" && outBefore[r.id].row_state != "completed") {
+          announce eSpecOutboxCompleted, (at = now, id = r.id, target = r.target);
+        }
+        announce eSpecOutboxRow, (at = now, row = r);
       }
     }
   }

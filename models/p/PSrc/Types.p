@@ -9,9 +9,12 @@
 type tMsg = (mailbox: string, id: string, key: string, priority: int, payload: string, row_state: string,
              attempts: int, max_attempts: int, available_at: int, token: int, lease_until: int, seqno: int);
 
-// An outbox row. token/claim_until are both 0 while the row carries no claim.
+// An outbox row. token/claim_until are both 0 while the row carries no claim. row_state is
+// "pending", "completed" or "dead_letter"; dead_reason is "" unless it is "dead_letter".
+// max_delivery_attempts (>= 1) bounds how often the row is claimed.
 type tOutRow = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string,
-                row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int, seqno: int);
+                row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int, seqno: int,
+                max_delivery_attempts: int, dead_reason: string);
 
 // A dead letter.
 type tDead = (mailbox: string, id: string, attempts: int, reason: string);
@@ -44,7 +47,9 @@ enum tPublisherProfile { AtomicFold, Split, SplitWrite }
 // Scenario configuration.
 type tEnqCfg = (mailbox: string, id: string, key: string, priority: int, max_attempts: int, delay: int,
                 payload: string);
-type tOutCfg = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string);
+// max_delivery_attempts 0 means the default (10).
+type tOutCfg = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string,
+                max_delivery_attempts: int);
 // may_fail: the handler's outcome is chosen by the checker; otherwise it always succeeds.
 // think: the handler runs for up to this many scheduling points (the checker chooses how many), so a
 // slow handler can outlive its lease while other workers move on.
@@ -55,9 +60,11 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
                      retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
+// retry_delay: how long a row whose delivery failed waits before it may be claimed again.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
-                      faults: seq[string], max_faults: int);
+                      faults: seq[string], max_faults: int, retry_delay: int);
 // crashes: how many crash-and-restarts a Crasher may inject at points the checker chooses.
 // raw_ops: how many arbitrary store operations a RawClient issues (0: no RawClient).
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
-                  consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int);
+                  consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
+                  dead_letterer: bool);

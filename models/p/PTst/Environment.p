@@ -24,7 +24,8 @@ machine Scenario {
       }
       foreach (o in sc.outbox) {
         send store, eOutboxEnqueueReq, (client = this, id = o.id, target = o.target, key = o.key,
-                                        priority = o.priority, max_attempts = o.max_attempts, payload = o.payload);
+                                        priority = o.priority, max_attempts = o.max_attempts, payload = o.payload,
+                                        max_delivery_attempts = o.max_delivery_attempts);
         receive { case eReply: (r: tReply) { } }
       }
       foreach (c in sc.consumers) {
@@ -37,6 +38,10 @@ machine Scenario {
       }
       if (sc.crashes > 0) {
         new Crasher((store = store, driver = this, crashes = sc.crashes));
+        running = running + 1;
+      }
+      if (sc.dead_letterer) {
+        new DeadLetterClient((store = store, driver = this));
         running = running + 1;
       }
       if (sc.raw_ops > 0) {
@@ -166,7 +171,7 @@ machine RawClient {
     if ((op == 3 || op == 4 || op == 7) && sizeof(leases) == 0) {
       op = 1;
     }
-    if ((op == 12 || op == 13) && sizeof(claims) == 0) {
+    if ((op == 12 || op == 13 || op == 15) && sizeof(claims) == 0) {
       op = 11;
     }
     if (op == 0) {
@@ -199,7 +204,7 @@ machine RawClient {
       send store, eDeadLetterReq, (client = this, id = choose(ids), reason = "manual");
     } else if (op == 10) {
       send store, eOutboxEnqueueReq, (client = this, id = choose(outIds), target = "inbox", key = "", priority = 0,
-                                      max_attempts = 2, payload = "p");
+                                      max_attempts = 2, payload = "p", max_delivery_attempts = 0);
     } else if (op == 11) {
       send store, eOutboxClaimReq, (client = this, limit = 1 + choose(2), claim_for = 2);
     } else if (op == 12) {
@@ -208,6 +213,9 @@ machine RawClient {
     } else if (op == 13) {
       l = choose(claims);
       send store, eOutboxFailReq, (client = this, id = l.id, token = l.token, delay = choose(2));
+    } else if (op == 15) {
+      l = choose(claims);
+      send store, eOutboxDeadLetterReq, (client = this, id = l.id, token = l.token, reason = "manual");
     } else {
       send store, eTickReq, (client = this,);
     }
@@ -229,6 +237,33 @@ machine RawClient {
     }
     if (res.msg_token != 0) {
       leases += (sizeof(leases), (id = res.msg_id, token = res.msg_token));
+    }
+  }
+}
+
+// Claims one outbox row and dead-letters it by hand (outbox_dead_letter), then tries again with
+// the same, now stale, token (claim_lost).
+machine DeadLetterClient {
+  start state Run {
+    entry (init: (store: machine, driver: machine)) {
+      var batch: (claimed: seq[tClaimed], quiet: bool, epoch: int);
+      var i: int;
+      send init.store, eOutboxClaimReq, (client = this, limit = 1, claim_for = 2);
+      receive {
+        case eClaimReply: (r: (claimed: seq[tClaimed], quiet: bool, epoch: int)) {
+          batch = r;
+        }
+      }
+      if (sizeof(batch.claimed) > 0) {
+        i = 0;
+        while (i < 2) {
+          send init.store, eOutboxDeadLetterReq, (client = this, id = batch.claimed[0].id,
+                                                  token = batch.claimed[0].token, reason = "manual");
+          receive { case eReply: (r: tReply) { } }
+          i = i + 1;
+        }
+      }
+      send init.driver, eDone, (who = this,);
     }
   }
 }

@@ -10,7 +10,7 @@ fun Msg(mailbox: string, id: string, key: string, priority: int, max_attempts: i
 
 fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
   return (id = id, target = target, key = "", priority = 0, max_attempts = max_attempts,
-          payload = format("payload-{0}", id));
+          payload = format("payload-{0}", id), max_delivery_attempts = 0);
 }
 
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
@@ -27,7 +27,8 @@ fun SlowWorker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail
 }
 
 fun Pub(publisher: int, profile: tPublisherProfile, faults: seq[string], max_faults: int): tPublisherCfg {
-  return (publisher = publisher, profile = profile, limit = 2, claim_for = 2, faults = faults, max_faults = max_faults);
+  return (publisher = publisher, profile = profile, limit = 2, claim_for = 2, faults = faults, max_faults = max_faults,
+          retry_delay = 0);
 }
 
 fun AllFaults(): seq[string] {
@@ -228,5 +229,53 @@ fun ScFifoOvertake(): tScenario {
   sc.messages += (1, Msg("inbox", "m2", "a", 0, 2));
   sc.consumers += (0, Worker(1, "inbox", Leased, false));
   sc.consumers += (1, Worker(2, "inbox", Leased, false));
+  return sc;
+}
+
+// Outbox dead letters: o1 may be claimed once, o2 twice. Two publishers (split and fold) compete;
+// a delivery may fail to commit (the publisher releases the row, or dead-letters it on its last
+// attempt), crash after its first commit (the row stays claimed until the claim runs out, and a
+// claim dead-letters it when it has no attempts left) or find the row undeliverable.
+fun ScOutboxDeadLetters(): tScenario {
+  var sc: tScenario;
+  var o: tOutCfg;
+  var p: tPublisherCfg;
+  sc = EmptyScenario();
+  o = OutRow("o1", "inbox", 2);
+  o.max_delivery_attempts = 1;
+  sc.outbox += (0, o);
+  o = OutRow("o2", "inbox", 2);
+  o.max_delivery_attempts = 2;
+  sc.outbox += (1, o);
+  p = Pub(1, Split, DeadLetterFaults(), 2);
+  p.retry_delay = 1;
+  sc.publishers += (0, p);
+  sc.publishers += (1, Pub(2, AtomicFold, DeadLetterFaults(), 1));
+  sc.dead_letterer = true;
+  return sc;
+}
+
+fun DeadLetterFaults(): seq[string] {
+  var f: seq[string];
+  f += (0, "commit_fails");
+  f += (1, "crash_between");
+  f += (2, "undeliverable");
+  return f;
+}
+
+// Counterexample: the claim ignores max_delivery_attempts. A split delivery of o1 (one attempt
+// allowed) crashes after its enqueue committed; once the claim runs out the row is claimed a
+// second time.
+fun ScOutboxUnbounded(): tScenario {
+  var sc: tScenario;
+  var o: tOutCfg;
+  var f: seq[string];
+  sc = EmptyScenario();
+  sc.variant = "outbox-unbounded";
+  o = OutRow("o1", "inbox", 2);
+  o.max_delivery_attempts = 1;
+  sc.outbox += (0, o);
+  f += (0, "crash_between");
+  sc.publishers += (0, Pub(1, Split, f, 1));
   return sc;
 }

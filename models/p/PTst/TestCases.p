@@ -5,7 +5,7 @@
  *****************************************************************************************************/
 
 module Delivery = { Store, ConsumerWorker, Publisher };
-module Environment = { Scenario, Crasher, RawClient, RawNacker };
+module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
@@ -22,6 +22,8 @@ machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertak
 machine TestLeaselessNackRace { start state Init { entry { new Scenario(ScLeaselessNackRace()); } } }
 machine TestPolicyDeclines { start state Init { entry { new Scenario(ScPolicyDeclines()); } } }
 machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
+machine TestOutboxDeadLetters { start state Init { entry { new Scenario(ScOutboxDeadLetters()); } } }
+machine TestOutboxUnbounded { start state Init { entry { new Scenario(ScOutboxUnbounded()); } } }
 
 // ---- green ----
 
@@ -38,11 +40,13 @@ test tcPriorityKeyedFifo [main = TestPriorityKeyedFifo]:
   in (union Delivery, Environment, { TestPriorityKeyedFifo });
 
 test tcOutboxFold [main = TestOutboxFold]:
-  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
+  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax,
+         OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal
   in (union Delivery, Environment, { TestOutboxFold });
 
 test tcOutboxSplitCorrect [main = TestOutboxSplitCorrect]:
-  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
+  assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax,
+         OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal
   in (union Delivery, Environment, { TestOutboxSplitCorrect });
 
 test tcCrashRestart [main = TestCrashRestart]:
@@ -51,7 +55,7 @@ test tcCrashRestart [main = TestCrashRestart]:
 
 test tcPipeline [main = TestPipeline]:
   assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, EffectAppliedAtMostOnce,
-         AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+         AttemptsNeverExceedMax, EveryMessageEventuallyResolved, OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal
   in (union Delivery, Environment, { TestPipeline });
 
 test tcLeaselessNackRace [main = TestLeaselessNackRace]:
@@ -68,6 +72,11 @@ test tcPolicyDeclines [main = TestPolicyDeclines]:
 test tcRawStoreOps [main = TestRawStoreOps]:
   assert AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead, OutboxTargetDeliveredAtMostOnce
   in (union Delivery, Environment, { TestRawStoreOps });
+
+test tcOutboxDeadLetters [main = TestOutboxDeadLetters]:
+  assert OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal, OutboxCompletionImpliesDelivery,
+         OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
+  in (union Delivery, Environment, { TestOutboxDeadLetters });
 
 // ---- counterexamples ----
 
@@ -90,3 +99,7 @@ test tcUnfencedAckCounterexample [main = TestUnfencedAck]:
 test tcFifoOvertakeCounterexample [main = TestFifoOvertake]:
   assert SameKeyClaimsRespectLiveHead
   in (union Delivery, Environment, { TestFifoOvertake });
+
+test tcOutboxUnboundedCounterexample [main = TestOutboxUnbounded]:
+  assert OutboxDeliveryBounded
+  in (union Delivery, Environment, { TestOutboxUnbounded });

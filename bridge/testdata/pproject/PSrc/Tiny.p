@@ -40,7 +40,7 @@ machine Store {
         max_attempts = m1MaxAttempts, delay = 0, payload = "hello", duplicate = false);
       if (!leaseless) {
         announce eObsOutboxEnqueue, (at = now, id = "o1", target = "inbox", key = "", priority = 0,
-          max_attempts = 2, payload = "", duplicate = false);
+          max_attempts = 2, payload = "", max_delivery_attempts = 0, duplicate = false);
       }
     }
 
@@ -84,13 +84,13 @@ machine Store {
       o1Attempts = o1Attempts + 1;
       o1ClaimUntil = now + 30;
       rows += (0, (id = "o1", delivery_attempts = o1Attempts, token = o1Token));
-      announce eObsOutboxClaim, (at = now, limit = 4, claim_for = 30, claimed = rows);
+      announce eObsOutboxClaim, (at = now, limit = 4, claim_for = 30, claimed = rows, bug = false);
       Served();
     }
 
     on eDeliver do (client: machine) {
       announce eObsPublisherDeliver, (at = now, publisher = 1, id = "o1", token = o1Token, profile = "fold",
-        fault = "none", action = "delivered", duplicate = false, bug = false);
+        fault = "none", retry_delay = 0, action = "delivered", duplicate = false, bug = false);
       o1State = "completed";
       o1Token = 0;
       o1ClaimUntil = 0;
@@ -121,7 +121,7 @@ machine Store {
     if (!leaseless) {
       outbox += (0, (id = "o1", target = "inbox", key = "", priority = 0, max_attempts = 2, payload = "",
         row_state = o1State, delivery_attempts = o1Attempts, available_at = 0, token = o1Token,
-        claim_until = o1ClaimUntil));
+        claim_until = o1ClaimUntil, reason = ""));
     }
     eff["inbox"] = effects;
     announce eObsFinal, (messages = messages, outbox = outbox, dead_letters = dead, effects = eff);
