@@ -50,6 +50,8 @@ var postgresTests = map[string]func(*testing.T){
 	"TestConsumerRunWakesOnEnqueue":           TestConsumerRunWakesOnEnqueue,
 	"TestLeaselessDecidesFromTheStoredRow":    TestLeaselessDecidesFromTheStoredRow,
 	"TestDeadLetter":                          TestDeadLetter,
+	"TestOutboxDeadLetters":                   TestOutboxDeadLetters,
+	"TestPublisherDeadLetters":                TestPublisherDeadLetters,
 	"TestCrashLeaselessPeekedMessageSurvives": TestCrashLeaselessPeekedMessageSurvives,
 	"TestCrashLeasedMessageSurvivesItsLease":  TestCrashLeasedMessageSurvivesItsLease,
 	"TestCrashMidFold":                        TestCrashMidFold,
