@@ -227,7 +227,7 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.Priority = pick(r, []int{0, 0, 0, 1})
 		a.MaxAttempts = pick(r, []int{1, 2, 2, 3})
 		// Small delivery bounds, so that rows run out of delivery attempts; 0 is the default.
-		a.MaxDeliveryAttempts = pick(r, []int{0, 1, 2, 3})
+		a.MaxDeliveryAttempts = pick(r, []int{0, 1, 1, 2})
 		if chance(r, 0.3) {
 			a.Payload = "p"
 		}
