@@ -1,13 +1,13 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pconform/pconform/traces"
@@ -189,40 +189,120 @@ func CheckObservedAll(ctx context.Context, cfg Config, ts []*traces.Trace) (msgs
 		return nil, fmt.Errorf("bridge: p compile of the observed drivers exited %d:\n%s", code, tail(out, 20))
 	}
 	dll := filepath.Join(dir, "PGenerated", "PChecker", "net8.0", "PConformObserved.dll")
+	// One checker run for every test case: -tc matches by prefix, and every test case of this
+	// project is a tcObservedHistory one. The checker starts once (the .NET start-up costs more
+	// than replaying a history), runs the test cases in order and reports each one's bug count
+	// in its own section of the output.
+	outDir := filepath.Join(dir, "out")
+	out, code, err = runP(ctx, run, "check", dll, "-tc", observedPrefix, "-s", "1", "-o", outDir)
+	if err != nil {
+		return nil, err
+	}
+	if code != 0 && code != 1 {
+		return nil, fmt.Errorf("bridge: p check of the observed drivers exited %d:\n%s", code, tail(out, 20))
+	}
+	verdicts, err := parseObservedRun(out)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: p check of the observed drivers: %w:\n%s", err, tail(out, 20))
+	}
 	for k, t := range ts {
-		tc := observedCase(k)
-		outDir := filepath.Join(dir, "out", tc)
-		out, code, err := runP(ctx, run, "check", dll, "-tc", tc, "-s", "1", "-o", outDir)
-		if err != nil {
-			return nil, err
+		v, ok := verdicts[observedCase(k)]
+		if !ok {
+			return nil, fmt.Errorf("bridge: p check ran no test case %s (trace %q):\n%s", observedCase(k), t.Name, tail(out, 20))
 		}
-		switch code {
-		case 0:
-			if !bytes.Contains(out, []byte(tc)) {
-				return nil, fmt.Errorf("bridge: p check ran no test case %s (trace %q):\n%s", tc, t.Name, tail(out, 20))
-			}
+		if v.bugs == 0 {
 			msgs = append(msgs, "")
-		case 1:
-			msg, err := assertionMessage(outDir)
-			if err != nil {
-				return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
-			}
-			msgs = append(msgs, msg)
-		default:
-			return nil, fmt.Errorf("bridge: p check of trace %q exited %d:\n%s", t.Name, code, tail(out, 20))
+			continue
 		}
+		logPath := v.log
+		if !filepath.IsAbs(logPath) {
+			logPath = filepath.Join(dir, logPath)
+		}
+		msg, err := assertionMessage(logPath)
+		if err != nil {
+			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(verdicts) != len(ts) {
+		return nil, fmt.Errorf("bridge: p check ran %d observed test cases, want %d", len(verdicts), len(ts))
 	}
 	return msgs, nil
+}
+
+// observedPrefix is the prefix every observed test case's name has (observedCase).
+const observedPrefix = "tcObservedHistory"
+
+// caseVerdict is one test case's section of a checker run's output.
+type caseVerdict struct {
+	bugs int
+	log  string // the readable bug log the checker wrote for it, when bugs > 0
+}
+
+var (
+	caseHeader = regexp.MustCompile(`^\.\. Test case :: (\S+)$`)
+	caseBugs   = regexp.MustCompile(`^\.+ Found (\d+) bugs?\.$`)
+	caseLog    = regexp.MustCompile(`^\.+ Writing (.+_\d+_\d+\.txt)$`)
+)
+
+// parseObservedRun reads the output of one checker run over several test cases: each test case's
+// section starts with ".. Test case :: NAME" and must state its bug count ("Found N bug(s).");
+// a section with a bug must name the readable log it wrote (the checker numbers them
+// <Project>_0_0.txt, <Project>_0_1.txt, ... in the order it finds bugs, so the name cannot be
+// guessed from the test case).
+func parseObservedRun(out []byte) (map[string]caseVerdict, error) {
+	verdicts := map[string]caseVerdict{}
+	var cur string
+	var v caseVerdict
+	counted := false
+	flush := func() error {
+		if cur == "" {
+			return nil
+		}
+		switch {
+		case !counted:
+			return fmt.Errorf("test case %s states no bug count", cur)
+		case v.bugs > 0 && v.log == "":
+			return fmt.Errorf("test case %s found %d bug(s) but names no bug log", cur, v.bugs)
+		}
+		if _, dup := verdicts[cur]; dup {
+			return fmt.Errorf("test case %s ran twice", cur)
+		}
+		verdicts[cur] = v
+		return nil
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(l)
+		if m := caseHeader.FindStringSubmatch(l); m != nil {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			cur, v, counted = m[1], caseVerdict{}, false
+			continue
+		}
+		if cur == "" {
+			continue
+		}
+		if m := caseBugs.FindStringSubmatch(l); m != nil {
+			n, err := strconv.Atoi(m[1])
+			if err != nil {
+				return nil, fmt.Errorf("test case %s: bug count %q: %w", cur, m[1], err)
+			}
+			v.bugs, counted = n, true
+		} else if m := caseLog.FindStringSubmatch(l); m != nil {
+			v.log = m[1]
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return verdicts, nil
 }
 
 var assertPrefix = regexp.MustCompile(`^Assertion Failed: \S+:\d+:\d+ `)
 
 // assertionMessage reads the monitor's assertion message from the checker's readable bug log.
-func assertionMessage(outDir string) (string, error) {
-	path, err := findOne(outDir, "_0_0.txt")
-	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrNoBugLog, err)
-	}
+func assertionMessage(path string) (string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrNoBugLog, err)
