@@ -52,9 +52,11 @@ oracle caught, the seeds the P oracle caught and the median time to catch.
 
 A variant seed runs for --first, then, until the model oracle refuses a run, again with twice the
 budget each time, up to --budget of workload in all; the time to catch is the wall time of the runs
-and model checks until then. The P oracle checks each seed's first run (all of them compiled into
-one P project), for the first --p-seeds seeds of each variant, every seed the model oracle did
-not catch, and the first --p-correct correct seeds. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
+and model checks until then. The P oracle checks each seed's run number --p-round (the first,
+--first long, by default): every variant seed and every correct seed by default, or the first
+--p-seeds seeds of each variant (and every seed the model oracle did not catch) and the first
+--p-correct correct seeds. All of them are compiled into one P project and checked by one checker
+run. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
 
 Exit codes: 0 every variant was caught in at least 9 of 10 of its seeds (scaled to --seeds) and the
 correct store had no finding; 1 otherwise.`,
@@ -77,7 +79,7 @@ correct store had no finding; 1 otherwise.`,
 						return err
 					}
 					results[v] = append(results[v], r)
-					if s <= pSeeds || !r.model {
+					if pSeeds < 0 || s <= pSeeds || !r.model {
 						r.pChecked = true
 						pTraces, pRuns = append(pTraces, r.first), append(pRuns, r)
 					}
@@ -86,6 +88,7 @@ correct store had no finding; 1 otherwise.`,
 			}
 			falseAlarms := 0
 			var correctSteps int
+			var correctRuns []*seedRun // the correct seeds the P oracle checks, in seed order
 			for s := 1; s <= correctSeeds; s++ {
 				t, _, err := observeOnce(ctx, replay.TargetStore, int64(s), correctBudget)
 				if err != nil {
@@ -100,9 +103,10 @@ correct store had no finding; 1 otherwise.`,
 					falseAlarms++
 					fmt.Fprintf(w, "FALSE ALARM correct store seed %d: %s\n", s, f)
 				}
-				if s <= pCorrect {
+				if pCorrect < 0 || s <= pCorrect {
 					r := &seedRun{first: t}
 					pTraces, pRuns = append(pTraces, t), append(pRuns, r)
+					correctRuns = append(correctRuns, r)
 				}
 			}
 			var pTime time.Duration
@@ -117,7 +121,7 @@ correct store had no finding; 1 otherwise.`,
 				for i, m := range msgs {
 					pRuns[i].p, pRuns[i].pMsg = m != "", m
 				}
-				for i, r := range pRuns[len(pRuns)-min(pCorrect, correctSeeds):] {
+				for i, r := range correctRuns {
 					if r.p {
 						falseAlarms++
 						pFalse++
@@ -161,7 +165,7 @@ correct store had no finding; 1 otherwise.`,
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%d/%d\t%d/%d\t%s\n", v, seeds, m, seeds, p, pChecked, either, seeds, med)
 			}
-			fmt.Fprintf(tw, "store (correct)\t%d\t%d findings\t%d findings of %d checked\t\t\n", correctSeeds, falseAlarms-pFalse, pFalse, min(pCorrect, correctSeeds))
+			fmt.Fprintf(tw, "store (correct)\t%d\t%d findings\t%d findings of %d checked\t\t\n", correctSeeds, falseAlarms-pFalse, pFalse, len(correctRuns))
 			tw.Flush()
 			fmt.Fprintf(w, "correct store: %d seeds of %s, %d observed steps, %d false alarms\n", correctSeeds, correctBudget, correctSteps, falseAlarms)
 			if len(pTraces) > 0 {
@@ -169,7 +173,7 @@ correct store had no finding; 1 otherwise.`,
 				for _, t := range pTraces {
 					steps += len(t.Steps)
 				}
-				fmt.Fprintf(w, "P oracle: %d traces, %d steps, one compile and %d checker runs in %s\n", len(pTraces), steps, len(pTraces), pTime.Round(time.Second))
+				fmt.Fprintf(w, "P oracle: %d traces, %d steps, one compile and one checker run in %s (%.0f events/s)\n", len(pTraces), steps, pTime.Round(time.Second), float64(steps)/pTime.Seconds())
 			}
 			if !ok {
 				return errFinding
@@ -179,8 +183,8 @@ correct store had no finding; 1 otherwise.`,
 	}
 	c.Flags().IntVar(&seeds, "seeds", 10, "seeds per broken variant")
 	c.Flags().IntVar(&correctSeeds, "correct-seeds", 100, "seeds of the correct store")
-	c.Flags().IntVar(&pSeeds, "p-seeds", 3, "seeds per variant whose first run the P oracle checks (besides every seed the model did not catch)")
-	c.Flags().IntVar(&pCorrect, "p-correct", 3, "correct-store seeds the P oracle checks")
+	c.Flags().IntVar(&pSeeds, "p-seeds", -1, "seeds per variant the P oracle checks (besides every seed the model did not catch); -1 every seed")
+	c.Flags().IntVar(&pCorrect, "p-correct", -1, "correct-store seeds the P oracle checks; -1 every seed")
 	c.Flags().DurationVar(&first, "first", time.Second, "a variant seed's first run")
 	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
 	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
