@@ -34,7 +34,8 @@ func newObserveCmd() *cobra.Command {
 		Short: "Run the real store under a concurrent workload, record what it did, and check it",
 		Long: `Observe runs real goroutines against a store target while the store records its history:
 leased workers, one leaseless worker per leaseless mailbox, a fold and a split publisher (each
-failing one commit in ten), and random enqueues, with a logical clock one second per 20ms tick. It
+failing one of its commits in five), and random enqueues of messages and of outbox rows, with a
+logical clock one second per 20ms tick. It
 converts the recorded events into a trace of origin kind "observed" (written to --out), and checks
 it with the reference model, which must agree with every observed result (see docs/observed.md).
 

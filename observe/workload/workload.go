@@ -167,28 +167,29 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		return nil
 	})
 
-	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized) and
-	// outbox rows for the publishers.
+	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized), and in a
+	// loop of its own outbox rows for the publishers, so that the publishers' flow does not
+	// depend on how fast the message enqueues commit.
 	var ids atomic.Int64
 	all := append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
 	goLoop("enqueuer", 2, func(r *rand.Rand) error {
 		pause(r, cfg.Tick/2)
 		n := ids.Add(1)
-		mb := all[r.IntN(len(all))]
-		key := []string{"", "", "k1", "k2"}[r.IntN(4)]
-		if r.IntN(3) == 0 {
-			_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mb,
-				Key: key, MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")})
-			if err == nil {
-				atomic.AddInt64(&stats.OutboxEnqueued, 1)
-			}
-			return err
-		}
-		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: mb, ID: fmt.Sprintf("m%d", n), Key: key,
-			Priority: r.IntN(2), MaxAttempts: 1 + r.IntN(3), Delay: time.Duration(r.IntN(3)) * time.Second,
-			Payload: []byte("x")})
+		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: all[r.IntN(len(all))], ID: fmt.Sprintf("m%d", n),
+			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], Priority: r.IntN(2), MaxAttempts: 1 + r.IntN(3),
+			Delay: time.Duration(r.IntN(3)) * time.Second, Payload: []byte("x")})
 		if err == nil {
 			atomic.AddInt64(&stats.Enqueued, 1)
+		}
+		return err
+	})
+	goLoop("outbox enqueuer", 3, func(r *rand.Rand) error {
+		pause(r, cfg.Tick/2)
+		n := ids.Add(1)
+		_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: all[r.IntN(len(all))],
+			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")})
+		if err == nil {
+			atomic.AddInt64(&stats.OutboxEnqueued, 1)
 		}
 		return err
 	})
@@ -266,7 +267,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		worker("leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
 	}
 
-	// Publishers: one fold, one split, each through a store that fails one commit in ten.
+	// Publishers: one fold, one split, each through a store that fails one of its commits in five
+	// (a delivery's, a completion's, a release's; a claim commits on the store itself).
 	for i, mode := range []actordelivery.PublishMode{actordelivery.ModeFold, actordelivery.ModeSplit} {
 		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults}
 		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second})
@@ -333,7 +335,7 @@ func (f retryFunc) Retry(err error, attempt int) (time.Duration, bool) { return 
 var errInjected = errors.New("workload: injected fault: commit failed")
 
 // faultyStore is the store a publisher delivers through, failing one top-level write
-// transaction in ten after it ran (it rolls back: what a failed commit leaves). Only its
+// transaction in five after it ran (it rolls back: what a failed commit leaves). Only its
 // publisher's goroutine uses it.
 type faultyStore struct {
 	*actordelivery.Store
@@ -344,7 +346,7 @@ type faultyStore struct {
 type inFaultyTx struct{}
 
 func (f *faultyStore) ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error {
-	if readOnly || ctx.Value(inFaultyTx{}) != nil || f.r.IntN(10) != 0 {
+	if readOnly || ctx.Value(inFaultyTx{}) != nil || f.r.IntN(5) != 0 {
 		return f.Store.ExecTx(ctx, readOnly, func(ctx context.Context) error {
 			return fn(context.WithValue(ctx, inFaultyTx{}, true))
 		})
