@@ -87,6 +87,8 @@ var postgresTests = map[string]func(*testing.T){
 	"TestMetricsNeverBlockACommit":            TestMetricsNeverBlockACommit,
 	"TestExpvarMetricsNeverBlock":             TestExpvarMetricsNeverBlock,
 	"TestLogRecordKeys":                       TestLogRecordKeys,
+	"TestPurge":                               TestPurge,
+	"TestPurgeBadInput":                       TestPurgeBadInput,
 	"TestWorkersBadInput":                     TestWorkersBadInput,
 	"TestWorkersDrain":                        TestWorkersDrain,
 	"TestWorkersServeEveryMailbox":            TestWorkersServeEveryMailbox,

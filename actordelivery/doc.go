@@ -53,6 +53,13 @@
 // no new fetch starts, every fetched message is handled and committed, and the call returns when
 // every worker has stopped.
 //
+// # Retention
+//
+// Purge removes acked messages, dead letters and completed outbox rows that have been final for
+// a given time, a small batch of each per call (PurgeAll repeats it, yielding the database between
+// batches); the ids of purged messages stay duplicates until their dedup horizon has passed
+// (docs/semantics.md, "Retention").
+//
 // # Observability
 //
 // Options.Metrics receives delivery counters (fetched, acked, retried, dead-lettered, outbox

@@ -129,8 +129,8 @@ func payloadArg(p []byte) sql.NamedArg {
 }
 
 // Enqueue inserts m as a ready message with attempts 0, available at now + m.Delay. If m.ID is
-// already used — by a message of any mailbox in any state, or by a dead letter — nothing changes and
-// duplicate is true. It joins the transaction in ctx; subscribers of m.Mailbox are signalled after
+// already used — by a message of any mailbox in any state, by a dead letter, or by a row Purge
+// removed less than its dedup horizon ago — nothing changes and duplicate is true. It joins the transaction in ctx; subscribers of m.Mailbox are signalled after
 // the commit.
 //
 // Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, Delay outside [0, MaxDuration], or called in a
@@ -383,8 +383,8 @@ func (s *Store) Ack(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrLeaseLost, recordedOp{"ack", EventArgs{ID: id, Token: token}, "lease_lost"}, func(int64) (string, []any) {
-		return qAck, []any{named("id", id), named("token", token)}
+	return s.updateRow(ctx, op, id, ErrLeaseLost, recordedOp{"ack", EventArgs{ID: id, Token: token}, "lease_lost"}, func(now int64) (string, []any) {
+		return qAck, []any{named("id", id), named("token", token), named("now", now)}
 	})
 }
 
@@ -414,8 +414,8 @@ func (s *Store) AckByID(ctx context.Context, id string) error {
 	if id == "" {
 		return invalid(op, "id is empty")
 	}
-	return s.updateRow(ctx, op, id, ErrNotFound, recordedOp{"ack_by_id", EventArgs{ID: id}, "not_found"}, func(int64) (string, []any) {
-		return qAckByID, []any{named("id", id)}
+	return s.updateRow(ctx, op, id, ErrNotFound, recordedOp{"ack_by_id", EventArgs{ID: id}, "not_found"}, func(now int64) (string, []any) {
+		return qAckByID, []any{named("id", id), named("now", now)}
 	})
 }
 

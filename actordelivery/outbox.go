@@ -184,8 +184,8 @@ func (s *Store) OutboxComplete(ctx context.Context, id, token string) error {
 	if err := checkIDToken(op, id, token); err != nil {
 		return err
 	}
-	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_complete", EventArgs{ID: id, Token: token}, "claim_lost"}, func(int64) (string, []any) {
-		return qOutboxComplete, []any{named("id", id), named("token", token)}
+	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_complete", EventArgs{ID: id, Token: token}, "claim_lost"}, func(now int64) (string, []any) {
+		return qOutboxComplete, []any{named("id", id), named("token", token), named("now", now)}
 	})
 }
 
@@ -221,8 +221,8 @@ func (s *Store) OutboxDeadLetter(ctx context.Context, id, token, reason string) 
 	if reason == "" {
 		return invalid(op, "reason of %q is empty", id)
 	}
-	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_dead_letter", EventArgs{ID: id, Token: token, Reason: reason}, "claim_lost"}, func(int64) (string, []any) {
-		return qOutboxDeadLetter, []any{named("id", id), named("token", token), named("reason", reason)}
+	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_dead_letter", EventArgs{ID: id, Token: token, Reason: reason}, "claim_lost"}, func(now int64) (string, []any) {
+		return qOutboxDeadLetter, []any{named("id", id), named("token", token), named("reason", reason), named("now", now)}
 	})
 }
 

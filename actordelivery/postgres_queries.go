@@ -39,6 +39,7 @@ SELECT CAST(:id AS TEXT), CAST(:mailbox AS TEXT), CAST(:key AS TEXT), CAST(:prio
     CAST(:max_attempts AS BIGINT), 0, CAST(:available_at AS BIGINT), 'ready', CAST(:payload AS BYTEA),
     CAST(:now AS BIGINT)
 WHERE NOT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)
+  AND NOT EXISTS (SELECT 1 FROM {p}purged_ids WHERE id = :id AND expires_at > CAST(:now AS BIGINT))
 ON CONFLICT (id) DO NOTHING`,
 
 		qNackByID: `UPDATE {p}messages

@@ -68,6 +68,9 @@ type EventArgs struct {
 	Outcome    string        `json:"outcome,omitempty"`
 	RetryDelay time.Duration `json:"retry_delay,omitempty"`
 	Fault      string        `json:"fault,omitempty"`
+	// OlderThan and Horizon are purge's age and dedup horizon.
+	OlderThan time.Duration `json:"older_than,omitempty"`
+	Horizon   time.Duration `json:"horizon,omitempty"`
 }
 
 // EventResult is what the caller observed, named as in the trace format.

@@ -61,22 +61,24 @@ RETURNING ` + msgCols
 
 	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)`
 
-	// qEnqueue inserts the message unless its id is taken: by a dead letter (the guard) or by
-	// any message (the conflict); no row affected means a duplicate. One statement, so the
-	// check and the insert cost one round trip.
+	// qEnqueue inserts the message unless its id is taken: by a dead letter or by an id Purge
+	// retired whose dedup horizon has not passed (the guard), or by any message (the conflict);
+	// no row affected means a duplicate. One statement, so the check and the insert cost one
+	// round trip.
 	qEnqueue = `INSERT INTO {p}messages
     (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
 SELECT :id, :mailbox, :key, :priority, :max_attempts, 0, :available_at, 'ready', :payload, :now
 WHERE NOT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)
+  AND NOT EXISTS (SELECT 1 FROM {p}purged_ids WHERE id = :id AND expires_at > :now)
 ON CONFLICT (id) DO NOTHING`
 
-	qAck = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL
+	qAck = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL, acked_at = :now
 WHERE id = :id AND state = 'ready' AND token = :token`
 
 	qNack = `UPDATE {p}messages SET token = NULL, lease_until = NULL, available_at = :available_at
 WHERE id = :id AND state = 'ready' AND token = :token`
 
-	qAckByID = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL
+	qAckByID = `UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL, acked_at = :now
 WHERE id = :id AND state = 'ready'`
 
 	qNackByID = `UPDATE {p}messages
@@ -129,7 +131,7 @@ ON CONFLICT (id) DO NOTHING`
 	// holds no live claim is dead-lettered (its last delivery crashed, or failed without
 	// reaching OutboxDeadLetter).
 	qOutboxExhausted = `UPDATE {p}outbox
-SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL, final_at = :now
 WHERE state = 'pending' AND delivery_attempts >= max_delivery_attempts
   AND (claim_token IS NULL OR claim_until <= :now)`
 
@@ -145,14 +147,15 @@ WHERE seq IN (
     LIMIT :limit)
 RETURNING ` + outboxCols
 
-	qOutboxComplete = `UPDATE {p}outbox SET state = 'completed', claim_token = NULL, claim_until = NULL
+	qOutboxComplete = `UPDATE {p}outbox SET state = 'completed', claim_token = NULL, claim_until = NULL,
+    final_at = :now
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qOutboxFail = `UPDATE {p}outbox SET claim_token = NULL, claim_until = NULL, available_at = :available_at
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qOutboxDeadLetter = `UPDATE {p}outbox
-SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL, final_at = :now
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qListOutbox = `SELECT ` + outboxCols + ` FROM {p}outbox ORDER BY seq`
@@ -192,4 +195,30 @@ const (
 	qSeqLock  = `SELECT n AS locked FROM {p}commit_seq WHERE id = 1`
 	qSeqRead  = `SELECT n FROM {p}commit_seq WHERE id = 1`
 	qSeqWrite = `UPDATE {p}commit_seq SET n = :n WHERE id = 1`
+)
+
+// Retention. Each purge statement removes at most :limit rows final since :cutoff or earlier,
+// oldest first (then by id); the two that retire message ids return them with the time they
+// became final, so the caller can keep them until the dedup horizon passes.
+
+const (
+	qPurgeAcked = `DELETE FROM {p}messages WHERE id IN (
+    SELECT id FROM {p}messages WHERE state = 'acked' AND acked_at <= :cutoff
+    ORDER BY acked_at, id LIMIT :limit)
+RETURNING id, acked_at`
+
+	qPurgeDeadLetters = `DELETE FROM {p}dead_letters WHERE id IN (
+    SELECT id FROM {p}dead_letters WHERE dead_at <= :cutoff
+    ORDER BY dead_at, id LIMIT :limit)
+RETURNING id, dead_at`
+
+	qPurgeOutbox = `DELETE FROM {p}outbox WHERE id IN (
+    SELECT id FROM {p}outbox WHERE state <> 'pending' AND final_at <= :cutoff
+    ORDER BY final_at, id LIMIT :limit)`
+
+	qPurgedIDInsert = `INSERT INTO {p}purged_ids (id, expires_at) VALUES (:id, :expires_at)
+ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`
+
+	qPurgeExpiredIDs = `DELETE FROM {p}purged_ids WHERE id IN (
+    SELECT id FROM {p}purged_ids WHERE expires_at <= :now ORDER BY expires_at, id LIMIT :limit)`
 )

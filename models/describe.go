@@ -71,6 +71,10 @@ func argValue(name string, a traces.Args) string {
 		return num(a.RetryDelay)
 	case "fault":
 		return str(a.Fault)
+	case "older_than":
+		return num(a.OlderThan)
+	case "horizon":
+		return num(a.Horizon)
 	}
 	return "?"
 }

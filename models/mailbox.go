@@ -10,11 +10,13 @@ import (
 // The mailbox operations of docs/semantics.md. Each works on a State that Step has already cloned,
 // so it may change the receiver in place; each changes nothing when it fails.
 
-// has reports whether id is taken by a message in any mailbox (any state) or by a dead letter.
+// has reports whether id is taken by a message in any mailbox (any state), by a dead letter, or
+// by a purged row whose dedup horizon has not passed.
 func (s *State) has(id string) bool {
 	_, inMailbox := s.messages[id]
 	_, dead := s.dead[id]
-	return inMailbox || dead
+	until, retired := s.retired[id]
+	return inMailbox || dead || (retired && until > s.now)
 }
 
 // enqueue inserts a ready message unless id is taken; it reports whether id was taken.
@@ -126,6 +128,7 @@ func (s *State) ack(id string, token int) bool {
 		return false
 	}
 	m.acked = true
+	m.ackedAt = s.now
 	clearLease(&m)
 	s.messages[id] = m
 	return true
@@ -150,6 +153,7 @@ func (s *State) ackByID(id string) bool {
 		return false
 	}
 	m.acked = true
+	m.ackedAt = s.now
 	clearLease(&m)
 	s.messages[id] = m
 	return true
@@ -211,6 +215,6 @@ func (s *State) deadLetter(id, reason string) bool {
 	if len(s.order[m.mailbox]) == 0 {
 		delete(s.order, m.mailbox)
 	}
-	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason}
+	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now}
 	return true
 }

@@ -38,6 +38,7 @@ func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 		}
 		if o.deliveryAttempts >= o.maxDeliveryAttempts {
 			o.deadReason = traces.ReasonMaxDeliveryAttempts
+			o.finalAt = now
 			o.token, o.claimUntil = 0, 0
 			s.outbox[id] = o
 			continue
@@ -80,6 +81,7 @@ func (s *State) outboxComplete(id string, token int) bool {
 		return false
 	}
 	o.completed = true
+	o.finalAt = s.now
 	o.token, o.claimUntil = 0, 0
 	s.outbox[id] = o
 	return true
@@ -104,6 +106,7 @@ func (s *State) outboxDeadLetter(id string, token int, reason string) bool {
 		return false
 	}
 	o.deadReason = reason
+	o.finalAt = s.now
 	o.token, o.claimUntil = 0, 0
 	s.outbox[id] = o
 	return true

@@ -27,8 +27,12 @@ type State struct {
 	order map[string][]string
 	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
 	dead map[string]deadLetter
-	// outbox holds every outbox row by id; rows are never removed.
+	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
 	outbox map[string]outboxRow
+	// retired maps the id of a message or dead letter that purge removed to the end of its dedup
+	// horizon: until then (exclusive) the id is a duplicate. Entries at or past their end mean
+	// nothing and purge forgets them.
+	retired map[string]int64
 	// effects maps a mailbox to the ids whose handler effect committed, in commit order.
 	effects map[string][]string
 	// inflight maps a worker to the delivery it fetched and has not handled yet.
@@ -53,6 +57,8 @@ type message struct {
 	leaseUntil int64
 	seq        int64
 	acked      bool
+	// ackedAt is the time of the acknowledgement; 0 while ready.
+	ackedAt int64
 }
 
 // live reports whether m carries a lease that has not run out at now. At leaseUntil == now the
@@ -64,6 +70,7 @@ type deadLetter struct {
 	mailbox, id string
 	attempts    int
 	reason      string
+	deadAt      int64 // the time of the move
 }
 
 // outboxRow is one outbox row.
@@ -83,6 +90,8 @@ type outboxRow struct {
 	token      int
 	claimUntil int64
 	seq        int64
+	// finalAt is the time the row was completed or dead-lettered; 0 while pending.
+	finalAt int64
 }
 
 // state names the row's state as traces do.
@@ -131,6 +140,7 @@ func (s State) clone() State {
 	n.order = cloneMap(s.order)
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
+	n.retired = cloneMap(s.retired)
 	n.effects = cloneMap(s.effects)
 	n.inflight = cloneMap(s.inflight)
 	return n
@@ -150,6 +160,7 @@ func Equal(a, b State) bool {
 		maps.EqualFunc(a.order, b.order, slices.Equal) &&
 		maps.Equal(a.dead, b.dead) &&
 		maps.Equal(a.outbox, b.outbox) &&
+		maps.Equal(a.retired, b.retired) &&
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
 		maps.Equal(a.inflight, b.inflight)
 }

@@ -85,6 +85,8 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		r.Err = errKind(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		// Only the time moves; nothing durable changes.
+	case traces.OpPurge:
+		r.Affected = n.purge(at, a.OlderThan, a.Horizon, a.Limit)
 	case traces.OpConsumerFetch:
 		r, err = n.consumerFetch(a, at)
 	case traces.OpConsumerHandle:
@@ -157,6 +159,9 @@ func validate(op traces.Op, a traces.Args) error {
 		return errors.Join(nonEmpty("id", a.ID), nonEmpty("reason", a.Reason))
 	case traces.OpOutboxClaim:
 		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("claim_for", a.ClaimFor))
+	case traces.OpPurge:
+		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("older_than", a.OlderThan),
+			nonNegative("horizon", a.Horizon))
 	case traces.OpConsumerFetch:
 		return errors.Join(nonEmpty("mailbox", a.Mailbox),
 			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),

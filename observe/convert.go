@@ -93,7 +93,7 @@ func step(ev Event, at int64, sym *symbols) traces.Step {
 		Delay: secs(a.Delay), Payload: a.Payload, LeaseFor: secs(a.LeaseFor), Reason: a.Reason,
 		Target: a.Target, Limit: a.Limit, ClaimFor: secs(a.ClaimFor), Worker: a.Worker,
 		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
-		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts,
+		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
 	}
 	space := sym.lease
 	if traces.Spec[op].Tokens == traces.ClaimTokens {

@@ -29,6 +29,8 @@ type Args struct {
 	Outcome             string
 	RetryDelay          int64
 	Fault               string
+	OlderThan           int64
+	Horizon             int64
 }
 
 // TargetArgs is a with its token symbol replaced by token, the real token it stands for.
@@ -54,6 +56,8 @@ func TargetArgs(a traces.Args, token string) Args {
 		Outcome:             a.Outcome,
 		RetryDelay:          a.RetryDelay,
 		Fault:               a.Fault,
+		OlderThan:           a.OlderThan,
+		Horizon:             a.Horizon,
 	}
 }
 
@@ -80,6 +84,8 @@ func traceArgs(a Args, token int) traces.Args {
 		Outcome:             a.Outcome,
 		RetryDelay:          a.RetryDelay,
 		Fault:               a.Fault,
+		OlderThan:           a.OlderThan,
+		Horizon:             a.Horizon,
 	}
 }
 

@@ -297,6 +297,10 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		o.Err, err = errKind(t.st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason))
 	case traces.OpAdvanceClock:
 		// The clock was set above; nothing else happens.
+	case traces.OpPurge:
+		var r actordelivery.PurgeResult
+		r, err = t.st.Purge(ctx, seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+		o.Affected = r.Total()
 	case traces.OpConsumerFetch:
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:

@@ -116,6 +116,8 @@ var argFields = []field[Args]{
 	strField("outcome", true, func(a *Args) *string { return &a.Outcome }),
 	int64Field("retry_delay", true, func(a *Args) *int64 { return &a.RetryDelay }),
 	strField("fault", true, func(a *Args) *string { return &a.Fault }),
+	int64Field("older_than", true, func(a *Args) *int64 { return &a.OlderThan }),
+	int64Field("horizon", true, func(a *Args) *int64 { return &a.Horizon }),
 }
 
 // resultFields lists every result field any operation reports; see argFields.

@@ -245,6 +245,15 @@ func (g *gen) step(op Op, at int64) Step {
 		}
 	case OpExpire:
 		res.Affected = g.small(0, 3)
+	case OpPurge:
+		a.Limit = g.small(1, 4)
+		if g.maybe(0.5) {
+			a.OlderThan = int64(g.small(0, 20))
+		}
+		if g.maybe(0.5) {
+			a.Horizon = int64(g.small(0, 60))
+		}
+		res.Affected = g.small(0, 6)
 	case OpOutboxClaim:
 		a.Limit, a.ClaimFor = g.small(1, 4), int64(g.small(1, 20))
 		if k := g.small(0, a.Limit); k > 0 {

@@ -21,6 +21,7 @@ const (
 	OpOutboxFail       Op = "outbox_fail"
 	OpOutboxDeadLetter Op = "outbox_dead_letter"
 	OpAdvanceClock     Op = "advance_clock"
+	OpPurge            Op = "purge"
 )
 
 // Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
@@ -36,7 +37,7 @@ const (
 var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
-	OpAdvanceClock,
+	OpAdvanceClock, OpPurge,
 	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 }
 
@@ -108,6 +109,7 @@ var Spec = map[Op]OpSpec{
 	OpOutboxFail:       {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
 	OpOutboxDeadLetter: {Args: []string{"id", "token", "reason"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
 	OpAdvanceClock:     {},
+	OpPurge:            {Args: []string{"limit"}, OptionalArgs: []string{"older_than", "horizon"}, Results: []string{"affected"}},
 
 	OpConsumerFetch: {
 		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,

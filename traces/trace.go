@@ -121,6 +121,11 @@ type Args struct {
 	// Fault is injected into publisher_deliver: "none", "commit_fails", "crash_between" or
 	// "undeliverable".
 	Fault string `json:"fault,omitempty"`
+	// OlderThan is purge's age: rows final at or before now - older_than are removed.
+	OlderThan int64 `json:"older_than,omitempty"`
+	// Horizon is purge's dedup horizon: a purged message id stays a duplicate until its final
+	// time + horizon.
+	Horizon int64 `json:"horizon,omitempty"`
 }
 
 // Result is what a caller observes from a step. Which fields an operation reports is fixed by [Spec].

@@ -210,6 +210,10 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 		return atLeast(c, p, int64(a.Limit), 1)
 	case "claim_for":
 		return between(c, p, a.ClaimFor, 1, MaxSeconds)
+	case "older_than":
+		return between(c, p, a.OlderThan, 0, MaxSeconds)
+	case "horizon":
+		return between(c, p, a.Horizon, 0, MaxSeconds)
 	case "worker":
 		return atLeast(c, p, int64(a.Worker), 0)
 	case "publisher":

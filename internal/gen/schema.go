@@ -42,6 +42,8 @@ var fieldSchemas = map[string]string{
 	"publisher":             ref("count"),
 	"retry_delay":           ref("seconds"),
 	"max_delivery_attempts": ref("count"),
+	"older_than":            ref("seconds"),
+	"horizon":               ref("seconds"),
 	// Results.
 	"duplicate": `{"type": "boolean"}`,
 	"affected":  ref("count"),

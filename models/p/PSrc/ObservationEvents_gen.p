@@ -25,6 +25,7 @@ event eObsOutboxComplete: (at: int, id: string, token: int, err: string);
 event eObsOutboxFail: (at: int, id: string, token: int, delay: int, err: string);
 event eObsOutboxDeadLetter: (at: int, id: string, token: int, reason: string, err: string);
 event eObsAdvanceClock: (at: int);
+event eObsPurge: (at: int, limit: int, older_than: int, horizon: int, affected: int);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,

@@ -30,3 +30,5 @@ event eSpecEffect: (at: int, mailbox: string, id: string);  // a handler effect 
 event eSpecOutboxEnqueued: (at: int, id: string, target: string);
 event eSpecOutboxCompleted: (at: int, id: string, target: string);
 event eSpecOutboxRow: (at: int, row: tOutRow);        // an outbox row was inserted or changed
+// purge removed a message or dead letter id; horizon_end is the end of its dedup horizon (exclusive).
+event eSpecPurged: (at: int, id: string, horizon_end: int);

@@ -21,6 +21,7 @@ event eOutboxClaimReq: (client: machine, limit: int, claim_for: int);
 event eOutboxCompleteReq: (client: machine, id: string, token: int);
 event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
 event eOutboxDeadLetterReq: (client: machine, id: string, token: int, reason: string);
+event ePurgeReq: (client: machine, limit: int, older_than: int, horizon: int);
 
 // Moves the clock to the next time at which something can change (a lease or claim running out, a
 // delayed row becoming available). The reply says whether it moved.

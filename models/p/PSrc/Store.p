@@ -32,6 +32,15 @@ machine Store {
   // recognised by their older epoch.
   var epoch: int;
 
+  // Retention (docs/semantics.md, "Retention"): the time each acked message, dead letter and
+  // final (completed or dead-lettered) outbox row became final, and the retired ids of purged
+  // messages and dead letters with the end of their dedup horizon (exclusive). StampFinal fills the
+  // first three after each request; Purge empties them for the rows it removes.
+  var ackedAt: map[string, int];
+  var deadAt: map[string, int];
+  var outFinalAt: map[string, int];
+  var retired: map[string, int];
+
   // The state before the request being applied, for AnnounceChanges.
   var oldMsgs: seq[tMsg];
   var oldOutbox: seq[tOutRow];
@@ -177,6 +186,15 @@ machine Store {
       Reply(r.client, res);
     }
 
+    on ePurgeReq do (r: (client: machine, limit: int, older_than: int, horizon: int)) {
+      var res: tRes;
+      Begin();
+      res = Purge(r.limit, r.older_than, r.horizon);
+      announce eObsPurge, (at = now, limit = r.limit, older_than = r.older_than, horizon = r.horizon,
+                           affected = res.affected);
+      Reply(r.client, res);
+    }
+
     on eTickReq do (r: (client: machine)) {
       var res: tRes;
       Begin();
@@ -268,10 +286,14 @@ machine Store {
     return -1;
   }
 
-  // Whether id names a message in any mailbox (any state) or a dead letter.
+  // Whether id names a message in any mailbox (any state), a dead letter, or a purged one whose
+  // dedup horizon has not passed.
   fun IdTaken(id: string): bool {
     var d: tDead;
     if (FindMsg(id) >= 0) {
+      return true;
+    }
+    if (id in retired && retired[id] > now) {
       return true;
     }
     foreach (d in dead) {
@@ -874,11 +896,19 @@ machine Store {
     return t;
   }
 
-  // Advances the clock to the next event time, if there is one.
+  // Advances the clock to the earliest of the next event time and the ends of retired ids' dedup
+  // horizons still ahead (at which an enqueue of that id changes outcome), if there is one. The
+  // horizon ends are left out of NextEventTime, so they never keep a worker from stopping.
   fun Tick(): tRes {
     var res: tRes;
     var t: int;
+    var id: string;
     t = NextEventTime();
+    foreach (id in keys(retired)) {
+      if (retired[id] > now && (t < 0 || retired[id] < t)) {
+        t = retired[id];
+      }
+    }
     if (t > now) {
       now = t;
       res.advanced = true;
@@ -944,6 +974,7 @@ machine Store {
     var i: int;
     var mb: string;
     var n: int;
+    StampFinal();
     foreach (m in oldMsgs) {
       before[m.seqno] = m;
       maxById[m.id] = m.max_attempts;
@@ -991,5 +1022,104 @@ machine Store {
         announce eSpecOutboxRow, (at = now, row = r);
       }
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Retention (docs/semantics.md, "Retention").
+
+  // Records the time rows became final: acked messages, dead letters and final outbox rows not
+  // stamped yet were finalized by the request just applied.
+  fun StampFinal() {
+    var m: tMsg;
+    var d: tDead;
+    var r: tOutRow;
+    foreach (m in msgs) {
+      if (m.row_state == "acked" && !(m.id in ackedAt)) {
+        ackedAt[m.id] = now;
+      }
+    }
+    foreach (d in dead) {
+      if (!(d.id in deadAt)) {
+        deadAt[d.id] = now;
+      }
+    }
+    foreach (r in outbox) {
+      if (r.row_state != "pending" && !(r.id in outFinalAt)) {
+        outFinalAt[r.id] = now;
+      }
+    }
+  }
+
+  // The up to limit entries of times with a time at or before cutoff, oldest first, then by id.
+  fun Oldest(times: map[string, int], cutoff: int, limit: int): seq[string] {
+    var out: seq[string];
+    var id: string;
+    var i: int;
+    foreach (id in keys(times)) {
+      if (times[id] <= cutoff) {
+        i = 0;
+        while (i < sizeof(out) && (times[out[i]] < times[id] || (times[out[i]] == times[id] && out[i] < id))) {
+          i = i + 1;
+        }
+        out += (i, id);
+      }
+    }
+    while (sizeof(out) > limit) {
+      out -= (sizeof(out) - 1);
+    }
+    return out;
+  }
+
+  // Keeps a purged message or dead-letter id until its dedup horizon ends (not at all when that
+  // is already past). The monitors learn of every removal, whatever is kept.
+  fun Retire(id: string, finalAt: int, horizon: int) {
+    announce eSpecPurged, (at = now, id = id, horizon_end = finalAt + horizon);
+    if (finalAt + horizon > now) {
+      retired[id] = finalAt + horizon;
+    }
+  }
+
+  // purge(older_than, horizon, limit): up to limit acked messages, dead letters and final outbox
+  // rows (completed or dead-lettered) final at or before now - older_than are removed, each kind oldest first; removed message
+  // and dead-letter ids are retired until final + horizon; then up to limit retired ids whose
+  // horizon has passed are forgotten. affected counts the rows removed.
+  fun Purge(limit: int, older_than: int, horizon: int): tRes {
+    var res: tRes;
+    var id: string;
+    var i: int;
+    var expired: map[string, int];
+    var cutoff: int;
+    cutoff = now - older_than;
+    foreach (id in Oldest(ackedAt, cutoff, limit)) {
+      i = FindMsg(id);
+      msgs -= (i);
+      Retire(id, ackedAt[id], horizon);
+      ackedAt -= (id);
+      res.affected = res.affected + 1;
+    }
+    foreach (id in Oldest(deadAt, cutoff, limit)) {
+      i = 0;
+      while (dead[i].id != id) {
+        i = i + 1;
+      }
+      dead -= (i);
+      Retire(id, deadAt[id], horizon);
+      deadAt -= (id);
+      res.affected = res.affected + 1;
+    }
+    foreach (id in Oldest(outFinalAt, cutoff, limit)) {
+      outbox -= (FindOut(id));
+      outFinalAt -= (id);
+      res.affected = res.affected + 1;
+    }
+    foreach (id in keys(retired)) {
+      if (retired[id] <= now) {
+        expired[id] = retired[id];
+      }
+    }
+    foreach (id in Oldest(expired, now, limit)) {
+      retired -= (id);
+    }
+    return res;
   }
 }

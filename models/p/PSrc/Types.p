@@ -65,6 +65,7 @@ type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, cl
                       faults: seq[string], max_faults: int, retry_delay: int);
 // crashes: how many crash-and-restarts a Crasher may inject at points the checker chooses.
 // raw_ops: how many arbitrary store operations a RawClient issues (0: no RawClient).
+// janitor: how many purge rounds a Janitor runs over janitor_ids (0: no Janitor).
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
-                  dead_letterer: bool);
+                  dead_letterer: bool, janitor: int, janitor_ids: seq[string]);

@@ -48,6 +48,10 @@ machine Scenario {
         new RawClient((store = store, driver = this, ops = sc.raw_ops));
         running = running + 1;
       }
+      if (sc.janitor > 0) {
+        new Janitor((store = store, driver = this, rounds = sc.janitor, ids = sc.janitor_ids));
+        running = running + 1;
+      }
       goto Running;
     }
   }
@@ -265,5 +269,48 @@ machine DeadLetterClient {
       }
       send init.driver, eDone, (who = this,);
     }
+  }
+}
+
+// Retention (docs/semantics.md, "Retention"): `rounds` times, after a few scheduling points the
+// checker chooses, purges final rows (a batch of 1 or 2, an age of 0 or 1, a dedup horizon of 0 to
+// 2, all chosen by the checker), enqueues one of `ids` again (an id the purge may just have
+// retired), moves the clock to its next event time (which may be the end of a horizon), and
+// enqueues one of `ids` again, so that an enqueue lands both inside and after a horizon.
+machine Janitor {
+  var store: machine;
+  var ids: seq[string];
+
+  start state Run {
+    entry (init: (store: machine, driver: machine, rounds: int, ids: seq[string])) {
+      var i: int;
+      var n: int;
+      store = init.store;
+      ids = init.ids;
+      while (i < init.rounds) {
+        n = YieldCount();
+        while (n > 0) {
+          send this, eYield;
+          receive { case eYield: { } }
+          n = n - 1;
+        }
+        send store, ePurgeReq, (client = this, limit = 1 + choose(2), older_than = choose(2), horizon = choose(3));
+        receive { case eReply: (r: tReply) { } }
+        EnqueueAgain();
+        send store, eTickReq, (client = this,);
+        receive { case eReply: (r: tReply) { } }
+        EnqueueAgain();
+        i = i + 1;
+      }
+      send init.driver, eDone, (who = this,);
+    }
+  }
+
+  fun EnqueueAgain() {
+    var id: string;
+    id = choose(ids);
+    send store, eEnqueueReq, (client = this, mailbox = "inbox", id = id, key = "", priority = 0, max_attempts = 1,
+                              delay = 0, payload = format("again-{0}", id));
+    receive { case eReply: (r: tReply) { } }
   }
 }

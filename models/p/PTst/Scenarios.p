@@ -279,3 +279,21 @@ fun ScOutboxUnbounded(): tScenario {
   sc.publishers += (0, Pub(1, Split, f, 1));
   return sc;
 }
+
+// Retention: a leased worker whose handler may fail (m1 has one attempt, so a failure
+// dead-letters it), a fold publisher delivering o1 into the same mailbox, and a Janitor that
+// purges twice and enqueues m1, m2 or o1 again after each purge and after a tick.
+fun ScRetention(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.outbox += (0, OutRow("o1", "inbox", 1));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.publishers += (0, Pub(1, AtomicFold, default(seq[string]), 0));
+  sc.janitor = 2;
+  sc.janitor_ids += (0, "m1");
+  sc.janitor_ids += (1, "m2");
+  sc.janitor_ids += (2, "o1");
+  return sc;
+}

@@ -5,7 +5,7 @@
  *****************************************************************************************************/
 
 module Delivery = { Store, ConsumerWorker, Publisher };
-module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient };
+module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient, Janitor };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
@@ -24,6 +24,7 @@ machine TestPolicyDeclines { start state Init { entry { new Scenario(ScPolicyDec
 machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
 machine TestOutboxDeadLetters { start state Init { entry { new Scenario(ScOutboxDeadLetters()); } } }
 machine TestOutboxUnbounded { start state Init { entry { new Scenario(ScOutboxUnbounded()); } } }
+machine TestRetention { start state Init { entry { new Scenario(ScRetention()); } } }
 
 // ---- green ----
 
@@ -77,6 +78,13 @@ test tcOutboxDeadLetters [main = TestOutboxDeadLetters]:
   assert OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal, OutboxCompletionImpliesDelivery,
          OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax
   in (union Delivery, Environment, { TestOutboxDeadLetters });
+
+// Purges and re-enqueues race the consumer and the publisher. A re-enqueue after a horizon inserts
+// the id afresh, so its handler may run twice and the outbox target may receive o1's id twice:
+// EffectAppliedAtMostOnce and OutboxTargetDeliveredAtMostOnce do not apply.
+test tcRetention [main = TestRetention]:
+  assert PurgedIdsStayDuplicates, AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestRetention });
 
 // ---- counterexamples ----
 

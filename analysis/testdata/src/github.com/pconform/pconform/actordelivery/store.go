@@ -126,6 +126,12 @@ func (s *Store) OutboxFail(ctx context.Context, id, token string, delay time.Dur
 	return nil
 }
 
+type PurgeResult struct{ Acked, DeadLetters, Outbox int }
+
+func (s *Store) Purge(ctx context.Context, olderThan, horizon time.Duration, batch int) (PurgeResult, error) {
+	return PurgeResult{}, nil
+}
+
 // Path says which consumer profile fetched a message.
 type Path int
 

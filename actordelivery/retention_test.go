@@ -1,0 +1,116 @@
+package actordelivery
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestPurge: Purge removes final rows that are old enough, a batch of each kind per call, oldest
+// first, never a ready message or a pending outbox row (completed and dead-lettered outbox rows
+// alike are final); the ids of purged messages and dead
+// letters stay duplicates until their dedup horizon has passed, outbox ids do not.
+func TestPurge(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	for _, id := range []string{"a", "b", "c", "ready"} {
+		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
+	}
+	mustOutbox(t, s, "o1", "o2")
+	p := newPublisher(t, s, PublisherOptions{Mode: ModeFold})
+	if n, err := p.Step(ctx); err != nil || n != 2 { // o1 and o2 delivered (and completed) at 0
+		t.Fatalf("publisher step = %d, %v", n, err)
+	}
+	if err := s.AckByID(ctx, "a"); err != nil { // acked at 0
+		t.Fatal(err)
+	}
+	mustOutbox(t, s, "o3")
+	claimed, err := s.OutboxClaim(ctx, 1, time.Minute)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claim of o3 = %+v, %v", claimed, err)
+	}
+	clk.Advance(5 * time.Second)
+	if err := s.DeadLetter(ctx, "c", "test"); err != nil { // dead at 5s
+		t.Fatal(err)
+	}
+	if err := s.OutboxDeadLetter(ctx, "o3", claimed[0].ClaimToken, "test"); err != nil { // outbox dead at 5s
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Second)
+	if err := s.AckByID(ctx, "b"); err != nil { // acked at 10s
+		t.Fatal(err)
+	}
+	clk.Set(base.Add(20 * time.Second))
+
+	purge := func(olderThan, horizon time.Duration, batch int, want PurgeResult) {
+		t.Helper()
+		got, err := s.Purge(ctx, olderThan, horizon, batch)
+		if err != nil || got != want {
+			t.Fatalf("Purge(%v, %v, %d) = %+v, %v; want %+v", olderThan, horizon, batch, got, err, want)
+		}
+	}
+	// cutoff 5s: a (acked 0), c (dead 5s), o1 and o2 (completed 0) and o3 (dead-lettered 5s)
+	// qualify; one of each kind per call.
+	purge(15*time.Second, time.Minute, 1, PurgeResult{Acked: 1, DeadLetters: 1, Outbox: 1})
+	purge(15*time.Second, time.Minute, 1, PurgeResult{Outbox: 1})
+	purge(15*time.Second, time.Minute, 1, PurgeResult{Outbox: 1})
+	purge(15*time.Second, time.Minute, 1, PurgeResult{})
+	for id, want := range map[string]string{"b": StateAcked, "ready": StateReady, "o1": StateReady, "o2": StateReady} {
+		if m := mustGet(t, s, id); m.State != want {
+			t.Errorf("%s after the purge: %s, want %s", id, m.State, want)
+		}
+	}
+	if _, err := s.GetMessage(ctx, "a"); err == nil {
+		t.Error("acked a survived the purge")
+	}
+	if dls, err := s.ListDeadLetters(ctx); err != nil || len(dls) != 0 {
+		t.Errorf("dead letters after the purge: %+v, %v", dls, err)
+	}
+	if rows, err := s.ListOutbox(ctx); err != nil || len(rows) != 0 {
+		t.Errorf("outbox after the purge: %+v, %v", rows, err)
+	}
+
+	// Inside the horizon (a: until 60s, c: until 65s) the ids are duplicates; outbox ids are free.
+	for _, id := range []string{"a", "c"} {
+		if dup, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 1}); err != nil || !dup {
+			t.Errorf("Enqueue(%q) inside the horizon = %v, %v; want duplicate", id, dup, err)
+		}
+	}
+	if dup, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "o1", Target: "other", MaxAttempts: 1}); err != nil || dup {
+		t.Errorf("OutboxEnqueue(o1) after its purge = %v, %v; want a fresh row", dup, err)
+	}
+	clk.Set(base.Add(60 * time.Second)) // a's horizon has passed (at 60s it is over), c's has not
+	if dup, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1}); err != nil || dup {
+		t.Errorf("Enqueue(a) after the horizon = %v, %v; want a fresh message", dup, err)
+	}
+	if dup, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "c", MaxAttempts: 1}); err != nil || !dup {
+		t.Errorf("Enqueue(c) inside its horizon = %v, %v; want duplicate", dup, err)
+	}
+
+	// A horizon already past when the row is purged keeps nothing: b (acked 10s) with horizon 30s.
+	purge(0, 30*time.Second, 10, PurgeResult{Acked: 1})
+	if dup, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "b", MaxAttempts: 1}); err != nil || dup {
+		t.Errorf("Enqueue(b) purged after its horizon = %v, %v; want a fresh message", dup, err)
+	}
+}
+
+func TestPurgeBadInput(t *testing.T) {
+	s, _ := testStore(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name               string
+		olderThan, horizon time.Duration
+		batch              int
+	}{
+		{"negative older_than", -time.Second, 0, 1},
+		{"negative horizon", 0, -time.Second, 1},
+		{"older_than above max", MaxDuration + time.Millisecond, 0, 1},
+		{"zero batch", 0, 0, 0},
+		{"negative batch", 0, 0, -5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.Purge(ctx, tc.olderThan, tc.horizon, tc.batch)
+			wantErr(t, err, ErrInvalidArgument)
+		})
+	}
+}
