@@ -43,6 +43,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestConsumerFailuresUntilDeadLetter":     TestConsumerFailuresUntilDeadLetter,
 	"TestConsumerFetchExpiresLeases":          TestConsumerFetchExpiresLeases,
 	"TestConsumerIdleFetchCommitsNothing":     TestConsumerIdleFetchCommitsNothing,
+	"TestConsumerDrainSkipsTheRead":           TestConsumerDrainSkipsTheRead,
 	"TestConsumerLeaseLostRollsBackHandler":   TestConsumerLeaseLostRollsBackHandler,
 	"TestConsumerLeaselessAckNotFound":        TestConsumerLeaselessAckNotFound,
 	"TestConsumerPolicyDeclines":              TestConsumerPolicyDeclines,

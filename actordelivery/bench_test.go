@@ -78,9 +78,9 @@ func fill(b *testing.B, s *Store, mailbox string, n int) {
 const idlePollInterval = time.Millisecond
 
 // BenchmarkConsume measures one busy single-worker consumer draining b.N messages while 16 idle
-// consumers of the same path poll 16 other, empty mailboxes every idlePollInterval. On the
-// leaseless path an idle poll is a read on the reader pool; on the leased path it is an
-// ExpireLeases+Lease write transaction that competes for the writer lock.
+// consumers of the same path poll 16 other, empty mailboxes every idlePollInterval. An idle poll
+// is a read on either path (the leased one reads first, see Consumer.Fetch), so it never competes
+// for the writer lock. commits/msg counts every commit in the store, the pollers' too.
 func BenchmarkConsume(b *testing.B) { forBackends(b, benchConsume) }
 
 func benchConsume(b *testing.B, backend Backend) {
@@ -124,6 +124,7 @@ func benchConsume(b *testing.B, backend Backend) {
 			}
 			time.Sleep(10 * time.Millisecond) // let the pollers start
 			idlePolls.Store(0)
+			commits0, cpu0 := s.Stats().Commits, benchCPU(b, s)
 			b.ResetTimer()
 			start := time.Now()
 			for done := 0; done < b.N; {
@@ -140,8 +141,12 @@ func benchConsume(b *testing.B, backend Backend) {
 			b.StopTimer()
 			close(stop)
 			wg.Wait()
+			cpu1 := benchCPU(b, s)
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 			b.ReportMetric(float64(idlePolls.Load())/elapsed.Seconds(), "idle-polls/s")
+			// Every commit in the store, the idle pollers' included, per message drained.
+			b.ReportMetric(float64(s.Stats().Commits-commits0)/float64(b.N), "commits/msg")
+			b.ReportMetric(float64((cpu1.client-cpu0.client).Microseconds())/float64(b.N), "client-cpu-us/msg")
 		})
 	}
 }
@@ -457,16 +462,20 @@ type cpuTimes struct {
 // show the server, serverOK is false.
 func benchCPU(b *testing.B, s *Store) cpuTimes {
 	b.Helper()
+	var pid int
+	onServer := s.Backend() == BackendPostgres && s.rdb.QueryRow("SELECT pg_backend_pid()").Scan(&pid) == nil
+	return cpuOf(b, pid, onServer)
+}
+
+// cpuOf reads cpuTimes; when onServer, the server's share is found from pid, one of its backends.
+func cpuOf(b *testing.B, pid int, onServer bool) cpuTimes {
+	b.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
 	}
 	t := cpuTimes{client: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
-	if s.Backend() != BackendPostgres {
-		return t
-	}
-	var pid int
-	if err := s.rdb.QueryRow("SELECT pg_backend_pid()").Scan(&pid); err != nil {
+	if !onServer {
 		return t
 	}
 	_, ppid, ok := procStat(pid)

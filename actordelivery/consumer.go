@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -148,6 +149,9 @@ type Consumer struct {
 	log      *slog.Logger
 	// worker numbers the consumer in its store's recorded events.
 	worker int
+	// busy: the consumer's last leased fetch found a message, so the next one goes straight to
+	// the write transaction (the mailbox likely holds more) instead of reading first.
+	busy atomic.Bool
 }
 
 const (
@@ -216,6 +220,9 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 // write transaction, ExpireLeases then Lease; a read first checks that this would change anything
 // (a lease has expired somewhere, or the mailbox has an eligible message), and when it would not,
 // Fetch returns nil without taking the writer or committing anything: an empty poll is a read.
+// While fetches find messages the read is skipped (a draining consumer goes straight to the write
+// transaction); the first fetch that finds none commits a transaction that changed nothing, and
+// the polls after it read first again.
 // Leaseless path: Peek, which writes nothing; the message stays exactly as stored until Handle.
 //
 // Errors: ErrBusy, ErrClosed.
@@ -261,9 +268,10 @@ func lostOrLeft(err error) bool { return errors.Is(err, ErrLeaseLost) || errors.
 // instant, so the fetch is over there (idle), with no write transaction. Otherwise the write
 // transaction runs both as before, at its own now; the read is only a shortcut, never the
 // decision. A recording store skips the read: every fetch, an idle one too, is a recorded step
-// under the commit lock.
+// under the commit lock. So does a busy consumer (its last fetch found a message): on a draining
+// mailbox the read would only repeat what the write transaction finds out anyway.
 func (c *Consumer) fetchLeased(ctx context.Context) (*Message, error) {
-	if c.st.rec == nil {
+	if c.st.rec == nil && !c.busy.Load() {
 		expired, candidate, err := c.st.leasedWork(ctx, c.mailbox)
 		if err != nil {
 			return nil, err
@@ -285,6 +293,7 @@ func (c *Consumer) fetchLeased(ctx context.Context) (*Message, error) {
 		}
 		return err
 	})
+	c.busy.Store(err == nil && m != nil)
 	return m, err
 }
 

@@ -309,6 +309,37 @@ func TestConsumerIdleFetchCommitsNothing(t *testing.T) {
 	}
 }
 
+// TestConsumerDrainSkipsTheRead: a leased consumer whose last fetch found a message fetches the
+// next one straight in the write transaction; the first fetch that then finds the mailbox empty is
+// that write transaction (it commits, having changed nothing), and the polls after it are reads
+// again, committing nothing.
+func TestConsumerDrainSkipsTheRead(t *testing.T) {
+	ctx := context.Background()
+	s, _ := testStore(t)
+	for _, id := range []string{"a", "b"} {
+		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 1})
+	}
+	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased})
+	for _, want := range []string{"a", "b"} {
+		d, err := c.Fetch(ctx)
+		if err != nil || d == nil || d.Message.ID != want {
+			t.Fatalf("Fetch = %+v, %v; want %s", d, err, want)
+		}
+		if out, err := c.Handle(ctx, d); err != nil || out.Action != ActionAcked {
+			t.Fatalf("Handle(%s) = %+v, %v", want, out, err)
+		}
+	}
+	for i, wantCommits := range []uint64{1, 0, 0} {
+		before := s.Stats()
+		if d, err := c.Fetch(ctx); err != nil || d != nil {
+			t.Fatalf("empty fetch %d = %+v, %v", i, d, err)
+		}
+		if got := s.Stats().Commits - before.Commits; got != wantCommits {
+			t.Fatalf("empty fetch %d after the drain committed %d transactions, want %d", i, got, wantCommits)
+		}
+	}
+}
+
 func TestBackoff(t *testing.T) {
 	for _, tc := range []struct {
 		b       Backoff

@@ -15,6 +15,7 @@ const (
 	qSchemaVersionInsert = `INSERT INTO {p}schema_version (version, applied_at) VALUES (:version, :now)`
 	qJournalMode         = `PRAGMA journal_mode`
 	qSynchronous         = `PRAGMA synchronous`
+	qTempStoreRead       = `PRAGMA temp_store`
 )
 
 // Mailbox.

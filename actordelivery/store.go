@@ -154,10 +154,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// treats specially are escaped.
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	common := fmt.Sprintf("_busy_timeout=%d&_stmt_cache_size=%d", opts.BusyTimeout.Milliseconds(), stmtCacheSize)
-	wdb, err := sql.Open("sqlite3", uri+"?"+common+"&_journal_mode=WAL&_synchronous="+syncMode+"&_txlock=immediate")
-	if err != nil {
-		return nil, fmt.Errorf("actordelivery: Open %q: %w", path, err)
-	}
+	wdb := openSQLite(uri + "?" + common + "&_journal_mode=WAL&_synchronous=" + syncMode + "&_txlock=immediate")
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
@@ -180,11 +177,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	// The reader pool is opened only after the writer made the file a WAL database (journal mode
 	// is persistent), so query_only connections never need to change it.
-	rdb, err := sql.Open("sqlite3", uri+"?"+common+"&_txlock=deferred&_query_only=1")
-	if err != nil {
-		_ = wdb.Close()
-		return nil, fmt.Errorf("actordelivery: Open %q: reader pool: %w", path, err)
-	}
+	rdb := openSQLite(uri + "?" + common + "&_txlock=deferred&_query_only=1")
 	rdb.SetMaxOpenConns(readPoolSize)
 	rdb.SetMaxIdleConns(readPoolSize)
 	if err := rdb.Ping(); err != nil {
@@ -211,6 +204,13 @@ func (s *Store) checkPragmas(syncMode string) error {
 	}
 	if got != want {
 		return fmt.Errorf("actordelivery: Open %q: synchronous is %d, want %d (%s)", s.path, got, want, syncMode)
+	}
+	var temp int
+	if err := s.wdb.QueryRow(qTempStoreRead).Scan(&temp); err != nil {
+		return s.dbErr("Open "+strconv.Quote(s.path), err)
+	}
+	if temp != 2 {
+		return fmt.Errorf("actordelivery: Open %q: temp_store is %d, want 2 (MEMORY)", s.path, temp)
 	}
 	return nil
 }

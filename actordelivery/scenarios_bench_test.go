@@ -1,0 +1,110 @@
+package actordelivery
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The queue scenarios of issue 16, on SQLite (synchronous=FULL), for both consumer paths. Each
+// reports msgs/s, commits/msg (Store.Stats) and cpu-us/msg (this process, which on SQLite is all
+// of the work). The fifth scenario, a drain while 16 consumers poll empty mailboxes every
+// millisecond, is BenchmarkConsume. Run each scenario with the issue's sizes:
+//
+//	go test -run '^$' -bench 'QueueScenarios/(roundtrip|backlog)' -benchtime 1000x ./actordelivery/
+//	go test -run '^$' -bench 'QueueScenarios/drain' -benchtime 10000x ./actordelivery/
+//	go test -run '^$' -bench 'QueueScenarios/consumers=4' -benchtime 4000x ./actordelivery/
+//	go test -run '^$' -bench 'Consume/sqlite' -benchtime 5000x ./actordelivery/
+
+// backlogDepth is the queue depth BenchmarkQueueScenarios/backlog measures one receive+ack at.
+const backlogDepth = 100_000
+
+func BenchmarkQueueScenarios(b *testing.B) {
+	paths := []Path{PathLeased, PathLeaseless}
+	for _, path := range paths {
+		b.Run("roundtrip/"+path.String(), func(b *testing.B) { benchScenario(b, path, 0, 1, true) })
+	}
+	for _, path := range paths {
+		b.Run("drain/"+path.String(), func(b *testing.B) { benchScenario(b, path, -1, 1, false) })
+	}
+	// The leaseless path serves a mailbox with exactly one worker: no 4-consumer variant.
+	b.Run("consumers=4/leased", func(b *testing.B) { benchScenario(b, PathLeased, -1, 4, false) })
+	for _, path := range paths {
+		b.Run("backlog/"+path.String(), func(b *testing.B) { benchScenario(b, path, backlogDepth, 1, false) })
+	}
+}
+
+// benchScenario fills the mailbox with depth messages (-1: b.N) and has workers consumers take
+// b.N of them, each step a fetch and an acknowledgement; with enqueue, each step enqueues its
+// message first (a round trip). With workers == 1 it also reports the p50 and p99 of one step.
+func benchScenario(b *testing.B, path Path, depth, workers int, enqueue bool) {
+	ctx := context.Background()
+	s := benchStore(b)
+	if depth < 0 {
+		depth = b.N
+	}
+	fill(b, s, "mb", depth)
+	nop := func(context.Context, *Message) (Effects, error) { return nil, nil }
+	consumers := make([]*Consumer, workers)
+	for i := range consumers {
+		c, err := NewConsumer(s, nop, ConsumerOptions{Mailbox: "mb", Path: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		consumers[i] = c
+	}
+	lat := make([]time.Duration, 0, b.N)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	commits0, cpu0 := s.Stats().Commits, cpuOf(b, 0, false)
+	b.ResetTimer()
+	start := time.Now()
+	for i, c := range consumers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+				t0 := time.Now()
+				if enqueue {
+					id := fmt.Sprintf("rt-%d", n)
+					if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 3, Payload: []byte("payload")}); err != nil {
+						errs <- err
+						return
+					}
+				}
+				out, err := c.Step(ctx)
+				if err == nil && out.Action != ActionAcked {
+					err = fmt.Errorf("consumer %d, step %d: %+v", i, n, out)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if workers == 1 {
+					lat = append(lat, time.Since(t0))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	cpu1 := cpuOf(b, 0, false)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(s.Stats().Commits-commits0)/float64(b.N), "commits/msg")
+	b.ReportMetric(float64((cpu1.client-cpu0.client).Microseconds())/float64(b.N), "cpu-us/msg")
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
+	}
+}
