@@ -27,8 +27,9 @@ var efficacyVariants = []string{replay.TargetUnfencedAck, replay.TargetRawAttemp
 type seedRun struct {
 	model     bool          // the model oracle refused a run of this seed
 	modelTime time.Duration // wall time of the runs and checks until that refusal
-	first     *traces.Trace // the run the P oracle checks (--p-round, or the last before the model's catch)
-	firstTime time.Duration // wall time of the runs and checks up to and including that run
+	first     *traces.Trace // the first run, the one the P oracle checks
+	firstTime time.Duration // wall time of that run and its model check (and its share of the P batch, once it ran)
+	spent     time.Duration // workload time of the runs so far
 	pChecked  bool          // the P oracle checked the first run
 	p         bool          // the P oracle refused it
 	pMsg      string
@@ -38,7 +39,6 @@ type seedRun struct {
 func newEfficacyCmd() *cobra.Command {
 	var (
 		seeds, correctSeeds, pSeeds, pCorrect int
-		pRound                                int
 		variants                              []string
 		budget, first, correctBudget          time.Duration
 		oracles                               oracleFlags
@@ -50,13 +50,15 @@ func newEfficacyCmd() *cobra.Command {
 against the correct store for --correct-seeds seeds, and prints, per variant, the seeds the model
 oracle caught, the seeds the P oracle caught and the median time to catch.
 
-A variant seed runs for --first, then, until the model oracle refuses a run, again with twice the
-budget each time, up to --budget of workload in all; the time to catch is the wall time of the runs
-and model checks until then. The P oracle checks each seed's run number --p-round (the first,
---first long, by default): every variant seed and every correct seed by default, or the first
---p-seeds seeds of each variant (and every seed the model oracle did not catch) and the first
---p-correct correct seeds. All of them are compiled into one P project and checked by one checker
-run. The correct store runs --correct-budget per seed, and every finding there is a false alarm.
+A variant seed first runs for --first, checked by the model oracle. The P oracle then checks these
+first runs, every variant seed's and every correct seed's by default (or the first --p-seeds seeds
+of each variant, and every seed the model oracle did not catch, and the first --p-correct correct
+seeds): all of them compiled into one P project and checked by one checker run. A seed neither
+oracle caught runs again with twice the budget each time, checked by the model, up to --budget of
+workload in all. The time to catch is the wall time of the seed's runs and model checks until the
+catch, plus, for a seed the P oracle checked, its share of the P batch (the batch's wall time
+divided by the traces in it). The correct store runs --correct-budget per seed, and every finding
+there is a false alarm.
 
 Exit codes: 0 every variant was caught in at least 9 of 10 of its seeds (scaled to --seeds) and the
 correct store had no finding; 1 otherwise.`,
@@ -74,7 +76,7 @@ correct store had no finding; 1 otherwise.`,
 			}
 			for _, v := range variants {
 				for s := 1; s <= seeds; s++ {
-					r, err := observeUntilCaught(ctx, v, int64(s), first, budget, pRound)
+					r, err := observeUntilCaught(ctx, &seedRun{}, v, int64(s), first, first)
 					if err != nil {
 						return err
 					}
@@ -121,12 +123,28 @@ correct store had no finding; 1 otherwise.`,
 				for i, m := range msgs {
 					pRuns[i].p, pRuns[i].pMsg = m != "", m
 				}
+				share := pTime / time.Duration(len(pTraces))
+				for _, r := range pRuns {
+					r.firstTime += share
+				}
 				for i, r := range correctRuns {
 					if r.p {
 						falseAlarms++
 						pFalse++
 						fmt.Fprintf(w, "FALSE ALARM (P) correct store seed %d: %s\n", i+1, r.pMsg)
 					}
+				}
+			}
+			// The seeds neither oracle caught in their first run go on with the model oracle.
+			for _, v := range variants {
+				for s, r := range results[v] {
+					if r.model || r.p {
+						continue
+					}
+					if _, err := observeUntilCaught(ctx, r, v, int64(s+1), 2*first, budget); err != nil {
+						return err
+					}
+					fmt.Fprintf(c.ErrOrStderr(), "%s seed %d: model %v (%s) after more runs %s\n", v, s+1, r.model, r.modelTime.Round(time.Millisecond), r.finding)
 				}
 			}
 			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -188,7 +206,6 @@ correct store had no finding; 1 otherwise.`,
 	c.Flags().DurationVar(&first, "first", time.Second, "a variant seed's first run")
 	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
 	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
-	c.Flags().IntVar(&pRound, "p-round", 1, "which run of a variant seed the P oracle checks: 1 the first (--first long), 2 the second (twice as long), ...; the last one when the seed had fewer")
 	c.Flags().StringSliceVar(&variants, "variants", efficacyVariants, "the broken variants to observe")
 	oracles.register(c)
 	return c
@@ -220,12 +237,13 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 	return t, time.Since(start), nil
 }
 
-// observeUntilCaught observes target with seed, first for first, then doubling, until the model
-// oracle refuses a run or the budget is spent.
-func observeUntilCaught(ctx context.Context, target string, seed int64, first, budget time.Duration, pRound int) (*seedRun, error) {
-	r := &seedRun{}
-	var spent, elapsed time.Duration
-	for round, b := 1, first; spent+b <= budget; round, b = round+1, b*2 {
+// observeUntilCaught goes on observing target with seed for r: runs of from, then twice as long
+// each time, checked by the model oracle, until it refuses a run or the workload time (r's runs so
+// far included) would pass budget. The first run it makes for a fresh r is r.first, the one the
+// P oracle checks; r.modelTime counts on from r.firstTime.
+func observeUntilCaught(ctx context.Context, r *seedRun, target string, seed int64, from, budget time.Duration) (*seedRun, error) {
+	elapsed := r.firstTime
+	for b := from; r.spent+b <= budget; b *= 2 {
 		t, took, err := observeOnce(ctx, target, seed, b)
 		if err != nil {
 			return nil, err
@@ -236,8 +254,8 @@ func observeUntilCaught(ctx context.Context, target string, seed int64, first, b
 			return nil, err
 		}
 		elapsed += took + time.Since(start)
-		spent += b
-		if r.first == nil || round <= pRound {
+		r.spent += b
+		if r.first == nil {
 			r.first, r.firstTime = t, elapsed
 		}
 		if f != nil {
