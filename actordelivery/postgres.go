@@ -159,7 +159,7 @@ func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	if err := s.startRecording(opts.Recorder); err != nil {
+	if err := s.startRecording(opts.Recorder, opts.CommitLog); err != nil {
 		return nil, err
 	}
 	return s, nil

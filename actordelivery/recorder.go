@@ -3,6 +3,7 @@ package actordelivery
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -98,6 +99,11 @@ type EventClaimed struct {
 	Token            string `json:"token"`
 }
 
+// discardRecorder is the Recorder of a store that records only into its commit log.
+type discardRecorder struct{}
+
+func (discardRecorder) Record(Event) {}
+
 // JSONRecorder returns a Recorder writing each event to w as one JSON object on its own line.
 // Writes are serialized; a write error is reported to onErr (nil ignores it) and the event is lost.
 func JSONRecorder(w io.Writer, onErr func(error)) Recorder {
@@ -167,7 +173,55 @@ func (s *Store) seqCommit(ctx context.Context, ts *txState) error {
 	if _, err := ts.tx.ExecContext(ctx, qSeqWrite, named("n", k)); err != nil {
 		return s.dbErr("recorder: advance commit counter", err)
 	}
+	if s.commitLog {
+		for _, ev := range ts.events {
+			if ev.Read {
+				continue
+			}
+			line, err := json.Marshal(ev)
+			if err != nil {
+				return fmt.Errorf("actordelivery: recorder: encode event %d: %w", ev.Seq, err)
+			}
+			if _, err := ts.tx.ExecContext(ctx, qLogInsert, named("seq", ev.Seq), named("event", string(line))); err != nil {
+				return s.dbErr("recorder: write commit log", err)
+			}
+		}
+	}
 	return nil
+}
+
+// CommitLog returns the write events the store's commit log holds (Options.CommitLog), in
+// sequence order: every committed write event of every process that recorded into this database
+// with CommitLog set, none of a transaction that did not commit. Read events are not there.
+//
+// Errors: the database has no commit log (no store with CommitLog opened it); a stored event
+// that does not decode, naming its sequence number.
+func (s *Store) CommitLog(ctx context.Context) ([]Event, error) {
+	rows, err := (boundQuerier{q: s.wdb, d: s.d}).QueryContext(ctx, qLogRead)
+	if err != nil {
+		return nil, s.dbErr("read commit log", err)
+	}
+	defer rows.Close()
+	var evs []Event
+	for rows.Next() {
+		var seq int64
+		var line string
+		if err := rows.Scan(&seq, &line); err != nil {
+			return nil, s.dbErr("read commit log", err)
+		}
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			return nil, fmt.Errorf("actordelivery: commit log seq %d: %w", seq, err)
+		}
+		if ev.Seq != seq {
+			return nil, fmt.Errorf("actordelivery: commit log seq %d holds an event numbered %d", seq, ev.Seq)
+		}
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.dbErr("read commit log", err)
+	}
+	return evs, nil
 }
 
 // seqEmit hands the events of an ended transaction to the recorder: all of them after a commit;
@@ -223,15 +277,23 @@ func recordingStore(ctx context.Context) *Store {
 	return ts.store
 }
 
-// startRecording makes the store record to rec (nil: it does not record). It creates the commit
-// counter first: the table exists only in databases that were recorded; a store that does not
-// record never touches it.
-func (s *Store) startRecording(rec Recorder) error {
-	if rec == nil {
+// startRecording makes the store record to rec (nil: it does not record, unless commitLog). It
+// creates the commit counter first, and the commit log when commitLog: the tables exist only in
+// databases that were recorded; a store that does not record never touches them.
+func (s *Store) startRecording(rec Recorder, commitLog bool) error {
+	if rec == nil && !commitLog {
 		return nil
 	}
+	if rec == nil {
+		rec = discardRecorder{}
+	}
 	ctx := context.Background()
-	for _, q := range []string{qSeqTable, qSeqInit} {
+	qs := []string{qSeqTable, qSeqInit}
+	if commitLog {
+		qs = append(qs, qLogTable)
+	}
+	s.commitLog = commitLog
+	for _, q := range qs {
 		if _, err := (boundQuerier{q: s.wdb, d: s.d}).ExecContext(ctx, q); err != nil {
 			return s.dbErr("recorder: create commit counter", err)
 		}

@@ -214,3 +214,65 @@ func TestRecorderForms(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitLog: a store with CommitLog writes every recorded write event, and no read event,
+// into the commit log of its database in the transaction that commits it; a second store on the
+// same database (another process) continues the same numbering into the same log; a rolled-back
+// transaction leaves nothing there. A database no CommitLog store opened has no log to read.
+func TestCommitLog(t *testing.T) {
+	ctx := context.Background()
+	clk := NewManualClock(base)
+	target := testTarget(t)
+	log1, log2 := &eventLog{}, &eventLog{}
+	s1 := openAt(t, target, Options{Clock: clk, Recorder: log1, CommitLog: true})
+	s2 := openAt(t, target, Options{Clock: clk, Recorder: log2, CommitLog: true})
+
+	mustEnqueue(t, s1, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 2})
+	mustEnqueue(t, s2, NewMessage{Mailbox: "a", ID: "m2", MaxAttempts: 2})
+	if _, err := s1.Peek(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	errRollback := errors.New("roll back")
+	if err := s2.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := s2.Enqueue(ctx, NewMessage{Mailbox: "a", ID: "gone", MaxAttempts: 1}); err != nil {
+			return err
+		}
+		return errRollback
+	}); !errors.Is(err, errRollback) {
+		t.Fatalf("rolled-back transaction: %v", err)
+	}
+	m, err := s2.Lease(ctx, "a", 5*time.Second)
+	if err != nil || m == nil {
+		t.Fatalf("lease: %v %v", m, err)
+	}
+	if err := s1.Ack(ctx, m.ID, m.Token); err != nil {
+		t.Fatal(err)
+	}
+
+	var writes []Event
+	for _, ev := range append(log1.sorted(), log2.sorted()...) {
+		if !ev.Read {
+			writes = append(writes, ev)
+		}
+	}
+	slices.SortFunc(writes, func(a, b Event) int { return int(a.Seq - b.Seq) })
+	got, err := s2.CommitLog(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || len(writes) != 4 {
+		t.Fatalf("commit log %d events, recorders %d write events; want 4 each (2 enqueues, a lease, an ack): %+v", len(got), len(writes), got)
+	}
+	for i := range got {
+		g, _ := json.Marshal(got[i])
+		w, _ := json.Marshal(writes[i])
+		if got[i].Seq != int64(i+1) || !bytes.Equal(g, w) {
+			t.Errorf("commit log event %d: %s, the recorder heard %s", i+1, g, w)
+		}
+	}
+
+	plain := openAt(t, testTarget(t), Options{Clock: clk})
+	if _, err := plain.CommitLog(ctx); err == nil {
+		t.Error("a database without a commit log: CommitLog returned no error")
+	}
+}

@@ -196,6 +196,14 @@ const (
 	qSeqLock  = `SELECT n AS locked FROM {p}commit_seq WHERE id = 1`
 	qSeqRead  = `SELECT n FROM {p}commit_seq WHERE id = 1`
 	qSeqWrite = `UPDATE {p}commit_seq SET n = :n WHERE id = 1`
+
+	// The commit log (Options.CommitLog): each write event as its JSON line, by sequence number.
+	qLogTable = `CREATE TABLE IF NOT EXISTS {p}commit_log (
+    seq   BIGINT PRIMARY KEY,
+    event TEXT   NOT NULL
+)`
+	qLogInsert = `INSERT INTO {p}commit_log (seq, event) VALUES (:seq, :event)`
+	qLogRead   = `SELECT seq, event FROM {p}commit_log ORDER BY seq`
 )
 
 // Retention. Each purge statement removes at most :limit rows final since :cutoff or earlier,

@@ -50,7 +50,13 @@ type Options struct {
 	// Recorder, if set, receives one Event per committed store operation and protocol step, with
 	// its commit sequence number (see Recorder and docs/observed.md). nil records nothing.
 	Recorder Recorder
-	_        struct{}
+	// CommitLog, if true, makes the store record (with Recorder nil too) and also write every
+	// recorded write event into the table {prefix}commit_log, in the transaction that commits
+	// it: a process killed between a commit and its Recorder call keeps its history there,
+	// complete and without a gap, for CommitLog to read. Read events are not written there (they
+	// commit nothing). See docs/observed.md, "Processes killed at random".
+	CommitLog bool
+	_         struct{}
 }
 
 // Stats are counters since Open.
@@ -101,6 +107,8 @@ type Store struct {
 
 	// rec is Options.Recorder; nil when the store does not record.
 	rec Recorder
+	// commitLog is Options.CommitLog.
+	commitLog bool
 	// workers and publishers number the consumers and publishers that record on this store.
 	workers, publishers atomic.Int64
 }
@@ -171,7 +179,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = wdb.Close()
 		return nil, err
 	}
-	if err := s.startRecording(opts.Recorder); err != nil {
+	if err := s.startRecording(opts.Recorder, opts.CommitLog); err != nil {
 		_ = wdb.Close()
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,8 +27,9 @@ func newObserveCmd() *cobra.Command {
 		oracles                           oracleFlags
 		target, backend, dsn, out, events string
 		seed                              int64
-		budget                            time.Duration
+		budget, killEvery                 time.Duration
 		workers                           int
+		kill                              bool
 	)
 	c := &cobra.Command{
 		Use:   "observe",
@@ -39,11 +41,18 @@ logical clock one second per 20ms tick. It
 converts the recorded events into a trace of origin kind "observed" (written to --out), and checks
 it with the reference model, which must agree with every observed result (see docs/observed.md).
 
+With --kill, every loop (the enqueuer, each worker, each publisher) runs in a child process of its
+own; pconform SIGKILLs a child at random every --kill-every on average and starts its loop again
+with new worker numbers. The processes share one clock; the history is every committed write from
+the database's commit log (written in the committing transaction, so a kill loses none) and the
+children's reads, merged by commit sequence.
+
 Exit codes: 0 the model agrees with every result, 1 a finding, 2 usage error, 3 the run could not
 happen. The run is not reproducible from its seed (the scheduler decides the interleaving): the
 written trace is the evidence; 'pconform check' checks it again.`,
 		Example: `  pconform observe --seed 1 --budget 5s --out /tmp/observed.json
-  pconform observe --target unfenced-ack --seed 3 --out /tmp/unfenced.json`,
+  pconform observe --target unfenced-ack --seed 3 --out /tmp/unfenced.json
+  pconform observe --kill --seed 2 --budget 5s --out /tmp/killed.json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !slices.Contains(replay.Targets(), target) {
@@ -89,8 +98,27 @@ written trace is the evidence; 'pconform check' checks it again.`,
 				cfg.Events = io.MultiWriter(&log, f)
 			}
 			command := fmt.Sprintf("pconform observe --target %s --backend %s --seed %d --budget %s --out %s", target, backend, seed, budget, out)
-			stats, err := workload.Run(context.Background(), cfg)
-			if err != nil {
+			var stats workload.Stats
+			var ps workload.ProcStats
+			if kill {
+				command += fmt.Sprintf(" --kill --kill-every %s", killEvery)
+				dir, err := os.MkdirTemp("", "pconform-observe-children-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				self, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				ps, err = workload.RunProcesses(context.Background(), workload.Processes{Config: cfg, Dir: dir, KillEvery: killEvery,
+					Command: func(args []string) *exec.Cmd {
+						return exec.Command(self, append([]string{"observe-child"}, args...)...)
+					}})
+				if err != nil {
+					return fmt.Errorf("observe: %w", err)
+				}
+			} else if stats, err = workload.Run(context.Background(), cfg); err != nil {
 				return fmt.Errorf("observe: %w", err)
 			}
 			t, err := convertEvents(&log, "events", observe.Options{Name: strings.TrimSuffix(filepath.Base(out), ".json"),
@@ -102,8 +130,13 @@ written trace is the evidence; 'pconform check' checks it again.`,
 				return err
 			}
 			w := c.OutOrStdout()
-			fmt.Fprintf(w, "observed %s on %s for %s (seed %d): %d steps, %d enqueued, %d outbox rows, %d handled, %d delivered, %d injected commit failures, t=%ds\n",
-				target, backend, budget, seed, len(t.Steps), stats.Enqueued, stats.OutboxEnqueued, stats.Handled, stats.Delivered, stats.InjectedFaults, stats.Logical)
+			if kill {
+				fmt.Fprintf(w, "observed %s on %s for %s (seed %d) in %d child processes, %d killed and restarted: %d steps, %d committed writes (%d of them only in the commit log), %d reads, %d cut-off lines\n",
+					target, backend, budget, seed, ps.Children, ps.Kills, len(t.Steps), ps.Writes, ps.OnlyInLog, ps.Reads, ps.TruncatedLines)
+			} else {
+				fmt.Fprintf(w, "observed %s on %s for %s (seed %d): %d steps, %d enqueued, %d outbox rows, %d handled, %d delivered, %d injected commit failures, t=%ds\n",
+					target, backend, budget, seed, len(t.Steps), stats.Enqueued, stats.OutboxEnqueued, stats.Handled, stats.Delivered, stats.InjectedFaults, stats.Logical)
+			}
 			fmt.Fprintf(w, "trace: %s\n", out)
 			return checkTrace(w, t, out, oracles)
 		},
@@ -116,8 +149,27 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().IntVar(&workers, "workers", 3, "leased workers")
 	c.Flags().StringVar(&out, "out", "", "where to write the observed trace (required)")
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
+	c.Flags().BoolVar(&kill, "kill", false, "run every loop in a child process and SIGKILL the children at random, restarting them")
+	c.Flags().DurationVar(&killEvery, "kill-every", 0, "with --kill, the mean time between two kills (0: a quarter of --budget)")
 	oracles.register(c)
 	return c
+}
+
+// newObserveChildCmd is the hidden command a child process of `observe --kill` runs: one loop of
+// the workload (workload.RunChild), with the arguments workload.Child.Args wrote.
+func newObserveChildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                "observe-child",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			ch, err := workload.ParseChild(args)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			return workload.RunChild(context.Background(), ch, c.OutOrStdout(), os.Stdin)
+		},
+	}
 }
 
 // variantOf is the expect.variant of an observed trace of target.

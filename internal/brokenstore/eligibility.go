@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -59,9 +60,15 @@ type Eligibility struct {
 	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
 	// skip it).
 	qExhausted, qClaim string
-	// tokens counts the leases issued; the next token is "copy-<tokens+1>".
+	// tokens counts the leases issued; the next token is "copy-<tokens+1>", or
+	// "copy-<ns>-<tokens+1>" after Namespace(ns).
 	tokens int
+	ns     string
 }
+
+// Namespace makes the tokens this Eligibility issues "copy-<ns>-<n>": several processes, each
+// with an Eligibility of its own on one database, then never issue the same token.
+func (e *Eligibility) Namespace(ns string) { e.ns = ns + "-" }
 
 // msgCols are the columns the copies return, in the order scanMessage reads them.
 const msgCols = `id, mailbox, key, priority, max_attempts, attempts, available_at, token, lease_until, state, payload, seq`
@@ -342,7 +349,7 @@ func (e *Eligibility) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 func (e *Eligibility) lease(ctx context.Context, tx *sql.Tx, now time.Time, mailbox string, leaseFor time.Duration) (*actordelivery.Message, error) {
 	e.tokens++
 	args := append(e.params(now), sql.Named("mailbox", mailbox),
-		sql.Named("token", fmt.Sprintf("copy-%d", e.tokens)),
+		sql.Named("token", fmt.Sprintf("copy-%s%d", e.ns, e.tokens)),
 		sql.Named("until", now.Add(leaseFor).UnixMilli()))
 	m, err := scanMessage(e.queryRow(ctx, tx, e.qLease, args...))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -420,13 +427,25 @@ func scanMessage(sc rowScanner) (*actordelivery.Message, error) {
 // reads the store's commit counter, reads clock once, and (leased) moves the counter one on, as
 // the store's own recording transactions do (see actordelivery's recorder). After the commit it
 // records the fetch as worker's consumer_fetch step: a write numbered counter+1, or a leaseless
-// peek as a read placed after the counter's commit.
-func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clock, rec actordelivery.Recorder, worker int,
+// peek as a read placed after the counter's commit. With commitLog (the store's
+// Options.CommitLog), a leased fetch's event also goes into the commit log in its transaction.
+func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clock, rec actordelivery.Recorder, commitLog bool, worker int,
 	mailbox string, path actordelivery.Path, leaseFor time.Duration) (*actordelivery.Message, error) {
 	var m *actordelivery.Message
 	var seq int64
 	var now time.Time
 	leased := path == actordelivery.PathLeased
+	event := func() actordelivery.Event {
+		ev := actordelivery.Event{Seq: seq, Read: !leased, At: now, Op: "consumer_fetch",
+			Args: actordelivery.EventArgs{Worker: worker, Mailbox: mailbox, Profile: path.String()}}
+		if leased {
+			ev.Args.LeaseFor = leaseFor
+		}
+		if m != nil {
+			ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
+		}
+		return ev
+	}
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT n FROM commit_seq WHERE id = 1`).Scan(&seq); err != nil {
 			return fmt.Errorf("brokenstore: read commit counter: %w", err)
@@ -447,21 +466,20 @@ func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clo
 			return err
 		}
 		seq++
-		_, err = tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq))
+		if _, err = tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq)); err != nil || !commitLog {
+			return err
+		}
+		line, err := json.Marshal(event())
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO commit_log (seq, event) VALUES (:seq, :event)`, sql.Named("seq", seq), sql.Named("event", string(line)))
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	ev := actordelivery.Event{Seq: seq, Read: !leased, At: now, Op: "consumer_fetch",
-		Args: actordelivery.EventArgs{Worker: worker, Mailbox: mailbox, Profile: path.String()}}
-	if leased {
-		ev.Args.LeaseFor = leaseFor
-	}
-	if m != nil {
-		ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
-	}
-	rec.Record(ev)
+	rec.Record(event())
 	return m, nil
 }
 
@@ -479,7 +497,7 @@ func (e *Eligibility) OutboxClaim(ctx context.Context, now time.Time, limit int,
 			}
 		}
 		e.tokens++
-		rows, err := e.query(ctx, tx, e.qClaim, sql.Named("token", fmt.Sprintf("copy-%d", e.tokens)),
+		rows, err := e.query(ctx, tx, e.qClaim, sql.Named("token", fmt.Sprintf("copy-%s%d", e.ns, e.tokens)),
 			sql.Named("until", now.Add(claimFor).UnixMilli()), sql.Named("now", ms), sql.Named("limit", limit))
 		if err != nil {
 			return fmt.Errorf("brokenstore: outbox claim: %w", err)

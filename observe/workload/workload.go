@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +48,58 @@ type Config struct {
 	// store, or a known-broken variant (replay.Parts), whose replaced parts run here in place of
 	// the store's: its consumer's handle, its split delivery, or its eligibility SQL (SQLite only).
 	Variant string
-	_       struct{}
+	// Roles names the loops this process runs (see Roles); nil runs every one. A run split over
+	// processes (RunProcesses) gives each child one role.
+	Roles []string
+	// Clock is the store's clock; nil means a logical clock this run moves one second per Tick.
+	// The processes of one run share TickClock(start, Tick).
+	Clock actordelivery.Clock
+	// Incarnation numbers a restarted process of one role: its workers get numbers of their
+	// own (Incarnation*100 + n) and its random sources new streams.
+	Incarnation int
+	// CommitLog makes the store also write its write events into the database's commit log
+	// (actordelivery.Options.CommitLog), where a process killed after a commit keeps them.
+	CommitLog bool
+	_         struct{}
+}
+
+// Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 3), each of which a
+// process of its own can run: the enqueuer (messages and outbox rows), each leased worker, each
+// leaseless worker, the fold and the split publisher. The store's logical clock is not a role.
+func Roles(leasedWorkers int) []string {
+	if leasedWorkers == 0 {
+		leasedWorkers = 3
+	}
+	roles := []string{roleEnqueuer}
+	for i := range leasedWorkers {
+		roles = append(roles, fmt.Sprintf("leased%d", i+1))
+	}
+	for _, mb := range leaselessMailboxes {
+		roles = append(roles, "leaseless-"+mb)
+	}
+	return append(roles, "fold", "split")
+}
+
+const roleEnqueuer = "enqueuer"
+
+// TickClock is the clock of a run whose processes share it: traces.Epoch plus one second per
+// tick of real time since start, rounded down. The store reads it under its commit lock, so along
+// the commit order of every process it never goes back (as long as the machine's clock does not).
+func TickClock(start time.Time, tick time.Duration) actordelivery.Clock {
+	return tickClock{start: start, tick: tick}
+}
+
+type tickClock struct {
+	start time.Time
+	tick  time.Duration
+}
+
+func (c tickClock) Now() time.Time {
+	d := time.Now().Sub(c.start)
+	if d < 0 {
+		d = 0
+	}
+	return traces.Epoch.Add(time.Duration(d/c.tick) * time.Second)
 }
 
 // Stats count what a run did.
@@ -95,10 +148,25 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if parts.Rules != nil && cfg.Backend != actordelivery.BackendSQLite {
 		return Stats{}, fmt.Errorf("workload: variant %s runs a copy of SQLite's eligibility SQL and exists on SQLite only", cfg.Variant)
 	}
+	all := Roles(cfg.LeasedWorkers)
+	runs := map[string]bool{}
+	for _, r := range cfg.Roles {
+		if !slices.Contains(all, r) {
+			return Stats{}, fmt.Errorf("workload: %q is not a role (known: %q)", r, all)
+		}
+		runs[r] = true
+	}
+	runs0 := len(cfg.Roles) == 0
+	runsRole := func(r string) bool { return runs0 || runs[r] }
 	var recErr atomic.Value
 	rec := actordelivery.JSONRecorder(cfg.Events, func(err error) { recErr.CompareAndSwap(nil, err) })
-	clock := actordelivery.NewManualClock(traces.Epoch)
-	st, err := actordelivery.OpenBackend(cfg.Backend, cfg.Target, actordelivery.Options{Clock: clock, Recorder: rec, TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL"})
+	manual := actordelivery.NewManualClock(traces.Epoch)
+	var clock actordelivery.Clock = manual
+	if cfg.Clock != nil {
+		clock = cfg.Clock
+	}
+	st, err := actordelivery.OpenBackend(cfg.Backend, cfg.Target, actordelivery.Options{Clock: clock, Recorder: rec,
+		TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL", CommitLog: cfg.CommitLog})
 	if err != nil {
 		return Stats{}, fmt.Errorf("workload: %w", err)
 	}
@@ -108,6 +176,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return Stats{}, errors.Join(fmt.Errorf("workload: %w", err), st.Close())
 		}
 		defer elig.Close()
+		if len(cfg.Roles) > 0 {
+			elig.Namespace(fmt.Sprintf("%s.%d", strings.Join(cfg.Roles, "+"), cfg.Incarnation))
+		}
 	}
 	// stop ends the run: every loop checks it between steps, and waits end on it. The store calls
 	// themselves run on ctx, which the budget never cancels, so a step in flight when the budget
@@ -131,7 +202,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 		cancel()
 	}
-	rngFor := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(cfg.Seed), stream)) }
+	rngFor := func(stream uint64) *rand.Rand {
+		return rand.New(rand.NewPCG(uint64(cfg.Seed), stream+10000*uint64(cfg.Incarnation)))
+	}
 	goLoop := func(who string, stream uint64, step func(r *rand.Rand) error) {
 		wg.Add(1)
 		go func() {
@@ -154,28 +227,39 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 	}
 
-	// The clock: one logical second per tick.
-	goLoop("clock", 1, func(r *rand.Rand) error {
-		pause(r, 0)
-		t := time.NewTimer(cfg.Tick)
-		defer t.Stop()
-		select {
-		case <-stop.Done():
-		case <-t.C:
-			clock.Advance(time.Second)
-		}
-		return nil
-	})
+	// The clock: one logical second per tick (unless the run's processes share a clock).
+	if cfg.Clock == nil {
+		goLoop("clock", 1, func(r *rand.Rand) error {
+			pause(r, 0)
+			t := time.NewTimer(cfg.Tick)
+			defer t.Stop()
+			select {
+			case <-stop.Done():
+			case <-t.C:
+				manual.Advance(time.Second)
+			}
+			return nil
+		})
+	}
 
 	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized), and in a
 	// loop of its own outbox rows for the publishers, so that the publishers' flow does not
 	// depend on how fast the message enqueues commit.
 	var ids atomic.Int64
-	all := append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
-	goLoop("enqueuer", 2, func(r *rand.Rand) error {
+	if cfg.Incarnation > 0 {
+		ids.Store(int64(cfg.Incarnation) * 1_000_000) // ids of its own: an enqueue is never a duplicate by accident
+	}
+	mailboxes := append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
+	enqueuer := runsRole(roleEnqueuer)
+	goLoopIf := func(on bool, who string, stream uint64, step func(r *rand.Rand) error) {
+		if on {
+			goLoop(who, stream, step)
+		}
+	}
+	goLoopIf(enqueuer, "enqueuer", 2, func(r *rand.Rand) error {
 		pause(r, cfg.Tick/2)
 		n := ids.Add(1)
-		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: all[r.IntN(len(all))], ID: fmt.Sprintf("m%d", n),
+		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: mailboxes[r.IntN(len(mailboxes))], ID: fmt.Sprintf("m%d", n),
 			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], Priority: r.IntN(2), MaxAttempts: 1 + r.IntN(3),
 			Delay: time.Duration(r.IntN(3)) * time.Second, Payload: []byte("x")})
 		if err == nil {
@@ -183,10 +267,10 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 		return err
 	})
-	goLoop("outbox enqueuer", 3, func(r *rand.Rand) error {
+	goLoopIf(enqueuer, "outbox enqueuer", 3, func(r *rand.Rand) error {
 		pause(r, cfg.Tick/2)
 		n := ids.Add(1)
-		_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: all[r.IntN(len(all))],
+		_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mailboxes[r.IntN(len(mailboxes))],
 			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")})
 		if err == nil {
 			atomic.AddInt64(&stats.OutboxEnqueued, 1)
@@ -196,7 +280,11 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 
 	// Consumers. A handler takes up to three ticks, so a lease of two seconds often runs out
 	// while it works; it fails a third of the time.
-	worker := func(who string, n int, stream uint64, mailbox string, path actordelivery.Path) {
+	worker := func(role, who string, n int, stream uint64, mailbox string, path actordelivery.Path) {
+		if !runsRole(role) {
+			return
+		}
+		n += 100 * cfg.Incarnation
 		r0 := rngFor(stream + 1000)
 		var mu sync.Mutex // the handler and policy run in the worker's goroutine; the lock documents it
 		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
@@ -232,7 +320,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		goLoop(who, stream, func(r *rand.Rand) error {
 			var d *actordelivery.Delivery
 			if elig != nil {
-				m, err := elig.FetchRecorded(ctx, clock, rec, n, mailbox, path, opts.LeaseFor)
+				m, err := elig.FetchRecorded(ctx, clock, rec, cfg.CommitLog, n, mailbox, path, opts.LeaseFor)
 				if err != nil {
 					return err
 				}
@@ -261,15 +349,18 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	// Worker numbers: the leased workers 1..LeasedWorkers, then one per leaseless mailbox.
 	for i := range cfg.LeasedWorkers {
-		worker(fmt.Sprintf("leased worker %d", i+1), i+1, uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
+		worker(fmt.Sprintf("leased%d", i+1), fmt.Sprintf("leased worker %d", i+1), i+1, uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
 	}
 	for i, mb := range leaselessMailboxes {
-		worker("leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
+		worker("leaseless-"+mb, "leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
 	}
 
 	// Publishers: one fold, one split, each through a store that fails one of its commits in five
 	// (a delivery's, a completion's, a release's; a claim commits on the store itself).
 	for i, mode := range []actordelivery.PublishMode{actordelivery.ModeFold, actordelivery.ModeSplit} {
+		if !runsRole(mode.String()) {
+			continue
+		}
 		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults}
 		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second})
 		if err != nil {
