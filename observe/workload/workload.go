@@ -95,7 +95,7 @@ type tickClock struct {
 }
 
 func (c tickClock) Now() time.Time {
-	d := time.Now().Sub(c.start)
+	d := time.Since(c.start)
 	if d < 0 {
 		d = 0
 	}
