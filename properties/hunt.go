@@ -383,12 +383,14 @@ func (h *hunter) recordFailure(cmds []*cmd, f *Failure) {
 }
 
 // replayRun runs cmds on a fresh target, outside gopter, and returns the first failure (nil when
-// the sequence passes). ok is false when cmds is not a legal sequence.
-func (h *hunter) replayRun(cmds []*cmd) (f *Failure, ok bool) {
+// the sequence passes) and the commands the target ran, which f.Step indexes: cmds up to the
+// failing one, followed by the fencing probe that failed when a probe did (probes run after
+// every step and are not in cmds). ok is false when cmds is not a legal sequence.
+func (h *hunter) replayRun(cmds []*cmd) (f *Failure, ran []*cmd, ok bool) {
 	w := newWorld(h.set)
 	for _, c := range cmds {
 		if w.legal(c) != "" {
-			return nil, false
+			return nil, nil, false
 		}
 		w, _ = w.apply(c)
 	}
@@ -401,11 +403,11 @@ func (h *hunter) replayRun(cmds []*cmd) (f *Failure, ok bool) {
 		next := c.NextState(w).(*world)
 		c.PostCondition(next, o)
 		if s.failure != nil {
-			return s.failure, true
+			return s.failure, slices.Clone(s.ran), true
 		}
 		w = next
 	}
-	return nil, true
+	return nil, slices.Clone(s.ran), true
 }
 
 // verify replays the shrunk trace against the correct store and the hunted target.

@@ -66,12 +66,14 @@ type shrinkPass struct {
 	rng    *rand.Rand
 }
 
-// try runs cand and keeps it, cut after its failing step, when it is legal and still fails.
+// try runs cand and keeps it, cut after its failing step, when it is legal and still fails. The
+// kept run is what the target ran: when a fencing probe failed, the probe is its last step (it
+// may come after the last command of cand).
 func (p *shrinkPass) try(cand []*cmd) bool {
 	if p.budget <= 0 || p.h.ctx.Err() != nil || len(cand) == 0 {
 		return false
 	}
-	f, legal := p.h.replayRun(cand)
+	f, ran, legal := p.h.replayRun(cand)
 	if !legal {
 		return false
 	}
@@ -79,7 +81,7 @@ func (p *shrinkPass) try(cand []*cmd) bool {
 	if f == nil {
 		return false
 	}
-	p.best = &failedRun{cmds: cand[:f.Step+1], failure: f}
+	p.best = &failedRun{cmds: ran[:f.Step+1], failure: f}
 	return true
 }
 

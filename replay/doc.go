@@ -28,8 +28,8 @@
 // "model" (the pure reference model, [ModelTarget]), "model-raw-attempts" (the model with the
 // raw-attempts retry count), the control "eligibility-copy", and the broken variants
 // ([BrokenVariants]: split-write, raw-attempts, unfenced-ack, fetched-attempts, lease-boundary, lease-early,
-// fifo-overtake). Every store-backed entry is built the same way: a store target whose
-// storeConfig replaces one part (the eligibility SQL, the consumer's handle, the split delivery)
+// fifo-overtake, outbox-unbounded, stale-extend). Every store-backed entry is built the same way: a store target whose
+// storeConfig replaces one part (the copied eligibility, extend and claim SQL, the consumer's handle, the split delivery)
 // by its broken counterpart from internal/brokenstore. Any other implementation plugs in through
 // the small [Target] interface.
 //

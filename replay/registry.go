@@ -39,6 +39,9 @@ const (
 	TargetFifoOvertake    = "fifo-overtake"
 	// TargetOutboxUnbounded is the store whose outbox claim ignores max_delivery_attempts.
 	TargetOutboxUnbounded = "outbox-unbounded"
+	// TargetStaleExtend is the store whose lease extension accepts any token of a leased
+	// message, so a stale token extends the newer lease.
+	TargetStaleExtend = "stale-extend"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -83,6 +86,8 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{HeadBlocksOnlyWhenEligible: true}}},
 		{name: TargetOutboxUnbounded, broken: true, doc: "an outbox claim that ignores max_delivery_attempts (rows are claimed past it, never dead-lettered)",
 			store: storeConfig{rules: &brokenstore.Rules{ClaimIgnoresMaxDelivery: true}}},
+		{name: TargetStaleExtend, broken: true, doc: "a lease extension that checks the message is leased, not by which token (a stale token extends the newer lease)",
+			store: storeConfig{rules: &brokenstore.Rules{ExtendIgnoresToken: true}}},
 	}
 }
 
@@ -128,8 +133,9 @@ func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, Stor
 
 // NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
 // their own on the PostgreSQL server db.Server). Every target exists on both backends: the
-// variants that run a copy of the store's eligibility SQL (lease-boundary, lease-early,
-// fifo-overtake, eligibility-copy) copy it in the backend's own dialect.
+// variants that run a copy of the store's statements (lease-boundary, lease-early,
+// fifo-overtake, outbox-unbounded, stale-extend, eligibility-copy) copy them in the backend's own
+// dialect.
 func NewTargetOn(name string, db StoreDB) (Target, error) {
 	d, ok := lookup(name)
 	if !ok {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,17 +12,30 @@ import (
 )
 
 // uncoveredSituations are the situations no P scenario drives the model into yet, even in the
-// gate's wide corpus: the raw client never uses an old token while a newer lease is live, and
-// never lets expire clear a lease (its expire runs when no lease has run out). They are listed so
-// the corpus test can require every other situation; a scenario that covers one makes the test
-// ask for its removal here.
-var uncoveredSituations = []Situation{SituationStaleLease, SituationExpireClears}
+// gate's wide corpus. It is empty: the last two (a stale lease token under a newer live lease,
+// an expire that clears) came with tcStaleLeases. A situation listed here is exempt from the wide
+// corpus's requirement, and the committed corpus meeting it asks for its removal.
+var uncoveredSituations []Situation
+
+// scriptedSituations are the situations the scripted prologue of the P raw client in
+// tcStaleLeases (RawClient.StaleLeases) meets in every schedule, so the committed corpus holds
+// them whatever schedules it keeps: the corpus-blind bug classes (a lease live at lease_until, an
+// extend that accepts a stale token) must diverge in it.
+var scriptedSituations = []Situation{
+	SituationStaleLease, SituationAtLeaseUntil, SituationExpireClears, SituationExpireDeadLetters,
+	SituationBothPaths, SituationNackExhausts, SituationKeyedHeadBackoff, SituationKeyedHeadExhausted,
+	SituationKeyedHeadDeadLettered,
+}
+
+// scriptedCase is the P test case whose every schedule runs RawClient.StaleLeases.
+const scriptedCase = "tcStaleLeases"
 
 // TestCorpusSituations prints the situation x count table of the corpus (the committed one, or
 // the one -corpus or $PCONFORM_CORPUS names, such as the gate's wide corpus). On a wide corpus it
-// requires every situation the scenarios cover; the committed corpus keeps only a few traces per
-// test case, so which situations it happens to hold changes with any model change, and it is held
-// only to the list of uncovered ones: a situation it meets must leave that list.
+// requires every situation but the uncovered ones; the committed corpus keeps only a few traces
+// per test case, so which situations it happens to hold changes with any model change, and it is
+// held to the scripted situations, which every trace of their test case meets, and to the list of
+// uncovered ones: a situation it meets must leave that list.
 func TestCorpusSituations(t *testing.T) {
 	trs, _ := readCorpus(t)
 	s, err := SituationsOf(context.Background(), trs)
@@ -37,6 +51,54 @@ func TestCorpusSituations(t *testing.T) {
 			t.Errorf("the corpus never meets the situation %q", sit)
 		case committed && uncovered && s[sit] > 0:
 			t.Errorf("the committed corpus now meets %q (%d times): remove it from uncoveredSituations", sit, s[sit])
+		case committed && slices.Contains(scriptedSituations, sit) && s[sit] == 0:
+			t.Errorf("the committed corpus never meets the scripted situation %q (%s should, in every schedule)", sit, scriptedCase)
+		}
+	}
+}
+
+// TestCorpusCatchesBlindVariants replays the corpus (the committed one, or -corpus /
+// $PCONFORM_CORPUS) against the broken variants whose bug hides in a situation only a scripted
+// scenario reaches for sure: the lease-boundary variant (a lease still live at lease_until ==
+// now) and the stale-extend variant (an extend that accepts a stale token while a newer lease is
+// live). Every trace of the scripted test case must diverge from each, and so the corpus as a
+// whole does; other traces of the correct store are replayed only until one diverges (the log
+// names the first divergence). Before tcStaleLeases, stale-extend replayed every trace of both
+// corpora, committed and wide, to a match.
+//
+//	go test ./replay/ -run TestCorpusCatchesBlindVariants -v
+func TestCorpusCatchesBlindVariants(t *testing.T) {
+	trs, _ := readCorpus(t)
+	for _, b := range testBackends(t) {
+		for _, variant := range []string{TargetLeaseBoundary, TargetStaleExtend} {
+			t.Run(fmt.Sprintf("%s/%s", b, variant), func(t *testing.T) {
+				first, scripted := "", 0
+				for _, tr := range trs {
+					isScripted := strings.HasPrefix(tr.Name, scriptedCase+"-")
+					if tr.Expect.Variant != "" || (first != "" && !isScripted) {
+						continue
+					}
+					r := replayOn(t, tr, variant, b, DefaultOptions())
+					diverged := r.verdict.Outcome == Diverged
+					if diverged && first == "" {
+						first = r.verdict.String()
+						t.Logf("first divergence from %s: %s", variant, first)
+					}
+					if isScripted {
+						scripted++
+						if !diverged {
+							t.Errorf("%s replays against %s to %s, want a divergence (its script uses a stale token under a newer lease and leases at lease_until)",
+								tr.Name, variant, r.verdict)
+						}
+					}
+				}
+				if scripted == 0 {
+					t.Errorf("%s holds no trace of %s", corpusDirectory(), scriptedCase)
+				}
+				if first == "" {
+					t.Errorf("no trace of the correct store in %s diverges from %s: the corpus is blind to its bug", corpusDirectory(), variant)
+				}
+			})
 		}
 	}
 }

@@ -22,9 +22,9 @@ import (
 // correct store; each broken variant (registry.go) sets one field to a replacement built outside
 // the store, in internal/brokenstore.
 type storeConfig struct {
-	// rules, when set, runs lease, peek, expire and the consumer's fetch through a copy of the
-	// store's eligibility and expiry SQL, in the backend's dialect, with these rules; nil runs
-	// the store's own.
+	// rules, when set, runs lease, peek, expire, extend, outbox claim and the consumer's fetch
+	// through a copy of the store's statements, in the backend's dialect, with these rules; nil
+	// runs the store's own.
 	rules *brokenstore.Rules
 	// handle replaces the real consumer's Handle; nil runs Consumer.Handle.
 	handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
@@ -265,7 +265,11 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpNackByID:
 		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, seconds(a.Delay)))
 	case traces.OpExtend:
-		o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, seconds(a.LeaseFor)))
+		if t.elig != nil {
+			o.Err, err = errKind(t.elig.Extend(ctx, t.clock.Now(), a.ID, a.Token, seconds(a.LeaseFor)))
+		} else {
+			o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, seconds(a.LeaseFor)))
+		}
 	case traces.OpExpire:
 		if t.elig != nil {
 			o.Affected, err = t.elig.Expire(ctx, t.clock.Now())

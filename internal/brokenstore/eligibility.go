@@ -39,9 +39,15 @@ type Rules struct {
 	// dead-letters every pending row out of attempts without a live claim, and claims only rows
 	// with attempts left.
 	ClaimIgnoresMaxDelivery bool
+	// ExtendIgnoresToken is the stale-extend variant: a lease extension checks only that the
+	// message is leased, not that it carries the caller's token, so a stale token extends the
+	// newer lease of whoever holds the message now. The store: extend changes the row only when
+	// it carries exactly the caller's token (lease_lost otherwise).
+	ExtendIgnoresToken bool
 }
 
-// Eligibility runs the store's lease, peek and expire statements, copied with its Rules, beside
+// Eligibility runs the store's lease, peek, expire, extend and outbox claim statements, copied
+// with its Rules, beside
 // the store: on a second connection to the store's SQLite file, or on the store's PostgreSQL pool
 // in the store's table prefix. Its leases carry tokens "copy-<n>", which never collide with the
 // store's random ones.
@@ -54,9 +60,9 @@ type Eligibility struct {
 	// positional: the statements' :name parameters are rendered as $1, $2, ... and passed in
 	// that order (PostgreSQL through pgx's database/sql driver, which ignores names).
 	positional bool
-	// qLease, qPeek, qExpire, qWork, qDeadLetter and qDelete are the copied statements with
-	// rules applied, in the backend's dialect.
-	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete string
+	// qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete and qExtend are the copied statements
+	// with rules applied, in the backend's dialect.
+	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete, qExtend string
 	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
 	// skip it).
 	qExhausted, qClaim string
@@ -168,6 +174,13 @@ RETURNING id, attempts >= max_attempts`
 		e.qDeadLetter = deadLetter
 	}
 	e.qDelete = `DELETE FROM {p}messages WHERE id = :id`
+	// The store's qExtend (one form in both dialects).
+	e.qExtend = `UPDATE {p}messages SET lease_until = :until
+WHERE id = :id AND state = 'ready' AND token = :token`
+	if rules.ExtendIgnoresToken {
+		e.qExtend = `UPDATE {p}messages SET lease_until = :until
+WHERE id = :id AND state = 'ready' AND token IS NOT NULL`
+	}
 	// The outbox claim: the store's qOutboxExhausted and qOutboxClaim (on PostgreSQL its
 	// materialized, SKIP LOCKED form).
 	claimable := `state = 'pending' AND available_at <= :now
@@ -202,7 +215,7 @@ WHERE seq IN (
     LIMIT :limit)
 RETURNING ` + outboxCols
 	}
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExhausted, &e.qClaim} {
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim} {
 		*q = strings.ReplaceAll(*q, "{p}", prefix)
 	}
 }
@@ -306,6 +319,28 @@ func (e *Eligibility) Expire(ctx context.Context, now time.Time) (int, error) {
 		return err
 	})
 	return n, err
+}
+
+// Extend is Store.ExtendLease under the rules: it sets the lease of the ready message id to run
+// until now + leaseFor when the message carries token (with ExtendIgnoresToken: any token), and
+// reports an error wrapping actordelivery.ErrLeaseLost when it changed nothing.
+func (e *Eligibility) Extend(ctx context.Context, now time.Time, id, token string, leaseFor time.Duration) error {
+	args := []any{sql.Named("id", id), sql.Named("until", now.Add(leaseFor).UnixMilli())}
+	if !e.rules.ExtendIgnoresToken {
+		args = append(args, sql.Named("token", token))
+	}
+	res, err := e.exec(ctx, e.db, e.qExtend, args...)
+	if err != nil {
+		return fmt.Errorf("brokenstore: extend %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("brokenstore: extend %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("brokenstore: extend %q: %w", id, actordelivery.ErrLeaseLost)
+	}
+	return nil
 }
 
 // ExpireThenLease is the leased consumer's fetch under the rules: ExpireLeases then Lease, in

@@ -64,8 +64,12 @@ type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, le
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
                       faults: seq[string], max_faults: int, retry_delay: int);
 // crashes: how many crash-and-restarts a Crasher may inject at points the checker chooses.
-// raw_ops: how many arbitrary store operations a RawClient issues (0: no RawClient).
+// raw_ops: how many arbitrary store operations a RawClient issues after its scripted prologue (0 and
+// no raw_script: no RawClient).
 // janitor: how many purge rounds a Janitor runs over janitor_ids (0: no Janitor).
+// raw_script: the RawClient's prologue: "" runs every store operation once; "stale-leases" leases
+// a message, lets the lease run out, leases it again and uses the old token under the new lease,
+// then lets expire clear a lease that has run out (see RawClient.StaleLeases).
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
-                  dead_letterer: bool, janitor: int, janitor_ids: seq[string]);
+                  dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string);

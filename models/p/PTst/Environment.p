@@ -44,8 +44,8 @@ machine Scenario {
         new DeadLetterClient((store = store, driver = this));
         running = running + 1;
       }
-      if (sc.raw_ops > 0) {
-        new RawClient((store = store, driver = this, ops = sc.raw_ops));
+      if (sc.raw_ops > 0 || sc.raw_script != "") {
+        new RawClient((store = store, driver = this, ops = sc.raw_ops, script = sc.raw_script));
         running = running + 1;
       }
       if (sc.janitor > 0) {
@@ -128,7 +128,7 @@ machine RawClient {
   var outIds: seq[string];
 
   start state Run {
-    entry (init: (store: machine, driver: machine, ops: int)) {
+    entry (init: (store: machine, driver: machine, ops: int, script: string)) {
       var i: int;
       store = init.store;
       ids += (0, "m1");
@@ -136,27 +136,11 @@ machine RawClient {
       ids += (2, "m3");
       outIds += (0, "o1");
       outIds += (1, "o2");
-      // A fixed prologue runs every store operation at least once in every schedule, so that a
-      // handful of schedules already cover them all: claim o1, fail it (releasing the claim),
-      // claim again, complete with a token from either claim (a stale one reports claim_lost);
-      // lease, extend, ack; lease, nack; peek, expire, ack/nack/dead-letter by id, outbox and
-      // mailbox enqueue. Random operations follow.
-      Step(11);
-      Step(13);
-      Step(11);
-      Step(12);
-      Step(1);
-      Step(7);
-      Step(3);
-      Step(1);
-      Step(4);
-      Step(2);
-      Step(8);
-      Step(5);
-      Step(6);
-      Step(9);
-      Step(10);
-      Step(0);
+      if (init.script == "stale-leases") {
+        StaleLeases();
+      } else {
+        EveryOperation();
+      }
       i = 0;
       while (i < init.ops) {
         Step(choose(15));
@@ -164,6 +148,114 @@ machine RawClient {
       }
       send init.driver, eDone, (who = this,);
     }
+  }
+
+  // A fixed prologue that runs every store operation at least once in every schedule, so that a
+  // handful of schedules already cover them all: claim o1, fail it (releasing the claim), claim
+  // again, complete with a token from either claim (a stale one reports claim_lost); lease, extend,
+  // ack; lease, nack; peek, expire, ack/nack/dead-letter by id, outbox and mailbox enqueue.
+  fun EveryOperation() {
+    Step(11);
+    Step(13);
+    Step(11);
+    Step(12);
+    Step(1);
+    Step(7);
+    Step(3);
+    Step(1);
+    Step(4);
+    Step(2);
+    Step(8);
+    Step(5);
+    Step(6);
+    Step(9);
+    Step(10);
+    Step(0);
+  }
+
+  // The situations a fencing or boundary slip hides in, met in every schedule. The scenario's
+  // messages (in seq order): m1 unkeyed with max_attempts 3, m2 unkeyed with 2, m3 and m4 keyed
+  // "k" with 2, all of one priority and available at once, so that each lease below takes the
+  // message named. The script asserts that it does.
+  //
+  // Stale tokens and lease boundaries: lease m1 (token A); tick to A's lease_until; at that
+  // instant, where A is no longer live, peek and lease m1 again (token B, live); extend, ack and
+  // nack with A while B is live (each lease_lost: the row carries B), in an order the checker
+  // chooses; tick to B's lease_until, peek there and expire (it clears B and m1 is ready again);
+  // lease m1 a third time, tick to that lease's end and expire (it clears the lease and, with the
+  // attempts used up, dead-letters m1); extend and ack with tokens of a message that is gone.
+  //
+  // Exhausted and keyed heads: lease m2 and nack it, then nack_by_id uses its last attempt;
+  // lease m3 and nack it with a delay, and peek while m3, the head of key k, waits in backoff ahead
+  // of m4; nack_by_id m3 to its last attempt and peek (m4 is next: an exhausted head no longer
+  // blocks); dead-letter m3 while m4 is ready.
+  fun StaleLeases() {
+    var a: (id: string, token: int);
+    var l: (id: string, token: int);
+    var n: int;
+    var order: seq[int];
+    a = LeaseOf("m1");
+    Step(14);
+    Step(2);
+    l = LeaseOf("m1");
+    order += (0, 3);
+    order += (1, 4);
+    order += (2, 7);
+    while (sizeof(order) > 0) {
+      n = choose(sizeof(order));
+      UseToken(order[n], a, 0);
+      order -= (n);
+    }
+    Step(14);
+    Step(2);
+    Step(8);
+    l = LeaseOf("m1");
+    Step(14);
+    Step(8);
+    UseToken(7, a, 0);
+    UseToken(3, l, 0);
+
+    l = LeaseOf("m2");
+    UseToken(4, l, 0);
+    ById(eNackByIdReq, "m2");
+    l = LeaseOf("m3");
+    UseToken(4, l, 1);
+    Step(2);
+    ById(eNackByIdReq, "m3");
+    Step(2);
+    ById(eDeadLetterReq, "m3");
+  }
+
+  // Leases from inbox and returns the lease, which must be of the message id.
+  fun LeaseOf(id: string): (id: string, token: int) {
+    var n: int;
+    n = sizeof(leases);
+    Step(1);
+    assert sizeof(leases) == n + 1 && leases[n].id == id,
+      format("RawClient.StaleLeases: the script's lease of {0} took another message or none", id);
+    return leases[n];
+  }
+
+  // Ack (3), nack (4, with delay) or extend (7) with the lease l, whatever the row carries now.
+  fun UseToken(op: int, l: (id: string, token: int), delay: int) {
+    if (op == 3) {
+      send store, eAckReq, (client = this, id = l.id, token = l.token);
+    } else if (op == 4) {
+      send store, eNackReq, (client = this, id = l.id, token = l.token, delay = delay);
+    } else {
+      send store, eExtendReq, (client = this, id = l.id, token = l.token, lease_for = 2);
+    }
+    receive { case eReply: (r: tReply) { } }
+  }
+
+  // nack_by_id(id, 0) or dead_letter(id, "manual").
+  fun ById(e: event, id: string) {
+    if (e == eNackByIdReq) {
+      send store, eNackByIdReq, (client = this, id = id, delay = 0);
+    } else {
+      send store, eDeadLetterReq, (client = this, id = id, reason = "manual");
+    }
+    receive { case eReply: (r: tReply) { } }
   }
 
   fun Step(op: int) {

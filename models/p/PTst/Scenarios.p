@@ -148,6 +148,23 @@ fun ScRawStoreOps(): tScenario {
   return sc;
 }
 
+// A raw client's scripted stale tokens, lease boundaries and exhausted heads
+// (RawClient.StaleLeases): m1 (unkeyed, three attempts) is leased three times, its old tokens used
+// while a newer lease is live, leases and peeks land exactly at lease_until, and expire clears
+// leases that have run out; m2 is nacked to its last attempt; m3, head of key k ahead of m4, waits
+// in backoff, runs out of attempts and is dead-lettered. A few arbitrary operations follow.
+fun ScStaleLeases(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.messages += (2, Msg("inbox", "m3", "k", 0, 2));
+  sc.messages += (3, Msg("inbox", "m4", "k", 0, 2));
+  sc.raw_script = "stale-leases";
+  sc.raw_ops = 3;
+  return sc;
+}
+
 // Counterexample: the split publisher drops the enqueue's commit error and completes the row.
 fun ScSplitWrite(): tScenario {
   var sc: tScenario;

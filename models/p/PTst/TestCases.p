@@ -15,6 +15,7 @@ machine TestOutboxSplitCorrect { start state Init { entry { new Scenario(ScOutbo
 machine TestCrashRestart { start state Init { entry { new Scenario(ScCrashRestart()); } } }
 machine TestPipeline { start state Init { entry { new Scenario(ScPipeline()); } } }
 machine TestRawStoreOps { start state Init { entry { new Scenario(ScRawStoreOps()); } } }
+machine TestStaleLeases { start state Init { entry { new Scenario(ScStaleLeases()); } } }
 machine TestSplitWrite { start state Init { entry { new Scenario(ScSplitWrite()); } } }
 machine TestRawAttempts { start state Init { entry { new Scenario(ScRawAttempts()); } } }
 machine TestUnfencedAck { start state Init { entry { new Scenario(ScUnfencedAck()); } } }
@@ -73,6 +74,12 @@ test tcPolicyDeclines [main = TestPolicyDeclines]:
 test tcRawStoreOps [main = TestRawStoreOps]:
   assert AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead, OutboxTargetDeliveredAtMostOnce
   in (union Delivery, Environment, { TestRawStoreOps });
+
+// Scripted stale tokens and lease boundaries on the raw store operations; as in tcRawStoreOps,
+// nothing resolves every message, so the liveness monitor does not apply.
+test tcStaleLeases [main = TestStaleLeases]:
+  assert AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestStaleLeases });
 
 test tcOutboxDeadLetters [main = TestOutboxDeadLetters]:
   assert OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal, OutboxCompletionImpliesDelivery,
