@@ -47,9 +47,8 @@ type Rules struct {
 }
 
 // Eligibility runs the store's lease, peek, expire, extend and outbox claim statements, copied
-// with its Rules, beside
-// the store: on a second connection to the store's SQLite file, or on the store's PostgreSQL pool
-// in the store's table prefix. Its leases carry tokens "copy-<n>", which never collide with the
+// with its Rules, beside the store: on a second connection to the store's SQLite file, or on the
+// store's PostgreSQL pool in the store's table prefix. Its leases carry tokens "copy-<n>", which never collide with the
 // store's random ones.
 type Eligibility struct {
 	db *sql.DB
