@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"text/tabwriter"
@@ -40,6 +41,7 @@ func newEfficacyCmd() *cobra.Command {
 	var (
 		seeds, correctSeeds, pSeeds, pCorrect int
 		variants                              []string
+		kill                                  bool
 		budget, first, correctBudget          time.Duration
 		oracles                               oracleFlags
 	)
@@ -76,7 +78,7 @@ correct store had no finding; 1 otherwise.`,
 			}
 			for _, v := range variants {
 				for s := 1; s <= seeds; s++ {
-					r, err := observeUntilCaught(ctx, &seedRun{}, v, int64(s), first, first)
+					r, err := observeUntilCaught(ctx, &seedRun{}, v, int64(s), first, first, kill)
 					if err != nil {
 						return err
 					}
@@ -92,7 +94,7 @@ correct store had no finding; 1 otherwise.`,
 			var correctSteps int
 			var correctRuns []*seedRun // the correct seeds the P oracle checks, in seed order
 			for s := 1; s <= correctSeeds; s++ {
-				t, _, err := observeOnce(ctx, replay.TargetStore, int64(s), correctBudget)
+				t, _, err := observeOnce(ctx, replay.TargetStore, int64(s), correctBudget, kill)
 				if err != nil {
 					return err
 				}
@@ -141,7 +143,7 @@ correct store had no finding; 1 otherwise.`,
 					if r.model || r.p {
 						continue
 					}
-					if _, err := observeUntilCaught(ctx, r, v, int64(s+1), 2*first, budget); err != nil {
+					if _, err := observeUntilCaught(ctx, r, v, int64(s+1), 2*first, budget, kill); err != nil {
 						return err
 					}
 					fmt.Fprintf(c.ErrOrStderr(), "%s seed %d: model %v (%s) after more runs %s\n", v, s+1, r.model, r.modelTime.Round(time.Millisecond), r.finding)
@@ -207,13 +209,14 @@ correct store had no finding; 1 otherwise.`,
 	c.Flags().DurationVar(&budget, "budget", 60*time.Second, "most workload time per variant seed")
 	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
 	c.Flags().StringSliceVar(&variants, "variants", efficacyVariants, "the broken variants to observe")
+	c.Flags().BoolVar(&kill, "kill", false, "observe every run with child processes SIGKILLed at random (as observe --kill)")
 	oracles.register(c)
 	return c
 }
 
 // observeOnce runs the workload on target for budget (SQLite, a fresh database) and returns the
 // observed trace and the wall time the run and conversion took.
-func observeOnce(ctx context.Context, target string, seed int64, budget time.Duration) (*traces.Trace, time.Duration, error) {
+func observeOnce(ctx context.Context, target string, seed int64, budget time.Duration, kill bool) (*traces.Trace, time.Duration, error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "pconform-efficacy-")
 	if err != nil {
@@ -221,8 +224,22 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 	}
 	defer os.RemoveAll(dir)
 	var log bytes.Buffer
-	if _, err := workload.Run(ctx, workload.Config{Target: filepath.Join(dir, "observe.db"), Seed: seed, Budget: budget,
-		Events: &log, Variant: target}); err != nil {
+	cfg := workload.Config{Target: filepath.Join(dir, "observe.db"), Seed: seed, Budget: budget, Events: &log, Variant: target}
+	command := fmt.Sprintf("pconform observe --target %s --seed %d --budget %s", target, seed, budget)
+	if kill {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, 0, err
+		}
+		_, err = workload.RunProcesses(ctx, workload.Processes{Config: cfg, Dir: dir,
+			Command: func(args []string) *exec.Cmd {
+				return exec.Command(self, append([]string{"observe-child"}, args...)...)
+			}})
+		if err != nil {
+			return nil, 0, fmt.Errorf("efficacy: %s seed %d: %w", target, seed, err)
+		}
+		command += " --kill"
+	} else if _, err := workload.Run(ctx, cfg); err != nil {
 		return nil, 0, fmt.Errorf("efficacy: %s seed %d: %w", target, seed, err)
 	}
 	lg, err := observe.ReadLog(&log, "events")
@@ -230,7 +247,7 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 		return nil, 0, err
 	}
 	t, err := observe.Convert(lg, observe.Options{Name: fmt.Sprintf("%s-seed%d", target, seed), Variant: variantOf(target), Seed: seed,
-		Command: fmt.Sprintf("pconform observe --target %s --seed %d --budget %s", target, seed, budget)})
+		Command: command})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -241,10 +258,10 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 // each time, checked by the model oracle, until it refuses a run or the workload time (r's runs so
 // far included) would pass budget. The first run it makes for a fresh r is r.first, the one the
 // P oracle checks; r.modelTime counts on from r.firstTime.
-func observeUntilCaught(ctx context.Context, r *seedRun, target string, seed int64, from, budget time.Duration) (*seedRun, error) {
+func observeUntilCaught(ctx context.Context, r *seedRun, target string, seed int64, from, budget time.Duration, kill bool) (*seedRun, error) {
 	elapsed := r.firstTime
 	for b := from; r.spent+b <= budget; b *= 2 {
-		t, took, err := observeOnce(ctx, target, seed, b)
+		t, took, err := observeOnce(ctx, target, seed, b, kill)
 		if err != nil {
 			return nil, err
 		}
