@@ -34,6 +34,9 @@ type seedRun struct {
 	pChecked  bool          // the P oracle checked the first run
 	p         bool          // the P oracle refused it
 	pMsg      string
+	pTime     time.Duration // wall time until the P oracle's catch, its batch's share included
+	last      *traces.Trace // the last run
+	lastTime  time.Duration // wall time of the runs and checks up to and including the last run
 	finding   string
 }
 
@@ -57,7 +60,8 @@ first runs, every variant seed's and every correct seed's by default (or the fir
 of each variant, and every seed the model oracle did not catch, and the first --p-correct correct
 seeds): all of them compiled into one P project and checked by one checker run. A seed neither
 oracle caught runs again with twice the budget each time, checked by the model, up to --budget of
-workload in all. The time to catch is the wall time of the seed's runs and model checks until the
+workload in all; the P oracle then checks the last run of each seed still uncaught (a second
+batch). The time to catch is the wall time of the seed's runs and model checks until the
 catch, plus, for a seed the P oracle checked, its share of the P batch (the batch's wall time
 divided by the traces in it). The correct store runs --correct-budget per seed, and every finding
 there is a false alarm.
@@ -128,6 +132,7 @@ correct store had no finding; 1 otherwise.`,
 				share := pTime / time.Duration(len(pTraces))
 				for _, r := range pRuns {
 					r.firstTime += share
+					r.pTime = r.firstTime
 				}
 				for i, r := range correctRuns {
 					if r.p {
@@ -149,6 +154,33 @@ correct store had no finding; 1 otherwise.`,
 					fmt.Fprintf(c.ErrOrStderr(), "%s seed %d: model %v (%s) after more runs %s\n", v, s+1, r.model, r.modelTime.Round(time.Millisecond), r.finding)
 				}
 			}
+			// The P oracle checks the last, longest run of every seed still uncaught.
+			var lastTraces []*traces.Trace
+			var lastRuns []*seedRun
+			for _, v := range variants {
+				for _, r := range results[v] {
+					if !r.model && !r.p && r.last != nil && r.last != r.first {
+						lastTraces, lastRuns = append(lastTraces, r.last), append(lastRuns, r)
+					}
+				}
+			}
+			if len(lastTraces) > 0 {
+				start := time.Now()
+				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: oracles.models}, lastTraces)
+				if err != nil {
+					return err
+				}
+				took := time.Since(start)
+				share := took / time.Duration(len(lastTraces))
+				for i, m := range msgs {
+					r := lastRuns[i]
+					r.pChecked = true
+					if m != "" {
+						r.p, r.pMsg, r.pTime = true, m, r.lastTime+share
+					}
+				}
+				fmt.Fprintf(w, "P oracle on the last runs of %d seeds still uncaught: %s\n", len(lastTraces), took.Round(time.Second))
+			}
 			tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 			fmt.Fprintf(tw, "variant\tseeds\tcaught by model\tcaught by P\tcaught by either\tmedian time to catch\n")
 			ok := falseAlarms == 0
@@ -167,12 +199,12 @@ correct store had no finding; 1 otherwise.`,
 						}
 					}
 					switch {
-					case r.model && (!r.p || r.modelTime <= r.firstTime):
+					case r.model && (!r.p || r.modelTime <= r.pTime):
 						either++
 						times = append(times, r.modelTime)
 					case r.p:
 						either++
-						times = append(times, r.firstTime)
+						times = append(times, r.pTime)
 					}
 				}
 				med := "-"
@@ -272,6 +304,7 @@ func observeUntilCaught(ctx context.Context, r *seedRun, target string, seed int
 		}
 		elapsed += took + time.Since(start)
 		r.spent += b
+		r.last, r.lastTime = t, elapsed
 		if r.first == nil {
 			r.first, r.firstTime = t, elapsed
 		}
