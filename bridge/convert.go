@@ -38,6 +38,8 @@ var counterexampleVariants = map[string]string{
 	"tcLeaselessFetchedAttemptsCounterexample": "fetched-attempts",
 	"tcFifoOvertakeCounterexample":             "fifo-overtake",
 	"tcOutboxUnboundedCounterexample":          "outbox-unbounded",
+	"tcDedupTTLInvertedCounterexample":         "dedup-ttl-inverted",
+	"tcCheckpointResetCounterexample":          "checkpoint-reset",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

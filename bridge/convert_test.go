@@ -207,7 +207,8 @@ func payloadFor(t *testing.T, ev string, set map[string]any) json.RawMessage {
 			obj[f] = false
 		case "claimed":
 			obj[f] = []any{}
-		case "msg_id", "mailbox", "id", "key", "payload", "reason", "target", "profile", "outcome", "fault", "err", "action":
+		case "msg_id", "mailbox", "id", "key", "payload", "reason", "target", "profile", "outcome", "fault", "err", "action",
+			"consumer", "actor":
 			obj[f] = fmt.Sprintf("%s-%d", f, i)
 		default:
 			obj[f] = 10 + i

@@ -25,6 +25,8 @@ var opsWithBug = map[traces.Op]bool{
 	traces.OpConsumerFetch:    true,
 	traces.OpConsumerHandle:   true,
 	traces.OpPublisherDeliver: true,
+	traces.OpMarkProcessed:    true,
+	traces.OpSaveCheckpoint:   true,
 }
 
 // The flattened form of Result.Message in a payload.

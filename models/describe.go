@@ -75,6 +75,14 @@ func argValue(name string, a traces.Args) string {
 		return num(a.OlderThan)
 	case "horizon":
 		return num(a.Horizon)
+	case "consumer":
+		return str(a.Consumer)
+	case "ttl":
+		return num(a.TTL)
+	case "actor":
+		return str(a.Actor)
+	case "expect_version":
+		return num(int64(a.ExpectVersion))
 	}
 	return "?"
 }
@@ -133,6 +141,16 @@ func DescribeState(s State) string {
 	}
 	for _, mailbox := range slices.Sorted(maps.Keys(s.effects)) {
 		fmt.Fprintf(&b, "effects %q: %q\n", mailbox, s.effects[mailbox])
+	}
+	keys := slices.SortedFunc(maps.Keys(s.processed), func(a, b processedKey) int {
+		return cmp.Or(cmp.Compare(a.consumer, b.consumer), cmp.Compare(a.id, b.id))
+	})
+	for _, k := range keys {
+		fmt.Fprintf(&b, "processed %q by %q until %d\n", k.id, k.consumer, s.processed[k])
+	}
+	for _, actor := range slices.Sorted(maps.Keys(s.checkpoints)) {
+		cp := s.checkpoints[actor]
+		fmt.Fprintf(&b, "checkpoint %q version %d payload %q\n", actor, cp.version, cp.payload)
 	}
 	for _, w := range slices.Sorted(maps.Keys(s.inflight)) {
 		d := s.inflight[w]

@@ -3,6 +3,7 @@ package models
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -24,10 +25,54 @@ type naiveModel struct {
 	effects     map[string][]string
 	tokens      int
 	held        map[int]naiveHeld
+	// marks lists every processed-message record ever written, oldest first; a mark is the
+	// newest record of its consumer and id.
+	marks []naiveMark
+	// saves lists every checkpoint save that succeeded, oldest first; an actor's checkpoint is
+	// its newest save, and its version the number of its saves.
+	saves []naiveSave
 	// mutation deliberately breaks one rule ("" for none), so a test can show the comparison
 	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
-	// live at lease_until == now.
+	// live at lease_until == now, "dedup-ttl-inverted" takes a live processed record for an expired
+	// one and the other way round, "checkpoint-reset" lets a first save (expected version 0)
+	// overwrite an existing checkpoint and reset its version to 1.
 	mutation string
+}
+
+type naiveMark struct {
+	consumer, id string
+	expires      int64
+}
+
+type naiveSave struct{ actor, payload string }
+
+// markProcessed: the newest record of (consumer, id), if it has not expired, makes a duplicate;
+// otherwise a new record is written.
+func (n *naiveModel) markProcessed(consumer, id string, now, ttl int64) bool {
+	for i := len(n.marks) - 1; i >= 0; i-- {
+		if m := n.marks[i]; m.consumer == consumer && m.id == id {
+			if live := m.expires > now; live != (n.mutation == "dedup-ttl-inverted") {
+				return true
+			}
+			break
+		}
+	}
+	n.marks = append(n.marks, naiveMark{consumer, id, now + ttl})
+	return false
+}
+
+// version counts actor's saves; an effect log's version counts the mailbox's effects.
+func (n *naiveModel) version(actor string) int {
+	if mb, ok := strings.CutPrefix(actor, traces.EffectsActorPrefix); ok {
+		return len(n.effects[mb])
+	}
+	v := 0
+	for _, s := range n.saves {
+		if s.actor == actor {
+			v++
+		}
+	}
+	return v
 }
 
 type naiveRow struct {
@@ -340,6 +385,23 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		return errResult(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		return traces.Result{}
+	case traces.OpMarkProcessed:
+		return traces.Result{Duplicate: n.markProcessed(a.Consumer, a.ID, at, a.TTL)}
+	case traces.OpSaveCheckpoint:
+		if n.mutation == "checkpoint-reset" && a.ExpectVersion == 0 && n.version(a.Actor) > 0 {
+			// The broken first save overwrites a checkpoint and starts its versions again.
+			n.saves = slices.DeleteFunc(n.saves, func(s naiveSave) bool { return s.actor == a.Actor })
+		}
+		if n.version(a.Actor) != a.ExpectVersion {
+			return traces.Result{Err: traces.ErrKindVersionConflict}
+		}
+		n.saves = append(n.saves, naiveSave{a.Actor, a.Payload})
+		return traces.Result{Version: a.ExpectVersion + 1}
+	case traces.OpLoadCheckpoint:
+		if v := n.version(a.Actor); v > 0 {
+			return traces.Result{Version: v}
+		}
+		return traces.Result{Err: traces.ErrKindNotFound}
 	case traces.OpConsumerFetch:
 		var m *traces.Message
 		if a.Profile == traces.ProfileLeaseless {

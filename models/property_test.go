@@ -66,6 +66,8 @@ func TestModelMatchesNaive(t *testing.T) {
 				"consumer_handle action=dead_lettered", "consumer_handle action=lease_lost", "consumer_handle action=idle",
 				"publisher_deliver action=delivered", "publisher_deliver action=crashed", "publisher_deliver duplicate",
 				"publisher_deliver action=claim_lost", "publisher_deliver action=commit_failed",
+				"mark_processed duplicate", "save_checkpoint ok", "save_checkpoint err=version_conflict",
+				"load_checkpoint ok", "load_checkpoint err=not_found",
 			} {
 				if seen[want] == 0 {
 					t.Errorf("no generated step had outcome %q in %d sequences", want, runs)
@@ -85,6 +87,8 @@ func TestNaiveComparisonDetectsDrift(t *testing.T) {
 	}{
 		{name: "no-fifo", mutation: "no-fifo"},
 		{name: "inclusive-lease", mutation: "inclusive-lease"},
+		{name: "dedup-ttl-inverted", mutation: "dedup-ttl-inverted"},
+		{name: "checkpoint-reset", mutation: "checkpoint-reset"},
 		{name: "raw-attempts", naiveAttempts: rawAttempts},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -216,6 +220,9 @@ func outcomes(r traces.Result) []string {
 	if r.Attempt != 0 {
 		parts = append(parts, fmt.Sprintf("attempt=%d", r.Attempt))
 	}
+	if r.Version != 0 {
+		parts = append(parts, fmt.Sprintf("version=%d", r.Version))
+	}
 	return parts
 }
 
@@ -254,6 +261,9 @@ func (g *gen) step() traces.Step {
 	}
 	st := traces.Step{At: g.now}
 	a := &st.Args
+	if g.rng.IntN(10) == 0 {
+		return g.dedupOrCheckpoint(st)
+	}
 	// Weights favour the ops that move messages through their life.
 	switch r := g.rng.IntN(100); {
 	case r < 16:
@@ -333,6 +343,26 @@ func (g *gen) step() traces.Step {
 		a.RetryDelay = int64(g.rng.IntN(3))
 	default:
 		st.Op = traces.OpCrash
+	}
+	return st
+}
+
+// dedupOrCheckpoint makes a mark_processed, save_checkpoint or load_checkpoint over a few
+// consumers, ids and actors, with short ttls (so marks expire) and expected versions near the
+// stored ones (so saves both succeed and conflict). Loads also read the mailboxes' effect logs.
+func (g *gen) dedupOrCheckpoint(st traces.Step) traces.Step {
+	a := &st.Args
+	switch g.rng.IntN(3) {
+	case 0:
+		st.Op = traces.OpMarkProcessed
+		a.Consumer, a.ID, a.TTL = pick(g.rng, []string{"c1", "c2"}), pick(g.rng, genIDs[:3]), int64(1+g.rng.IntN(4))
+	case 1:
+		st.Op = traces.OpSaveCheckpoint
+		a.Actor, a.ExpectVersion = pick(g.rng, []string{"x", "y"}), g.rng.IntN(4)
+		a.Payload = pick(g.rng, []string{"", "s1", "s2"})
+	default:
+		st.Op = traces.OpLoadCheckpoint
+		a.Actor = pick(g.rng, []string{"x", "y", traces.EffectsActorPrefix + "a", traces.EffectsActorPrefix + "b"})
 	}
 	return st
 }

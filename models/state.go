@@ -37,6 +37,12 @@ type State struct {
 	effects map[string][]string
 	// inflight maps a worker to the delivery it fetched and has not handled yet.
 	inflight map[int]delivery
+	// processed maps a (consumer, message id) record to the time it expires: it is live while
+	// expires > now. Records are never removed (an expired one counts as absent).
+	processed map[processedKey]int64
+	// checkpoints holds the actors' checkpoints saved by save_checkpoint (effect logs are derived
+	// from effects, see loadCheckpoint).
+	checkpoints map[string]checkpoint
 	// lastToken is the last token issued (0: none yet). Tokens are issued in increasing order, so
 	// every token a row carries is in 1..lastToken.
 	lastToken int
@@ -143,6 +149,8 @@ func (s State) clone() State {
 	n.retired = cloneMap(s.retired)
 	n.effects = cloneMap(s.effects)
 	n.inflight = cloneMap(s.inflight)
+	n.processed = cloneMap(s.processed)
+	n.checkpoints = cloneMap(s.checkpoints)
 	return n
 }
 
@@ -153,7 +161,7 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 }
 
 // Equal reports whether a and b are the same state: same time, rows, dead letters, effects,
-// in-flight deliveries and counters. The Config is not compared (functions have no equality).
+// in-flight deliveries, processed-message records, checkpoints and counters. The Config is not compared (functions have no equality).
 func Equal(a, b State) bool {
 	return a.now == b.now && a.lastToken == b.lastToken && a.lastSeq == b.lastSeq &&
 		maps.Equal(a.messages, b.messages) &&
@@ -162,7 +170,9 @@ func Equal(a, b State) bool {
 		maps.Equal(a.outbox, b.outbox) &&
 		maps.Equal(a.retired, b.retired) &&
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
-		maps.Equal(a.inflight, b.inflight)
+		maps.Equal(a.inflight, b.inflight) &&
+		maps.Equal(a.processed, b.processed) &&
+		maps.Equal(a.checkpoints, b.checkpoints)
 }
 
 // Snapshot returns the canonical snapshot of s: messages sorted by mailbox then id, outbox rows and

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -87,6 +88,14 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		// Only the time moves; nothing durable changes.
 	case traces.OpPurge:
 		r.Affected = n.purge(at, a.OlderThan, a.Horizon, a.Limit)
+	case traces.OpMarkProcessed:
+		r.Duplicate = n.markProcessed(a.Consumer, a.ID, at, a.TTL)
+	case traces.OpSaveCheckpoint:
+		v, ok := n.saveCheckpoint(a.Actor, a.ExpectVersion, a.Payload)
+		r.Version, r.Err = v, errKind(ok, traces.ErrKindVersionConflict)
+	case traces.OpLoadCheckpoint:
+		v, ok := n.loadCheckpoint(a.Actor)
+		r.Version, r.Err = v, errKind(ok, traces.ErrKindNotFound)
 	case traces.OpConsumerFetch:
 		r, err = n.consumerFetch(a, at)
 	case traces.OpConsumerHandle:
@@ -130,6 +139,12 @@ func validate(op traces.Op, a traces.Args) error {
 		}
 		return nil
 	}
+	positive := func(name string, v int64) error {
+		if v < 1 {
+			return malformed(op, "%s %d is less than 1", name, v)
+		}
+		return nil
+	}
 	oneOf := func(name, v string, allowed ...string) error {
 		for _, x := range allowed {
 			if v == x {
@@ -162,6 +177,15 @@ func validate(op traces.Op, a traces.Args) error {
 	case traces.OpPurge:
 		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("older_than", a.OlderThan),
 			nonNegative("horizon", a.Horizon))
+	case traces.OpMarkProcessed:
+		return errors.Join(nonEmpty("consumer", a.Consumer), nonEmpty("id", a.ID), positive("ttl", a.TTL))
+	case traces.OpSaveCheckpoint:
+		if strings.HasPrefix(a.Actor, traces.EffectsActorPrefix) {
+			return malformed(op, "actor %q is a mailbox's effect log, which only the consumer handler saves", a.Actor)
+		}
+		return errors.Join(nonEmpty("actor", a.Actor), nonNegative("expect_version", int64(a.ExpectVersion)))
+	case traces.OpLoadCheckpoint:
+		return nonEmpty("actor", a.Actor)
 	case traces.OpConsumerFetch:
 		return errors.Join(nonEmpty("mailbox", a.Mailbox),
 			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),

@@ -31,6 +31,10 @@ type Args struct {
 	Fault               string
 	OlderThan           int64
 	Horizon             int64
+	Consumer            string
+	TTL                 int64
+	Actor               string
+	ExpectVersion       int
 }
 
 // TargetArgs is a with its token symbol replaced by token, the real token it stands for.
@@ -58,6 +62,10 @@ func TargetArgs(a traces.Args, token string) Args {
 		Fault:               a.Fault,
 		OlderThan:           a.OlderThan,
 		Horizon:             a.Horizon,
+		Consumer:            a.Consumer,
+		TTL:                 a.TTL,
+		Actor:               a.Actor,
+		ExpectVersion:       a.ExpectVersion,
 	}
 }
 
@@ -86,6 +94,10 @@ func traceArgs(a Args, token int) traces.Args {
 		Fault:               a.Fault,
 		OlderThan:           a.OlderThan,
 		Horizon:             a.Horizon,
+		Consumer:            a.Consumer,
+		TTL:                 a.TTL,
+		Actor:               a.Actor,
+		ExpectVersion:       a.ExpectVersion,
 	}
 }
 
@@ -99,6 +111,7 @@ type Observation struct {
 	Claimed  []Claimed
 	Action   string
 	Attempt  int
+	Version  int
 }
 
 // resultOf copies o's fields except Message and Claimed, whose tokens need a binding.
@@ -109,6 +122,7 @@ func resultOf(o Observation) traces.Result {
 		Affected:  o.Affected,
 		Action:    o.Action,
 		Attempt:   o.Attempt,
+		Version:   o.Version,
 	}
 }
 
@@ -120,5 +134,6 @@ func observationOf(r traces.Result) Observation {
 		Affected:  r.Affected,
 		Action:    r.Action,
 		Attempt:   r.Attempt,
+		Version:   r.Version,
 	}
 }

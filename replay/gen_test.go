@@ -132,6 +132,21 @@ func (g *gen) pick() (traces.Op, traces.Args) {
 		}
 		return traces.OpConsumerHandle, traces.Args{Worker: worker, Mailbox: mailbox, Profile: profile, Outcome: traces.OutcomeOK}
 	}
+	// Processed-message marks with short ttls (so they expire and renew), checkpoint saves with
+	// expected versions near the stored ones (so they both succeed and conflict), and loads, of
+	// the effect logs too.
+	switch g.rng.IntN(6) {
+	case 0:
+		return traces.OpMarkProcessed, traces.Args{Consumer: g.id("c", 2), ID: g.id("m", 3), TTL: 1 + g.small()}
+	case 1:
+		return traces.OpSaveCheckpoint, traces.Args{Actor: g.id("x", 2), ExpectVersion: g.rng.IntN(3), Payload: g.id("s", 3)}
+	case 2:
+		actor := g.id("x", 2)
+		if g.rng.IntN(2) == 0 {
+			actor = traces.EffectsActorPrefix + genMailboxes[g.rng.IntN(2)]
+		}
+		return traces.OpLoadCheckpoint, traces.Args{Actor: actor}
+	}
 	return traces.OpAdvanceClock, traces.Args{}
 }
 

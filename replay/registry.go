@@ -42,6 +42,12 @@ const (
 	// TargetStaleExtend is the store whose lease extension accepts any token of a leased
 	// message, so a stale token extends the newer lease.
 	TargetStaleExtend = "stale-extend"
+	// TargetDedupTTLInverted is the store whose mark_processed takes a live record for an
+	// expired one and the other way round.
+	TargetDedupTTLInverted = "dedup-ttl-inverted"
+	// TargetCheckpointReset is the store whose first checkpoint save (expected version 0)
+	// overwrites an existing checkpoint and resets its version to 1.
+	TargetCheckpointReset = "checkpoint-reset"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -88,6 +94,10 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{ClaimIgnoresMaxDelivery: true}}},
 		{name: TargetStaleExtend, broken: true, doc: "a lease extension that checks the message is leased, not by which token (a stale token extends the newer lease)",
 			store: storeConfig{rules: &brokenstore.Rules{ExtendIgnoresToken: true}}},
+		{name: TargetDedupTTLInverted, broken: true, doc: "a processed-message mark whose ttl check is inverted (a live mark is renewed, an expired one is a duplicate)",
+			store: storeConfig{rules: &brokenstore.Rules{ProcessedTTLInverted: true}}},
+		{name: TargetCheckpointReset, broken: true, doc: "a first checkpoint save (expected version 0) that overwrites an existing checkpoint and resets its version to 1",
+			store: storeConfig{rules: &brokenstore.Rules{CheckpointFirstSaveResets: true}}},
 	}
 }
 

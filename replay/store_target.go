@@ -209,6 +209,8 @@ func errKind(err error) (string, error) {
 		return traces.ErrKindNotFound, nil
 	case errors.Is(err, actordelivery.ErrClaimLost):
 		return traces.ErrKindClaimLost, nil
+	case errors.Is(err, actordelivery.ErrVersionConflict):
+		return traces.ErrKindVersionConflict, nil
 	}
 	return "", err
 }
@@ -305,6 +307,26 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		var r actordelivery.PurgeResult
 		r, err = t.st.Purge(ctx, seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
 		o.Affected = r.Total()
+	case traces.OpMarkProcessed:
+		if t.elig != nil {
+			o.Duplicate, err = t.elig.MarkProcessed(ctx, t.clock.Now(), a.Consumer, a.ID, seconds(a.TTL))
+		} else {
+			o.Duplicate, err = t.st.MarkProcessed(ctx, a.Consumer, a.ID, seconds(a.TTL))
+		}
+	case traces.OpSaveCheckpoint:
+		var v int64
+		if t.elig != nil {
+			v, err = t.elig.SaveCheckpoint(ctx, t.clock.Now(), a.Actor, []byte(a.Payload), int64(a.ExpectVersion))
+		} else {
+			v, err = t.st.SaveCheckpoint(ctx, a.Actor, []byte(a.Payload), int64(a.ExpectVersion))
+		}
+		o.Version = int(v)
+		o.Err, err = errKind(err)
+	case traces.OpLoadCheckpoint:
+		var v int64
+		_, v, err = t.st.LoadCheckpoint(ctx, a.Actor)
+		o.Version = int(v)
+		o.Err, err = errKind(err)
 	case traces.OpConsumerFetch:
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:

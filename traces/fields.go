@@ -118,6 +118,10 @@ var argFields = []field[Args]{
 	strField("fault", true, func(a *Args) *string { return &a.Fault }),
 	int64Field("older_than", true, func(a *Args) *int64 { return &a.OlderThan }),
 	int64Field("horizon", true, func(a *Args) *int64 { return &a.Horizon }),
+	strField("consumer", true, func(a *Args) *string { return &a.Consumer }),
+	int64Field("ttl", true, func(a *Args) *int64 { return &a.TTL }),
+	strField("actor", true, func(a *Args) *string { return &a.Actor }),
+	intField("expect_version", true, func(a *Args) *int { return &a.ExpectVersion }),
 }
 
 // resultFields lists every result field any operation reports; see argFields.
@@ -182,6 +186,7 @@ var resultFields = []field[Result]{
 	},
 	strField("action", true, func(r *Result) *string { return &r.Action }),
 	intField("attempt", true, func(r *Result) *int { return &r.Attempt }),
+	intField("version", true, func(r *Result) *int { return &r.Version }),
 }
 
 var messageFields = []field[Message]{

@@ -274,6 +274,25 @@ func (g *gen) step(op Op, at int64) Step {
 			res.Err = ErrKindClaimLost
 		}
 	case OpAdvanceClock, OpCrash:
+	case OpMarkProcessed:
+		a.Consumer, a.ID, a.TTL = g.str(true), id(), int64(g.small(1, 60))
+		res.Duplicate = g.maybe(0.4)
+	case OpSaveCheckpoint, OpLoadCheckpoint:
+		a.Actor = g.str(true)
+		if op == OpLoadCheckpoint && g.maybe(0.3) {
+			a.Actor = EffectsActorPrefix + mailbox()
+		}
+		if op == OpSaveCheckpoint {
+			a.ExpectVersion = g.small(0, 4)
+			if g.maybe(0.5) {
+				a.Payload = g.str(false)
+			}
+		}
+		if g.maybe(0.4) {
+			res.Err = Spec[op].Err
+		} else {
+			res.Version = g.small(1, 5)
+		}
 	case OpConsumerFetch:
 		a.Worker, a.Mailbox, a.Profile = g.small(0, 3), mailbox(), g.pick(ProfileLeased, ProfileLeaseless)
 		if a.Profile == ProfileLeased {

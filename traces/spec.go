@@ -22,6 +22,12 @@ const (
 	OpOutboxDeadLetter Op = "outbox_dead_letter"
 	OpAdvanceClock     Op = "advance_clock"
 	OpPurge            Op = "purge"
+	// OpMarkProcessed records that a consumer processed a message id, for ttl seconds.
+	OpMarkProcessed Op = "mark_processed"
+	// OpSaveCheckpoint writes an actor's checkpoint if its version is still expect_version.
+	OpSaveCheckpoint Op = "save_checkpoint"
+	// OpLoadCheckpoint reads an actor's checkpoint version.
+	OpLoadCheckpoint Op = "load_checkpoint"
 )
 
 // Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
@@ -37,7 +43,7 @@ const (
 var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
-	OpAdvanceClock, OpPurge,
+	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint,
 	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 }
 
@@ -110,6 +116,9 @@ var Spec = map[Op]OpSpec{
 	OpOutboxDeadLetter: {Args: []string{"id", "token", "reason"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
 	OpAdvanceClock:     {},
 	OpPurge:            {Args: []string{"limit"}, OptionalArgs: []string{"older_than", "horizon"}, Results: []string{"affected"}},
+	OpMarkProcessed:    {Args: []string{"consumer", "id", "ttl"}, Results: []string{"duplicate"}},
+	OpSaveCheckpoint:   {Args: []string{"actor"}, OptionalArgs: []string{"expect_version", "payload"}, Results: []string{"version", "err"}, Err: ErrKindVersionConflict},
+	OpLoadCheckpoint:   {Args: []string{"actor"}, Results: []string{"version", "err"}, Err: ErrKindNotFound},
 
 	OpConsumerFetch: {
 		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,
@@ -135,7 +144,14 @@ const (
 	ErrKindLeaseLost = "lease_lost"
 	ErrKindNotFound  = "not_found"
 	ErrKindClaimLost = "claim_lost"
+	// ErrKindVersionConflict: a checkpoint save expected a version the checkpoint no longer has.
+	ErrKindVersionConflict = "version_conflict"
 )
+
+// EffectsActorPrefix begins the actor name of a mailbox's effect log: a trace's consumer handler
+// keeps the ids whose effects committed in the checkpoint EffectsActorPrefix + mailbox, saved in
+// the acknowledgement's transaction. A trace may load such a checkpoint but never saves one.
+const EffectsActorPrefix = "effects/"
 
 // Profiles, outcomes, faults and actions: the closed vocabularies of protocol steps.
 const (

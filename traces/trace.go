@@ -126,13 +126,23 @@ type Args struct {
 	// Horizon is purge's dedup horizon: a purged message id stays a duplicate until its final
 	// time + horizon.
 	Horizon int64 `json:"horizon,omitempty"`
+	// Consumer names the consumer a mark_processed records a message for.
+	Consumer string `json:"consumer,omitempty"`
+	// TTL is how long (seconds, >= 1) a mark_processed record stays live.
+	TTL int64 `json:"ttl,omitempty"`
+	// Actor names a checkpoint (save_checkpoint, load_checkpoint).
+	Actor string `json:"actor,omitempty"`
+	// ExpectVersion is the checkpoint version a save_checkpoint expects (0: no checkpoint yet).
+	ExpectVersion int `json:"expect_version,omitempty"`
 }
 
 // Result is what a caller observes from a step. Which fields an operation reports is fixed by [Spec].
 type Result struct {
-	// Err is "" on success, else one of the error kinds: "lease_lost", "not_found", "claim_lost".
+	// Err is "" on success, else one of the error kinds: "lease_lost", "not_found", "claim_lost",
+	// "version_conflict".
 	Err string `json:"err,omitempty"`
-	// Duplicate reports an enqueue (mailbox or outbox) that found the id already present.
+	// Duplicate reports an enqueue (mailbox or outbox) that found the id already present, or a
+	// mark_processed that found a live record (the message was processed already).
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Message is the message returned by lease, peek or consumer_fetch; nil when none was eligible.
 	Message *Message `json:"message"`
@@ -146,6 +156,9 @@ type Result struct {
 	Action string `json:"action,omitempty"`
 	// Attempt is the effective attempt a consumer_handle handed to its retry decision (0 on success).
 	Attempt int `json:"attempt,omitempty"`
+	// Version is a checkpoint's version: the new one after a save_checkpoint, the stored one
+	// from a load_checkpoint (0 with an error).
+	Version int `json:"version,omitempty"`
 }
 
 // Message is a message as a caller sees it from lease, peek or consumer_fetch.

@@ -226,6 +226,20 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 		return oneOf(c, p, a.Fault, Spec[s.Op].Values[name]...)
 	case "priority":
 		return nil // any integer
+	case "consumer":
+		return nonEmpty(c, p, a.Consumer)
+	case "ttl":
+		return between(c, p, a.TTL, 1, MaxSeconds)
+	case "actor":
+		if err := nonEmpty(c, p, a.Actor); err != nil {
+			return err
+		}
+		if s.Op == OpSaveCheckpoint && strings.HasPrefix(a.Actor, EffectsActorPrefix) {
+			return c.errf(p, "%q names a mailbox's effect log, which only the consumer handler saves", a.Actor)
+		}
+		return nil
+	case "expect_version":
+		return atLeast(c, p, int64(a.ExpectVersion), 0)
 	}
 	return c.errf(p, "Spec names an argument the validator does not know")
 }
@@ -258,6 +272,14 @@ func (v *validator) result(c errCtx, i int, s *Step, name string) error {
 		}
 		if r.Attempt != 0 && r.Action == ActionIdle {
 			return c.errf(p, "must be 0 for an idle worker, got %d", r.Attempt)
+		}
+		return nil
+	case "version":
+		if err := atLeast(c, p, int64(r.Version), 0); err != nil {
+			return err
+		}
+		if (r.Err == "") != (r.Version > 0) {
+			return c.errf(p, "must be >= 1 exactly when %s succeeds, got %d with err %q", s.Op, r.Version, r.Err)
 		}
 		return nil
 	}

@@ -44,12 +44,20 @@ type Rules struct {
 	// newer lease of whoever holds the message now. The store: extend changes the row only when
 	// it carries exactly the caller's token (lease_lost otherwise).
 	ExtendIgnoresToken bool
+	// ProcessedTTLInverted is the dedup-ttl-inverted variant: MarkProcessed renews a record
+	// that is still live (and reports the message as new) and takes an expired one for a
+	// duplicate. The store: a live record is a duplicate, an expired one counts as absent.
+	ProcessedTTLInverted bool
+	// CheckpointFirstSaveResets is the checkpoint-reset variant: a first save (expected version
+	// 0) of an actor that already has a checkpoint overwrites it and resets its version to 1.
+	// The store: such a save conflicts and changes nothing.
+	CheckpointFirstSaveResets bool
 }
 
-// Eligibility runs the store's lease, peek, expire, extend and outbox claim statements, copied
-// with its Rules, beside the store: on a second connection to the store's SQLite file, or on the
-// store's PostgreSQL pool in the store's table prefix. Its leases carry tokens "copy-<n>", which never collide with the
-// store's random ones.
+// Eligibility runs the store's lease, peek, expire, extend, outbox claim, processed-message and
+// checkpoint statements, copied with its Rules, beside the store: on a second connection to the
+// store's SQLite file, or on the store's PostgreSQL pool in the store's table prefix. Its leases
+// carry tokens "copy-<n>", which never collide with the store's random ones.
 type Eligibility struct {
 	db *sql.DB
 	// owned: Close closes db (the SQLite connection opened here); the PostgreSQL pool is the
@@ -65,6 +73,9 @@ type Eligibility struct {
 	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
 	// skip it).
 	qExhausted, qClaim string
+	// qMarkProcessed, qInsertCheckpoint and qUpdateCheckpoint are the copied processed-message
+	// and checkpoint statements (see buildDedup).
+	qMarkProcessed, qInsertCheckpoint, qUpdateCheckpoint string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>", or
 	// "copy-<ns>-<tokens+1>" after Namespace(ns).
 	tokens int
@@ -214,7 +225,9 @@ WHERE seq IN (
     LIMIT :limit)
 RETURNING ` + outboxCols
 	}
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim} {
+	e.buildDedup()
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim,
+		&e.qMarkProcessed, &e.qInsertCheckpoint, &e.qUpdateCheckpoint} {
 		*q = strings.ReplaceAll(*q, "{p}", prefix)
 	}
 }

@@ -44,11 +44,16 @@ var fieldSchemas = map[string]string{
 	"max_delivery_attempts": ref("count"),
 	"older_than":            ref("seconds"),
 	"horizon":               ref("seconds"),
+	"consumer":              ref("nonempty"),
+	"ttl":                   ref("positive_seconds"),
+	"actor":                 ref("nonempty"),
+	"expect_version":        ref("count"),
 	// Results.
 	"duplicate": `{"type": "boolean"}`,
 	"affected":  ref("count"),
 	"claimed":   `{"type": "array", "items": ` + ref("claimed") + `}`,
 	"attempt":   ref("count"),
+	"version":   ref("count"),
 }
 
 // messageSchemas is the result.message schema of the ops whose message is always or never
@@ -79,6 +84,8 @@ var opExtras = map[traces.Op]struct{ args, result, def string }{
 var opFieldSchemas = map[traces.Op]map[string]string{
 	// A leaseless fetch takes no lease_for; opExtras requires >= 1 for a leased one.
 	traces.OpConsumerFetch: {"lease_for": ref("count")},
+	// A trace never saves a mailbox's effect log (traces.EffectsActorPrefix).
+	traces.OpSaveCheckpoint: {"actor": `{"allOf": [` + ref("nonempty") + `, {"not": {"pattern": "^` + traces.EffectsActorPrefix + `"}}]}`},
 }
 
 func ref(def string) string { return `{"$ref": "#/$defs/` + def + `"}` }

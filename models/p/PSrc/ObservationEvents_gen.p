@@ -26,6 +26,10 @@ event eObsOutboxFail: (at: int, id: string, token: int, delay: int, err: string)
 event eObsOutboxDeadLetter: (at: int, id: string, token: int, reason: string, err: string);
 event eObsAdvanceClock: (at: int);
 event eObsPurge: (at: int, limit: int, older_than: int, horizon: int, affected: int);
+event eObsMarkProcessed: (at: int, consumer: string, id: string, ttl: int, duplicate: bool, bug: bool);
+event eObsSaveCheckpoint: (at: int, actor: string, expect_version: int, payload: string, version: int,
+                           err: string, bug: bool);
+event eObsLoadCheckpoint: (at: int, actor: string, version: int, err: string);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,

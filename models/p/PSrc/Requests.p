@@ -23,6 +23,19 @@ event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
 event eOutboxDeadLetterReq: (client: machine, id: string, token: int, reason: string);
 event ePurgeReq: (client: machine, limit: int, older_than: int, horizon: int);
 
+// Processed-message dedup and checkpoints (docs/semantics.md, "Processed messages" and
+// "Checkpoints"). These three are answered with eKeepReply.
+event eMarkProcessedReq: (client: machine, consumer: string, id: string, ttl: int);
+event eSaveCheckpointReq: (client: machine, actor: string, expect_version: int, payload: string);
+event eLoadCheckpointReq: (client: machine, actor: string);
+// The reply to a mark or a checkpoint request: the mark's duplicate flag, the checkpoint version
+// (0 with an error) and the error kind ("" for none).
+event eKeepReply: (duplicate: bool, version: int, err: string);
+
+// Moves the clock forward by `by` seconds (a client waiting for a processed-message mark to run
+// out). The reply is an eReply.
+event eAdvanceReq: (client: machine, by: int);
+
 // Moves the clock to the next time at which something can change (a lease or claim running out, a
 // delayed row becoming available). The reply says whether it moved.
 event eTickReq: (client: machine);

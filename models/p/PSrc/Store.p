@@ -26,8 +26,17 @@ machine Store {
   // worker -> the delivery it fetched and has not handled yet (process memory: a crash clears it).
   var fetched: map[int, tFetched];
   // "" for the correct store, "fifo-overtake" for the broken keyed-order rule, "outbox-unbounded"
-  // for an outbox claim that ignores max_delivery_attempts.
+  // for an outbox claim that ignores max_delivery_attempts, "dedup-ttl-inverted" for a
+  // processed-message mark whose ttl check is inverted, "checkpoint-reset" for a first checkpoint
+  // save that overwrites an existing checkpoint and resets its version.
   var variant: string;
+  // (consumer, id) as "consumer|id" -> the time its processed-message mark expires; a mark is live
+  // while now < expires. Marks are never removed: an expired one counts as absent.
+  var processed: map[string, int];
+  // actor -> its checkpoint. The effect log of mailbox mb is the checkpoint "effects/mb", saved by
+  // the consumer's handle in the acknowledgement's transaction (AddEffect), so its version is the
+  // number of effects committed.
+  var checkpoints: map[string, (version: int, payload: string)];
   // Number of crashes so far: requests made by a process incarnation that has since crashed are
   // recognised by their older epoch.
   var epoch: int;
@@ -193,6 +202,41 @@ machine Store {
       announce eObsPurge, (at = now, limit = r.limit, older_than = r.older_than, horizon = r.horizon,
                            affected = res.affected);
       Reply(r.client, res);
+    }
+
+    on eMarkProcessedReq do (r: (client: machine, consumer: string, id: string, ttl: int)) {
+      var k: (duplicate: bool, version: int, err: string, bug: bool);
+      Begin();
+      k = MarkProcessed(r.consumer, r.id, r.ttl);
+      announce eObsMarkProcessed, (at = now, consumer = r.consumer, id = r.id, ttl = r.ttl, duplicate = k.duplicate,
+                                   bug = k.bug);
+      KeepReply(r.client, k);
+    }
+
+    on eSaveCheckpointReq do (r: (client: machine, actor: string, expect_version: int, payload: string)) {
+      var k: (duplicate: bool, version: int, err: string, bug: bool);
+      Begin();
+      k = SaveCheckpoint(r.actor, r.expect_version, r.payload);
+      announce eObsSaveCheckpoint, (at = now, actor = r.actor, expect_version = r.expect_version, payload = r.payload,
+                                    version = k.version, err = k.err, bug = k.bug);
+      KeepReply(r.client, k);
+    }
+
+    on eLoadCheckpointReq do (r: (client: machine, actor: string)) {
+      var k: (duplicate: bool, version: int, err: string, bug: bool);
+      Begin();
+      k = LoadCheckpoint(r.actor);
+      announce eObsLoadCheckpoint, (at = now, actor = r.actor, version = k.version, err = k.err);
+      KeepReply(r.client, k);
+    }
+
+    on eAdvanceReq do (r: (client: machine, by: int)) {
+      Begin();
+      if (r.by > 0) {
+        now = now + r.by;
+        announce eObsAdvanceClock, (at = now,);
+      }
+      Reply(r.client, NoResult());
     }
 
     on eTickReq do (r: (client: machine)) {
@@ -655,10 +699,81 @@ machine Store {
   }
 
   fun AddEffect(mailbox: string, id: string) {
+    var log: string;
     if (!(mailbox in effects)) {
       effects[mailbox] = default(seq[string]);
     }
     effects[mailbox] += (sizeof(effects[mailbox]), id);
+    // The effect log is a checkpoint the handler saves in the same transaction (see checkpoints).
+    log = format("effects/{0}", mailbox);
+    checkpoints[log] = (version = sizeof(effects[mailbox]), payload = "");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Processed messages and checkpoints (docs/semantics.md, "Processed messages", "Checkpoints").
+
+  // mark_processed: a live mark makes a duplicate and changes nothing; an absent or expired one is
+  // (re)written to expire at now + ttl. The dedup-ttl-inverted profile takes a live mark for an
+  // expired one and the other way round.
+  fun MarkProcessed(consumer: string, id: string, ttl: int): (duplicate: bool, version: int, err: string, bug: bool) {
+    var k: (duplicate: bool, version: int, err: string, bug: bool);
+    var key: string;
+    var live: bool;
+    var present: bool;
+    key = format("{0}|{1}", consumer, id);
+    present = key in processed;
+    live = present && processed[key] > now;
+    k.duplicate = live;
+    if (variant == "dedup-ttl-inverted" && present) {
+      k.duplicate = !live;
+    }
+    k.bug = k.duplicate != live;
+    if (!k.duplicate) {
+      processed[key] = now + ttl;
+    }
+    return k;
+  }
+
+  // save_checkpoint: succeeds, and bumps the version, only when the stored version is exactly
+  // expect_version (0: no checkpoint yet); any other expected version is a version_conflict that
+  // changes nothing. The checkpoint-reset profile lets a first save (expect_version 0) overwrite an
+  // existing checkpoint with version 1.
+  fun SaveCheckpoint(actor: string, expect_version: int, payload: string): (duplicate: bool, version: int, err: string, bug: bool) {
+    var k: (duplicate: bool, version: int, err: string, bug: bool);
+    var stored: int;
+    stored = 0;
+    if (actor in checkpoints) {
+      stored = checkpoints[actor].version;
+    }
+    if (variant == "checkpoint-reset" && expect_version == 0 && stored > 0) {
+      checkpoints[actor] = (version = 1, payload = payload);
+      k.version = 1;
+      k.bug = true;
+      return k;
+    }
+    if (stored != expect_version) {
+      k.err = "version_conflict";
+      return k;
+    }
+    checkpoints[actor] = (version = stored + 1, payload = payload);
+    k.version = stored + 1;
+    return k;
+  }
+
+  // load_checkpoint: the stored version, or not_found.
+  fun LoadCheckpoint(actor: string): (duplicate: bool, version: int, err: string, bug: bool) {
+    var k: (duplicate: bool, version: int, err: string, bug: bool);
+    if (!(actor in checkpoints)) {
+      k.err = "not_found";
+      return k;
+    }
+    k.version = checkpoints[actor].version;
+    return k;
+  }
+
+  fun KeepReply(client: machine, k: (duplicate: bool, version: int, err: string, bug: bool)) {
+    AnnounceChanges();
+    send client, eKeepReply, (duplicate = k.duplicate, version = k.version, err = k.err);
   }
 
   // handle: the commit of the handler's outcome for the worker's fetched delivery (the handler itself

@@ -70,6 +70,10 @@ type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, cl
 // raw_script: the RawClient's prologue: "" runs every store operation once; "stale-leases" leases
 // a message, lets the lease run out, leases it again and uses the old token under the new lease,
 // then lets expire clear a lease that has run out (see RawClient.StaleLeases).
+// dedup: 0 no DedupClient, 1 one whose redelivery lands while the mark is live, 2 one whose
+// redelivery lands after it expired. checkpointer: run a CheckpointClient, which also loads the
+// effect log of mailbox checkpoint_effects ("" for none) checkpoint_loads times.
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
-                  dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string);
+                  dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string, dedup: int,
+                  checkpointer: bool, checkpoint_effects: string, checkpoint_loads: int);

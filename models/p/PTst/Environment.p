@@ -52,6 +52,14 @@ machine Scenario {
         new Janitor((store = store, driver = this, rounds = sc.janitor, ids = sc.janitor_ids));
         running = running + 1;
       }
+      if (sc.dedup > 0) {
+        new DedupClient((store = store, driver = this, expire = sc.dedup == 2));
+        running = running + 1;
+      }
+      if (sc.checkpointer) {
+        new CheckpointClient((store = store, driver = this, effects = sc.checkpoint_effects, loads = sc.checkpoint_loads));
+        running = running + 1;
+      }
       goto Running;
     }
   }
@@ -404,5 +412,103 @@ machine Janitor {
     send store, eEnqueueReq, (client = this, mailbox = "inbox", id = id, key = "", priority = 0, max_attempts = 1,
                               delay = 0, payload = format("again-{0}", id));
     receive { case eReply: (r: tReply) { } }
+  }
+}
+
+// A consumer that makes its effect idempotent with processed-message marks (ttl 3): it applies a
+// delivery only when mark_processed reports no live mark. It delivers m1 to consumer c1, to c2 (a
+// mark is per consumer), and redelivers it to c1 after a gap the checker chooses: below the ttl
+// (expire false: the mark is live, so the redelivery must not be applied again) or at or past it
+// (expire true: the mark ran out, so the redelivery is applied, as documented, and marks again).
+// A last redelivery right after finds the live mark either way.
+machine DedupClient {
+  var store: machine;
+  // (consumer|id) -> how often this client applied it.
+  var applied: map[string, int];
+
+  start state Run {
+    entry (init: (store: machine, driver: machine, expire: bool)) {
+      var gap: int;
+      var again: bool;
+      store = init.store;
+      assert Apply("c1", "m1"), "the first delivery of m1 to c1 found a mark nobody wrote";
+      if ($) {
+        assert Apply("c2", "m1"), "c1's mark of m1 kept c2 from applying it";
+      }
+      if (init.expire) {
+        gap = 3 + choose(2);
+      } else {
+        gap = choose(3);
+      }
+      send store, eAdvanceReq, (client = this, by = gap);
+      receive { case eReply: (r: tReply) { } }
+      again = Apply("c1", "m1");
+      if (init.expire) {
+        assert again, format("m1's mark expired {0} s before its redelivery, yet the redelivery was not applied", gap - 3);
+      } else {
+        assert !again, format("m1 was applied twice by c1: redelivered {0} s after its mark, within the ttl of 3 s", gap);
+      }
+      assert !Apply("c1", "m1"), "an immediate redelivery of m1 to c1 was applied again";
+      send init.driver, eDone, (who = this,);
+    }
+  }
+
+  // Delivers id to consumer: marks it, and applies it when the mark reports no duplicate.
+  fun Apply(consumer: string, id: string): bool {
+    var dup: bool;
+    var key: string;
+    send store, eMarkProcessedReq, (client = this, consumer = consumer, id = id, ttl = 3);
+    receive {
+      case eKeepReply: (r: (duplicate: bool, version: int, err: string)) {
+        dup = r.duplicate;
+      }
+    }
+    if (dup) {
+      return false;
+    }
+    key = format("{0}|{1}", consumer, id);
+    if (!(key in applied)) {
+      applied[key] = 0;
+    }
+    applied[key] = applied[key] + 1;
+    return true;
+  }
+}
+
+// Saves and loads the checkpoint of actor a1 the way an actor does (load, then save with the
+// version it loaded): a first save, a save with the current version or the stale version 0 (the
+// checker's choice), a second "first" save that must conflict, and a load. Then, when effects is a
+// mailbox name, it loads that mailbox's effect log (a checkpoint the consumer's handle saves with
+// its acknowledgement) `loads` times while the workers run.
+machine CheckpointClient {
+  var store: machine;
+
+  start state Run {
+    entry (init: (store: machine, driver: machine, effects: string, loads: int)) {
+      var i: int;
+      store = init.store;
+      Call(eLoadCheckpointReq, (client = this, actor = "a1"));
+      Call(eSaveCheckpointReq, (client = this, actor = "a1", expect_version = 0, payload = "s1"));
+      Call(eSaveCheckpointReq, (client = this, actor = "a1", expect_version = choose(2), payload = "s2"));
+      Call(eSaveCheckpointReq, (client = this, actor = "a1", expect_version = 0, payload = "s3"));
+      Call(eLoadCheckpointReq, (client = this, actor = "a1"));
+      i = 0;
+      while (init.effects != "" && i < init.loads) {
+        Call(eLoadCheckpointReq, (client = this, actor = format("effects/{0}", init.effects)));
+        i = i + 1;
+      }
+      send init.driver, eDone, (who = this,);
+    }
+  }
+
+  fun Call(e: event, payload: any): int {
+    var v: int;
+    send store, e, payload;
+    receive {
+      case eKeepReply: (r: (duplicate: bool, version: int, err: string)) {
+        v = r.version;
+      }
+    }
+    return v;
   }
 }

@@ -314,3 +314,50 @@ fun ScRetention(): tScenario {
   sc.janitor_ids += (2, "o1");
   return sc;
 }
+
+// Processed-message dedup: a redelivery while the mark is live (dedup 1) or after it expired
+// (dedup 2).
+fun ScDedup(expire: bool): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.dedup = 1;
+  if (expire) {
+    sc.dedup = 2;
+  }
+  return sc;
+}
+
+// Counterexample: the store's mark_processed has its ttl check inverted; the redelivery lands
+// while the mark is live.
+fun ScDedupTTLInverted(): tScenario {
+  var sc: tScenario;
+  sc = ScDedup(false);
+  sc.variant = "dedup-ttl-inverted";
+  return sc;
+}
+
+// Checkpoints: an actor's saves (current, stale and repeated first saves) and loads, beside two
+// slow leased workers whose handles save the effect log of inbox with their acknowledgements (a
+// handle whose lease ran out acknowledges nothing and saves nothing), while the client loads it.
+fun ScCheckpoints(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.consumers += (0, SlowWorker(1, "inbox", Leased, true, 3));
+  sc.consumers += (1, SlowWorker(2, "inbox", Leased, false, 3));
+  sc.checkpointer = true;
+  sc.checkpoint_effects = "inbox";
+  sc.checkpoint_loads = 3;
+  return sc;
+}
+
+// Counterexample: a first save (expected version 0) of an actor that has a checkpoint overwrites it
+// and resets its version to 1.
+fun ScCheckpointReset(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.variant = "checkpoint-reset";
+  sc.checkpointer = true;
+  return sc;
+}

@@ -5,7 +5,8 @@
  *****************************************************************************************************/
 
 module Delivery = { Store, ConsumerWorker, Publisher };
-module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient, Janitor };
+module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient, Janitor, DedupClient,
+                       CheckpointClient };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
@@ -26,6 +27,11 @@ machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaseles
 machine TestOutboxDeadLetters { start state Init { entry { new Scenario(ScOutboxDeadLetters()); } } }
 machine TestOutboxUnbounded { start state Init { entry { new Scenario(ScOutboxUnbounded()); } } }
 machine TestRetention { start state Init { entry { new Scenario(ScRetention()); } } }
+machine TestDedupLive { start state Init { entry { new Scenario(ScDedup(false)); } } }
+machine TestDedupExpired { start state Init { entry { new Scenario(ScDedup(true)); } } }
+machine TestDedupTTLInverted { start state Init { entry { new Scenario(ScDedupTTLInverted()); } } }
+machine TestCheckpoints { start state Init { entry { new Scenario(ScCheckpoints()); } } }
+machine TestCheckpointReset { start state Init { entry { new Scenario(ScCheckpointReset()); } } }
 
 // ---- green ----
 
@@ -93,7 +99,29 @@ test tcRetention [main = TestRetention]:
   assert PurgedIdsStayDuplicates, AttemptsNeverExceedMax, SameKeyClaimsRespectLiveHead
   in (union Delivery, Environment, { TestRetention });
 
+// A redelivered message whose processed-message mark is still live is not applied again.
+test tcDedupLiveMark [main = TestDedupLive]:
+  assert DedupMarkHonoursTtl
+  in (union Delivery, Environment, { TestDedupLive });
+
+// A redelivered message whose mark expired is applied again, as documented.
+test tcDedupExpiredMark [main = TestDedupExpired]:
+  assert DedupMarkHonoursTtl
+  in (union Delivery, Environment, { TestDedupExpired });
+
+test tcCheckpoints [main = TestCheckpoints]:
+  assert CheckpointVersionsOnlyGrow, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestCheckpoints });
+
 // ---- counterexamples ----
+
+test tcDedupTTLInvertedCounterexample [main = TestDedupTTLInverted]:
+  assert DedupMarkHonoursTtl
+  in (union Delivery, Environment, { TestDedupTTLInverted });
+
+test tcCheckpointResetCounterexample [main = TestCheckpointReset]:
+  assert CheckpointVersionsOnlyGrow
+  in (union Delivery, Environment, { TestCheckpointReset });
 
 test tcOutboxSplitWriteCounterexample [main = TestSplitWrite]:
   assert OutboxCompletionImpliesDelivery

@@ -1,0 +1,53 @@
+package models
+
+import (
+	"strings"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// processedKey names one processed-message record: a consumer and a message id.
+type processedKey struct{ consumer, id string }
+
+// checkpoint is one actor's stored checkpoint. Invariant: version >= 1 (an actor without a
+// checkpoint has no entry).
+type checkpoint struct {
+	version int
+	payload string
+}
+
+// markProcessed records that consumer processed id until at+ttl. A record still live at at
+// (expires_at > at) makes it a duplicate and changes nothing; an expired or absent one is
+// (re)written. It reports whether a live record was there.
+func (n *State) markProcessed(consumer, id string, at, ttl int64) (duplicate bool) {
+	k := processedKey{consumer, id}
+	if exp, ok := n.processed[k]; ok && exp > at {
+		return true
+	}
+	n.processed[k] = at + ttl
+	return false
+}
+
+// saveCheckpoint writes actor's checkpoint when its version is still expect (0: none yet) and
+// returns the new version; ok is false, and nothing changes, on any other version.
+func (n *State) saveCheckpoint(actor string, expect int, payload string) (version int, ok bool) {
+	cp, exists := n.checkpoints[actor]
+	switch {
+	case expect == 0 && exists, expect != 0 && (!exists || cp.version != expect):
+		return 0, false
+	}
+	n.checkpoints[actor] = checkpoint{version: expect + 1, payload: payload}
+	return expect + 1, true
+}
+
+// loadCheckpoint returns actor's version, ok false when it has no checkpoint. A mailbox's effect
+// log (traces.EffectsActorPrefix) is a checkpoint the handler saves once per committed effect, in
+// the acknowledgement's transaction, so its version is the number of committed effects.
+func (n *State) loadCheckpoint(actor string) (version int, ok bool) {
+	if mailbox, isLog := strings.CutPrefix(actor, traces.EffectsActorPrefix); isLog {
+		v := len(n.effects[mailbox])
+		return v, v > 0
+	}
+	cp, ok := n.checkpoints[actor]
+	return cp.version, ok
+}
