@@ -125,8 +125,9 @@ func observedDriver(t *traces.Trace, k int) (string, error) {
 var ErrNoBugLog = errors.New("bridge: the P checker reported a bug but wrote no bug log")
 
 // CheckObserved compiles, in a temporary directory, a P project of the models' spec monitors
-// (cfg.ProjectDir's PSpec, with the types and events they use from PSrc/Types.p and
-// PSrc/Observations.p: the very files model checking compiles, not copies) and the driver
+// (cfg.ProjectDir's PSpec, with the types and events they use from PSrc/Types.p,
+// PSrc/Observations.p and PSrc/ObservationEvents_gen.p: the very files model checking compiles,
+// not copies) and the driver
 // ObservedDriver writes for t, runs the checker on its test case and returns the assertion
 // message of the monitor that fired ("" when every monitor held). The temporary project is removed
 // afterwards. It needs the P toolchain (cfg.P).
@@ -172,10 +173,12 @@ func CheckObservedAll(ctx context.Context, cfg Config, ts []*traces.Trace) (msgs
     <PFile>%s</PFile>
     <PFile>%s</PFile>
     <PFile>%s</PFile>
+    <PFile>%s</PFile>
 %s  </InputFiles>
   <OutputDir>./PGenerated/</OutputDir>
 </Project>
-`, filepath.Join(models, "PSrc", "Types.p"), filepath.Join(models, "PSrc", "Observations.p"), filepath.Join(models, "PSpec")+"/", files)
+`, filepath.Join(models, "PSrc", "Types.p"), filepath.Join(models, "PSrc", "Observations.p"),
+		filepath.Join(models, "PSrc", "ObservationEvents_gen.p"), filepath.Join(models, "PSpec")+"/", files)
 	if err := os.WriteFile(filepath.Join(dir, "PConformObserved.pproj"), []byte(proj), 0o644); err != nil {
 		return nil, err
 	}
