@@ -121,6 +121,9 @@ case $jobs in '' | *[!0-9]* | 0) echo "check: PCONFORM_CHECK_JOBS must be a posi
 # One gate at a time per checkout: two would share out/gate and models/p/PCheckerOutput. A second
 # one waits for the first (scripts/pmodels.sh, run alone, takes the same lock).
 mkdir -p out/gate
+# out/ is a module of its own for the go command, so that its walks of the main module (./...,
+# go mod tidy) never enter the caches the models stage writes while they run.
+[ -f out/go.mod ] || printf 'module pconform.invalid/out\n' >out/go.mod
 exec 9>out/gate/lock
 if ! flock -n 9; then
   echo "check: another gate (or scripts/pmodels.sh) is running in this checkout; waiting for it to finish"
