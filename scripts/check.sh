@@ -386,9 +386,11 @@ stage_properties() {
 
 stage_observe() {
   local seed=${PCONFORM_SEED:-1} budget=${PCONFORM_OBSERVE_BUDGET:-3s} dir="$logdir/observe"
-  echo "what: the real store observed under a concurrent workload for $budget (seed $seed), its history checked by the model; a broken variant's caught"
+  echo "what: the real store observed under a concurrent workload for $budget (seed $seed), in one process and in child processes killed at random, each history checked by the model; a broken variant's caught"
   mkdir -p "$dir"
   "$bin/pconform" observe --seed "$seed" --budget "$budget" --out "$dir/store.json" --events "$dir/store.jsonl" || return 1
+  # The same with every loop in a child process SIGKILLed at random: the commit log's history.
+  "$bin/pconform" observe --kill --seed "$seed" --budget "$budget" --out "$dir/killed.json" || return 1
   # A variant the model must refuse (exit 1): the check that the stage can fail.
   local rc=0
   "$bin/pconform" observe --target raw-attempts --seed "$seed" --budget "$budget" --out "$dir/raw-attempts.json" || rc=$?
