@@ -104,9 +104,12 @@ func benchPurgeWhileConsuming(b *testing.B, backend Backend) {
 		done := make(chan error, 1)
 		purgeStart := time.Now()
 		go func() {
+			// A purge longer than a minute also takes the consumer's own acked messages once
+			// they are a minute old, so at least the backlog goes (the check after the loop
+			// makes sure every backlog row went).
 			r, err := s.PurgeAll(ctx, time.Minute, 0, purgeBatch)
-			if err == nil && r.Acked != rows {
-				err = fmt.Errorf("PurgeAll removed %+v, want %d acked", r, rows)
+			if err == nil && r.Acked < rows {
+				err = fmt.Errorf("PurgeAll removed %+v, want at least %d acked", r, rows)
 			}
 			done <- err
 		}()
