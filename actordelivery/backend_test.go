@@ -91,6 +91,8 @@ var postgresTests = map[string]func(*testing.T){
 	"TestLogRecordKeys":                       TestLogRecordKeys,
 	"TestPurge":                               TestPurge,
 	"TestPurgeBadInput":                       TestPurgeBadInput,
+	"TestRedrive":                             TestRedrive,
+	"TestRedriveBadInput":                     TestRedriveBadInput,
 	"TestWorkersBadInput":                     TestWorkersBadInput,
 	"TestWorkersDrain":                        TestWorkersDrain,
 	"TestWorkersServeEveryMailbox":            TestWorkersServeEveryMailbox,

@@ -55,10 +55,17 @@
 //
 // # Retention
 //
-// Purge removes acked messages, dead letters and completed outbox rows that have been final for
-// a given time, a small batch of each per call (PurgeAll repeats it, yielding the database between
-// batches); the ids of purged messages stay duplicates until their dedup horizon has passed
-// (docs/semantics.md, "Retention").
+// Purge removes acked messages, dead letters and final (completed or dead-lettered) outbox rows
+// that have been final for a given time, a small batch of each per call (PurgeAll repeats it,
+// yielding the database between batches); the ids of purged messages stay duplicates until their
+// dedup horizon has passed (docs/semantics.md, "Retention").
+//
+// # Redrive
+//
+// Redrive sends a dead letter back once its cause is fixed: a mailbox dead letter re-enters its
+// mailbox ready with attempts 0, a dead-lettered outbox row becomes pending with no delivery
+// attempts; each redrive is recorded with its time and reason (ListRedrives; docs/semantics.md,
+// "Redrive").
 //
 // # Observability
 //

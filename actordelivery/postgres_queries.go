@@ -77,6 +77,19 @@ SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload
 FROM {p}messages WHERE id = :id AND state = 'ready'
 FOR UPDATE`,
 
+		// A redrive locks the dead letter it records, so two redrives of one id serialize and the
+		// second finds it gone (ErrNotFound).
+		qRedriveRecordMessage: `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
+SELECT id, 'message', mailbox, attempts, reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+FROM {p}dead_letters WHERE id = :id
+FOR UPDATE
+RETURNING mailbox`,
+		qRedriveRecordOutbox: `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
+SELECT id, 'outbox', target, delivery_attempts, dead_reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+FROM {p}outbox WHERE id = :id AND state = 'dead_letter'
+FOR UPDATE
+RETURNING mailbox`,
+
 		qReadyAttempts: `SELECT attempts FROM {p}messages WHERE id = :id AND state = 'ready' FOR UPDATE`,
 		qHoldsLease: `SELECT EXISTS (
     SELECT 1 FROM {p}messages WHERE id = :id AND state = 'ready' AND token = :token FOR UPDATE)`,

@@ -231,3 +231,36 @@ ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`
 	qPurgeExpiredIDs = `DELETE FROM {p}purged_ids WHERE id IN (
     SELECT id FROM {p}purged_ids WHERE expires_at <= :now ORDER BY expires_at, id LIMIT :limit)`
 )
+
+// Redrive. Each record statement writes the history row of one kind of dead letter named :id and
+// returns its mailbox, or affects nothing when there is no such dead letter; the move follows
+// only when it wrote one. Parameters in a SELECT list carry casts, as PostgreSQL gives them no
+// type from the target columns.
+
+const (
+	qRedriveRecordMessage = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
+SELECT id, 'message', mailbox, attempts, reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+FROM {p}dead_letters WHERE id = :id
+RETURNING mailbox`
+
+	// qRedriveMessage puts the dead letter back into its mailbox as a fresh ready row: attempts 0,
+	// available now, a new seq (it joins the back of its mailbox and key).
+	qRedriveMessage = `INSERT INTO {p}messages
+    (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
+SELECT id, mailbox, key, priority, max_attempts, 0, CAST(:now AS BIGINT), 'ready', payload, CAST(:now AS BIGINT)
+FROM {p}dead_letters WHERE id = :id`
+
+	qRedriveDeleteDead = `DELETE FROM {p}dead_letters WHERE id = :id`
+
+	qRedriveRecordOutbox = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
+SELECT id, 'outbox', target, delivery_attempts, dead_reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+FROM {p}outbox WHERE id = :id AND state = 'dead_letter'
+RETURNING mailbox`
+
+	qRedriveOutbox = `UPDATE {p}outbox
+SET state = 'pending', dead_reason = NULL, delivery_attempts = 0, available_at = :now, final_at = NULL
+WHERE id = :id AND state = 'dead_letter'`
+
+	qListRedrives = `SELECT id, kind, mailbox, attempts, dead_reason, reason, redriven_at FROM {p}redrives
+WHERE (:id = '' OR id = :id) ORDER BY rseq`
+)

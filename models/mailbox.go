@@ -215,6 +215,32 @@ func (s *State) deadLetter(id, reason string) bool {
 	if len(s.order[m.mailbox]) == 0 {
 		delete(s.order, m.mailbox)
 	}
-	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now}
+	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now,
+		key: m.key, priority: m.priority, maxAttempts: m.maxAttempts, payload: m.payload}
 	return true
+}
+
+// redrive is docs/semantics.md's redrive(id, reason): the mailbox dead letter id, if any, goes
+// back into its mailbox as a ready message with attempts 0, available at now and a new seq; the
+// outbox row id, if dead-lettered, becomes pending with delivery attempts 0, available at now and
+// no reason. It reports whether it moved anything. The reason is only recorded (the store's
+// history), so the model does not keep it.
+func (s *State) redrive(id string) bool {
+	found := false
+	if d, ok := s.dead[id]; ok {
+		delete(s.dead, id)
+		s.lastSeq++
+		s.messages[id] = message{
+			mailbox: d.mailbox, id: id, key: d.key, payload: d.payload, priority: d.priority,
+			maxAttempts: d.maxAttempts, availableAt: s.now, seq: s.lastSeq,
+		}
+		s.order[d.mailbox] = append(slices.Clip(s.order[d.mailbox]), id)
+		found = true
+	}
+	if o, ok := s.outbox[id]; ok && o.deadReason != "" {
+		o.deadReason, o.deliveryAttempts, o.availableAt, o.finalAt = "", 0, s.now, 0
+		s.outbox[id] = o
+		found = true
+	}
+	return found
 }

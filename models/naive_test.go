@@ -35,7 +35,8 @@ type naiveModel struct {
 	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
 	// live at lease_until == now, "dedup-ttl-inverted" takes a live processed record for an expired
 	// one and the other way round, "checkpoint-reset" lets a first save (expected version 0)
-	// overwrite an existing checkpoint and reset its version to 1.
+	// overwrite an existing checkpoint and reset its version to 1, "redrive-keeps-attempts"
+	// redrives a dead letter with the attempt count it died with.
 	mutation string
 }
 
@@ -402,6 +403,8 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			return traces.Result{Version: v}
 		}
 		return traces.Result{Err: traces.ErrKindNotFound}
+	case traces.OpRedrive:
+		return errResult(n.redrive(a.ID, at), traces.ErrKindNotFound)
 	case traces.OpConsumerFetch:
 		var m *traces.Message
 		if a.Profile == traces.ProfileLeaseless {
@@ -492,6 +495,34 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 	}
 	// The generator only makes known ops; an unknown one shows up as a mismatch.
 	return traces.Result{Err: "naive model: unknown op " + string(op)}
+}
+
+// redrive moves the dead letter id, if any, back into its mailbox as a new row (ready, attempts 0,
+// available at now, the next index, so the back of its mailbox) and makes the outbox row id, if
+// dead-lettered, pending again with no delivery attempts, available at now.
+func (n *naiveModel) redrive(id string, now int64) bool {
+	found := false
+	if i := slices.IndexFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
+		n.dead = slices.Delete(n.dead, i, i+1)
+		// The gone row keeps what the dead letter does not: key, priority, max_attempts, payload.
+		j := slices.IndexFunc(n.rows, func(r naiveRow) bool { return r.ID == id && r.gone })
+		old := n.rows[j].MessageRow
+		attempts := 0
+		if n.mutation == "redrive-keeps-attempts" {
+			attempts = old.Attempts
+		}
+		n.rows = append(n.rows, naiveRow{MessageRow: traces.MessageRow{
+			Mailbox: old.Mailbox, ID: id, Key: old.Key, Priority: old.Priority, Payload: old.Payload,
+			State: traces.StateReady, Attempts: attempts, MaxAttempts: old.MaxAttempts, AvailableAt: now,
+		}})
+		found = true
+	}
+	if i := n.outboxRow(id); i >= 0 && n.outbox[i].State == traces.StateDeadLetter {
+		o := &n.outbox[i]
+		o.State, o.Reason, o.DeliveryAttempts, o.AvailableAt = traces.StatePending, "", 0, now
+		found = true
+	}
+	return found
 }
 
 func (n *naiveModel) outboxDeadLetter(id string, token int, reason string) bool {

@@ -90,6 +90,7 @@ func TestNaiveComparisonDetectsDrift(t *testing.T) {
 		{name: "dedup-ttl-inverted", mutation: "dedup-ttl-inverted"},
 		{name: "checkpoint-reset", mutation: "checkpoint-reset"},
 		{name: "raw-attempts", naiveAttempts: rawAttempts},
+		{name: "redrive-keeps-attempts", mutation: "redrive-keeps-attempts"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range *runsFlag {
@@ -274,9 +275,12 @@ func (g *gen) step() traces.Step {
 	case r < 26:
 		st.Op = traces.OpLease
 		a.Mailbox, a.LeaseFor = pick(g.rng, genMailboxes), int64(g.rng.IntN(6))
-	case r < 31:
+	case r < 30:
 		st.Op = traces.OpPeek
 		a.Mailbox = pick(g.rng, genMailboxes)
+	case r < 31:
+		st.Op = traces.OpRedrive
+		a.ID, a.Reason = pick(g.rng, append(slices.Clip(genIDs), genOutboxIDs...)), "fixed"
 	case r < 36:
 		st.Op = traces.OpAck
 		a.ID, a.Token = pick(g.rng, genIDs), g.token()

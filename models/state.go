@@ -77,6 +77,11 @@ type deadLetter struct {
 	attempts    int
 	reason      string
 	deadAt      int64 // the time of the move
+	// key, priority, maxAttempts and payload are the message's own, kept for a redrive.
+	key         string
+	priority    int
+	maxAttempts int
+	payload     string
 }
 
 // outboxRow is one outbox row.

@@ -96,6 +96,8 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpLoadCheckpoint:
 		v, ok := n.loadCheckpoint(a.Actor)
 		r.Version, r.Err = v, errKind(ok, traces.ErrKindNotFound)
+	case traces.OpRedrive:
+		r.Err = errKind(n.redrive(a.ID), traces.ErrKindNotFound)
 	case traces.OpConsumerFetch:
 		r, err = n.consumerFetch(a, at)
 	case traces.OpConsumerHandle:
@@ -170,7 +172,7 @@ func validate(op traces.Op, a traces.Args) error {
 	case traces.OpOutboxEnqueue:
 		return errors.Join(nonEmpty("id", a.ID), nonEmpty("target", a.Target),
 			atLeastOne("max_attempts", a.MaxAttempts), nonNegative("max_delivery_attempts", int64(a.MaxDeliveryAttempts)))
-	case traces.OpOutboxDeadLetter:
+	case traces.OpOutboxDeadLetter, traces.OpRedrive:
 		return errors.Join(nonEmpty("id", a.ID), nonEmpty("reason", a.Reason))
 	case traces.OpOutboxClaim:
 		return errors.Join(atLeastOne("limit", a.Limit), nonNegative("claim_for", a.ClaimFor))

@@ -327,6 +327,8 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		_, v, err = t.st.LoadCheckpoint(ctx, a.Actor)
 		o.Version = int(v)
 		o.Err, err = errKind(err)
+	case traces.OpRedrive:
+		o.Err, err = errKind(t.st.Redrive(ctx, a.ID, a.Reason))
 	case traces.OpConsumerFetch:
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:

@@ -232,12 +232,12 @@ func (g *gen) step(op Op, at int64) Step {
 		if g.maybe(0.4) {
 			res.Err = ErrKindLeaseLost
 		}
-	case OpAckByID, OpNackByID, OpDeadLetter:
+	case OpAckByID, OpNackByID, OpDeadLetter, OpRedrive:
 		a.ID = id()
 		if op == OpNackByID && g.maybe(0.5) {
 			a.Delay = int64(g.small(0, 10))
 		}
-		if op == OpDeadLetter {
+		if op == OpDeadLetter || op == OpRedrive {
 			a.Reason = g.str(true)
 		}
 		if g.maybe(0.4) {

@@ -28,6 +28,7 @@ const (
 	OpSaveCheckpoint Op = "save_checkpoint"
 	// OpLoadCheckpoint reads an actor's checkpoint version.
 	OpLoadCheckpoint Op = "load_checkpoint"
+	OpRedrive        Op = "redrive"
 )
 
 // Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
@@ -43,7 +44,7 @@ const (
 var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
-	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint,
+	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
 	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 }
 
@@ -119,6 +120,7 @@ var Spec = map[Op]OpSpec{
 	OpMarkProcessed:    {Args: []string{"consumer", "id", "ttl"}, Results: []string{"duplicate"}},
 	OpSaveCheckpoint:   {Args: []string{"actor"}, OptionalArgs: []string{"expect_version", "payload"}, Results: []string{"version", "err"}, Err: ErrKindVersionConflict},
 	OpLoadCheckpoint:   {Args: []string{"actor"}, Results: []string{"version", "err"}, Err: ErrKindNotFound},
+	OpRedrive:          {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
 
 	OpConsumerFetch: {
 		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,

@@ -30,6 +30,7 @@ event eObsMarkProcessed: (at: int, consumer: string, id: string, ttl: int, dupli
 event eObsSaveCheckpoint: (at: int, actor: string, expect_version: int, payload: string, version: int,
                            err: string, bug: bool);
 event eObsLoadCheckpoint: (at: int, actor: string, version: int, err: string);
+event eObsRedrive: (at: int, id: string, reason: string, err: string);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,

@@ -32,3 +32,7 @@ event eSpecOutboxCompleted: (at: int, id: string, target: string);
 event eSpecOutboxRow: (at: int, row: tOutRow);        // an outbox row was inserted or changed
 // purge removed a message or dead letter id; horizon_end is the end of its dedup horizon (exclusive).
 event eSpecPurged: (at: int, id: string, horizon_end: int);
+// redrive moved the dead letter id back: kind "message" (a mailbox dead letter, back in its
+// mailbox) or "outbox" (a dead-lettered outbox row, pending again). The row's new state follows
+// as eSpecRow or eSpecOutboxRow.
+event eSpecRedriven: (at: int, id: string, kind: string);

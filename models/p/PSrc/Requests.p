@@ -22,6 +22,7 @@ event eOutboxCompleteReq: (client: machine, id: string, token: int);
 event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
 event eOutboxDeadLetterReq: (client: machine, id: string, token: int, reason: string);
 event ePurgeReq: (client: machine, limit: int, older_than: int, horizon: int);
+event eRedriveReq: (client: machine, id: string, reason: string);
 
 // Processed-message dedup and checkpoints (docs/semantics.md, "Processed messages" and
 // "Checkpoints"). These three are answered with eKeepReply.

@@ -49,6 +49,9 @@ machine Store {
   var deadAt: map[string, int];
   var outFinalAt: map[string, int];
   var retired: map[string, int];
+  // Redrive (docs/semantics.md, "Redrive"): each dead letter's message row as it was when it was
+  // moved, so a redrive can put it back (tDead keeps only what traces show of a dead letter).
+  var deadRows: map[string, tMsg];
 
   // The state before the request being applied, for AnnounceChanges.
   var oldMsgs: seq[tMsg];
@@ -237,6 +240,14 @@ machine Store {
         announce eObsAdvanceClock, (at = now,);
       }
       Reply(r.client, NoResult());
+    }
+
+    on eRedriveReq do (r: (client: machine, id: string, reason: string)) {
+      var res: tRes;
+      Begin();
+      res = Redrive(r.id);
+      announce eObsRedrive, (at = now, id = r.id, reason = r.reason, err = res.err);
+      Reply(r.client, res);
     }
 
     on eTickReq do (r: (client: machine)) {
@@ -514,6 +525,7 @@ machine Store {
 
   // Moves msgs[i] to the dead-letter table with its attempts.
   fun MoveToDead(i: int, reason: string) {
+    deadRows[msgs[i].id] = msgs[i];
     dead += (sizeof(dead), (mailbox = msgs[i].mailbox, id = msgs[i].id, attempts = msgs[i].attempts, reason = reason));
     msgs -= (i);
   }
@@ -1218,6 +1230,7 @@ machine Store {
         i = i + 1;
       }
       dead -= (i);
+      deadRows -= (id);
       Retire(id, deadAt[id], horizon);
       deadAt -= (id);
       res.affected = res.affected + 1;
@@ -1234,6 +1247,59 @@ machine Store {
     }
     foreach (id in Oldest(expired, now, limit)) {
       retired -= (id);
+    }
+    return res;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Redrive (docs/semantics.md, "Redrive").
+
+  // redrive(id, reason): the mailbox dead letter id, if any, goes back into its mailbox as a ready
+  // message with attempts 0, available now and a new seqno (the back of its mailbox and key); the
+  // outbox row id, if dead-lettered, becomes pending with delivery attempts 0, available now and no
+  // reason. not_found when id names neither. The reason goes to the store's history only.
+  fun Redrive(id: string): tRes {
+    var res: tRes;
+    var i: int;
+    var m: tMsg;
+    var found: bool;
+    i = 0;
+    while (i < sizeof(dead)) {
+      if (dead[i].id == id) {
+        m = deadRows[id];
+        dead -= (i);
+        deadRows -= (id);
+        if (id in deadAt) {
+          deadAt -= (id);
+        }
+        m.row_state = "ready";
+        m.attempts = 0;
+        m.available_at = now;
+        m.token = 0;
+        m.lease_until = 0;
+        m.seqno = nextSeq;
+        nextSeq = nextSeq + 1;
+        msgs += (sizeof(msgs), m);
+        announce eSpecRedriven, (at = now, id = id, kind = "message");
+        found = true;
+        break;
+      }
+      i = i + 1;
+    }
+    i = FindOut(id);
+    if (i >= 0 && outbox[i].row_state == "dead_letter") {
+      outbox[i].row_state = "pending";
+      outbox[i].dead_reason = "";
+      outbox[i].delivery_attempts = 0;
+      outbox[i].available_at = now;
+      if (id in outFinalAt) {
+        outFinalAt -= (id);
+      }
+      announce eSpecRedriven, (at = now, id = id, kind = "outbox");
+      found = true;
+    }
+    if (!found) {
+      res.err = "not_found";
     }
     return res;
   }

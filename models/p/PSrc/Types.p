@@ -67,6 +67,7 @@ type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, cl
 // raw_ops: how many arbitrary store operations a RawClient issues after its scripted prologue (0 and
 // no raw_script: no RawClient).
 // janitor: how many purge rounds a Janitor runs over janitor_ids (0: no Janitor).
+// redrives: how many redrives a Redriver issues, each of an id from redrive_ids (0: no Redriver).
 // raw_script: the RawClient's prologue: "" runs every store operation once; "stale-leases" leases
 // a message, lets the lease run out, leases it again and uses the old token under the new lease,
 // then lets expire clear a lease that has run out (see RawClient.StaleLeases).
@@ -76,4 +77,5 @@ type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, cl
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
                   dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string, dedup: int,
-                  checkpointer: bool, checkpoint_effects: string, checkpoint_loads: int);
+                  checkpointer: bool, checkpoint_effects: string, checkpoint_loads: int,
+                  redrives: int, redrive_ids: seq[string]);

@@ -60,6 +60,10 @@ machine Scenario {
         new CheckpointClient((store = store, driver = this, effects = sc.checkpoint_effects, loads = sc.checkpoint_loads));
         running = running + 1;
       }
+      if (sc.redrives > 0) {
+        new Redriver((store = store, driver = this, redrives = sc.redrives, ids = sc.redrive_ids));
+        running = running + 1;
+      }
       goto Running;
     }
   }
@@ -510,5 +514,33 @@ machine CheckpointClient {
       }
     }
     return v;
+  }
+}
+
+// Redrive (docs/semantics.md, "Redrive"): `redrives` times, after a few scheduling points the
+// checker chooses, redrives one of `ids` (the checker's choice), which may be a mailbox dead
+// letter, a dead-lettered outbox row, both, or neither (not_found). The scenario's publishers may
+// have stopped before a redrive makes an outbox row pending again, so the Redriver then runs a
+// fold publisher of its own (without faults) until no row is pending, and waits for it.
+machine Redriver {
+  start state Run {
+    entry (init: (store: machine, driver: machine, redrives: int, ids: seq[string])) {
+      var i: int;
+      var n: int;
+      while (i < init.redrives) {
+        n = YieldCount();
+        while (n > 0) {
+          send this, eYield;
+          receive { case eYield: { } }
+          n = n - 1;
+        }
+        send init.store, eRedriveReq, (client = this, id = choose(init.ids), reason = "fixed");
+        receive { case eReply: (r: tReply) { } }
+        i = i + 1;
+      }
+      new Publisher((store = init.store, driver = this, cfg = Pub(9, AtomicFold, default(seq[string]), 0)));
+      receive { case eDone: (d: (who: machine)) { } }
+      send init.driver, eDone, (who = this,);
+    }
   }
 }

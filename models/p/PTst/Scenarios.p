@@ -361,3 +361,24 @@ fun ScCheckpointReset(): tScenario {
   sc.checkpointer = true;
   return sc;
 }
+
+// Redrive: a leased worker whose handler may fail (m1 has one attempt, m2 two), so messages end
+// dead-lettered; a fold publisher that may find o1 undeliverable and dead-letter it; and a
+// Redriver that redrives m1, m2 or o1 twice, at points the checker chooses (before, between or
+// after the dead-letterings).
+fun ScRedrive(): tScenario {
+  var sc: tScenario;
+  var f: seq[string];
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.outbox += (0, OutRow("o1", "inbox", 1));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  f += (0, "undeliverable");
+  sc.publishers += (0, Pub(1, AtomicFold, f, 1));
+  sc.redrives = 2;
+  sc.redrive_ids += (0, "m1");
+  sc.redrive_ids += (1, "m2");
+  sc.redrive_ids += (2, "o1");
+  return sc;
+}

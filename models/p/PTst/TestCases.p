@@ -6,7 +6,7 @@
 
 module Delivery = { Store, ConsumerWorker, Publisher };
 module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient, Janitor, DedupClient,
-                       CheckpointClient };
+                       CheckpointClient, Redriver };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
@@ -32,6 +32,7 @@ machine TestDedupExpired { start state Init { entry { new Scenario(ScDedup(true)
 machine TestDedupTTLInverted { start state Init { entry { new Scenario(ScDedupTTLInverted()); } } }
 machine TestCheckpoints { start state Init { entry { new Scenario(ScCheckpoints()); } } }
 machine TestCheckpointReset { start state Init { entry { new Scenario(ScCheckpointReset()); } } }
+machine TestRedrive { start state Init { entry { new Scenario(ScRedrive()); } } }
 
 // ---- green ----
 
@@ -112,6 +113,15 @@ test tcDedupExpiredMark [main = TestDedupExpired]:
 test tcCheckpoints [main = TestCheckpoints]:
   assert CheckpointVersionsOnlyGrow, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
   in (union Delivery, Environment, { TestCheckpoints });
+
+// Redrives race the consumer and the publisher. A redriven row may come back after its worker or
+// publisher stopped, so the liveness monitors do not apply; OutboxDeliveryBounded does not either
+// (a redrive takes an outbox row out of its final state on purpose), nor does
+// OutboxTargetDeliveredAtMostOnce (a redriven delivered message is inserted again).
+test tcRedrive [main = TestRedrive]:
+  assert RedrivenDeadLettersDeliverable, AttemptsNeverExceedMax, EffectAppliedAtMostOnce,
+         OutboxCompletionImpliesDelivery, SameKeyClaimsRespectLiveHead
+  in (union Delivery, Environment, { TestRedrive });
 
 // ---- counterexamples ----
 

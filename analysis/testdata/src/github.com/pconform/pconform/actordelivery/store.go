@@ -132,6 +132,8 @@ func (s *Store) Purge(ctx context.Context, olderThan, horizon time.Duration, bat
 	return PurgeResult{}, nil
 }
 
+func (s *Store) Redrive(ctx context.Context, id, reason string) error { return nil }
+
 // Path says which consumer profile fetched a message.
 type Path int
 
