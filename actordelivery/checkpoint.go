@@ -26,11 +26,27 @@ func (s *Store) SaveCheckpoint(ctx context.Context, actor string, state []byte, 
 	if state == nil {
 		state = []byte{}
 	}
-	ok, err := s.execOne(ctx, op+" "+actor, recordedOp{}, func(now int64) (string, []any) {
-		if expectVersion == 0 {
-			return qInsertCheckpoint, []any{named("actor", actor), named("state", state), named("now", now)}
+	var ok bool
+	err = s.write(ctx, op+" "+actor, func(ts *txState, now int64) error {
+		q, args := qInsertCheckpoint, []any{named("actor", actor), named("state", state), named("now", now)}
+		if expectVersion != 0 {
+			q, args = qUpdateCheckpoint, append(args, named("version", expectVersion))
 		}
-		return qUpdateCheckpoint, []any{named("actor", actor), named("state", state), named("now", now), named("version", expectVersion)}
+		res, err := ts.tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return s.dbErr(op+" "+actor, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return s.dbErr(op+" "+actor, err)
+		}
+		ok = n > 0
+		r := EventResult{Version: expectVersion + 1}
+		if !ok {
+			r = EventResult{Err: "version_conflict"}
+		}
+		ts.record("save_checkpoint", false, EventArgs{Actor: actor, ExpectVersion: expectVersion}, r)
+		return nil
 	})
 	if err != nil {
 		return 0, err
@@ -49,10 +65,24 @@ func (s *Store) LoadCheckpoint(ctx context.Context, actor string) (state []byte,
 	if actor == "" {
 		return nil, 0, invalid(op, "actor is empty")
 	}
+	if s.rec != nil && s.txFrom(ctx) == nil {
+		// A recording store loads under the commit lock, as it peeks, so the load has an exact
+		// place in the commit order (docs/observed.md).
+		err = s.ExecTx(ctx, false, func(ctx context.Context) error {
+			var err error
+			state, version, err = s.LoadCheckpoint(ctx, actor)
+			return err
+		})
+		return state, version, err
+	}
 	err = s.read(ctx, op, func(q querier, _ int64) error {
 		err := q.QueryRowContext(ctx, qLoadCheckpoint, named("actor", actor)).Scan(&state, &version)
 		if errors.Is(err, sql.ErrNoRows) {
+			s.txFrom(ctx).record("load_checkpoint", true, EventArgs{Actor: actor}, EventResult{Err: "not_found"})
 			return fmt.Errorf("actordelivery: %s %q: %w", op, actor, ErrNotFound)
+		}
+		if err == nil {
+			s.txFrom(ctx).record("load_checkpoint", true, EventArgs{Actor: actor}, EventResult{Version: version})
 		}
 		return s.dbErr(op+" "+actor, err)
 	})
@@ -82,9 +112,20 @@ func (s *Store) MarkProcessed(ctx context.Context, consumer, messageID string, t
 	case ttl <= 0 || ttl > MaxDuration:
 		return false, invalid(op, "ttl %v for %q is not in (0, %v]", ttl, messageID, MaxDuration)
 	}
-	changed, err := s.execOne(ctx, op+" "+messageID, recordedOp{}, func(now int64) (string, []any) {
-		return qMarkProcessed, []any{named("consumer", consumer), named("message_id", messageID),
-			named("expires_at", now+durMillis(ttl)), named("now", now)}
+	var changed bool
+	err = s.write(ctx, op+" "+messageID, func(ts *txState, now int64) error {
+		res, err := ts.tx.ExecContext(ctx, qMarkProcessed, named("consumer", consumer), named("message_id", messageID),
+			named("expires_at", now+durMillis(ttl)), named("now", now))
+		if err != nil {
+			return s.dbErr(op+" "+messageID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return s.dbErr(op+" "+messageID, err)
+		}
+		changed = n > 0
+		ts.record("mark_processed", false, EventArgs{Consumer: consumer, ID: messageID, TTL: ttl}, EventResult{Duplicate: !changed})
+		return nil
 	})
 	if err != nil {
 		return false, err

@@ -38,7 +38,8 @@ type Event struct {
 	At time.Time `json:"at"`
 	// Op is an operation of the trace format: enqueue, lease, peek, ack, nack, ack_by_id,
 	// nack_by_id, extend, expire, dead_letter, outbox_enqueue, outbox_claim, outbox_complete,
-	// outbox_fail, consumer_fetch, consumer_handle or publisher_deliver.
+	// outbox_fail, outbox_dead_letter, purge, redrive, mark_processed, save_checkpoint,
+	// load_checkpoint, consumer_fetch, consumer_handle or publisher_deliver.
 	Op     string      `json:"op"`
 	Args   EventArgs   `json:"args"`
 	Result EventResult `json:"result"`
@@ -72,6 +73,13 @@ type EventArgs struct {
 	// OlderThan and Horizon are purge's age and dedup horizon.
 	OlderThan time.Duration `json:"older_than,omitempty"`
 	Horizon   time.Duration `json:"horizon,omitempty"`
+	// Consumer and TTL are a mark_processed's consumer and ttl.
+	Consumer string        `json:"consumer,omitempty"`
+	TTL      time.Duration `json:"ttl,omitempty"`
+	// Actor names a checkpoint (save_checkpoint, load_checkpoint); ExpectVersion is the version
+	// a save expected.
+	Actor         string `json:"actor,omitempty"`
+	ExpectVersion int64  `json:"expect_version,omitempty"`
 }
 
 // EventResult is what the caller observed, named as in the trace format.
@@ -83,6 +91,8 @@ type EventResult struct {
 	Claimed   []EventClaimed `json:"claimed,omitempty"`
 	Action    string         `json:"action,omitempty"`
 	Attempt   int            `json:"attempt,omitempty"`
+	// Version is a checkpoint's version: the new one after a save, the stored one after a load.
+	Version int64 `json:"version,omitempty"`
 }
 
 // EventMessage is a message a lease, peek or fetch returned.

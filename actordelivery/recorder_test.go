@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -181,6 +182,49 @@ func TestRecorderLeaseLostStep(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Op != "consumer_handle" || !last.Read || last.Seq != 3 || last.Args.Worker != w1.worker || last.Result.Action != ActionLeaseLost {
 		t.Errorf("lost handle recorded as %+v, want a read after commit 3 by worker %d", last, w1.worker)
+	}
+}
+
+// TestRecorderDedupAndCheckpoints: processed marks and checkpoint saves are write events with
+// their observed results (a duplicate, a new version or a version conflict); a checkpoint load is
+// a read placed after the commit it saw, not_found included.
+func TestRecorderDedupAndCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	clk := NewManualClock(base)
+	log := &eventLog{}
+	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+	for _, want := range []bool{false, true} {
+		if already, err := s.MarkProcessed(ctx, "g", "m1", 2*time.Second); err != nil || already != want {
+			t.Fatalf("mark: %v %v, want already %v", already, err, want)
+		}
+	}
+	if _, _, err := s.LoadCheckpoint(ctx, "a1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("load of no checkpoint: %v", err)
+	}
+	if v, err := s.SaveCheckpoint(ctx, "a1", []byte("s"), 0); err != nil || v != 1 {
+		t.Fatalf("first save: %d %v", v, err)
+	}
+	if _, err := s.SaveCheckpoint(ctx, "a1", []byte("s"), 0); !errors.Is(err, ErrVersionConflict) {
+		t.Fatalf("stale save: %v", err)
+	}
+	if _, v, err := s.LoadCheckpoint(ctx, "a1"); err != nil || v != 1 {
+		t.Fatalf("load: %d %v", v, err)
+	}
+	var got []string
+	for _, ev := range log.sorted() {
+		got = append(got, fmt.Sprintf("%d %v %s %s/%s ttl=%v expect=%d: dup=%v version=%d err=%q", ev.Seq, ev.Read, ev.Op,
+			ev.Args.Consumer+ev.Args.Actor, ev.Args.ID, ev.Args.TTL, ev.Args.ExpectVersion, ev.Result.Duplicate, ev.Result.Version, ev.Result.Err))
+	}
+	want := []string{
+		`1 false mark_processed g/m1 ttl=2s expect=0: dup=false version=0 err=""`,
+		`2 false mark_processed g/m1 ttl=2s expect=0: dup=true version=0 err=""`,
+		`2 true load_checkpoint a1/ ttl=0s expect=0: dup=false version=0 err="not_found"`,
+		`3 false save_checkpoint a1/ ttl=0s expect=0: dup=false version=1 err=""`,
+		`4 false save_checkpoint a1/ ttl=0s expect=0: dup=false version=0 err="version_conflict"`,
+		`4 true load_checkpoint a1/ ttl=0s expect=0: dup=false version=1 err=""`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -17,14 +17,16 @@ import (
 // against: those whose events an observed history states completely. The others watch every
 // row's full state (eSpecRow, eSpecLeased), which a recorded history does not carry.
 var ObservedMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
-	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax"}
+	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
+	"CheckpointVersionsOnlyGrow"}
 
 // observedCase names the test case of the k-th trace's driver. The fixed width keeps one name
 // from being a prefix of another (p check -tc matches prefixes).
 func observedCase(k int) string { return fmt.Sprintf("tcObservedHistory%04d", k) }
 
-// pName is what an id or mailbox may look like to be written into a P string literal as is.
-var pName = regexp.MustCompile(`^[A-Za-z0-9_.:/-]*$`)
+// pName is what an id, mailbox or reason may look like to be written into a P string literal as
+// is (no quote, no backslash, no brace: P's format would read one as a placeholder).
+var pName = regexp.MustCompile(`^[A-Za-z0-9_.:/ -]*$`)
 
 // ObservedDriver returns the P source of a test case that raises the spec events of the observed
 // trace t, in its order, into the project's spec monitors (ObservedMonitors): a message inserted
@@ -54,12 +56,13 @@ func observedDriver(t *traces.Trace, k int) (string, error) {
 		fmt.Fprintf(&b, "      "+format+"\n", args...)
 	}
 	outboxTarget := map[string]string{}
+	outboxRows := map[string]traces.Args{} // an outbox row's enqueue, for its claims
 	maxAttempts := map[string]int{}
 	fetched := map[int]traces.Message{}
 	fetchedBox := map[int]string{}
 	for i, st := range t.Steps {
 		a, r := st.Args, st.Result
-		for _, s := range []string{a.ID, a.Mailbox, a.Target, a.Reason} {
+		for _, s := range []string{a.ID, a.Mailbox, a.Target, a.Reason, a.Consumer, a.Actor} {
 			if !pName.MatchString(s) {
 				return "", fmt.Errorf("bridge: observed trace step %d: %q cannot be written into P", i, s)
 			}
@@ -75,8 +78,32 @@ func observedDriver(t *traces.Trace, k int) (string, error) {
 			if !r.Duplicate {
 				maxAttempts[a.ID] = a.MaxAttempts // the delivered message's too
 				outboxTarget[a.ID] = a.Target
+				if a.MaxDeliveryAttempts > 0 && pName.MatchString(a.Key) {
+					outboxRows[a.ID] = a
+				}
 				line(`announce eSpecOutboxEnqueued, (at = %d, id = "%s", target = "%s");`, at, a.ID, a.Target)
 			}
+		case traces.OpOutboxClaim:
+			// A claim's result states each claimed row's delivery attempts, and the row's
+			// outbox_enqueue its bound: all OutboxDeliveryBounded reads of the row. The row is
+			// pending and claimed until the claim runs out; the fields no result states (seqno,
+			// payload) stay empty, and no monitor that reads them is asserted.
+			for _, c := range r.Claimed {
+				row, ok := outboxRows[c.ID]
+				if !ok {
+					continue
+				}
+				line(`announce eSpecOutboxRow, (at = %d, row = (id = "%s", target = "%s", key = "%s", priority = %d, max_attempts = %d, payload = "", row_state = "pending", delivery_attempts = %d, available_at = %d, token = %d, claim_until = %d, seqno = 0, max_delivery_attempts = %d, dead_reason = ""));`,
+					at, c.ID, row.Target, row.Key, row.Priority, row.MaxAttempts, c.DeliveryAttempts, at, c.Token, at+a.ClaimFor, row.MaxDeliveryAttempts)
+			}
+		case traces.OpMarkProcessed:
+			line(`announce eObsMarkProcessed, (at = %d, consumer = "%s", id = "%s", ttl = %d, duplicate = %t, bug = false);`,
+				at, a.Consumer, a.ID, a.TTL, r.Duplicate)
+		case traces.OpSaveCheckpoint:
+			line(`announce eObsSaveCheckpoint, (at = %d, actor = "%s", expect_version = %d, payload = "", version = %d, err = "%s", bug = false);`,
+				at, a.Actor, a.ExpectVersion, r.Version, r.Err)
+		case traces.OpLoadCheckpoint:
+			line(`announce eObsLoadCheckpoint, (at = %d, actor = "%s", version = %d, err = "%s");`, at, a.Actor, r.Version, r.Err)
 		case traces.OpOutboxComplete:
 			if r.Err == "" {
 				line(`announce eSpecOutboxCompleted, (at = %d, id = "%s", target = "%s");`, at, a.ID, outboxTarget[a.ID])

@@ -43,7 +43,7 @@ func TestObservedDriver(t *testing.T) {
 		`announce eSpecOutboxCompleted, (at = 1, id = "o2", target = "inbox");`,
 		`announce eSpecEffect, (at = 2, mailbox = "inbox", id = "o2");`,
 		`announce eSpecOutboxCompleted, (at = 2, id = "o1", target = "inbox");`,
-		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, EffectAppliedAtMostOnce, AttemptsNeverExceedMax in { ObservedHistory0000 };`,
+		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, OutboxDeliveryBounded, DedupMarkHonoursTtl, CheckpointVersionsOnlyGrow in { ObservedHistory0000 };`,
 	}
 	at := 0
 	for _, w := range want {
@@ -60,6 +60,51 @@ func TestObservedDriver(t *testing.T) {
 	}
 }
 
+// observedDedupCheckpoint is an observed history of processed-message marks, checkpoint saves
+// and loads, and an outbox row's claims, all as the correct store answers them.
+func observedDedupCheckpoint() *traces.Trace {
+	return &traces.Trace{Format: traces.Format, Name: "dedup-checkpoint-observed", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{DivergesAt: -1},
+		Steps: []traces.Step{
+			{Op: traces.OpMarkProcessed, Args: traces.Args{Consumer: "g", ID: "m1", TTL: 3}},
+			{Op: traces.OpMarkProcessed, At: 2, Args: traces.Args{Consumer: "g", ID: "m1", TTL: 3}, Result: traces.Result{Duplicate: true}},
+			{Op: traces.OpSaveCheckpoint, At: 2, Args: traces.Args{Actor: "a1"}, Result: traces.Result{Version: 1}},
+			{Op: traces.OpSaveCheckpoint, At: 3, Args: traces.Args{Actor: "a1"}, Result: traces.Result{Err: traces.ErrKindVersionConflict}},
+			{Op: traces.OpLoadCheckpoint, At: 3, Args: traces.Args{Actor: "a1"}, Result: traces.Result{Version: 1}},
+			{Op: traces.OpOutboxEnqueue, At: 3, Args: traces.Args{ID: "o1", Target: "nowhere", MaxAttempts: 1, MaxDeliveryAttempts: 1}},
+			{Op: traces.OpOutboxClaim, At: 4, Args: traces.Args{Limit: 2, ClaimFor: 2}, Result: traces.Result{Claimed: []traces.Claimed{
+				{ID: "o1", DeliveryAttempts: 1, Token: 1}}}},
+			{Op: traces.OpOutboxDeadLetter, At: 4, Args: traces.Args{ID: "o1", Token: 1, Reason: "max delivery attempts reached"}},
+		}}
+}
+
+// TestObservedDriverDedupCheckpoint: marks, checkpoint saves and loads go to the dedup and
+// checkpoint monitors as the store's observations, and a claim states the claimed row's delivery
+// attempts against its bound; a reason with spaces is written as it is.
+func TestObservedDriverDedupCheckpoint(t *testing.T) {
+	src, err := bridge.ObservedDriver(observedDedupCheckpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`announce eObsMarkProcessed, (at = 0, consumer = "g", id = "m1", ttl = 3, duplicate = false, bug = false);`,
+		`announce eObsMarkProcessed, (at = 2, consumer = "g", id = "m1", ttl = 3, duplicate = true, bug = false);`,
+		`announce eObsSaveCheckpoint, (at = 2, actor = "a1", expect_version = 0, payload = "", version = 1, err = "", bug = false);`,
+		`announce eObsSaveCheckpoint, (at = 3, actor = "a1", expect_version = 0, payload = "", version = 0, err = "version_conflict", bug = false);`,
+		`announce eObsLoadCheckpoint, (at = 3, actor = "a1", version = 1, err = "");`,
+		`announce eSpecOutboxEnqueued, (at = 3, id = "o1", target = "nowhere");`,
+		`row_state = "pending", delivery_attempts = 1, available_at = 4, token = 1, claim_until = 6, seqno = 0, max_delivery_attempts = 1, dead_reason = ""));`,
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(src[at:], w)
+		if i < 0 {
+			t.Fatalf("driver lacks, in order, %s\n%s", w, src)
+		}
+		at += i + len(w)
+	}
+}
+
 // TestCheckObservedOnTheChecker compiles the drivers of the split-write history and of the same
 // history without the broken completion with the project's own monitors and runs the real P
 // checker: the first is refused in the monitor's words, the second holds. -short skips it.
@@ -71,9 +116,25 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 	good := observedSplitWrite()
 	good.Name = "fold-only"
 	good.Steps = good.Steps[:len(good.Steps)-1]
-	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir}, []*traces.Trace{observedSplitWrite(), good})
+	// The dedup-ttl-inverted, checkpoint-reset and outbox-unbounded bugs as observed histories.
+	inverted, reset, unbounded := observedDedupCheckpoint(), observedDedupCheckpoint(), observedDedupCheckpoint()
+	inverted.Steps[1].Result.Duplicate = false
+	reset.Steps[3].Result = traces.Result{Version: 1}
+	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir},
+		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i, want := range map[int]string{
+		2: "",
+		3: "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3",
+		4: "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1",
+		5: "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1",
+	} {
+		if msgs[i] != want {
+			t.Errorf("history %d: %q, want %q", i, msgs[i], want)
+		}
 	}
 	if want := "outbox row o1 completed at t=2 but no message o1 was ever enqueued in mailbox inbox"; msgs[0] != want {
 		t.Errorf("split-write history: %q, want %q", msgs[0], want)

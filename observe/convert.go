@@ -94,13 +94,15 @@ func step(ev Event, at int64, sym *symbols) traces.Step {
 		Target: a.Target, Limit: a.Limit, ClaimFor: secs(a.ClaimFor), Worker: a.Worker,
 		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
 		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
+		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
 	}
 	space := sym.lease
 	if traces.Spec[op].Tokens == traces.ClaimTokens {
 		space = sym.claim
 	}
 	st.Args.Token = sym.of(space, a.Token)
-	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt}
+	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt,
+		Version: int(r.Version)}
 	if r.Message != nil {
 		st.Result.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: sym.of(sym.lease, r.Message.Token)}
 	}

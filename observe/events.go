@@ -51,6 +51,7 @@ type line struct {
 // the trace format except advance_clock and crash, which a running store never performs.
 var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
 	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail", "outbox_dead_letter",
+	"purge", "redrive", "mark_processed", "save_checkpoint", "load_checkpoint",
 	"consumer_fetch", "consumer_handle", "publisher_deliver"}
 
 // ReadLog reads an event log (name is used in errors) and puts it in commit order.

@@ -24,12 +24,7 @@ import (
 // with the reason: the workload never performs the operation whose rule they break, so no run of
 // it can show them (each is caught by its P counterexample, its corpus trace or a hunt instead).
 // Every other variant is in the table by default.
-var notObserved = map[string]string{
-	"outbox-unbounded":   "the workload's publishers never fail a row often enough to reach its max_delivery_attempts",
-	"stale-extend":       "the workload's workers never extend a lease",
-	"dedup-ttl-inverted": "the workload never calls MarkProcessed",
-	"checkpoint-reset":   "the workload never saves a checkpoint outside an acknowledgement",
-}
+var notObserved = map[string]string{}
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in
 // replay.BrokenVariants but those in notObserved.

@@ -146,7 +146,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().StringVar(&dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); the run's tables get a prefix of their own")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of the workload's random choices")
 	c.Flags().DurationVar(&budget, "budget", 5*time.Second, "how long the workload runs")
-	c.Flags().IntVar(&workers, "workers", 3, "leased workers")
+	c.Flags().IntVar(&workers, "workers", 4, "leased workers")
 	c.Flags().StringVar(&out, "out", "", "where to write the observed trace (required)")
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
 	c.Flags().BoolVar(&kill, "kill", false, "run every loop in a child process and SIGKILL the children at random, restarting them")

@@ -337,22 +337,31 @@ func (e *Eligibility) Expire(ctx context.Context, now time.Time) (int, error) {
 // until now + leaseFor when the message carries token (with ExtendIgnoresToken: any token), and
 // reports an error wrapping actordelivery.ErrLeaseLost when it changed nothing.
 func (e *Eligibility) Extend(ctx context.Context, now time.Time, id, token string, leaseFor time.Duration) error {
-	args := []any{sql.Named("id", id), sql.Named("until", now.Add(leaseFor).UnixMilli())}
-	if !e.rules.ExtendIgnoresToken {
-		args = append(args, sql.Named("token", token))
-	}
-	res, err := e.exec(ctx, e.db, e.qExtend, args...)
+	n, err := e.extend(ctx, e.db, now, id, token, leaseFor)
 	if err != nil {
-		return fmt.Errorf("brokenstore: extend %q: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("brokenstore: extend %q: %w", id, err)
+		return err
 	}
 	if n == 0 {
 		return fmt.Errorf("brokenstore: extend %q: %w", id, actordelivery.ErrLeaseLost)
 	}
 	return nil
+}
+
+// extend runs the extension on q and returns how many rows it changed.
+func (e *Eligibility) extend(ctx context.Context, q querier, now time.Time, id, token string, leaseFor time.Duration) (int64, error) {
+	args := []any{sql.Named("id", id), sql.Named("until", now.Add(leaseFor).UnixMilli())}
+	if !e.rules.ExtendIgnoresToken {
+		args = append(args, sql.Named("token", token))
+	}
+	res, err := e.exec(ctx, q, e.qExtend, args...)
+	if err != nil {
+		return 0, fmt.Errorf("brokenstore: extend %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("brokenstore: extend %q: %w", id, err)
+	}
+	return n, nil
 }
 
 // ExpireThenLease is the leased consumer's fetch under the rules: ExpireLeases then Lease, in
@@ -468,22 +477,97 @@ func scanMessage(sc rowScanner) (*actordelivery.Message, error) {
 	return &m, nil
 }
 
-// FetchRecorded is a consumer's fetch under the rules on a store that records (its
-// actordelivery.Options.Recorder is rec): ExpireThenLease on the leased path, Peek on the
-// leaseless one, in one transaction of the second connection that takes SQLite's writer lock,
-// reads the store's commit counter, reads clock once, and (leased) moves the counter one on, as
-// the store's own recording transactions do (see actordelivery's recorder). After the commit it
-// records the fetch as worker's consumer_fetch step: a write numbered counter+1, or a leaseless
-// peek as a read placed after the counter's commit. With commitLog (the store's
-// Options.CommitLog), a leased fetch's event also goes into the commit log in its transaction.
-func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clock, rec actordelivery.Recorder, commitLog bool, worker int,
+// Recording is how the copies' recorded calls (FetchRecorded, ExtendRecorded, ClaimRecorded,
+// MarkProcessedRecorded, SaveCheckpointRecorded) record, on a store that records: the store's
+// clock, its actordelivery.Options.Recorder, and whether it writes a commit log
+// (Options.CommitLog).
+type Recording struct {
+	Clock     actordelivery.Clock
+	Rec       actordelivery.Recorder
+	CommitLog bool
+}
+
+// recorded runs fn in one transaction of the second connection, which takes SQLite's writer
+// lock at its start, as a recording store's own transaction does (see actordelivery's recorder):
+// it reads the store's commit counter, reads the clock once, runs fn, numbers fn's write events
+// counter+1, counter+2, ..., moves the counter past them and (with CommitLog) writes them into
+// the commit log, all in the transaction. After the commit it hands every event to the Recorder,
+// a read event placed after the counter it read. When fn fails, nothing is recorded.
+func (e *Eligibility) recorded(ctx context.Context, r Recording, fn func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error)) error {
+	var evs []actordelivery.Event
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		var seq int64
+		if err := tx.QueryRowContext(ctx, `SELECT n FROM commit_seq WHERE id = 1`).Scan(&seq); err != nil {
+			return fmt.Errorf("brokenstore: read commit counter: %w", err)
+		}
+		now := r.Clock.Now()
+		var err error
+		if evs, err = fn(tx, now); err != nil {
+			return err
+		}
+		base := seq
+		for i := range evs {
+			evs[i].At = now
+			if !evs[i].Read {
+				seq++
+			}
+			evs[i].Seq = seq
+		}
+		if seq == base {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq)); err != nil {
+			return fmt.Errorf("brokenstore: advance commit counter: %w", err)
+		}
+		if !r.CommitLog {
+			return nil
+		}
+		for _, ev := range evs {
+			if ev.Read {
+				continue
+			}
+			line, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO commit_log (seq, event) VALUES (:seq, :event)`,
+				sql.Named("seq", ev.Seq), sql.Named("event", string(line))); err != nil {
+				return fmt.Errorf("brokenstore: write commit log: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		r.Rec.Record(ev)
+	}
+	return nil
+}
+
+// FetchRecorded is a consumer's fetch under the rules on a store that records (see Recording):
+// ExpireThenLease on the leased path, Peek on the leaseless one, in one recorded transaction.
+// It records the fetch as worker's consumer_fetch step: a write on the leased path, a read (the
+// peek) on the leaseless one.
+func (e *Eligibility) FetchRecorded(ctx context.Context, r Recording, worker int,
 	mailbox string, path actordelivery.Path, leaseFor time.Duration) (*actordelivery.Message, error) {
 	var m *actordelivery.Message
-	var seq int64
-	var now time.Time
 	leased := path == actordelivery.PathLeased
-	event := func() actordelivery.Event {
-		ev := actordelivery.Event{Seq: seq, Read: !leased, At: now, Op: "consumer_fetch",
+	err := e.recorded(ctx, r, func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error) {
+		var err error
+		if !leased {
+			m, err = scanMessage(tx.QueryRowContext(ctx, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
+			if errors.Is(err, sql.ErrNoRows) {
+				m, err = nil, nil
+			}
+		} else if _, err = e.expire(ctx, tx, now); err == nil {
+			m, err = e.lease(ctx, tx, now, mailbox, leaseFor)
+		}
+		if err != nil {
+			return nil, err
+		}
+		ev := actordelivery.Event{Read: !leased, Op: "consumer_fetch",
 			Args: actordelivery.EventArgs{Worker: worker, Mailbox: mailbox, Profile: path.String()}}
 		if leased {
 			ev.Args.LeaseFor = leaseFor
@@ -491,43 +575,54 @@ func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clo
 		if m != nil {
 			ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
 		}
-		return ev
-	}
-	err := e.tx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT n FROM commit_seq WHERE id = 1`).Scan(&seq); err != nil {
-			return fmt.Errorf("brokenstore: read commit counter: %w", err)
-		}
-		now = clock.Now()
-		var err error
-		if !leased {
-			m, err = scanMessage(tx.QueryRowContext(ctx, e.qPeek, append(e.params(now), sql.Named("mailbox", mailbox))...))
-			if errors.Is(err, sql.ErrNoRows) {
-				m, err = nil, nil
-			}
-			return err
-		}
-		if _, err := e.expire(ctx, tx, now); err != nil {
-			return err
-		}
-		if m, err = e.lease(ctx, tx, now, mailbox, leaseFor); err != nil {
-			return err
-		}
-		seq++
-		if _, err = tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq)); err != nil || !commitLog {
-			return err
-		}
-		line, err := json.Marshal(event())
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO commit_log (seq, event) VALUES (:seq, :event)`, sql.Named("seq", seq), sql.Named("event", string(line)))
-		return err
+		return []actordelivery.Event{ev}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	rec.Record(event())
 	return m, nil
+}
+
+// ExtendRecorded is Extend in a recorded transaction (see Recording), recorded as an extend
+// (lease_lost when it changed nothing, as the store records it).
+func (e *Eligibility) ExtendRecorded(ctx context.Context, r Recording, id, token string, leaseFor time.Duration) error {
+	var lost bool
+	err := e.recorded(ctx, r, func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error) {
+		n, err := e.extend(ctx, tx, now, id, token, leaseFor)
+		if err != nil {
+			return nil, err
+		}
+		ev := actordelivery.Event{Op: "extend", Args: actordelivery.EventArgs{ID: id, Token: token, LeaseFor: leaseFor}}
+		if lost = n == 0; lost {
+			ev.Result.Err = "lease_lost"
+		}
+		return []actordelivery.Event{ev}, nil
+	})
+	if err == nil && lost {
+		err = fmt.Errorf("brokenstore: extend %q: %w", id, actordelivery.ErrLeaseLost)
+	}
+	return err
+}
+
+// ClaimRecorded is OutboxClaim in a recorded transaction (see Recording), recorded as an
+// outbox_claim with the rows it returned.
+func (e *Eligibility) ClaimRecorded(ctx context.Context, r Recording, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
+	var out []actordelivery.OutboxRow
+	err := e.recorded(ctx, r, func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error) {
+		var err error
+		if out, err = e.claim(ctx, tx, now, limit, claimFor); err != nil {
+			return nil, err
+		}
+		ev := actordelivery.Event{Op: "outbox_claim", Args: actordelivery.EventArgs{Limit: limit, ClaimFor: claimFor}}
+		for _, row := range out {
+			ev.Result.Claimed = append(ev.Result.Claimed, actordelivery.EventClaimed{ID: row.ID, DeliveryAttempts: row.DeliveryAttempts, Token: row.ClaimToken})
+		}
+		return []actordelivery.Event{ev}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // OutboxClaim is Store.OutboxClaim under the rules, in its own transaction. Its claims carry
@@ -535,35 +630,42 @@ func (e *Eligibility) FetchRecorded(ctx context.Context, clock actordelivery.Clo
 func (e *Eligibility) OutboxClaim(ctx context.Context, now time.Time, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
 	var out []actordelivery.OutboxRow
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		ms := now.UnixMilli()
-		if e.qExhausted != "" {
-			if _, err := e.exec(ctx, tx, e.qExhausted, sql.Named("reason", actordelivery.ReasonMaxDeliveryAttempts),
-				sql.Named("now", ms)); err != nil {
-				return fmt.Errorf("brokenstore: outbox claim: %w", err)
-			}
-		}
-		e.tokens++
-		rows, err := e.query(ctx, tx, e.qClaim, sql.Named("token", fmt.Sprintf("copy-%s%d", e.ns, e.tokens)),
-			sql.Named("until", now.Add(claimFor).UnixMilli()), sql.Named("now", ms), sql.Named("limit", limit))
-		if err != nil {
-			return fmt.Errorf("brokenstore: outbox claim: %w", err)
-		}
-		for rows.Next() {
-			r, err := scanOutbox(rows)
-			if err != nil {
-				_ = rows.Close()
-				return fmt.Errorf("brokenstore: outbox claim: %w", err)
-			}
-			out = append(out, *r)
-		}
-		if err := errors.Join(rows.Close(), rows.Err()); err != nil {
-			return fmt.Errorf("brokenstore: outbox claim: %w", err)
-		}
-		return nil
+		var err error
+		out, err = e.claim(ctx, tx, now, limit, claimFor)
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// claim is OutboxClaim in the transaction tx; the rows come in claim (seq) order.
+func (e *Eligibility) claim(ctx context.Context, tx *sql.Tx, now time.Time, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
+	var out []actordelivery.OutboxRow
+	ms := now.UnixMilli()
+	if e.qExhausted != "" {
+		if _, err := e.exec(ctx, tx, e.qExhausted, sql.Named("reason", actordelivery.ReasonMaxDeliveryAttempts),
+			sql.Named("now", ms)); err != nil {
+			return nil, fmt.Errorf("brokenstore: outbox claim: %w", err)
+		}
+	}
+	e.tokens++
+	rows, err := e.query(ctx, tx, e.qClaim, sql.Named("token", fmt.Sprintf("copy-%s%d", e.ns, e.tokens)),
+		sql.Named("until", now.Add(claimFor).UnixMilli()), sql.Named("now", ms), sql.Named("limit", limit))
+	if err != nil {
+		return nil, fmt.Errorf("brokenstore: outbox claim: %w", err)
+	}
+	for rows.Next() {
+		r, err := scanOutbox(rows)
+		if err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("brokenstore: outbox claim: %w", err)
+		}
+		out = append(out, *r)
+	}
+	if err := errors.Join(rows.Close(), rows.Err()); err != nil {
+		return nil, fmt.Errorf("brokenstore: outbox claim: %w", err)
 	}
 	slices.SortFunc(out, func(a, b actordelivery.OutboxRow) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, nil

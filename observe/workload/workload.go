@@ -40,7 +40,7 @@ type Config struct {
 	Budget time.Duration
 	// Tick is the real time per logical second; zero means 20ms.
 	Tick time.Duration
-	// LeasedWorkers run on the leased mailboxes; zero means 3.
+	// LeasedWorkers run on the leased mailboxes; zero means 4.
 	LeasedWorkers int
 	// Events receives the recorded history as JSON lines; required.
 	Events io.Writer
@@ -63,12 +63,12 @@ type Config struct {
 	_         struct{}
 }
 
-// Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 3), each of which a
+// Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 4), each of which a
 // process of its own can run: the enqueuer (messages and outbox rows), each leased worker, each
 // leaseless worker, the fold and the split publisher. The store's logical clock is not a role.
 func Roles(leasedWorkers int) []string {
 	if leasedWorkers == 0 {
-		leasedWorkers = 3
+		leasedWorkers = 4
 	}
 	roles := []string{roleEnqueuer}
 	for i := range leasedWorkers {
@@ -77,10 +77,16 @@ func Roles(leasedWorkers int) []string {
 	for _, mb := range leaselessMailboxes {
 		roles = append(roles, "leaseless-"+mb)
 	}
-	return append(roles, "fold", "split")
+	return append(roles, "fold", "split", roleActors, roleMaintainer)
 }
 
-const roleEnqueuer = "enqueuer"
+const (
+	roleEnqueuer = "enqueuer"
+	// roleActors saves and loads checkpoints; roleMaintainer purges and redrives, as an
+	// operator's jobs would.
+	roleActors     = "actors"
+	roleMaintainer = "maintainer"
+)
 
 // TickClock is the clock of a run whose processes share it: traces.Epoch plus one second per
 // tick of real time since start, rounded down. The store reads it under its commit lock, so along
@@ -105,6 +111,9 @@ func (c tickClock) Now() time.Time {
 // Stats count what a run did.
 type Stats struct {
 	Enqueued, OutboxEnqueued, Handled, Delivered, InjectedFaults int64
+	// Checkpoints counts the actors' saves (refused ones included), Redriven the redrives that
+	// found a dead letter.
+	Checkpoints, Redriven int64
 	// Logical is the logical time the run reached, in seconds.
 	Logical int64
 }
@@ -113,7 +122,19 @@ type Stats struct {
 var (
 	leasedMailboxes    = []string{"l1", "l2"}
 	leaselessMailboxes = []string{"q1", "q2"}
+	// actors are the checkpoints the actor loops save.
+	actors = []string{"a1", "a2", "a3"}
 )
+
+// Rows that can never be delivered: an outbox row whose target mailbox does not exist (its
+// delivery fails until the row runs out of delivery attempts), and one whose payload does not
+// decode (the publisher's Check refuses it and it is dead-lettered at once).
+const (
+	missingTarget = "nowhere"
+	undecodable   = "undecodable"
+)
+
+var errNoMailbox = errors.New("workload: target mailbox " + missingTarget + " does not exist")
 
 // errHandler is what a failing handler returns; its message is the dead-letter reason the trace
 // format gives a declined retry.
@@ -136,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		cfg.Tick = 20 * time.Millisecond
 	}
 	if cfg.LeasedWorkers == 0 {
-		cfg.LeasedWorkers = 3
+		cfg.LeasedWorkers = 4
 	}
 	if cfg.Variant == "" {
 		cfg.Variant = replay.TargetStore
@@ -171,6 +192,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		return Stats{}, fmt.Errorf("workload: %w", err)
 	}
 	var elig *brokenstore.Eligibility
+	recording := brokenstore.Recording{Clock: clock, Rec: rec, CommitLog: cfg.CommitLog}
 	if parts.Rules != nil {
 		if elig, err = brokenstore.OpenEligibility(cfg.Target, *parts.Rules); err != nil {
 			return Stats{}, errors.Join(fmt.Errorf("workload: %w", err), st.Close())
@@ -242,6 +264,39 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		})
 	}
 
+	// The store calls a rule-changing variant runs from its copy (recorded like the store's own)
+	// where its rule changes them: lease extension, processed-message marks, checkpoint saves,
+	// outbox claims. The copy runs on a connection of its own, which contends with the store's
+	// for SQLite's writer lock, so every other call stays on the store.
+	var rules brokenstore.Rules
+	if parts.Rules != nil {
+		rules = *parts.Rules
+	}
+	extend := func(id, token string, d time.Duration) error {
+		if rules.ExtendIgnoresToken {
+			return elig.ExtendRecorded(ctx, recording, id, token, d)
+		}
+		return st.ExtendLease(ctx, id, token, d)
+	}
+	markProcessed := func(consumer, id string, ttl time.Duration) (bool, error) {
+		if rules.ProcessedTTLInverted {
+			return elig.MarkProcessedRecorded(ctx, recording, consumer, id, ttl)
+		}
+		return st.MarkProcessed(ctx, consumer, id, ttl)
+	}
+	saveCheckpoint := func(actor string, state []byte, expect int64) (int64, error) {
+		if rules.CheckpointFirstSaveResets {
+			return elig.SaveCheckpointRecorded(ctx, recording, actor, state, expect)
+		}
+		return st.SaveCheckpoint(ctx, actor, state, expect)
+	}
+	var claim func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error)
+	if rules.ClaimIgnoresMaxDelivery {
+		claim = func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
+			return elig.ClaimRecorded(ctx, recording, limit, claimFor)
+		}
+	}
+
 	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized), and in a
 	// loop of its own outbox rows for the publishers, so that the publishers' flow does not
 	// depend on how fast the message enqueues commit.
@@ -270,8 +325,15 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	goLoopIf(enqueuer, "outbox enqueuer", 3, func(r *rand.Rand) error {
 		pause(r, cfg.Tick/2)
 		n := ids.Add(1)
-		_, err := st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mailboxes[r.IntN(len(mailboxes))],
-			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")})
+		row := actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mailboxes[r.IntN(len(mailboxes))],
+			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")}
+		switch r.IntN(12) {
+		case 0, 1, 2: // one row in four can never be delivered: it runs out of delivery attempts
+			row.Target, row.MaxDeliveryAttempts = missingTarget, 1+r.IntN(2)
+		case 3: // one in twelve does not decode: the publisher dead-letters it at once
+			row.Payload = []byte(undecodable)
+		}
+		_, err := st.OutboxEnqueue(ctx, row)
 		if err == nil {
 			atomic.AddInt64(&stats.OutboxEnqueued, 1)
 		}
@@ -287,16 +349,47 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		n += 100 * cfg.Incarnation
 		r0 := rngFor(stream + 1000)
 		var mu sync.Mutex // the handler and policy run in the worker's goroutine; the lock documents it
-		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-			mu.Lock()
-			d := time.Duration(r0.Int64N(int64(3 * cfg.Tick)))
-			failed := r0.IntN(3) == 0
-			mu.Unlock()
+		sleep := func(d time.Duration) {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			select {
 			case <-stop.Done():
 			case <-t.C:
+			}
+		}
+		group := "g-" + mailbox // the consumer group whose processed marks the handler keeps
+		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+			mu.Lock()
+			d := time.Duration(r0.Int64N(int64(3 * cfg.Tick)))
+			failed := r0.IntN(3) == 0
+			ttl := time.Duration(1+r0.IntN(4)) * time.Second
+			// A slow leased handler extends its lease part-way, sometimes only after it ran out.
+			beats := 0
+			if path == actordelivery.PathLeased && r0.IntN(3) == 0 {
+				beats = 1 + r0.IntN(3)
+				d = time.Duration(r0.Int64N(int64(4 * cfg.Tick)))
+			}
+			d2 := time.Duration(r0.Int64N(int64(4 * cfg.Tick)))
+			mu.Unlock()
+			// The handler's idempotency: it marks the message processed before its work and
+			// skips a message whose mark is still live (a redelivery it already took on).
+			already, err := markProcessed(group, m.ID, ttl)
+			if err != nil {
+				return nil, err
+			}
+			if already {
+				return nil, nil
+			}
+			sleep(d)
+			// A slow handler's heartbeat: it extends its lease after each part of its work, up
+			// to three, and stops extending once an extension reports the lease lost.
+			for range beats {
+				if err := extend(m.ID, m.Token, 2*time.Second); errors.Is(err, actordelivery.ErrLeaseLost) {
+					break
+				} else if err != nil {
+					return nil, err
+				}
+				sleep(d2)
 			}
 			if failed {
 				return nil, errHandler
@@ -320,7 +413,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		goLoop(who, stream, func(r *rand.Rand) error {
 			var d *actordelivery.Delivery
 			if elig != nil {
-				m, err := elig.FetchRecorded(ctx, clock, rec, cfg.CommitLog, n, mailbox, path, opts.LeaseFor)
+				m, err := elig.FetchRecorded(ctx, recording, n, mailbox, path, opts.LeaseFor)
 				if err != nil {
 					return err
 				}
@@ -361,8 +454,14 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		if !runsRole(mode.String()) {
 			continue
 		}
-		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults}
-		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second})
+		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults, claim: claim}
+		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second,
+			Check: func(_ context.Context, row actordelivery.OutboxRow) error {
+				if string(row.Payload) == undecodable {
+					return errors.New(undecodable)
+				}
+				return nil
+			}})
 		if err != nil {
 			return stats, errors.Join(err, st.Close())
 		}
@@ -373,7 +472,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		goLoop(mode.String()+" publisher", uint64(300+i), func(r *rand.Rand) error {
 			n, err := step(ctx)
 			atomic.AddInt64(&stats.Delivered, int64(n))
-			if err != nil && !errors.Is(err, errInjected) {
+			if err != nil && !errors.Is(err, errInjected) && !errors.Is(err, errNoMailbox) {
 				return err
 			}
 			if n == 0 {
@@ -382,6 +481,78 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return nil
 		})
 	}
+
+	// Actors: each loop saves the checkpoints of the actors with the version it expects. A third
+	// of the time it loads the checkpoint first; otherwise it trusts the version its last save
+	// returned, which the other loop may have moved on since (a stale save, refused), or, for an
+	// actor it never saved or whose save was refused, expects no checkpoint at all (version 0: a
+	// fresh start, refused when the actor has one).
+	versions := [2]map[string]int64{{}, {}} // each loop's own: the version its last save of an actor returned
+	for i := range 2 {
+		goLoopIf(runsRole(roleActors), fmt.Sprintf("actor loop %d", i+1), uint64(400+i), func(r *rand.Rand) error {
+			pause(r, cfg.Tick)
+			actor := actors[r.IntN(len(actors))]
+			known := versions[i]
+			expect := known[actor]
+			if r.IntN(3) == 0 {
+				_, v, err := st.LoadCheckpoint(ctx, actor)
+				if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
+					return err
+				}
+				expect = v
+			}
+			pause(r, cfg.Tick)
+			v, err := saveCheckpoint(actor, []byte(fmt.Sprintf("state of %s", actor)), expect)
+			switch {
+			case err == nil:
+				known[actor] = v
+			case errors.Is(err, actordelivery.ErrVersionConflict):
+				delete(known, actor)
+			default:
+				return err
+			}
+			atomic.AddInt64(&stats.Checkpoints, 1)
+			return nil
+		})
+	}
+	// The maintainer: now and then it purges what became final a while ago, and redrives a dead
+	// letter (a message's or an outbox row's) or an id that names none.
+	goLoopIf(runsRole(roleMaintainer), "maintainer", 500, func(r *rand.Rand) error {
+		pause(r, 8*cfg.Tick)
+		if r.IntN(2) == 0 {
+			_, err := st.Purge(ctx, time.Duration(r.IntN(6))*time.Second, time.Duration(r.IntN(10))*time.Second, 1+r.IntN(5))
+			return err
+		}
+		var dead []string
+		dls, err := st.ListDeadLetters(ctx)
+		if err != nil {
+			return err
+		}
+		for _, d := range dls {
+			dead = append(dead, d.ID)
+		}
+		rows, err := st.ListOutbox(ctx)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			if row.State == actordelivery.StateDeadLetter {
+				dead = append(dead, row.ID)
+			}
+		}
+		id := "m0" // no such message: the redrive finds nothing
+		if len(dead) > 0 && r.IntN(5) != 0 {
+			id = dead[r.IntN(len(dead))]
+		}
+		err = st.Redrive(ctx, id, "operator-fix")
+		if err == nil {
+			atomic.AddInt64(&stats.Redriven, 1)
+		}
+		if errors.Is(err, actordelivery.ErrNotFound) {
+			err = nil
+		}
+		return err
+	})
 
 	wg.Wait()
 	stats.Logical = int64(clock.Now().Sub(traces.Epoch) / time.Second)
@@ -432,6 +603,34 @@ type faultyStore struct {
 	*actordelivery.Store
 	r      *rand.Rand
 	faults *int64
+	// claim, when set, claims in place of the store's OutboxClaim (a variant's copy).
+	claim func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error)
+}
+
+func (f *faultyStore) OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
+	if f.claim != nil {
+		return f.claim(ctx, limit, claimFor)
+	}
+	return f.Store.OutboxClaim(ctx, limit, claimFor)
+}
+
+// OutboxFail and OutboxDeadLetter, a delivery's release, run in a transaction that can fail like
+// any other of the publisher's. A row whose release failed stays claimed until its claim runs
+// out; the next claim takes it again, or dead-letters it when it has no delivery attempts left.
+func (f *faultyStore) OutboxFail(ctx context.Context, id, token string, delay time.Duration) error {
+	return f.ExecTx(ctx, false, func(ctx context.Context) error { return f.Store.OutboxFail(ctx, id, token, delay) })
+}
+
+func (f *faultyStore) OutboxDeadLetter(ctx context.Context, id, token, reason string) error {
+	return f.ExecTx(ctx, false, func(ctx context.Context) error { return f.Store.OutboxDeadLetter(ctx, id, token, reason) })
+}
+
+// Enqueue is the store's, except into the mailbox that does not exist, which fails.
+func (f *faultyStore) Enqueue(ctx context.Context, m actordelivery.NewMessage) (bool, error) {
+	if m.Mailbox == missingTarget {
+		return false, errNoMailbox
+	}
+	return f.Store.Enqueue(ctx, m)
 }
 
 type inFaultyTx struct{}

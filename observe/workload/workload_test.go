@@ -9,6 +9,7 @@ import (
 
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
+	"github.com/pconform/pconform/traces"
 )
 
 // TestObservedRunAgreesWithModel records a short concurrent run of the correct store, converts
@@ -31,6 +32,22 @@ func TestObservedRunAgreesWithModel(t *testing.T) {
 	t.Logf("stats %+v, %d events, %d steps", stats, len(lg.Events), len(tr.Steps))
 	if stats.Handled == 0 || stats.Delivered == 0 || len(tr.Steps) < 50 {
 		t.Fatalf("the run did too little to check anything: %+v, %d steps", stats, len(tr.Steps))
+	}
+	// The workload reaches every rule a variant breaks: lease extensions (stale-extend),
+	// processed marks (dedup-ttl-inverted), checkpoint saves (checkpoint-reset), outbox rows out
+	// of delivery attempts (outbox-unbounded), and purges and redrives.
+	ops := map[traces.Op]int{}
+	for _, st := range tr.Steps {
+		ops[st.Op]++
+		if st.Op == traces.OpOutboxDeadLetter && st.Args.Reason == traces.ReasonMaxDeliveryAttempts {
+			ops["outbox_dead_letter at max_delivery_attempts"]++
+		}
+	}
+	for _, op := range []traces.Op{traces.OpExtend, traces.OpMarkProcessed, traces.OpSaveCheckpoint, traces.OpLoadCheckpoint,
+		"outbox_dead_letter at max_delivery_attempts", traces.OpPurge, traces.OpRedrive} {
+		if ops[op] == 0 {
+			t.Errorf("the run performed no %s (ops: %v)", op, ops)
+		}
 	}
 	f, err := observe.CheckModel(tr)
 	if err != nil {
