@@ -33,6 +33,7 @@ const onPostgres = "TestOnPostgres/"
 var postgresTests = map[string]func(*testing.T){
 	"TestDurationsAboveMaxRefused":            TestDurationsAboveMaxRefused,
 	"TestRecorderEvents":                      TestRecorderEvents,
+	"TestRecorderDedupAndCheckpoints":         TestRecorderDedupAndCheckpoints,
 	"TestCommitLog":                           TestCommitLog,
 	"TestRecorderLeaseLostStep":               TestRecorderLeaseLostStep,
 	"TestRecorderOffTouchesNothing":           TestRecorderOffTouchesNothing,
