@@ -40,6 +40,8 @@ var counterexampleVariants = map[string]string{
 	"tcOutboxUnboundedCounterexample":          "outbox-unbounded",
 	"tcDedupTTLInvertedCounterexample":         "dedup-ttl-inverted",
 	"tcCheckpointResetCounterexample":          "checkpoint-reset",
+	"tcPurgeForgetsIdsCounterexample":          "purge-forgets-ids",
+	"tcAttemptsKeptOnRedriveCounterexample":    "redrive-keeps-attempts",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

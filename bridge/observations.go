@@ -20,6 +20,7 @@ type obsSpec struct {
 // opsWithBug are the ops whose observation carries a `bug` flag: the steps a deliberately broken
 // profile can change.
 var opsWithBug = map[traces.Op]bool{
+	traces.OpEnqueue:          true,
 	traces.OpLease:            true,
 	traces.OpOutboxClaim:      true,
 	traces.OpConsumerFetch:    true,

@@ -48,6 +48,12 @@ const (
 	// TargetCheckpointReset is the store whose first checkpoint save (expected version 0)
 	// overwrites an existing checkpoint and resets its version to 1.
 	TargetCheckpointReset = "checkpoint-reset"
+	// TargetPurgeForgetsIDs is the store whose purge retires no id: a purged acked message or
+	// dead letter enqueued again inside its dedup horizon comes back as a fresh message.
+	TargetPurgeForgetsIDs = "purge-forgets-ids"
+	// TargetRedriveKeepsAttempts is the store whose redrive puts a mailbox dead letter back with
+	// the attempts it died with, so an exhausted message is never deliverable again.
+	TargetRedriveKeepsAttempts = "redrive-keeps-attempts"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -98,6 +104,10 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{ProcessedTTLInverted: true}}},
 		{name: TargetCheckpointReset, broken: true, doc: "a first checkpoint save (expected version 0) that overwrites an existing checkpoint and resets its version to 1",
 			store: storeConfig{rules: &brokenstore.Rules{CheckpointFirstSaveResets: true}}},
+		{name: TargetPurgeForgetsIDs, broken: true, doc: "a purge that retires no id (a purged id enqueued again inside its dedup horizon is inserted afresh)",
+			store: storeConfig{rules: &brokenstore.Rules{PurgeForgetsIDs: true}}},
+		{name: TargetRedriveKeepsAttempts, broken: true, doc: "a redrive that puts a mailbox dead letter back with the attempts it died with (an exhausted message is never deliverable again)",
+			store: storeConfig{rules: &brokenstore.Rules{RedriveKeepsAttempts: true}}},
 	}
 }
 
@@ -144,7 +154,8 @@ func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, Stor
 // NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
 // their own on the PostgreSQL server db.Server). Every target exists on both backends: the
 // variants that run a copy of the store's statements (lease-boundary, lease-early,
-// fifo-overtake, outbox-unbounded, stale-extend, eligibility-copy) copy them in the backend's own
+// fifo-overtake, outbox-unbounded, stale-extend, dedup-ttl-inverted, checkpoint-reset,
+// purge-forgets-ids, redrive-keeps-attempts, eligibility-copy) copy them in the backend's own
 // dialect.
 func NewTargetOn(name string, db StoreDB) (Target, error) {
 	d, ok := lookup(name)

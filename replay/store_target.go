@@ -22,8 +22,8 @@ import (
 // correct store; each broken variant (registry.go) sets one field to a replacement built outside
 // the store, in internal/brokenstore.
 type storeConfig struct {
-	// rules, when set, runs lease, peek, expire, extend, outbox claim and the consumer's fetch
-	// through a copy of the store's statements, in the backend's dialect, with these rules; nil
+	// rules, when set, runs lease, peek, expire, extend, outbox claim, the consumer's fetch,
+	// mark_processed, save_checkpoint, purge and redrive through a copy of the store's statements, in the backend's dialect, with these rules; nil
 	// runs the store's own.
 	rules *brokenstore.Rules
 	// handle replaces the real consumer's Handle; nil runs Consumer.Handle.
@@ -305,7 +305,11 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		// The clock was set above; nothing else happens.
 	case traces.OpPurge:
 		var r actordelivery.PurgeResult
-		r, err = t.st.Purge(ctx, seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+		if t.elig != nil {
+			r, err = t.elig.Purge(ctx, t.clock.Now(), seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+		} else {
+			r, err = t.st.Purge(ctx, seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+		}
 		o.Affected = r.Total()
 	case traces.OpMarkProcessed:
 		if t.elig != nil {
@@ -328,7 +332,11 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		o.Version = int(v)
 		o.Err, err = errKind(err)
 	case traces.OpRedrive:
-		o.Err, err = errKind(t.st.Redrive(ctx, a.ID, a.Reason))
+		if t.elig != nil {
+			o.Err, err = errKind(t.elig.Redrive(ctx, t.clock.Now(), a.ID, a.Reason))
+		} else {
+			o.Err, err = errKind(t.st.Redrive(ctx, a.ID, a.Reason))
+		}
 	case traces.OpConsumerFetch:
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:

@@ -24,7 +24,10 @@ import (
 // with the reason: the workload never performs the operation whose rule they break, so no run of
 // it can show them (each is caught by its P counterexample, its corpus trace or a hunt instead).
 // Every other variant is in the table by default.
-var notObserved = map[string]string{}
+var notObserved = map[string]string{
+	"purge-forgets-ids":      "the workload purges and enqueues again, but through the store's own Purge: nothing runs brokenstore's copy (Eligibility.Purge) for this variant yet",
+	"redrive-keeps-attempts": "the workload redrives, but through the store's own Redrive: nothing runs brokenstore's copy (Eligibility.Redrive) for this variant yet",
+}
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in
 // replay.BrokenVariants but those in notObserved.

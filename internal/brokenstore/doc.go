@@ -5,7 +5,8 @@
 //
 // Everything here is built from outside the store, on actordelivery's public API (a broken
 // consumer's handle, a broken split delivery), or beside it, on a copy of the store's own
-// eligibility, expiry, processed-message and checkpoint SQL with one rule changed (Rules).
+// eligibility, expiry, processed-message, checkpoint, purge and redrive SQL with one rule changed
+// (Rules).
 // actordelivery carries no flag, option or hook for any of them, and since the package is
 // internal, no user of the module can reach it. The SQL is copied in both dialects (OpenEligibility on SQLite, OpenEligibilityPostgres on
 // PostgreSQL, the latter with the store's row locking), so every variant exists on both backends.

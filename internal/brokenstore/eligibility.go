@@ -52,10 +52,19 @@ type Rules struct {
 	// 0) of an actor that already has a checkpoint overwrites it and resets its version to 1.
 	// The store: such a save conflicts and changes nothing.
 	CheckpointFirstSaveResets bool
+	// PurgeForgetsIDs is the purge-forgets-ids variant: a purge removes acked messages and dead
+	// letters without retiring their ids, so a purged id is free at once and an enqueue of it
+	// inside the dedup horizon inserts a fresh message. The store: the id stays taken until
+	// final time + horizon.
+	PurgeForgetsIDs bool
+	// RedriveKeepsAttempts is the redrive-keeps-attempts variant: a redrive puts a mailbox dead
+	// letter back with the attempt count it was dead-lettered with (usually max_attempts, so no
+	// worker can ever lease it). The store: attempts 0.
+	RedriveKeepsAttempts bool
 }
 
-// Eligibility runs the store's lease, peek, expire, extend, outbox claim, processed-message and
-// checkpoint statements, copied with its Rules, beside the store: on a second connection to the
+// Eligibility runs the store's lease, peek, expire, extend, outbox claim, processed-message,
+// checkpoint, purge and redrive statements, copied with its Rules, beside the store: on a second connection to the
 // store's SQLite file, or on the store's PostgreSQL pool in the store's table prefix. Its leases
 // carry tokens "copy-<n>", which never collide with the store's random ones.
 type Eligibility struct {
@@ -76,6 +85,9 @@ type Eligibility struct {
 	// qMarkProcessed, qInsertCheckpoint and qUpdateCheckpoint are the copied processed-message
 	// and checkpoint statements (see buildDedup).
 	qMarkProcessed, qInsertCheckpoint, qUpdateCheckpoint string
+	// The copied purge and redrive statements (see buildRetention).
+	qPurgeAcked, qPurgeDead, qPurgeOutbox, qRetire, qForgetExpired                                   string
+	qRedriveRecordMessage, qRedriveMessage, qRedriveDeleteDead, qRedriveRecordOutbox, qRedriveOutbox string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>", or
 	// "copy-<ns>-<tokens+1>" after Namespace(ns).
 	tokens int
@@ -226,8 +238,11 @@ WHERE seq IN (
 RETURNING ` + outboxCols
 	}
 	e.buildDedup()
+	e.buildRetention(pg)
 	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim,
-		&e.qMarkProcessed, &e.qInsertCheckpoint, &e.qUpdateCheckpoint} {
+		&e.qMarkProcessed, &e.qInsertCheckpoint, &e.qUpdateCheckpoint,
+		&e.qPurgeAcked, &e.qPurgeDead, &e.qPurgeOutbox, &e.qRetire, &e.qForgetExpired,
+		&e.qRedriveRecordMessage, &e.qRedriveMessage, &e.qRedriveDeleteDead, &e.qRedriveRecordOutbox, &e.qRedriveOutbox} {
 		*q = strings.ReplaceAll(*q, "{p}", prefix)
 	}
 }

@@ -7,7 +7,7 @@
 // broken profile changed.
 
 event eObsEnqueue: (at: int, mailbox: string, id: string, max_attempts: int, key: string, priority: int,
-                    delay: int, payload: string, duplicate: bool);
+                    delay: int, payload: string, duplicate: bool, bug: bool);
 event eObsLease: (at: int, mailbox: string, lease_for: int, msg_id: string, msg_attempts: int, msg_token: int,
                   bug: bool);
 event eObsPeek: (at: int, mailbox: string, msg_id: string, msg_attempts: int, msg_token: int);

@@ -28,7 +28,9 @@ machine Store {
   // "" for the correct store, "fifo-overtake" for the broken keyed-order rule, "outbox-unbounded"
   // for an outbox claim that ignores max_delivery_attempts, "dedup-ttl-inverted" for a
   // processed-message mark whose ttl check is inverted, "checkpoint-reset" for a first checkpoint
-  // save that overwrites an existing checkpoint and resets its version.
+  // save that overwrites an existing checkpoint and resets its version, "purge-forgets-ids" for a
+  // purge that retires no id (a purged id is free at once), "redrive-keeps-attempts" for a redrive
+  // of a mailbox dead letter that keeps its attempt count.
   var variant: string;
   // (consumer, id) as "consumer|id" -> the time its processed-message mark expires; a mark is live
   // while now < expires. Marks are never removed: an expired one counts as absent.
@@ -52,6 +54,12 @@ machine Store {
   // Redrive (docs/semantics.md, "Redrive"): each dead letter's message row as it was when it was
   // moved, so a redrive can put it back (tDead keeps only what traces show of a dead letter).
   var deadRows: map[string, tMsg];
+  // The broken profiles' memory of what the correct store would have done, so that res.bug flags
+  // exactly the first step whose result the bug changes: the ids purge-forgets-ids did not retire,
+  // with the end of the horizon the correct store would have kept them for, and the messages
+  // redrive-keeps-attempts put back with the attempt count the correct store would have reset.
+  var forgotten: map[string, int];
+  var keptAttempts: map[string, int];
 
   // The state before the request being applied, for AnnounceChanges.
   var oldMsgs: seq[tMsg];
@@ -74,7 +82,7 @@ machine Store {
       res = Enqueue(r.mailbox, r.id, r.key, r.priority, r.max_attempts, r.delay, r.payload);
       announce eObsEnqueue, (at = now, mailbox = r.mailbox, id = r.id, max_attempts = r.max_attempts,
                              key = r.key, priority = r.priority, delay = r.delay, payload = r.payload,
-                             duplicate = res.duplicate);
+                             duplicate = res.duplicate, bug = res.bug);
       Reply(r.client, res);
     }
 
@@ -364,6 +372,34 @@ machine Store {
     return i >= 0 && msgs[i].row_state == "ready" && token != 0 && msgs[i].token == token;
   }
 
+  // redrive-keeps-attempts: whether the pick i (an index or -1) differs from the correct store's, in
+  // which every message redriven since has the attempts the bug kept taken off again (a different
+  // message, or the same one with a different attempt count).
+  fun KeptAttemptsChangePick(mailbox: string, i: int): bool {
+    var saved: seq[tMsg];
+    var j: int;
+    var right: int;
+    var differs: bool;
+    if (sizeof(keptAttempts) == 0) {
+      return false;
+    }
+    saved = msgs;
+    j = 0;
+    while (j < sizeof(msgs)) {
+      if (msgs[j].id in keptAttempts) {
+        msgs[j].attempts = msgs[j].attempts - keptAttempts[msgs[j].id];
+      }
+      j = j + 1;
+    }
+    right = NextIndex(mailbox, "");
+    msgs = saved;
+    differs = right != i;
+    if (!differs && i >= 0) {
+      differs = msgs[i].id in keptAttempts;
+    }
+    return differs;
+  }
+
   // Eligible(msgs[i], now) under the given keyed-order variant.
   fun Eligible(i: int, v: string): bool {
     var j: int;
@@ -408,6 +444,8 @@ machine Store {
       res.duplicate = true;
       return res;
     }
+    // purge-forgets-ids: the correct store still holds a purged id inside its horizon.
+    res.bug = id in forgotten && forgotten[id] > now;
     msgs += (sizeof(msgs), (mailbox = mailbox, id = id, key = key, priority = priority, payload = payload,
                             row_state = "ready", attempts = 0, max_attempts = max_attempts,
                             available_at = now + delay, token = 0, lease_until = 0, seqno = nextSeq));
@@ -421,7 +459,7 @@ machine Store {
     var i: int;
     i = NextIndex(mailbox, variant);
     if (variant != "") {
-      res.bug = i != NextIndex(mailbox, "");
+      res.bug = i != NextIndex(mailbox, "") || KeptAttemptsChangePick(mailbox, i);
     }
     if (i < 0) {
       return res;
@@ -442,7 +480,7 @@ machine Store {
     var i: int;
     i = NextIndex(mailbox, variant);
     if (variant != "") {
-      res.bug = i != NextIndex(mailbox, "");
+      res.bug = i != NextIndex(mailbox, "") || KeptAttemptsChangePick(mailbox, i);
     }
     if (i >= 0) {
       res.msg_id = msgs[i].id;
@@ -1199,10 +1237,15 @@ machine Store {
 
   // Keeps a purged message or dead-letter id until its dedup horizon ends (not at all when that
   // is already past). The monitors learn of every removal, whatever is kept.
+  // The purge-forgets-ids profile keeps none: the id is free at once.
   fun Retire(id: string, finalAt: int, horizon: int) {
     announce eSpecPurged, (at = now, id = id, horizon_end = finalAt + horizon);
     if (finalAt + horizon > now) {
-      retired[id] = finalAt + horizon;
+      if (variant == "purge-forgets-ids") {
+        forgotten[id] = finalAt + horizon;
+      } else {
+        retired[id] = finalAt + horizon;
+      }
     }
   }
 
@@ -1257,7 +1300,8 @@ machine Store {
   // redrive(id, reason): the mailbox dead letter id, if any, goes back into its mailbox as a ready
   // message with attempts 0, available now and a new seqno (the back of its mailbox and key); the
   // outbox row id, if dead-lettered, becomes pending with delivery attempts 0, available now and no
-  // reason. not_found when id names neither. The reason goes to the store's history only.
+  // reason. not_found when id names neither. The reason goes to the store's history only. The
+  // redrive-keeps-attempts profile puts a message back with the attempts it was dead-lettered with.
   fun Redrive(id: string): tRes {
     var res: tRes;
     var i: int;
@@ -1273,7 +1317,13 @@ machine Store {
           deadAt -= (id);
         }
         m.row_state = "ready";
-        m.attempts = 0;
+        if (variant == "redrive-keeps-attempts") {
+          if (m.attempts > 0) {
+            keptAttempts[id] = m.attempts;
+          }
+        } else {
+          m.attempts = 0;
+        }
         m.available_at = now;
         m.token = 0;
         m.lease_until = 0;

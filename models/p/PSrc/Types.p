@@ -78,4 +78,4 @@ type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
                   dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string, dedup: int,
                   checkpointer: bool, checkpoint_effects: string, checkpoint_loads: int,
-                  redrives: int, redrive_ids: seq[string]);
+                  redrives: int, redrive_ids: seq[string], redrive_worker: bool);

@@ -61,7 +61,8 @@ machine Scenario {
         running = running + 1;
       }
       if (sc.redrives > 0) {
-        new Redriver((store = store, driver = this, redrives = sc.redrives, ids = sc.redrive_ids));
+        new Redriver((store = store, driver = this, redrives = sc.redrives, ids = sc.redrive_ids,
+                      worker = sc.redrive_worker));
         running = running + 1;
       }
       goto Running;
@@ -521,10 +522,12 @@ machine CheckpointClient {
 // checker chooses, redrives one of `ids` (the checker's choice), which may be a mailbox dead
 // letter, a dead-lettered outbox row, both, or neither (not_found). The scenario's publishers may
 // have stopped before a redrive makes an outbox row pending again, so the Redriver then runs a
-// fold publisher of its own (without faults) until no row is pending, and waits for it.
+// fold publisher of its own (without faults) until no row is pending, and waits for it. With
+// `worker`, it then also runs a leased worker of its own on inbox (whose handler succeeds) until
+// the mailbox is quiet, so that a redriven message is fetched after the redrive in every schedule.
 machine Redriver {
   start state Run {
-    entry (init: (store: machine, driver: machine, redrives: int, ids: seq[string])) {
+    entry (init: (store: machine, driver: machine, redrives: int, ids: seq[string], worker: bool)) {
       var i: int;
       var n: int;
       while (i < init.redrives) {
@@ -540,6 +543,10 @@ machine Redriver {
       }
       new Publisher((store = init.store, driver = this, cfg = Pub(9, AtomicFold, default(seq[string]), 0)));
       receive { case eDone: (d: (who: machine)) { } }
+      if (init.worker) {
+        new ConsumerWorker((store = init.store, driver = this, cfg = Worker(9, "inbox", Leased, false)));
+        receive { case eDone: (d: (who: machine)) { } }
+      }
       send init.driver, eDone, (who = this,);
     }
   }

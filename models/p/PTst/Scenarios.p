@@ -382,3 +382,36 @@ fun ScRedrive(): tScenario {
   sc.redrive_ids += (2, "o1");
   return sc;
 }
+
+// Counterexample: purge retires no id (purge-forgets-ids). A leased worker acknowledges m1 and m2
+// (m1 has one attempt, so a failure dead-letters it instead); the Janitor purges twice and
+// enqueues m1 or m2 again after each purge: a purged id enqueued inside its horizon is inserted as
+// a fresh message.
+fun ScPurgeForgetsIds(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.variant = "purge-forgets-ids";
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.janitor = 2;
+  sc.janitor_ids += (0, "m1");
+  sc.janitor_ids += (1, "m2");
+  return sc;
+}
+
+// Counterexample: a redrive puts a mailbox dead letter back with the attempts it died with
+// (redrive-keeps-attempts). m1 has one attempt and a leased worker whose handler may fail
+// dead-letters it; the Redriver redrives m1 twice and then fetches with a worker of its own: the
+// redriven m1 is exhausted, so no worker can ever lease it.
+fun ScRedriveKeepsAttempts(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.variant = "redrive-keeps-attempts";
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.redrives = 2;
+  sc.redrive_ids += (0, "m1");
+  sc.redrive_worker = true;
+  return sc;
+}

@@ -33,6 +33,8 @@ machine TestDedupTTLInverted { start state Init { entry { new Scenario(ScDedupTT
 machine TestCheckpoints { start state Init { entry { new Scenario(ScCheckpoints()); } } }
 machine TestCheckpointReset { start state Init { entry { new Scenario(ScCheckpointReset()); } } }
 machine TestRedrive { start state Init { entry { new Scenario(ScRedrive()); } } }
+machine TestPurgeForgetsIds { start state Init { entry { new Scenario(ScPurgeForgetsIds()); } } }
+machine TestRedriveKeepsAttempts { start state Init { entry { new Scenario(ScRedriveKeepsAttempts()); } } }
 
 // ---- green ----
 
@@ -132,6 +134,14 @@ test tcDedupTTLInvertedCounterexample [main = TestDedupTTLInverted]:
 test tcCheckpointResetCounterexample [main = TestCheckpointReset]:
   assert CheckpointVersionsOnlyGrow
   in (union Delivery, Environment, { TestCheckpointReset });
+
+test tcPurgeForgetsIdsCounterexample [main = TestPurgeForgetsIds]:
+  assert PurgedIdsStayDuplicates
+  in (union Delivery, Environment, { TestPurgeForgetsIds });
+
+test tcAttemptsKeptOnRedriveCounterexample [main = TestRedriveKeepsAttempts]:
+  assert RedrivenDeadLettersDeliverable
+  in (union Delivery, Environment, { TestRedriveKeepsAttempts });
 
 test tcOutboxSplitWriteCounterexample [main = TestSplitWrite]:
   assert OutboxCompletionImpliesDelivery

@@ -9,7 +9,7 @@ type tOutboxRow = (id: string, target: string, key: string, priority: int, max_a
 type tDeadRow = (mailbox: string, id: string, attempts: int, reason: string);
 
 event eObsEnqueue: (at: int, mailbox: string, id: string, key: string, priority: int, max_attempts: int,
-  delay: int, payload: string, duplicate: bool);
+  delay: int, payload: string, duplicate: bool, bug: bool);
 event eObsLease: (at: int, mailbox: string, lease_for: int, msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsPeek: (at: int, mailbox: string, msg_id: string, msg_attempts: int, msg_token: int);
 event eObsAck: (at: int, id: string, token: int, err: string);

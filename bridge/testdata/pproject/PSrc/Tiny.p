@@ -37,7 +37,8 @@ machine Store {
         pending = 2;
       }
       announce eObsEnqueue, (at = now, mailbox = "inbox", id = "m1", key = "k", priority = 2,
-        max_attempts = m1MaxAttempts, delay = 0, payload = "hello", duplicate = false);
+        max_attempts = m1MaxAttempts, delay = 0, payload = "hello", duplicate = false,
+        bug = false);
       if (!leaseless) {
         announce eObsOutboxEnqueue, (at = now, id = "o1", target = "inbox", key = "", priority = 0,
           max_attempts = 2, payload = "", max_delivery_attempts = 0, duplicate = false);
