@@ -155,6 +155,7 @@ func benchConsume(b *testing.B, backend Backend) {
 // holds a backlog of 1,000 messages, 100 of them under live leases, and reports commits/poll from
 // the store's Stats: an empty poll commits nothing on either path (expected 0), since the leased
 // fetch reads first and takes the writer only when a lease has expired or a message is eligible.
+// It also reports the test process's CPU per poll.
 //
 //	bash scripts/pg.sh go test -run '^$' -bench IdlePoll -benchtime 2000x ./actordelivery/
 func BenchmarkIdlePoll(b *testing.B) {
@@ -174,7 +175,7 @@ func BenchmarkIdlePoll(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				before := s.Stats()
+				before, cpu0 := s.Stats(), cpuOf(b, 0, false)
 				b.ResetTimer()
 				for range b.N {
 					out, err := c.Step(ctx)
@@ -189,6 +190,9 @@ func BenchmarkIdlePoll(b *testing.B) {
 				after := s.Stats()
 				b.ReportMetric(float64(after.Commits-before.Commits)/float64(b.N), "commits/poll")
 				b.ReportMetric(float64(after.Rollbacks-before.Rollbacks)/float64(b.N), "rollbacks/poll")
+				// This process's CPU per poll (on PostgreSQL the server's share is not included).
+				cpu := cpuOf(b, 0, false).client - cpu0.client
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-cpu-us/poll")
 			})
 		}
 	})

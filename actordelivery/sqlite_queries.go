@@ -25,9 +25,18 @@ const msgCols = `seq, id, mailbox, key, priority, max_attempts, attempts, availa
 
 // qNextCandidate is the eligibility rule of docs/semantics.md, conjunct by conjunct, followed by
 // the delivery order. Parameters: :mailbox, :now.
+//
+// The mailbox parameter is wrapped in a CAST (a no-op: it is text) because SQLite's planner (3.54,
+// as go-sqlite3 bundles it) compares a bare parameter with the literals of the partial indexes'
+// WHERE clauses while it plans this query, and then marks the statement to be re-prepared each
+// time that parameter is bound again: every peek and every lease was parsed and planned anew
+// despite the statement cache, at 3 to 5 times the cost of running it (see docs/performance.md,
+// "Statements compiled at every execution"). Through the CAST the planner sees an expression, not
+// a bound value, and the cached statement is reused. The plan is the same, an equality probe of
+// messages_next (TestHotStatementPlans).
 const qNextCandidate = `
 FROM {p}messages m
-WHERE m.mailbox = :mailbox
+WHERE m.mailbox = CAST(:mailbox AS TEXT)
   AND m.state = 'ready'
   AND m.available_at <= :now
   AND (m.token IS NULL OR m.lease_until <= :now)

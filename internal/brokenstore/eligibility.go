@@ -147,7 +147,7 @@ func (e *Eligibility) build(backend actordelivery.Backend, prefix string) {
 	}
 	next := `
 FROM {p}messages m
-WHERE m.mailbox = :mailbox
+WHERE m.mailbox = CAST(:mailbox AS TEXT)
   AND m.state = 'ready'
   AND m.available_at <= :now
   AND (m.token IS NULL OR NOT (` + live("m.lease_until") + `))

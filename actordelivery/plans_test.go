@@ -1,0 +1,70 @@
+package actordelivery
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHotStatementPlans pins SQLite's query plan of the statements a fetch and an
+// acknowledgement run: each searches an index (the one named) and none scans the messages table.
+// In particular the store-wide expiry sweep a leased fetch runs is a range probe of the partial
+// index messages_leases, which holds only leased rows, so it reads nothing when no lease exists
+// and only expired entries otherwise.
+func TestHotStatementPlans(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "plans.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		query string
+		want  []string // each must appear in the plan
+	}{
+		{"peek", qPeek, []string{"SEARCH m USING INDEX messages_next (mailbox=? AND state=?)", "USING INDEX messages_key"}},
+		{"lease", qLease, []string{"SEARCH messages USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH m USING INDEX messages_next (mailbox=? AND state=?)"}},
+		{"leased work", qLeasedWork, []string{"SEARCH messages USING INDEX messages_leases (lease_until<?)", "SEARCH m USING INDEX messages_next (mailbox=? AND state=?)"}},
+		{"expire", qExpire, []string{"SEARCH messages USING INDEX messages_leases (lease_until<?)"}},
+		{"ack", qAck, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
+		{"ack by id", qAckByID, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var plan []string
+			err := s.read(ctx, "plan", func(q querier, now int64) error {
+				rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tc.query,
+					named("mailbox", "mb"), named("now", now), named("token", "t"), named("until", now),
+					named("id", "m1"))
+				if err != nil {
+					return err
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var id, parent, unused int
+					var detail string
+					if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+						return err
+					}
+					plan = append(plan, detail)
+				}
+				return rows.Err()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := strings.Join(plan, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("plan lacks %q:\n%s", w, text)
+				}
+			}
+			for _, line := range plan {
+				if strings.HasPrefix(line, "SCAN") && line != "SCAN CONSTANT ROW" {
+					t.Errorf("plan scans a table (%q):\n%s", line, text)
+				}
+			}
+		})
+	}
+}
