@@ -32,11 +32,13 @@ var pName = regexp.MustCompile(`^[A-Za-z0-9_.:/ -]*$`)
 // trace t, in its order, into the project's spec monitors (ObservedMonitors): a message inserted
 // into a mailbox (an enqueue or a delivery that was not a duplicate), an outbox row enqueued and
 // completed, a handler effect committed (a consumer_handle that acked the message its worker
-// fetched), a dead letter with its attempts. The events come from the observed results alone,
-// never from a model. The driver machine announces them; the monitors are the same files model
-// checking compiles.
+// fetched), a dead letter with its attempts, each claimed outbox row's delivery attempts against
+// its bound, and the store's observations of processed marks and checkpoint saves and loads
+// (eObsMarkProcessed, eObsSaveCheckpoint, eObsLoadCheckpoint). The events come from the observed
+// results alone, never from a model. The driver machine announces them; the monitors are the same
+// files model checking compiles.
 //
-// Errors: an id, mailbox or reason that cannot be written as a P string literal.
+// Errors: an id, mailbox, reason, consumer or actor that cannot be written as a P string literal.
 func ObservedDriver(t *traces.Trace) (string, error) { return observedDriver(t, 0) }
 
 // observedDriver is ObservedDriver with machine, function and test case names numbered k, so that
