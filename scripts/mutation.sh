@@ -4,34 +4,68 @@
 #
 #   scripts/mutation.sh                 # the SQL-bearing files of actordelivery
 #   scripts/mutation.sh FILE...         # only these files of actordelivery (e.g. mailbox.go)
+#   scripts/mutation.sh --summary [LOG] # the per-file table of a run's log (default
+#                                       # out/mutation/gremlins.log; a stopped run's log too)
 #
 # gremlins (github.com/go-gremlins/gremlins, installed into the git-ignored .tools/bin from the
 # module mirror, never into go.mod) mutates one operator of actordelivery at a time (conditionals
 # boundary and negation, arithmetic, increment/decrement, inverted negatives) and runs "the tests"
 # for each mutant. Here "the tests" are not actordelivery's: gremlins runs `go test` through a
-# stand-in `go` on its PATH (written below) that replaces every `go test` with the oracle:
+# stand-in `go` on its PATH (written below) that replaces every `go test` with the oracle, cheapest
+# first, stopping at the first that fails:
 #
+#   0. (not an oracle) `go build ./actordelivery`: a mutant that does not compile is NOT VIABLE;
 #   1. the analyzers: `go vet -vettool=pconform-vet ./actordelivery` on the mutated source;
-#   2. replay: the committed corpus against the store, the store reopened before every step and
-#      the model (TestCorpus), and the hand-written traces (TestSymbolPathsAgree);
-#   3. properties: the stateful property test against the store with its fencing probes
-#      (TestPropertyStore, PCONFORM_SEQUENCES sequences, default 100 here) and the probe tests
-#      (TestFencingProbes).
+#   2. properties: the probe test (TestFencingProbes) and the stateful property test against the
+#      store with its fencing probes (TestPropertyStore, PCONFORM_SEQUENCES sequences, default 200
+#      as in the gate, seed 1);
+#   3. replay: the hand-written traces (TestSymbolPathsAgree) and the committed corpus against the
+#      store, the store reopened before every step and the model (TestCorpus).
 #
 # A mutant is KILLED when the oracle fails, LIVED when it passes, NOT COVERED when no oracle test
 # runs its line (coverage is gathered from the oracle alone, -coverpkg=actordelivery), TIMED OUT
-# when the oracle runs past gremlins' limit. Efficacy = killed / (killed + lived); NOT COVERED
-# mutants count against mutant coverage, not efficacy. Results: out/mutation/ (gremlins' JSON
-# report and log). Runs on SQLite only (no PCONFORM_PG_DSN is passed to the oracle).
+# when the oracle runs past gremlins' limit, NOT VIABLE when it does not build. Efficacy =
+# killed / (killed + lived); NOT COVERED mutants count against mutant coverage, not efficacy.
+# Results: out/mutation/ (gremlins' JSON report and log, and oracle.log: per mutant the changed
+# lines, the verdict, the oracle that decided it and the seconds of each phase). Runs on SQLite
+# only (no PCONFORM_PG_DSN is passed to the oracle).
 #
 # Environment (all optional):
-#   PCONFORM_SEQUENCES            property sequences per mutant            (default 100)
+#   PCONFORM_SEQUENCES            property sequences per mutant            (default 200)
 #   PCONFORM_MUTATION_WORKERS     mutants tested in parallel               (default 1)
 #   PCONFORM_MUTATION_TIMEOUT     gremlins' --timeout-coefficient          (default 3)
+#   PCONFORM_MUTATION_TMP         where the oracle's SQLite files go       (default /dev/shm if writable)
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$PCONFORM_ROOT"
+
+# summary prints, per file, the verdicts of gremlins' log lines ("KILLED CONDITIONALS_BOUNDARY at
+# mailbox.go:313:127") and the efficacy, killed / (killed + lived).
+summary() {
+  awk '
+    $NF ~ /\.go:[0-9]+:[0-9]+$/ && $(NF-1) == "at" {
+      status = $1; if ($1 == "NOT" || $1 == "TIMED") status = $1 " " $2
+      split($NF, pos, ":"); f = pos[1]; files[f] = 1; n[f, status]++; n["all", status]++
+    }
+    function row(f, k, l) {
+      k = n[f, "KILLED"] + 0; l = n[f, "LIVED"] + 0
+      printf "| %s | %d | %d | %d | %d | %d | %s |\n", f, k, l, n[f, "TIMED OUT"] + 0, n[f, "NOT COVERED"] + 0,
+        n[f, "NOT VIABLE"] + 0, (k + l > 0 ? sprintf("%.0f%% (%d / %d)", 100 * k / (k + l), k, k + l) : "-")
+    }
+    END {
+      print "| file | killed | lived | timed out | not covered | not viable | efficacy |"
+      print "|---|---:|---:|---:|---:|---:|---:|"
+      m = 0; for (f in files) list[++m] = f
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && list[j] < list[j-1]; j--) { t = list[j]; list[j] = list[j-1]; list[j-1] = t }
+      for (i = 1; i <= m; i++) row(list[i])
+      row("all")
+    }' "$1"
+}
+if [ "${1:-}" = --summary ]; then
+  summary "${2:-$PCONFORM_ROOT/out/mutation/gremlins.log}"
+  exit 0
+fi
 
 GREMLINS_VERSION=v0.6.0
 bin=$PCONFORM_TOOLS/bin
@@ -67,11 +101,36 @@ git ls-files -z | xargs -0 cp --parents -t "$work/src"
 # The analyzers are built once, from the unmutated source (they do not import actordelivery).
 go build -o "$work/pconform-vet" ./cmd/pconform-vet
 
-# The stand-in `go`: anything but `go test` goes to the real go command; `go test` runs the
+# The stand-in `go`: anything but `go test` goes to the real go command. A `go test` runs the
 # oracle from the module root of the copy it is called in (gremlins' package argument is ignored,
-# its -timeout and -coverprofile kept).
+# its -timeout and -coverprofile kept). gremlins reads the exit status: 1 killed, 2 not viable (the
+# mutant does not build), anything else lived.
+#
+# gremlins' coverage pass (the one `go test` with -coverprofile) runs the whole oracle in one
+# `go test` over both packages, as the gate would. A mutant's run is ordered by cost and stops at
+# the first oracle that fails (a killed mutant needs only one):
+#   1. the analyzers (type-checks actordelivery, links nothing);
+#   2. the properties' test binary (built for this mutant): TestFencingProbes, TestPropertyStore;
+#   3. replay's test binary (built only if the properties passed): TestSymbolPathsAgree, TestCorpus.
+# What makes a mutant cheap without making the oracle weaker:
+#   - each test binary is built once per mutant with `go test -c`, without the go command's own vet
+#     pass (it checks the test packages, which a mutant of actordelivery never changes) and without
+#     DWARF (-ldflags='-s -w'; stack traces keep their file:line). Not -trimpath: it would make
+#     each worker rebuild the standard library and the cgo SQLite driver once, uncached;
+#   - the SQLite files the tests create live on a memory file system (TMPDIR on /dev/shm when the
+#     machine has one): the same statements, no wait for the disk's fsync.
+# Each mutant's verdict, the oracle that decided it and the seconds of each phase are appended to
+# out/mutation/oracle.log (the mutated line is found by comparing the copy with the pristine source).
 real_go=$(command -v go)
 module=$(go list -m)
+shm=${PCONFORM_MUTATION_TMP:-}
+if [ -z "$shm" ]; then
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=/dev/shm; else shm=${TMPDIR:-/tmp}; fi
+fi
+shm=$(mktemp -d "$shm/pconform-mutation-XXXXXX")
+trap 'rm -rf "$work" "$shm"' EXIT
+sequences=${PCONFORM_SEQUENCES:-200}
+: >"$out/oracle.log"
 mkdir -p "$work/shim"
 cat >"$work/shim/go" <<EOF
 #!/usr/bin/env bash
@@ -90,11 +149,44 @@ while [ \$# -gt 0 ]; do
 done
 root=\$("\$real" env GOMOD); root=\${root%/go.mod}
 cd "\$root" || exit 3
-if [ \${#cover[@]} -eq 0 ]; then
-  "\$real" vet -vettool=$work/pconform-vet ./actordelivery >/dev/null 2>&1 || exit 1
+tmp=\$(mktemp -d "$shm/pconform-mutant-XXXXXX") || exit 3
+trap 'rm -rf "\$tmp"' EXIT
+export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=
+oracle='^(TestCorpus|TestSymbolPathsAgree|TestPropertyStore|TestFencingProbes)\$'
+if [ \${#cover[@]} -gt 0 ]; then
+  exec "\$real" test -count=1 "\${timeout[@]}" "\${cover[@]}" -run "\$oracle" ./replay ./properties >/dev/null 2>&1
 fi
-PCONFORM_SEQUENCES=\${PCONFORM_SEQUENCES:-100} PCONFORM_PG_DSN= "\$real" test -count=1 -failfast "\${timeout[@]}" "\${cover[@]}" \\
-  -run '^(TestCorpus|TestSymbolPathsAgree|TestPropertyStore|TestFencingProbes)\$' ./replay ./properties >/dev/null 2>&1
+# Which mutant this is: the one file of actordelivery that differs from the pristine copy.
+where=?
+for f in actordelivery/*.go; do
+  if ! cmp -s "\$f" "$work/src/\$f"; then
+    where=\$f:\$(diff "$work/src/\$f" "\$f" | sed -n 's/^\([0-9]*\)[acd].*/\1/p' | paste -sd, -)
+    break
+  fi
+done
+t0=\$(date +%s.%N) phases=""
+phase() { phases+=" \$1=\$(awk -v a="\$t0" -v b="\$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')"; t0=\$(date +%s.%N); }
+verdict() { echo "\$where \$1 \$2 \$phases" >>"$out/oracle.log"; exit "\$3"; }
+tt=\${timeout[1]:-10m}
+# A mutant that does not compile (gremlins' arithmetic mutants of a string concatenation) is not
+# viable; without this check the analyzers' type-checking failure would count it as killed.
+"\$real" build ./actordelivery >/dev/null 2>&1 || { phase build; verdict NOT-VIABLE build 2; }
+phase build
+"\$real" vet -vettool=$work/pconform-vet ./actordelivery >/dev/null 2>&1
+rc=\$?; phase vet
+[ \$rc -eq 0 ] || verdict KILLED analyzers 1
+bin=\$tmp/bin
+"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >/dev/null 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2; }
+phase build-properties
+(cd properties && "\$bin/properties.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestFencingProbes|TestPropertyStore)\$' >/dev/null 2>&1)
+rc=\$?; phase properties
+[ \$rc -eq 0 ] || verdict KILLED properties 1
+"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >/dev/null 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2; }
+phase build-replay
+(cd replay && "\$bin/replay.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestSymbolPathsAgree|TestCorpus)\$' >/dev/null 2>&1)
+rc=\$?; phase replay
+[ \$rc -eq 0 ] || verdict KILLED replay 1
+verdict LIVED - 0
 EOF
 chmod +x "$work/shim/go"
 
@@ -112,3 +204,4 @@ PATH="$work/shim:$PATH" "$bin/gremlins" unleash ./actordelivery \
   --workers "${PCONFORM_MUTATION_WORKERS:-1}" --timeout-coefficient "${PCONFORM_MUTATION_TIMEOUT:-3}" \
   --output "$out/report.json" "${exclude[@]}" 2>&1 | tee "$out/gremlins.log"
 echo "mutation: done in $(($(date +%s) - start))s; report in out/mutation/report.json, log in out/mutation/gremlins.log"
+summary "$out/gremlins.log"
