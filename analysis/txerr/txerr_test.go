@@ -20,38 +20,24 @@ func testdata() string {
 }
 
 // TestAnalyzer checks every // want annotation and, where fixes are offered, the .golden file
-// next to the fixture.
+// next to the fixture, over the fixtures (cases, marks and facts, suggested fixes), the stand-in
+// store (its ExecTx returns its commit error: nothing to report there) and a copy of the seed
+// design's publisher, where it requires txerr to fire on each variant of the dropped commit (fold
+// via ExecTx, split via ExecTx, fold via database/sql). One load for all of them: analysistest
+// parses and type-checks every package and its imports, the standard library's included, from
+// source on each call, which took seconds per call.
 func TestAnalyzer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
 	}
-	tests := []struct {
-		name string
-		pkgs []string
-	}{
-		{"cases", []string{"txerr/a"}},
-		{"marks and facts", []string{"txerr/marked", "txerr/markeduse"}},
-		{"suggested fixes", []string{"txerr/fix"}},
-		// The stand-in store's ExecTx returns its commit error: nothing to report there.
-		{"store stand-in is clean", []string{"github.com/pconform/pconform/actordelivery"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			analysistest.RunWithSuggestedFixes(t, testdata(), txerr.Analyzer, tt.pkgs...)
-		})
-	}
-}
-
-// TestSeedPublisherBug runs txerr over a copy of the seed design's publisher and requires it to
-// fire on each variant of the dropped commit (fold via ExecTx, split via ExecTx, fold via
-// database/sql).
-func TestSeedPublisherBug(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: loads and type-checks the fixtures and their imports from source (seconds per package)")
-	}
-	results := analysistest.RunWithSuggestedFixes(t, testdata(), txerr.Analyzer, "seedpublisher")
+	results := analysistest.RunWithSuggestedFixes(t, testdata(), txerr.Analyzer,
+		"txerr/a", "txerr/marked", "txerr/markeduse", "txerr/fix",
+		"github.com/pconform/pconform/actordelivery", "seedpublisher")
 	fired := map[string]bool{}
 	for _, r := range results {
+		if r.Pass.Pkg.Path() != "seedpublisher" {
+			continue
+		}
 		for _, d := range r.Diagnostics {
 			fired[r.Pass.Fset.Position(d.Pos).String()] = true
 		}
