@@ -25,8 +25,7 @@ import (
 // it can show them (each is caught by its P counterexample, its corpus trace or a hunt instead).
 // Every other variant is in the table by default.
 var notObserved = map[string]string{
-	"purge-forgets-ids":      "the workload purges and enqueues again, but through the store's own Purge: nothing runs brokenstore's copy (Eligibility.Purge) for this variant yet",
-	"redrive-keeps-attempts": "the workload redrives, but through the store's own Redrive: nothing runs brokenstore's copy (Eligibility.Redrive) for this variant yet",
+	"purge-forgets-ids": "the workload never enqueues an id again, so no purged id is offered back inside its dedup horizon (its purges run the variant's copy, Eligibility.PurgeRecorded)",
 }
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in

@@ -67,11 +67,46 @@ func (e *Eligibility) Purge(ctx context.Context, now time.Time, olderThan, horiz
 		return actordelivery.PurgeResult{}, fmt.Errorf("brokenstore: purge (older than %v, horizon %v, batch %d): %w",
 			olderThan, horizon, batch, actordelivery.ErrInvalidArgument)
 	}
+	var res actordelivery.PurgeResult
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = e.purge(ctx, tx, now, olderThan, horizon, batch)
+		return err
+	})
+	if err != nil {
+		return actordelivery.PurgeResult{}, err
+	}
+	return res, nil
+}
+
+// PurgeRecorded is Purge in a recorded transaction (see Recording), recorded as a purge with the
+// number of rows it removed, as the store records it.
+func (e *Eligibility) PurgeRecorded(ctx context.Context, r Recording, olderThan, horizon time.Duration, batch int) (actordelivery.PurgeResult, error) {
+	if olderThan < 0 || horizon < 0 || batch < 1 {
+		return actordelivery.PurgeResult{}, fmt.Errorf("brokenstore: purge (older than %v, horizon %v, batch %d): %w",
+			olderThan, horizon, batch, actordelivery.ErrInvalidArgument)
+	}
+	var res actordelivery.PurgeResult
+	err := e.recorded(ctx, r, func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error) {
+		var err error
+		if res, err = e.purge(ctx, tx, now, olderThan, horizon, batch); err != nil {
+			return nil, err
+		}
+		return []actordelivery.Event{{Op: "purge", Args: actordelivery.EventArgs{Limit: batch, OlderThan: olderThan, Horizon: horizon},
+			Result: actordelivery.EventResult{Affected: res.Total()}}}, nil
+	})
+	if err != nil {
+		return actordelivery.PurgeResult{}, err
+	}
+	return res, nil
+}
+
+// purge is Purge in the transaction tx.
+func (e *Eligibility) purge(ctx context.Context, tx *sql.Tx, now time.Time, olderThan, horizon time.Duration, batch int) (actordelivery.PurgeResult, error) {
 	ms := now.UnixMilli()
 	cutoff := ms - olderThan.Milliseconds()
 	var res actordelivery.PurgeResult
-	err := e.tx(ctx, func(tx *sql.Tx) error {
-		res = actordelivery.PurgeResult{}
+	err := func() error {
 		for _, q := range []struct {
 			query string
 			n     *int
@@ -104,11 +139,8 @@ func (e *Eligibility) Purge(ctx context.Context, now time.Time, olderThan, horiz
 			return fmt.Errorf("brokenstore: purge: forget expired ids: %w", err)
 		}
 		return nil
-	})
-	if err != nil {
-		return actordelivery.PurgeResult{}, err
-	}
-	return res, nil
+	}()
+	return res, err
 }
 
 // purgeIDs runs one of the deleting purge statements and returns the removed ids with the time
@@ -142,9 +174,44 @@ func (e *Eligibility) Redrive(ctx context.Context, now time.Time, id, reason str
 	if id == "" || reason == "" {
 		return fmt.Errorf("brokenstore: redrive %q (reason %q): id and reason must not be empty: %w", id, reason, actordelivery.ErrInvalidArgument)
 	}
-	ms := now.UnixMilli()
 	return e.tx(ctx, func(tx *sql.Tx) error {
-		found := false
+		found, err := e.redrive(ctx, tx, now, id, reason)
+		if err == nil && !found {
+			err = fmt.Errorf("brokenstore: redrive %q: %w", id, actordelivery.ErrNotFound)
+		}
+		return err
+	})
+}
+
+// RedriveRecorded is Redrive in a recorded transaction (see Recording), recorded as a redrive
+// (a read with not_found when id names no dead letter, as the store records it).
+func (e *Eligibility) RedriveRecorded(ctx context.Context, r Recording, id, reason string) error {
+	if id == "" || reason == "" {
+		return fmt.Errorf("brokenstore: redrive %q (reason %q): id and reason must not be empty: %w", id, reason, actordelivery.ErrInvalidArgument)
+	}
+	var found bool
+	err := e.recorded(ctx, r, func(tx *sql.Tx, now time.Time) ([]actordelivery.Event, error) {
+		var err error
+		if found, err = e.redrive(ctx, tx, now, id, reason); err != nil {
+			return nil, err
+		}
+		ev := actordelivery.Event{Op: "redrive", Args: actordelivery.EventArgs{ID: id, Reason: reason}}
+		if !found {
+			ev.Read, ev.Result.Err = true, "not_found"
+		}
+		return []actordelivery.Event{ev}, nil
+	})
+	if err == nil && !found {
+		err = fmt.Errorf("brokenstore: redrive %q: %w", id, actordelivery.ErrNotFound)
+	}
+	return err
+}
+
+// redrive is Redrive in the transaction tx; found is false when id names no dead letter.
+func (e *Eligibility) redrive(ctx context.Context, tx *sql.Tx, now time.Time, id, reason string) (bool, error) {
+	ms := now.UnixMilli()
+	found := false
+	err := func() error {
 		for _, k := range []struct {
 			record string
 			moves  []string
@@ -167,9 +234,7 @@ func (e *Eligibility) Redrive(ctx context.Context, now time.Time, id, reason str
 				}
 			}
 		}
-		if !found {
-			return fmt.Errorf("brokenstore: redrive %q: %w", id, actordelivery.ErrNotFound)
-		}
 		return nil
-	})
+	}()
+	return found, err
 }

@@ -266,7 +266,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 
 	// The store calls a rule-changing variant runs from its copy (recorded like the store's own)
 	// where its rule changes them: lease extension, processed-message marks, checkpoint saves,
-	// outbox claims. The copy runs on a connection of its own, which contends with the store's
+	// outbox claims, purges and redrives. The copy runs on a connection of its own, which contends with the store's
 	// for SQLite's writer lock, so every other call stays on the store.
 	var rules brokenstore.Rules
 	if parts.Rules != nil {
@@ -289,6 +289,20 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 			return elig.SaveCheckpointRecorded(ctx, recording, actor, state, expect)
 		}
 		return st.SaveCheckpoint(ctx, actor, state, expect)
+	}
+	purge := func(olderThan, horizon time.Duration, batch int) error {
+		if rules.PurgeForgetsIDs {
+			_, err := elig.PurgeRecorded(ctx, recording, olderThan, horizon, batch)
+			return err
+		}
+		_, err := st.Purge(ctx, olderThan, horizon, batch)
+		return err
+	}
+	redrive := func(id, reason string) error {
+		if rules.RedriveKeepsAttempts {
+			return elig.RedriveRecorded(ctx, recording, id, reason)
+		}
+		return st.Redrive(ctx, id, reason)
 	}
 	var claim func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error)
 	if rules.ClaimIgnoresMaxDelivery {
@@ -520,8 +534,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	goLoopIf(runsRole(roleMaintainer), "maintainer", 500, func(r *rand.Rand) error {
 		pause(r, 8*cfg.Tick)
 		if r.IntN(2) == 0 {
-			_, err := st.Purge(ctx, time.Duration(r.IntN(6))*time.Second, time.Duration(r.IntN(10))*time.Second, 1+r.IntN(5))
-			return err
+			return purge(time.Duration(r.IntN(6))*time.Second, time.Duration(r.IntN(10))*time.Second, 1+r.IntN(5))
 		}
 		var dead []string
 		dls, err := st.ListDeadLetters(ctx)
@@ -544,7 +557,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		if len(dead) > 0 && r.IntN(5) != 0 {
 			id = dead[r.IntN(len(dead))]
 		}
-		err = st.Redrive(ctx, id, "operator-fix")
+		err = redrive(id, "operator-fix")
 		if err == nil {
 			atomic.AddInt64(&stats.Redriven, 1)
 		}
