@@ -16,7 +16,10 @@
 //
 //   - Commands. Every command is one trace step (traces.Step): every store operation, consumer
 //     fetch and handle (leased and leaseless, ok and fail), publisher delivery (fold and split,
-//     faults none, commit_fails, crash_between), clock advances and crashes. gopter's commands
+//     faults none, commit_fails, crash_between), clock advances and crashes, purges (whose freed
+//     ids the enqueues reuse), redrives (mostly of a dead letter, else of any id: not_found),
+//     processed-message marks of a few consumers and ids, and checkpoint saves (mostly with the
+//     stored version, else a stale or a future one) and loads. gopter's commands
 //     package generates and shrinks the sequences; the state is the model (models.State inside a
 //     world), the system under test a replay.Target.
 //   - Legal sequences only. Preconditions keep times non-decreasing, pair every handle with its

@@ -7,6 +7,7 @@ import (
 
 	"github.com/leanovate/gopter"
 
+	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -17,7 +18,9 @@ type Mix map[traces.Op]int
 
 // DefaultMix is the mix every property and hunt uses unless told otherwise. It leans on the
 // protocol steps (consumer fetch/handle, publisher deliveries) and clock moves to deadlines, with
-// enough raw store operations to disturb them.
+// enough raw store operations to disturb them, and a few of the maintenance and keeping ops:
+// purges (which free ids an enqueue then reuses), redrives of dead letters, processed-message
+// marks and checkpoint saves and loads.
 func DefaultMix() Mix {
 	return Mix{
 		traces.OpEnqueue: 10, traces.OpLease: 5, traces.OpPeek: 2, traces.OpAck: 3, traces.OpNack: 3,
@@ -27,6 +30,8 @@ func DefaultMix() Mix {
 		traces.OpOutboxFail: 2, traces.OpOutboxDeadLetter: 1, traces.OpAdvanceClock: 9,
 		traces.OpConsumerFetch: 12, traces.OpConsumerHandle: 12, traces.OpPublisherDeliver: 8,
 		traces.OpCrash: 2,
+		traces.OpPurge: 2, traces.OpRedrive: 3, traces.OpMarkProcessed: 2, traces.OpSaveCheckpoint: 2,
+		traces.OpLoadCheckpoint: 1,
 	}
 }
 
@@ -45,7 +50,10 @@ type setup struct {
 	// of the same id.
 	ids  []string
 	keys []string
-	mix  Mix
+	// consumers and actors name processed-message records and checkpoints: few, so marks and
+	// saves meet their own earlier ones.
+	consumers, actors []string
+	mix               Mix
 	// avoid are the known issues whose steps are illegal in this setup.
 	avoid []KnownIssue
 }
@@ -58,9 +66,11 @@ func newSetup(mix Mix, avoid []KnownIssue) *setup {
 		workers: []worker{
 			{1, "a", traces.ProfileLeased}, {2, "a", traces.ProfileLeased}, {3, "b", traces.ProfileLeaseless},
 		},
-		ids:  []string{"m1", "m2", "m3", "m4", "m5", "m6"},
-		keys: []string{"", "", "k1", "k2"},
-		mix:  mix, avoid: avoid,
+		ids:       []string{"m1", "m2", "m3", "m4", "m5", "m6"},
+		keys:      []string{"", "", "k1", "k2"},
+		consumers: []string{"c1", "c2"},
+		actors:    []string{"x", "y"},
+		mix:       mix, avoid: avoid,
 	}
 }
 
@@ -151,6 +161,16 @@ func (v *view) applicable(op traces.Op) int {
 	case traces.OpPublisherDeliver:
 		if len(v.snap.Outbox) == 0 {
 			return 0
+		}
+	case traces.OpRedrive:
+		// Mostly a dead letter; a redrive of anything else is not_found, drawn rarely.
+		if len(v.deadIDs()) == 0 {
+			return weight / 3
+		}
+	case traces.OpPurge:
+		// A purge with nothing final to remove is drawn rarely.
+		if !v.anyFinal() {
+			return weight / 2
 		}
 	case traces.OpConsumerFetch:
 		if len(v.idle()) == 0 {
@@ -265,12 +285,89 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		if a.Outcome == traces.OutcomeFail {
 			a.RetryDelay = pick(r, []int64{0, 0, 1, 2})
 		}
+	case traces.OpPurge:
+		a.Limit = pick(r, []int{1, 2, 5})
+		a.OlderThan = pick(r, []int64{0, 0, 1, 2})
+		a.Horizon = pick(r, []int64{0, 1, 2, 3, 5})
+	case traces.OpRedrive:
+		a.ID = v.deadID(r)
+		a.Reason = "fixed"
+	case traces.OpMarkProcessed:
+		a.Consumer = pick(r, set.consumers)
+		a.ID = pick(r, set.ids[:3])
+		a.TTL = pick(r, []int64{1, 2, 3})
+	case traces.OpSaveCheckpoint:
+		a.Actor = pick(r, set.actors)
+		a.ExpectVersion = v.expectVersion(r, a.Actor)
+		a.Payload = pick(r, []string{"", "s"})
+	case traces.OpLoadCheckpoint:
+		a.Actor = pick(r, set.actors)
 	case traces.OpAdvanceClock:
 		c.at = v.nextTime(r)
 	default:
 		panic(fmt.Sprintf("properties: generate: op %q has no generator", op))
 	}
 	return c
+}
+
+// deadIDs lists the ids a redrive moves: mailbox dead letters and dead-lettered outbox rows.
+func (v *view) deadIDs() []string {
+	var out []string
+	for _, d := range v.snap.DeadLetters {
+		out = append(out, d.ID)
+	}
+	for _, o := range v.snap.Outbox {
+		if o.State == traces.StateDeadLetter {
+			out = append(out, o.ID)
+		}
+	}
+	return out
+}
+
+// anyFinal reports whether some row is final (acked, dead-lettered, or a completed or
+// dead-lettered outbox row): what a purge removes.
+func (v *view) anyFinal() bool {
+	if len(v.snap.DeadLetters) > 0 {
+		return true
+	}
+	for _, m := range v.snap.Messages {
+		if m.State == traces.StateAcked {
+			return true
+		}
+	}
+	for _, o := range v.snap.Outbox {
+		if o.State != traces.StatePending {
+			return true
+		}
+	}
+	return false
+}
+
+// deadID mostly names a dead letter (of the mailboxes or the outbox), else any id of the pool.
+func (v *view) deadID(r *rand.Rand) string {
+	if dead := v.deadIDs(); len(dead) > 0 && chance(r, 0.85) {
+		return pick(r, dead)
+	}
+	return pick(r, v.w.set.ids)
+}
+
+// expectVersion draws the expected version of a checkpoint save: mostly the stored one (0 when
+// there is none), else a stale one (below it, 0 included: a second "first" save) or one from the
+// future.
+func (v *view) expectVersion(r *rand.Rand, actor string) int {
+	_, res, err := models.Step(v.w.m, traces.OpLoadCheckpoint, v.now, traces.Args{Actor: actor})
+	stored := 0
+	if err == nil && res.Err == "" {
+		stored = res.Version
+	}
+	switch {
+	case chance(r, 0.6):
+		return stored
+	case stored > 0 && chance(r, 0.75):
+		return r.Intn(stored)
+	default:
+		return stored + 1
+	}
 }
 
 // freshID prefers an id not used yet, and sometimes repeats one so duplicates happen.

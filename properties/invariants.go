@@ -15,8 +15,9 @@ import (
 //
 //   - no-loss: an id whose enqueue the target accepted, and the id of every outbox row a publisher
 //     delivery completed, is in a mailbox (ready or acked) or among the dead letters; and an id
-//     once stored stays stored. A row completed by a raw outbox_complete was never delivered, so
-//     rows a raw outbox_complete named are left out. (The id of a delivery may live in another
+//     once stored stays stored until a purge removes it (a purge removes only final rows: acked
+//     messages and dead letters). A row completed by a raw outbox_complete was never delivered, so
+//     rows a raw outbox_complete named are left out, and so are rows whose message a purge removed. (The id of a delivery may live in another
 //     mailbox than the row's target: ids are unique across mailboxes, so a delivery of an id
 //     stored elsewhere is a suppressed duplicate.)
 //   - attempts-bounded: no row, dead letter or returned message has more attempts than its
@@ -30,7 +31,9 @@ import (
 //     (ack, nack, ack_by_id, nack_by_id, extend, dead_letter) or returned (lease).
 //   - exactly-once: an id is stored at most once (mailbox rows and dead letters together); a
 //     handler effect commits at most once per id, and only together with its acknowledgement, so
-//     every id in an effect log is an acked row of that mailbox.
+//     every id in an effect log is an acked row of that mailbox. Ids a purge removed are left out
+//     of the effect checks: the log keeps their effects, and once the dedup horizon has passed the
+//     id may be enqueued, and handled, again.
 //   - fifo: a lease, peek or consumer fetch that returns a keyed message m at time now found, in
 //     the state before the step, no earlier-created ready message of m's mailbox and key that
 //     still blocks it (attempts left, or a lease live at now): a keyed claim never overtakes its
@@ -38,12 +41,17 @@ import (
 type history struct {
 	// prev is the target's state before the current step.
 	prev traces.Snapshot
-	// seen holds every id ever stored; order numbers them by first appearance, which is the
-	// store's creation (seq) order, since at most one message is created per step.
+	// seen holds every id stored and not purged since; order numbers the message rows by the
+	// step that created them (an enqueue, a delivery, a redrive), which is the store's seq order,
+	// since at most one message row is created per step.
 	seen  map[string]bool
 	order map[string]int
-	// maxOf is each id's max_attempts, from its first row.
+	// rows counts the message rows created so far (the next order number).
+	rows int
+	// maxOf is each id's max_attempts, from its current (or last) message row.
 	maxOf map[string]int
+	// purged holds the ids a purge removed.
+	purged map[string]bool
 	// tainted holds the ids raw store operations touched (see no-strand).
 	tainted map[string]bool
 	// rawCompleted holds the outbox ids a raw outbox_complete named (see no-loss).
@@ -54,7 +62,7 @@ type history struct {
 
 func newHistory() *history {
 	return &history{
-		seen: map[string]bool{}, order: map[string]int{}, maxOf: map[string]int{},
+		seen: map[string]bool{}, order: map[string]int{}, maxOf: map[string]int{}, purged: map[string]bool{},
 		tainted: map[string]bool{}, rawCompleted: map[string]bool{}, fetched: map[int]string{},
 	}
 }
@@ -82,9 +90,30 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 	for _, d := range snap.DeadLetters {
 		count[d.ID]++
 	}
+	before := map[string]bool{}
+	for _, m := range h.prev.Messages {
+		before[m.ID] = true
+	}
+	var created []string
 	for _, m := range snap.Messages {
-		if _, ok := h.maxOf[m.ID]; !ok {
+		if !before[m.ID] {
 			h.maxOf[m.ID] = m.MaxAttempts
+			created = append(created, m.ID)
+		}
+	}
+	if c.op == traces.OpPurge {
+		// The final rows the purge removed: they leave the stored ids.
+		for _, id := range sortedKeys(h.seen) {
+			if count[id] > 0 {
+				continue
+			}
+			for _, m := range h.prev.Messages {
+				if m.ID == id && m.State != traces.StateAcked {
+					bad(CheckNoLoss, "purge removed message %q, which was %s, not acked", id, m.State)
+				}
+			}
+			h.purged[id] = true
+			delete(h.seen, id)
 		}
 	}
 
@@ -100,7 +129,7 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 		h.rawCompleted[c.args.ID] = true
 	}
 	for _, o := range snap.Outbox {
-		if o.State == traces.StateCompleted && !h.rawCompleted[o.ID] {
+		if o.State == traces.StateCompleted && !h.rawCompleted[o.ID] && !h.purged[o.ID] {
 			required[o.ID] = fmt.Sprintf("is the message of completed outbox row %q (target %q)", o.ID, o.Target)
 		}
 	}
@@ -119,6 +148,9 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 	effects := map[string]int{}
 	for _, mb := range sortedKeys(snap.Effects) {
 		for _, id := range snap.Effects[mb] {
+			if h.purged[id] {
+				continue
+			}
 			effects[id]++
 			if effects[id] == 2 {
 				bad(CheckExactlyOnce, "the handler effect of %q committed more than once", id)
@@ -163,10 +195,11 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 
 	// Remember the step.
 	for _, id := range sortedKeys(count) {
-		if !h.seen[id] {
-			h.seen[id] = true
-			h.order[id] = len(h.order)
-		}
+		h.seen[id] = true
+	}
+	for _, id := range created {
+		h.order[id] = h.rows
+		h.rows++
 	}
 	switch c.op {
 	case traces.OpConsumerFetch:
