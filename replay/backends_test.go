@@ -50,11 +50,30 @@ var pgServers struct {
 	s *PGServer
 }
 
-// storeDB is a fresh database for one store-backed target of t on backend b.
+// sqliteTemplate is the migrated SQLite database the test binary's SQLite targets start from,
+// made on first use: the corpus replays open a fresh store per trace and per target, and
+// migrating each cost more than many a trace's replay. TestTemplateIsAFreshStore checks that a
+// copy of it is what a migration makes.
+var sqliteTemplate struct {
+	sync.Mutex
+	tp *SQLiteTemplate
+}
+
+// storeDB is a fresh database for one store-backed target of t on backend b: on SQLite a copy of
+// the migrated template in a directory of t's.
 func storeDB(t testing.TB, b actordelivery.Backend) StoreDB {
 	t.Helper()
 	if b != actordelivery.BackendPostgres {
-		return StoreDB{Backend: b, Dir: t.TempDir()}
+		sqliteTemplate.Lock()
+		defer sqliteTemplate.Unlock()
+		if sqliteTemplate.tp == nil {
+			tp, err := NewSQLiteTemplate(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sqliteTemplate.tp = tp
+		}
+		return StoreDB{Backend: b, Dir: t.TempDir(), Template: sqliteTemplate.tp}
 	}
 	pgServers.Lock()
 	defer pgServers.Unlock()

@@ -69,7 +69,10 @@ type StoreDB struct {
 	// Server (PostgreSQL) is where the target's tables live, under a table prefix of its own
 	// that Close empties and hands back to the server.
 	Server *PGServer
-	_      struct{}
+	// Template (SQLite, optional) is a migrated empty database the target's file starts as a
+	// copy of, instead of migrating a new file; nil migrates.
+	Template *SQLiteTemplate
+	_        struct{}
 }
 
 // NewStoreTarget opens a fresh SQLite store in dir (the file dir/replay.db must not exist yet).
@@ -94,6 +97,11 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 		path := filepath.Join(db.Dir, "replay.db")
 		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("replay: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
+		}
+		if db.Template != nil {
+			if err := db.Template.writeTo(path); err != nil {
+				return nil, err
+			}
 		}
 		t.target = path
 	case actordelivery.BackendPostgres:
