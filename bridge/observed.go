@@ -168,9 +168,48 @@ func CheckObserved(ctx context.Context, cfg Config, t *traces.Trace) (string, er
 	return msgs[0], nil
 }
 
-// CheckObservedAll is CheckObserved for several traces with one compilation: every trace's
-// driver is a test case of one project, and the checker runs each. msgs[i] is ts[i]'s verdict.
+// CheckObservedAll is CheckObserved for several traces with few compilations: the traces are
+// split into batches of at most maxObservedBatchSteps steps (observedBatches), every trace's
+// driver in a batch is a test case of one project, and the checker runs each. msgs[i] is ts[i]'s
+// verdict.
 func CheckObservedAll(ctx context.Context, cfg Config, ts []*traces.Trace) (msgs []string, err error) {
+	for _, batch := range observedBatches(ts, maxObservedBatchSteps) {
+		got, err := checkObservedBatch(ctx, cfg, batch)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, got...)
+	}
+	return msgs, nil
+}
+
+// maxObservedBatchSteps bounds the observed steps compiled into one P project. The C# compiler's
+// memory grows with the generated drivers: 51,336 steps (30 histories of 1 s) compiled in under
+// two minutes, while 220 such histories in one project drove it past 18 GB until the kernel killed it.
+const maxObservedBatchSteps = 50_000
+
+// observedBatches splits ts, in order, into consecutive batches whose steps add up to at most
+// limit; a trace longer than limit is a batch of its own.
+func observedBatches(ts []*traces.Trace, limit int) [][]*traces.Trace {
+	var batches [][]*traces.Trace
+	var cur []*traces.Trace
+	steps := 0
+	for _, t := range ts {
+		if len(cur) > 0 && steps+len(t.Steps) > limit {
+			batches = append(batches, cur)
+			cur, steps = nil, 0
+		}
+		cur = append(cur, t)
+		steps += len(t.Steps)
+	}
+	if len(cur) > 0 {
+		batches = append(batches, cur)
+	}
+	return batches
+}
+
+// checkObservedBatch compiles one project of ts's drivers and runs the checker over it.
+func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (msgs []string, err error) {
 	cfg = cfg.filled()
 	if len(ts) > 9999 {
 		return nil, fmt.Errorf("bridge: %d observed traces in one project; at most 9999", len(ts))

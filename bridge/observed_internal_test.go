@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/pconform/pconform/traces"
 )
 
 // TestParseObservedRun reads the output of a real checker run over four observed test cases
@@ -55,6 +57,54 @@ func TestParseObservedRun(t *testing.T) {
 			_, err := parseObservedRun([]byte(tc.out))
 			if err == nil || err.Error() != tc.err {
 				t.Fatalf("got %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestObservedBatches splits observed traces into compile batches: in order, each batch's steps
+// within the limit, a trace longer than the limit alone, and no trace lost or repeated.
+func TestObservedBatches(t *testing.T) {
+	trace := func(steps int) *traces.Trace { return &traces.Trace{Steps: make([]traces.Step, steps)} }
+	cases := []struct {
+		name  string
+		steps []int
+		limit int
+		want  [][]int // the steps of each batch's traces
+	}{
+		{"none", nil, 10, nil},
+		{"one batch", []int{3, 3, 4}, 10, [][]int{{3, 3, 4}}},
+		{"split at the limit", []int{4, 4, 4, 4}, 10, [][]int{{4, 4}, {4, 4}}},
+		{"a long trace alone", []int{2, 12, 2}, 10, [][]int{{2}, {12}, {2}}},
+		{"a long first trace", []int{11, 1}, 10, [][]int{{11}, {1}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var ts []*traces.Trace
+			for _, n := range c.steps {
+				ts = append(ts, trace(n))
+			}
+			got := observedBatches(ts, c.limit)
+			if len(got) != len(c.want) {
+				t.Fatalf("got %d batches, want %d", len(got), len(c.want))
+			}
+			k := 0
+			for b, batch := range got {
+				if len(batch) != len(c.want[b]) {
+					t.Fatalf("batch %d: got %d traces, want %d", b, len(batch), len(c.want[b]))
+				}
+				for i, tr := range batch {
+					if tr != ts[k] {
+						t.Fatalf("batch %d, trace %d: not trace %d of the input", b, i, k)
+					}
+					if len(tr.Steps) != c.want[b][i] {
+						t.Fatalf("batch %d, trace %d: %d steps, want %d", b, i, len(tr.Steps), c.want[b][i])
+					}
+					k++
+				}
+			}
+			if k != len(ts) {
+				t.Fatalf("batches hold %d traces, want %d", k, len(ts))
 			}
 		})
 	}

@@ -74,7 +74,8 @@ oracle caught, the seeds the P oracle caught and the median time to catch.
 A variant seed first runs for --first, checked by the model oracle. The P oracle then checks these
 first runs, every variant seed's and every correct seed's by default (or the first --p-seeds seeds
 of each variant, and every seed the model oracle did not catch, and the first --p-correct correct
-seeds): all of them compiled into one P project and checked by one checker run. A seed neither
+seeds): compiled into P projects of at most 50,000 observed steps each, one checker run per
+project. A seed neither
 oracle caught runs again with twice the budget each time, checked by the model, up to --budget of
 workload in all; the P oracle then checks the last run of each seed still uncaught (a second
 batch). The time to catch is the wall time of the seed's runs and model checks until the
@@ -241,7 +242,7 @@ correct store had no finding; 1 otherwise.`,
 				for _, t := range pTraces {
 					steps += len(t.Steps)
 				}
-				fmt.Fprintf(w, "P oracle: %d traces, %d steps, one compile and one checker run in %s (%.0f events/s)\n", len(pTraces), steps, pTime.Round(time.Second), float64(steps)/pTime.Seconds())
+				fmt.Fprintf(w, "P oracle: %d traces, %d steps, compiled and checked (one compile and one checker run per 50,000 steps) in %s (%.0f events/s)\n", len(pTraces), steps, pTime.Round(time.Second), float64(steps)/pTime.Seconds())
 			}
 			if !ok {
 				return errFinding
