@@ -8,10 +8,11 @@ import (
 )
 
 // TestHotStatementPlans pins SQLite's query plan of the statements a fetch and an
-// acknowledgement run: each searches an index (the one named) and none scans the messages table.
-// In particular the store-wide expiry sweep a leased fetch runs is a range probe of the partial
-// index messages_leases, which holds only leased rows, so it reads nothing when no lease exists
-// and only expired entries otherwise.
+// acknowledgement run, and of the acked rows' purge and the queue depth: each searches an index
+// (the one named), none scans the messages table and none sorts. In particular the store-wide
+// expiry sweep a leased fetch runs is a range probe of the leased part of the partial index
+// messages_timers (schema version 5), so it reads nothing when no lease exists and only expired
+// entries otherwise, and the purge walks its acked part oldest first.
 func TestHotStatementPlans(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "plans.db"), Options{})
 	if err != nil {
@@ -24,19 +25,21 @@ func TestHotStatementPlans(t *testing.T) {
 		query string
 		want  []string // each must appear in the plan
 	}{
-		{"peek", qPeek, []string{"SEARCH m USING INDEX messages_next (mailbox=? AND state=?)", "USING INDEX messages_key"}},
-		{"lease", qLease, []string{"SEARCH messages USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH m USING INDEX messages_next (mailbox=? AND state=?)"}},
-		{"leased work", qLeasedWork, []string{"SEARCH messages USING INDEX messages_leases (lease_until<?)", "SEARCH m USING INDEX messages_next (mailbox=? AND state=?)"}},
-		{"expire", qExpire, []string{"SEARCH messages USING INDEX messages_leases (lease_until<?)"}},
+		{"peek", qPeek, []string{"SEARCH m USING INDEX messages_next (mailbox=?)", "USING INDEX messages_key"}},
+		{"lease", qLease, []string{"SEARCH messages USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH m USING INDEX messages_next (mailbox=?)"}},
+		{"leased work", qLeasedWork, []string{"SEARCH messages USING INDEX messages_timers (state=? AND lease_until<?)", "SEARCH m USING INDEX messages_next (mailbox=?)"}},
+		{"expire", qExpire, []string{"SEARCH messages USING INDEX messages_timers (state=? AND lease_until<?)"}},
 		{"ack", qAck, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
 		{"ack by id", qAckByID, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
+		{"purge acked", qPurgeAcked, []string{"SEARCH messages USING COVERING INDEX messages_timers (state=? AND lease_until=? AND acked_at<?)"}},
+		{"queue depth", qQueueDepth, []string{"SEARCH messages USING COVERING INDEX messages_next (mailbox=?)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var plan []string
 			err := s.read(ctx, "plan", func(q querier, now int64) error {
 				rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tc.query,
 					named("mailbox", "mb"), named("now", now), named("token", "t"), named("until", now),
-					named("id", "m1"))
+					named("id", "m1"), named("cutoff", now), named("limit", 10))
 				if err != nil {
 					return err
 				}
@@ -63,6 +66,9 @@ func TestHotStatementPlans(t *testing.T) {
 			for _, line := range plan {
 				if strings.HasPrefix(line, "SCAN") && line != "SCAN CONSTANT ROW" {
 					t.Errorf("plan scans a table (%q):\n%s", line, text)
+				}
+				if strings.HasPrefix(line, "USE TEMP B-TREE") {
+					t.Errorf("plan sorts instead of walking an index in order (%q):\n%s", line, text)
 				}
 			}
 		})

@@ -113,8 +113,9 @@ func benchScenario(b *testing.B, path Path, depth, workers int, enqueue bool) {
 // write transaction, alone: b.N sweeps inside one transaction, so the figure is the statement's
 // own cost (µs/sweep), without a commit. The store holds a backlog of 100,000 messages in another
 // mailbox, of which live are leased (for an hour: none expires). The sweep is a range probe of the
-// partial index messages_leases (TestHotStatementPlans), which holds only leased rows and reads
-// only the expired ones, so its cost must not grow with the backlog or the live leases.
+// leased part of the partial index messages_timers (TestHotStatementPlans), which holds only leased
+// and acked rows, and reads only the expired leases, so its cost must not grow with the backlog or
+// the live leases.
 //
 //	go test -run '^$' -bench ExpireSweep -benchtime 20000x ./actordelivery/
 func BenchmarkExpireSweep(b *testing.B) {

@@ -589,3 +589,81 @@ func TestOpenUpgradesOutboxToDeadLetters(t *testing.T) {
 		t.Fatalf("a row enqueued after the upgrade: %+v", rows)
 	}
 }
+
+// TestOpenUpgradesToReadyIndexes: a SQLite database at schema version 4 (messages_next and
+// messages_key over every row, messages_leases and messages_acked) opens at version 5 with the
+// ready-only indexes and messages_timers in their place, and its ready, leased and acked rows keep
+// working through them: the expired lease is swept, the acked row purged, the ready rows leased in
+// delivery order, keyed ones behind their key's head.
+func TestOpenUpgradesToReadyIndexes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v4.db")
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{strings.ReplaceAll(qSchemaVersionTable, "{p}", "")}
+	for v, name := range []string{"0001_init.sql", "0002_outbox_dead_letters.sql", "0003_retention.sql", "0004_redrive.sql"} {
+		body, err := migrationFS.ReadFile("migrations/sqlite/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts = append(stmts, strings.ReplaceAll(string(body), "{p}", ""),
+			fmt.Sprintf(`INSERT INTO schema_version (version, applied_at) VALUES (%d, 0)`, v+1))
+	}
+	const cols = `(id, mailbox, key, priority, max_attempts, attempts, available_at, token, lease_until, state, created_at, acked_at)`
+	stmts = append(stmts,
+		`INSERT INTO messages `+cols+` VALUES ('acked', 'm', '', 0, 3, 1, 0, NULL, NULL, 'acked', 0, 0)`,
+		`INSERT INTO messages `+cols+` VALUES ('leased', 'm', 'k', 0, 3, 1, 0, 'tok', 1, 'ready', 0, NULL)`,
+		`INSERT INTO messages `+cols+` VALUES ('keyed', 'm', 'k', 0, 3, 0, 0, NULL, NULL, 'ready', 0, NULL)`,
+		`INSERT INTO messages `+cols+` VALUES ('ready', 'm', '', 0, 3, 0, 0, NULL, NULL, 'ready', 0, NULL)`)
+	for _, stmt := range stmts {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("setting up a version 4 database: %v", err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	var indexes []string
+	err = s.read(ctx, "indexes", func(q querier, _ int64) error {
+		rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master
+WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+			indexes = append(indexes, name)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(indexes, " "), "messages_key messages_next messages_timers"; got != want {
+		t.Fatalf("indexes after the upgrade: %s, want %s", got, want)
+	}
+	if n, err := s.ExpireLeases(ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v; want the upgraded lease cleared", n, err)
+	}
+	if res, err := s.Purge(ctx, 0, 0, 10); err != nil || res.Acked != 1 {
+		t.Fatalf("Purge = %+v, %v; want the upgraded acked row removed", res, err)
+	}
+	if d, err := s.QueueDepth(ctx, "m"); err != nil || d != 3 {
+		t.Fatalf("QueueDepth = %d, %v; want 3", d, err)
+	}
+	for _, want := range []string{"leased", "ready"} { // keyed waits behind leased, its key's head
+		if m := mustLease(t, s, "m", time.Minute); m.ID != want {
+			t.Fatalf("leased %q, want %q", m.ID, want)
+		}
+	}
+	if m, err := s.Lease(ctx, "m", time.Minute); err != nil || m != nil {
+		t.Fatalf("Lease behind a leased key head = %v, %v; want nothing", m, err)
+	}
+}
