@@ -93,29 +93,33 @@ func argValue(name string, a traces.Args) string {
 func DescribeState(s State) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "time %d, last token %d, last seq %d\n", s.now, s.lastToken, s.lastSeq)
-	for _, mailbox := range slices.Sorted(maps.Keys(s.order)) {
-		fmt.Fprintf(&b, "mailbox %q:\n", mailbox)
-		for _, id := range s.order[mailbox] {
-			m := s.messages[id]
-			state := traces.StateReady
-			if m.acked {
-				state = traces.StateAcked
-			}
-			fmt.Fprintf(&b, "  #%d %q %s attempts %d/%d available_at %d", m.seq, m.id, state, m.attempts, m.maxAttempts, m.availableAt)
-			if m.key != "" {
-				fmt.Fprintf(&b, " key %q", m.key)
-			}
-			if m.priority != 0 {
-				fmt.Fprintf(&b, " priority %d", m.priority)
-			}
-			if m.token != 0 {
-				fmt.Fprintf(&b, " token %d until %d", m.token, m.leaseUntil)
-			}
-			if m.payload != "" {
-				fmt.Fprintf(&b, " payload %q", m.payload)
-			}
-			b.WriteString("\n")
+	// Every row, acked ones included, by mailbox and then seq (the mailbox's order holds only the
+	// ready ones).
+	rows := slices.SortedFunc(maps.Values(s.messages), func(a, b message) int {
+		return cmp.Or(cmp.Compare(a.mailbox, b.mailbox), cmp.Compare(a.seq, b.seq))
+	})
+	for i, m := range rows {
+		if i == 0 || rows[i-1].mailbox != m.mailbox {
+			fmt.Fprintf(&b, "mailbox %q:\n", m.mailbox)
 		}
+		state := traces.StateReady
+		if m.acked {
+			state = traces.StateAcked
+		}
+		fmt.Fprintf(&b, "  #%d %q %s attempts %d/%d available_at %d", m.seq, m.id, state, m.attempts, m.maxAttempts, m.availableAt)
+		if m.key != "" {
+			fmt.Fprintf(&b, " key %q", m.key)
+		}
+		if m.priority != 0 {
+			fmt.Fprintf(&b, " priority %d", m.priority)
+		}
+		if m.token != 0 {
+			fmt.Fprintf(&b, " token %d until %d", m.token, m.leaseUntil)
+		}
+		if m.payload != "" {
+			fmt.Fprintf(&b, " payload %q", m.payload)
+		}
+		b.WriteString("\n")
 	}
 	if len(s.dead) > 0 {
 		b.WriteString("dead letters:\n")

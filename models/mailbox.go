@@ -1,7 +1,6 @@
 package models
 
 import (
-	"maps"
 	"slices"
 
 	"github.com/pconform/pconform/traces"
@@ -29,24 +28,32 @@ func (s *State) enqueue(mailbox, id, key string, priority, maxAttempts int, avai
 		mailbox: mailbox, id: id, key: key, payload: payload, priority: priority,
 		maxAttempts: maxAttempts, availableAt: availableAt, seq: s.lastSeq,
 	}
-	// seq only grows, so appending keeps the index in seq order. Clip forces a new array: the old
-	// one may be shared with the state this one was cloned from.
-	s.order[mailbox] = append(slices.Clip(s.order[mailbox]), id)
+	// seq only grows, so appending keeps the index in seq order.
+	s.order[mailbox] = append(s.order[mailbox], id)
 	return false
 }
 
+// unqueue takes the ready message m out of its mailbox's order, when it is acked or leaves the
+// mailbox.
+func (s *State) unqueue(m message) {
+	ids := slices.DeleteFunc(s.order[m.mailbox], func(x string) bool { return x == m.id })
+	if len(ids) == 0 {
+		delete(s.order, m.mailbox)
+		return
+	}
+	s.order[m.mailbox] = ids
+}
+
 // next returns the mailbox's next message at now: the eligible one with the highest priority, then
-// the smallest available_at, then the smallest seq. It walks the mailbox once in seq order, keeping
-// for each key whether a blocking predecessor has been seen so far.
+// the smallest available_at, then the smallest seq. It walks the mailbox's ready rows once in seq
+// order (acked rows neither get delivered nor block, so the walk leaves them out), keeping for
+// each key whether a blocking predecessor has been seen so far.
 func (s *State) next(mailbox string, now int64) (message, bool) {
 	var best message
 	found := false
 	blocked := map[string]bool{}
 	for _, id := range s.order[mailbox] {
 		m := s.messages[id]
-		if m.acked {
-			continue // acked rows neither get delivered nor block
-		}
 		live := m.live(now)
 		eligible := m.availableAt <= now && !live && m.attempts < m.maxAttempts
 		if m.key != "" {
@@ -127,11 +134,17 @@ func (s *State) ack(id string, token int) bool {
 	if !ok {
 		return false
 	}
+	s.settle(m)
+	return true
+}
+
+// settle acks the ready message m: acked now, its lease cleared, out of its mailbox's order.
+func (s *State) settle(m message) {
 	m.acked = true
 	m.ackedAt = s.now
 	clearLease(&m)
-	s.messages[id] = m
-	return true
+	s.messages[m.id] = m
+	s.unqueue(m)
 }
 
 // nack releases id's lease if it holds token; attempts stay as the lease counted them.
@@ -152,10 +165,7 @@ func (s *State) ackByID(id string) bool {
 	if !ok {
 		return false
 	}
-	m.acked = true
-	m.ackedAt = s.now
-	clearLease(&m)
-	s.messages[id] = m
+	s.settle(m)
 	return true
 }
 
@@ -185,23 +195,28 @@ func (s *State) extend(id string, token int, until int64) bool {
 }
 
 // expire clears every lease that has run out at now and dead-letters the rows it leaves with no
-// attempts left. It returns the number of leases cleared.
+// attempts left. It returns the number of leases cleared. Only ready rows carry leases, so it
+// looks at the mailboxes' orders, not at the acked rows.
 func (s *State) expire(now int64) int {
-	cleared := 0
-	// Sorted ids keep the walk deterministic; the outcome does not depend on the order.
-	for _, id := range slices.Sorted(maps.Keys(s.messages)) {
-		m := s.messages[id]
-		if m.acked || m.token == 0 || m.live(now) {
-			continue
+	var ran []string
+	for _, ids := range s.order {
+		for _, id := range ids {
+			if m := s.messages[id]; m.token != 0 && !m.live(now) {
+				ran = append(ran, id)
+			}
 		}
-		cleared++
+	}
+	// Sorted ids keep the walk deterministic; the outcome does not depend on the order.
+	slices.Sort(ran)
+	for _, id := range ran {
+		m := s.messages[id]
 		clearLease(&m)
 		s.messages[id] = m
 		if m.attempts >= m.maxAttempts {
 			s.deadLetter(id, traces.ReasonLeaseExpired)
 		}
 	}
-	return cleared
+	return len(ran)
 }
 
 // deadLetter moves id, if ready, from its mailbox to the dead letters with its attempts and reason.
@@ -211,10 +226,7 @@ func (s *State) deadLetter(id, reason string) bool {
 		return false
 	}
 	delete(s.messages, id)
-	s.order[m.mailbox] = slices.DeleteFunc(slices.Clone(s.order[m.mailbox]), func(x string) bool { return x == id })
-	if len(s.order[m.mailbox]) == 0 {
-		delete(s.order, m.mailbox)
-	}
+	s.unqueue(m)
 	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now,
 		key: m.key, priority: m.priority, maxAttempts: m.maxAttempts, payload: m.payload}
 	return true
@@ -234,12 +246,12 @@ func (s *State) redrive(id string) bool {
 			mailbox: d.mailbox, id: id, key: d.key, payload: d.payload, priority: d.priority,
 			maxAttempts: d.maxAttempts, availableAt: s.now, seq: s.lastSeq,
 		}
-		s.order[d.mailbox] = append(slices.Clip(s.order[d.mailbox]), id)
+		s.order[d.mailbox] = append(s.order[d.mailbox], id)
 		found = true
 	}
 	if o, ok := s.outbox[id]; ok && o.deadReason != "" {
 		o.deadReason, o.deliveryAttempts, o.availableAt, o.finalAt = "", 0, s.now, 0
-		s.outbox[id] = o
+		s.putOutbox(o)
 		found = true
 	}
 	return found

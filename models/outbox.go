@@ -19,11 +19,21 @@ func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, max
 		maxDelivery = traces.DefaultMaxDeliveryAttempts
 	}
 	s.lastSeq++
-	s.outbox[id] = outboxRow{
+	s.putOutbox(outboxRow{
 		id: id, target: target, key: key, payload: payload, priority: priority,
 		maxAttempts: maxAttempts, maxDeliveryAttempts: maxDelivery, availableAt: now, seq: s.lastSeq,
-	}
+	})
 	return false
+}
+
+// putOutbox writes the outbox row o and keeps the pending set in step with it.
+func (s *State) putOutbox(o outboxRow) {
+	s.outbox[o.id] = o
+	if o.pending() {
+		s.pending[o.id] = struct{}{}
+	} else {
+		delete(s.pending, o.id)
+	}
 }
 
 // outboxClaim first dead-letters every pending row that has used up its delivery attempts and
@@ -32,15 +42,16 @@ func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, max
 // seq first, all under one new token. An empty batch issues no token.
 func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 	var rows []outboxRow
-	for id, o := range s.outbox {
-		if !o.pending() || (o.token != 0 && o.claimUntil > now) {
+	for id := range s.pending {
+		o := s.outbox[id]
+		if o.token != 0 && o.claimUntil > now {
 			continue
 		}
 		if o.deliveryAttempts >= o.maxDeliveryAttempts {
 			o.deadReason = traces.ReasonMaxDeliveryAttempts
 			o.finalAt = now
 			o.token, o.claimUntil = 0, 0
-			s.outbox[id] = o
+			s.putOutbox(o) // deleting from the set being ranged over is allowed
 			continue
 		}
 		if o.availableAt > now {
@@ -59,7 +70,7 @@ func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 		o.token = s.lastToken
 		o.claimUntil = now + claimFor
 		o.deliveryAttempts++
-		s.outbox[o.id] = o
+		s.putOutbox(o)
 		claimed = append(claimed, traces.Claimed{ID: o.id, DeliveryAttempts: o.deliveryAttempts, Token: o.token})
 	}
 	return claimed
@@ -83,7 +94,7 @@ func (s *State) outboxComplete(id string, token int) bool {
 	o.completed = true
 	o.finalAt = s.now
 	o.token, o.claimUntil = 0, 0
-	s.outbox[id] = o
+	s.putOutbox(o)
 	return true
 }
 
@@ -95,7 +106,7 @@ func (s *State) outboxFail(id string, token int, availableAt int64) bool {
 	}
 	o.token, o.claimUntil = 0, 0
 	o.availableAt = availableAt
-	s.outbox[id] = o
+	s.putOutbox(o)
 	return true
 }
 
@@ -108,6 +119,6 @@ func (s *State) outboxDeadLetter(id string, token int, reason string) bool {
 	o.deadReason = reason
 	o.finalAt = s.now
 	o.token, o.claimUntil = 0, 0
-	s.outbox[id] = o
+	s.putOutbox(o)
 	return true
 }

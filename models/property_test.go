@@ -1,14 +1,17 @@
 package models
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -129,13 +132,16 @@ func compareWithNaive(seed uint64, steps int, attempts, naiveAttempts func(int, 
 		}
 		nr := n.apply(st.Op, st.At, st.Args)
 		history = append(history, fmt.Sprintf("#%d at %d %s -> %s", i, st.At, DescribeOp(st.Op, st.Args), describeResult(st.Op, r)))
-		if d := cmp.Diff(nr, r); d != "" {
+		if d := gocmp.Diff(nr, r); d != "" {
 			return fmt.Sprintf("results differ at step #%d (-naive +model):\n%s\nhistory:\n%s\nmodel state before the step:\n%s",
 				i, d, strings.Join(history, "\n"), before)
 		}
-		if d := cmp.Diff(n.snapshot(), next.Snapshot()); d != "" {
+		if d := gocmp.Diff(n.snapshot(), next.Snapshot()); d != "" {
 			return fmt.Sprintf("snapshots differ after step #%d (-naive +model):\n%s\nhistory:\n%s\nmodel state before the step:\n%s",
 				i, d, strings.Join(history, "\n"), before)
+		}
+		if err := checkIndexes(next); err != "" {
+			return fmt.Sprintf("after step #%d: %s\nhistory:\n%s", i, err, strings.Join(history, "\n"))
 		}
 		s = next
 		g.observe(st, r)
@@ -144,6 +150,31 @@ func compareWithNaive(seed uint64, steps int, attempts, naiveAttempts func(int, 
 				seen[string(st.Op)+" "+o]++
 			}
 		}
+	}
+	return ""
+}
+
+// checkIndexes returns what is wrong with s's indexes ("" when nothing): order must list, per
+// mailbox, exactly the ready messages' ids in increasing seq, and pending exactly the pending
+// outbox rows' ids. They are rebuilt here from the rows themselves.
+func checkIndexes(s State) string {
+	order := map[string][]string{}
+	for _, m := range slices.SortedFunc(maps.Values(s.messages), func(a, b message) int { return cmp.Compare(a.seq, b.seq) }) {
+		if !m.acked {
+			order[m.mailbox] = append(order[m.mailbox], m.id)
+		}
+	}
+	if d := gocmp.Diff(order, s.order, cmpopts.EquateEmpty()); d != "" {
+		return "order is not the ready messages by seq (-rows +order):\n" + d
+	}
+	pending := map[string]struct{}{}
+	for id, o := range s.outbox {
+		if o.pending() {
+			pending[id] = struct{}{}
+		}
+	}
+	if d := gocmp.Diff(pending, s.pending, cmpopts.EquateEmpty()); d != "" {
+		return "pending is not the pending outbox rows (-rows +pending):\n" + d
 	}
 	return ""
 }

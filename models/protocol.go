@@ -1,8 +1,6 @@
 package models
 
 import (
-	"slices"
-
 	"github.com/pconform/pconform/traces"
 )
 
@@ -67,8 +65,8 @@ func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) 
 		if !acked {
 			return traces.Result{Action: traces.ActionLeaseLost}, nil
 		}
-		// The effect commits with the ack; a new slice, since the old one may be shared.
-		s.effects[d.mailbox] = append(slices.Clip(s.effects[d.mailbox]), d.id)
+		// The effect commits with the ack.
+		s.effects[d.mailbox] = append(s.effects[d.mailbox], d.id)
 		return traces.Result{Action: traces.ActionAcked}, nil
 	}
 

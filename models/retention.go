@@ -45,12 +45,7 @@ func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 	}
 	acked, dead, final = oldest(acked), oldest(dead), oldest(final)
 	for _, r := range acked {
-		m := s.messages[r.id]
-		delete(s.messages, r.id)
-		s.order[m.mailbox] = slices.DeleteFunc(slices.Clone(s.order[m.mailbox]), func(x string) bool { return x == r.id })
-		if len(s.order[m.mailbox]) == 0 {
-			delete(s.order, m.mailbox)
-		}
+		delete(s.messages, r.id) // an acked row is in no mailbox's order
 		retire(r)
 	}
 	for _, r := range dead {

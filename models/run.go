@@ -14,18 +14,32 @@ import (
 //
 // On a malformed step Run returns the state before it, the results so far and an error wrapping
 // [ErrMalformed] that names the step's index.
+//
+// Run steps one state in place (a [Machine]), so n steps cost time linear in n.
 func Run(cfg Config, steps []traces.Step) (State, []traces.Result, error) {
-	s := Init(cfg)
+	m := NewMachine(Init(cfg))
 	results := make([]traces.Result, 0, len(steps))
 	for i, st := range steps {
-		next, r, err := Step(s, st.Op, st.At, st.Args)
+		r, err := m.Step(st.Op, st.At, st.Args)
 		if err != nil {
-			return s, results, fmt.Errorf("models: step %d: %w", i, err)
+			return rerun(cfg, steps[:i]), results, fmt.Errorf("models: step %d: %w", i, err)
 		}
-		s = next
 		results = append(results, r)
 	}
-	return s, results, nil
+	return m.s, results, nil
+}
+
+// rerun returns the state steps lead to from [Init](cfg), steps being ones that ran without an
+// error. A Machine whose step failed may hold a half-changed state, so the state before the
+// failing step is made again (a run is deterministic); this costs only on a malformed step.
+func rerun(cfg Config, steps []traces.Step) State {
+	m := NewMachine(Init(cfg))
+	for _, st := range steps {
+		if _, err := m.Step(st.Op, st.At, st.Args); err != nil {
+			panic(fmt.Sprintf("models: a step that ran once fails when run again: %v", err))
+		}
+	}
+	return m.s
 }
 
 // ErrNilTrace is returned by RunTrace for a nil trace.
@@ -54,20 +68,23 @@ func RunTrace(cfg Config, t *traces.Trace) (results []traces.Result, final trace
 		return nil, Init(cfg).Snapshot(), ErrNilTrace
 	}
 	b := traces.NewBinder(forgedToken)
-	s := Init(cfg)
+	m := NewMachine(Init(cfg))
+	// ran holds the steps as the model ran them (tokens bound), for remaking the state before a
+	// malformed step.
+	ran := make([]traces.Step, 0, len(t.Steps))
 	results = make([]traces.Result, 0, len(t.Steps))
 	for i, st := range t.Steps {
 		args := st.Args
 		args.Token = b.Arg(st.Op, args.Token)
-		next, r, err := Step(s, st.Op, st.At, args)
+		r, err := m.Step(st.Op, st.At, args)
 		if err != nil {
-			return results, snapshot(b, s.Snapshot()), fmt.Errorf("models: trace %q step %d (%s): %w",
+			return results, snapshot(b, rerun(cfg, ran).Snapshot()), fmt.Errorf("models: trace %q step %d (%s): %w",
 				t.Name, i, DescribeOp(st.Op, st.Args), err)
 		}
-		s = next
+		ran = append(ran, traces.Step{Op: st.Op, At: st.At, Args: args})
 		results = append(results, result(b, r, st.Result))
 	}
-	return results, snapshot(b, s.Snapshot()), nil
+	return results, snapshot(b, m.Snapshot()), nil
 }
 
 // forgedToken is the model token sent for a token symbol that is not bound (k may be 0): a

@@ -22,13 +22,20 @@ type State struct {
 	// messages holds every message still in a mailbox, by id: ready and acked rows. A dead-lettered
 	// message leaves it for dead.
 	messages map[string]message
-	// order lists, per mailbox, the ids of its messages in increasing seq. Invariant: it holds
-	// exactly the ids of messages, each once, under the message's mailbox.
+	// order lists, per mailbox, the ids of its ready messages in increasing seq: the rows a lease,
+	// a peek or an expire looks at. Acked rows are neither delivered nor block a key, so an ack
+	// takes its row out, and a step's cost follows the mailbox's backlog, not the number of rows
+	// ever acked. Invariant: it holds exactly the ids of the ready messages, each once, under the
+	// message's mailbox; a mailbox with none has no entry.
 	order map[string][]string
 	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
 	dead map[string]deadLetter
 	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
+	// Every write goes through putOutbox, which keeps pending in step.
 	outbox map[string]outboxRow
+	// pending holds the ids of the pending outbox rows: the rows a claim looks at. Invariant: it
+	// holds exactly the ids of the rows of outbox that are pending.
+	pending map[string]struct{}
 	// retired maps the id of a message or dead letter that purge removed to the end of its dedup
 	// horizon: until then (exclusive) the id is a duplicate. Entries at or past their end mean
 	// nothing and purge forgets them.
@@ -142,17 +149,18 @@ func (s State) Config() Config { return s.cfg.filled() }
 // Now returns the time of the last step applied (0 for a fresh state).
 func (s State) Now() int64 { return s.now }
 
-// clone returns a copy of s that shares nothing mutable with it. Slices held in maps are shared;
-// code that changes one replaces it with a new slice instead of writing into it.
+// clone returns a copy of s that shares nothing mutable with it, the slices held in its maps
+// included, so the copy's steps may append to and delete from them in place.
 func (s State) clone() State {
 	n := s
 	n.cfg = s.cfg.filled()
 	n.messages = cloneMap(s.messages)
-	n.order = cloneMap(s.order)
+	n.order = cloneSlices(s.order)
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
+	n.pending = cloneMap(s.pending)
 	n.retired = cloneMap(s.retired)
-	n.effects = cloneMap(s.effects)
+	n.effects = cloneSlices(s.effects)
 	n.inflight = cloneMap(s.inflight)
 	n.processed = cloneMap(s.processed)
 	n.checkpoints = cloneMap(s.checkpoints)
@@ -162,6 +170,14 @@ func (s State) clone() State {
 func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	n := make(map[K]V, len(m))
 	maps.Copy(n, m)
+	return n
+}
+
+func cloneSlices[K comparable, V any](m map[K][]V) map[K][]V {
+	n := make(map[K][]V, len(m))
+	for k, v := range m {
+		n[k] = slices.Clone(v)
+	}
 	return n
 }
 

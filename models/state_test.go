@@ -16,6 +16,7 @@ func deepCopy(s State) State {
 	n.messages = maps.Clone(s.messages)
 	n.dead = maps.Clone(s.dead)
 	n.outbox = maps.Clone(s.outbox)
+	n.pending = maps.Clone(s.pending)
 	n.inflight = maps.Clone(s.inflight)
 	n.order = map[string][]string{}
 	for k, v := range s.order {
