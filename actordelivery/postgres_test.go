@@ -350,3 +350,54 @@ WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))`, decider).Sc
 		})
 	}
 }
+
+// TestPostgresPurgePlan: on PostgreSQL too, the acked rows' purge and the expiry sweep probe
+// messages_timers (schema version 5), and the purge reads its batch in index order, without
+// sorting every acked row up to the cutoff (50,000 acked rows, all of them older than it).
+func TestPostgresPurgePlan(t *testing.T) {
+	s := openAt(t, testTarget(t), Options{})
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO messages (id, mailbox, key, priority, max_attempts, attempts, available_at, state, created_at, acked_at)
+SELECT 'a' || g, 'mb', '', 0, 3, 1, 0, 'acked', 0, g FROM generate_series(1, 50000) g`,
+		`INSERT INTO messages (id, mailbox, key, priority, max_attempts, attempts, available_at, state, created_at, token, lease_until)
+SELECT 'l' || g, 'mb', '', 0, 3, 1, 0, 'ready', 0, 't' || g, 100000 FROM generate_series(1, 100) g`,
+		`ANALYZE messages`,
+	} {
+		if _, err := s.wdb.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	overrides := pgOverrides()
+	for _, tc := range []struct {
+		name, query, want string
+	}{
+		{"purge acked", qPurgeAcked, "Index Only Scan using messages_timers"},
+		{"expire", qExpire, "Index Scan using messages_timers"},
+	} {
+		q := tc.query
+		if o, ok := overrides[q]; ok {
+			q = o
+		}
+		rows, err := boundQuerier{q: s.wdb, d: s.d}.QueryContext(ctx, "EXPLAIN "+q,
+			named("now", int64(1000)), named("cutoff", int64(60000)), named("limit", 100))
+		if err != nil {
+			t.Fatal(tc.name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(plan, "\n")
+		if !strings.Contains(text, tc.want) || strings.Contains(text, "Sort") || strings.Contains(text, "Seq Scan") {
+			t.Errorf("%s: plan lacks %q, or sorts or scans:\n%s", tc.name, tc.want, text)
+		}
+	}
+}

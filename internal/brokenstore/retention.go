@@ -16,7 +16,7 @@ import (
 func (e *Eligibility) buildRetention(pg bool) {
 	e.qPurgeAcked = `DELETE FROM {p}messages WHERE id IN (
     SELECT id FROM {p}messages WHERE state = 'acked' AND lease_until IS NULL AND acked_at <= :cutoff
-    ORDER BY acked_at, id LIMIT :limit)
+    ORDER BY lease_until, acked_at, id LIMIT :limit)
 RETURNING id, acked_at`
 	e.qPurgeDead = `DELETE FROM {p}dead_letters WHERE id IN (
     SELECT id FROM {p}dead_letters WHERE dead_at <= :cutoff
