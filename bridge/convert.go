@@ -42,6 +42,7 @@ var counterexampleVariants = map[string]string{
 	"tcCheckpointResetCounterexample":          "checkpoint-reset",
 	"tcPurgeForgetsIdsCounterexample":          "purge-forgets-ids",
 	"tcAttemptsKeptOnRedriveCounterexample":    "redrive-keeps-attempts",
+	"tcEarlyDeadLetterUnfencedCounterexample":  "early-dead-letter-unfenced",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

@@ -54,6 +54,9 @@ const (
 	// TargetRedriveKeepsAttempts is the store whose redrive puts a mailbox dead letter back with
 	// the attempts it died with, so an exhausted message is never deliverable again.
 	TargetRedriveKeepsAttempts = "redrive-keeps-attempts"
+	// TargetEarlyDeadLetterUnfenced is the store whose leased consumer dead-letters a message
+	// the retry policy declines to retry without checking that it still holds the lease.
+	TargetEarlyDeadLetterUnfenced = "early-dead-letter-unfenced"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -108,6 +111,8 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{PurgeForgetsIDs: true}}},
 		{name: TargetRedriveKeepsAttempts, broken: true, doc: "a redrive that puts a mailbox dead letter back with the attempts it died with (an exhausted message is never deliverable again)",
 			store: storeConfig{rules: &brokenstore.Rules{RedriveKeepsAttempts: true}}},
+		{name: TargetEarlyDeadLetterUnfenced, broken: true, doc: "a leased consumer whose early dead-letter (the retry policy declines) skips the token fence (a stale worker dead-letters the message another worker leased)",
+			store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 	}
 }
 

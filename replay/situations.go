@@ -48,6 +48,9 @@ const (
 	SituationKeyedHeadExhausted Situation = "keyed head exhausted"
 	// A keyed message dead-lettered while a later message with its key is ready.
 	SituationKeyedHeadDeadLettered Situation = "keyed head dead-lettered"
+	// A leased worker's handler fails with an error the retry policy declines (the early
+	// dead-letter) while another worker's lease on its message is live: the fence must refuse it.
+	SituationDeclineAfterTakeover Situation = "declined failure after another worker took the lease"
 )
 
 // AllSituations lists every situation, in table order.
@@ -56,7 +59,7 @@ var AllSituations = []Situation{
 	SituationAtClaimUntil, SituationClaimAtAvailableAt,
 	SituationExpireClears, SituationExpireDeadLetters, SituationDuplicateOtherPayload,
 	SituationBothPaths, SituationNackExhausts, SituationKeyedHeadBackoff,
-	SituationKeyedHeadExhausted, SituationKeyedHeadDeadLettered,
+	SituationKeyedHeadExhausted, SituationKeyedHeadDeadLettered, SituationDeclineAfterTakeover,
 }
 
 // Situations counts, over a set of traces, the steps (or, for SituationBothPaths, the traces) in
@@ -79,11 +82,27 @@ func SituationsOf(ctx context.Context, trs []*traces.Trace) (Situations, error) 
 			return nil, fmt.Errorf("replay: situations of %q: %w", t.Name, err)
 		}
 		leased, leaseless := map[string]bool{}, map[string]bool{}
+		// fetched: each consumer worker's last fetched message (what its next handle acts on).
+		fetched := map[int]traces.Message{}
 		for i := range len(states) - 1 {
 			s := t.Steps[i]
 			before, after := states[i], states[i+1]
 			for _, sit := range stepSituations(s, before, after) {
 				out[sit]++
+			}
+			switch s.Op {
+			case traces.OpConsumerFetch:
+				delete(fetched, s.Args.Worker)
+				if s.Result.Message != nil {
+					fetched[s.Args.Worker] = *s.Result.Message
+				}
+			case traces.OpConsumerHandle:
+				if f, ok := fetched[s.Args.Worker]; ok && declinedUnderForeignLease(s, f, before) {
+					out[SituationDeclineAfterTakeover]++
+				}
+				delete(fetched, s.Args.Worker)
+			case traces.OpCrash:
+				clear(fetched)
 			}
 			switch {
 			case s.Op == traces.OpLease, s.Op == traces.OpConsumerFetch && s.Args.Profile == traces.ProfileLeased:
@@ -209,6 +228,20 @@ func stepSituations(s traces.Step, before, after traces.Snapshot) []Situation {
 		}
 	}
 	return out
+}
+
+// declinedUnderForeignLease reports whether the consumer_handle step s, of the leased delivery f,
+// is a failure the retry policy declines while another lease on f's message is live in before.
+func declinedUnderForeignLease(s traces.Step, f traces.Message, before traces.Snapshot) bool {
+	if s.Args.Profile != traces.ProfileLeased || s.Args.Outcome != traces.OutcomeFailNoRetry {
+		return false
+	}
+	for _, m := range before.Messages {
+		if m.ID == f.ID {
+			return m.State == traces.StateReady && m.Token != 0 && m.Token != f.Token && m.LeaseUntil > s.At
+		}
+	}
+	return false
 }
 
 // hasLaterKeyed reports whether a ready message of m's mailbox and key that m precedes is in snap.

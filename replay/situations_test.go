@@ -27,6 +27,12 @@ var scriptedSituations = []Situation{
 	SituationKeyedHeadDeadLettered,
 }
 
+// takeoverCase is the P test case whose every schedule scripts a takeover (the leased worker's
+// first delivery stalls past its lease, another worker leases the message, and the stalled
+// worker's handler fails with an error the policy declines), so the committed corpus holds
+// SituationDeclineAfterTakeover whatever schedules it keeps.
+const takeoverCase = "tcPolicyDeclines"
+
 // scriptedCase is the P test case whose every schedule runs RawClient.StaleLeases.
 const scriptedCase = "tcStaleLeases"
 
@@ -53,6 +59,8 @@ func TestCorpusSituations(t *testing.T) {
 			t.Errorf("the committed corpus now meets %q (%d times): remove it from uncoveredSituations", sit, s[sit])
 		case committed && slices.Contains(scriptedSituations, sit) && s[sit] == 0:
 			t.Errorf("the committed corpus never meets the scripted situation %q (%s should, in every schedule)", sit, scriptedCase)
+		case committed && sit == SituationDeclineAfterTakeover && s[sit] == 0:
+			t.Errorf("the committed corpus never meets the scripted situation %q (%s should, in every schedule)", sit, takeoverCase)
 		}
 	}
 }
@@ -61,20 +69,28 @@ func TestCorpusSituations(t *testing.T) {
 // $PCONFORM_CORPUS) against the broken variants whose bug hides in a situation only a scripted
 // scenario reaches for sure: the lease-boundary variant (a lease still live at lease_until ==
 // now) and the stale-extend variant (an extend that accepts a stale token while a newer lease is
-// live). Every trace of the scripted test case must diverge from each, and so the corpus as a
-// whole does; other traces of the correct store are replayed only until one diverges (the log
-// names the first divergence). Before tcStaleLeases, stale-extend replayed every trace of both
-// corpora, committed and wide, to a match.
+// live), each against tcStaleLeases; and the early-dead-letter-unfenced variant (a leased
+// consumer's declined failure that skips the token fence) against tcPolicyDeclines, whose every
+// schedule scripts the takeover it needs. Every trace of the scripted test case must diverge from
+// its variant, and so the corpus as a whole does; other traces of the correct store are replayed
+// only until one diverges (the log names the first divergence). Before tcStaleLeases,
+// stale-extend replayed every trace of both corpora, committed and wide, to a match; before the
+// takeover, early-dead-letter-unfenced did.
 //
 //	go test ./replay/ -run TestCorpusCatchesBlindVariants -v
 func TestCorpusCatchesBlindVariants(t *testing.T) {
 	trs, _ := readCorpus(t)
 	for _, b := range testBackends(t) {
-		for _, variant := range []string{TargetLeaseBoundary, TargetStaleExtend} {
+		for _, c := range []struct{ variant, scripted, script string }{
+			{TargetLeaseBoundary, scriptedCase, "its script leases at lease_until"},
+			{TargetStaleExtend, scriptedCase, "its script uses a stale token under a newer lease"},
+			{TargetEarlyDeadLetterUnfenced, takeoverCase, "its script declines a failure after another worker took the lease"},
+		} {
+			variant := c.variant
 			t.Run(fmt.Sprintf("%s/%s", b, variant), func(t *testing.T) {
 				first, scripted := "", 0
 				for _, tr := range trs {
-					isScripted := strings.HasPrefix(tr.Name, scriptedCase+"-")
+					isScripted := strings.HasPrefix(tr.Name, c.scripted+"-")
 					if tr.Expect.Variant != "" || (first != "" && !isScripted) {
 						continue
 					}
@@ -87,13 +103,12 @@ func TestCorpusCatchesBlindVariants(t *testing.T) {
 					if isScripted {
 						scripted++
 						if !diverged {
-							t.Errorf("%s replays against %s to %s, want a divergence (its script uses a stale token under a newer lease and leases at lease_until)",
-								tr.Name, variant, r.verdict)
+							t.Errorf("%s replays against %s to %s, want a divergence (%s)", tr.Name, variant, r.verdict, c.script)
 						}
 					}
 				}
 				if scripted == 0 {
-					t.Errorf("%s holds no trace of %s", corpusDirectory(), scriptedCase)
+					t.Errorf("%s holds no trace of %s", corpusDirectory(), c.scripted)
 				}
 				if first == "" {
 					t.Errorf("no trace of the correct store in %s diverges from %s: the corpus is blind to its bug", corpusDirectory(), variant)
@@ -165,6 +180,40 @@ func TestStepSituations(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if got := stepSituations(c.step, c.before, c.after); !slices.Equal(got, c.want) {
 				t.Errorf("situations %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestDeclinedUnderForeignLease checks the detector of SituationDeclineAfterTakeover on a handle
+// step, the delivery its worker fetched and the state before it.
+func TestDeclinedUnderForeignLease(t *testing.T) {
+	fetched := traces.Message{ID: "m1", Attempts: 1, Token: 1}
+	row := func(tok int, until int64) traces.Snapshot {
+		return traces.Snapshot{Messages: []traces.MessageRow{{Mailbox: "a", ID: "m1", State: traces.StateReady, Attempts: 2,
+			MaxAttempts: 3, Token: tok, LeaseUntil: until}}}
+	}
+	handle := func(profile, outcome string) traces.Step {
+		return traces.Step{Op: traces.OpConsumerHandle, At: 3, Args: traces.Args{Worker: 1, Mailbox: "a", Profile: profile, Outcome: outcome}}
+	}
+	cases := []struct {
+		name   string
+		step   traces.Step
+		before traces.Snapshot
+		want   bool
+	}{
+		{"declined while another lease is live", handle(traces.ProfileLeased, traces.OutcomeFailNoRetry), row(2, 5), true},
+		{"declined under its own lease", handle(traces.ProfileLeased, traces.OutcomeFailNoRetry), row(1, 5), false},
+		{"declined after the other lease ran out", handle(traces.ProfileLeased, traces.OutcomeFailNoRetry), row(2, 3), false},
+		{"declined after expire cleared the lease", handle(traces.ProfileLeased, traces.OutcomeFailNoRetry), row(0, 0), false},
+		{"a retried failure", handle(traces.ProfileLeased, traces.OutcomeFail), row(2, 5), false},
+		{"a leaseless decline", handle(traces.ProfileLeaseless, traces.OutcomeFailNoRetry), row(2, 5), false},
+		{"the message is gone", handle(traces.ProfileLeased, traces.OutcomeFailNoRetry), traces.Snapshot{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := declinedUnderForeignLease(c.step, fetched, c.before); got != c.want {
+				t.Errorf("declinedUnderForeignLease = %v, want %v", got, c.want)
 			}
 		})
 	}

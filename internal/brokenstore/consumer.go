@@ -250,3 +250,66 @@ func HandleFetchedAttempts(ctx context.Context, st *actordelivery.Store, consume
 	}
 	return out, nil
 }
+
+// HandleEarlyDeadLetterUnfenced is a leased consumer's handle whose early dead-letter (the
+// handler failed before max_attempts and the retry policy declines to retry) skips the token
+// fence: a worker whose lease ran out, and whose message another worker has leased since,
+// dead-letters that worker's message from under its live lease (the real consumer checks that it
+// still holds the lease, in the dead-letter's transaction, and reports lease_lost). A retried
+// failure is the real consumer's fenced nack; a success, a failure at max_attempts and every
+// leaseless delivery go to the real consumer.
+func HandleEarlyDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	if d == nil || d.Path != actordelivery.PathLeased {
+		return realHandle(ctx, consumer, h, d)
+	}
+	m := d.Message
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := h(ctx, &hm)
+	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeased), m.MaxAttempts)
+	if herr == nil || eff >= m.MaxAttempts {
+		// The handler already ran: the real consumer takes over with one that answers the same.
+		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) {
+			return effects, herr
+		}, d)
+	}
+	// The policy is asked once, as the real consumer asks it (a policy may draw its answer).
+	delay, retried := retry.Retry(herr, eff)
+	delay = max(delay, 0)
+	outcome, out := "fail_no_retry", actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionDeadLettered}
+	if retried {
+		outcome, out.Action = "fail", actordelivery.ActionRetried
+	} else {
+		delay = 0
+	}
+	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
+		var err error
+		if retried {
+			err = st.Nack(ctx, m.ID, m.Token, delay)
+		} else {
+			reason := herr.Error()
+			if reason == "" {
+				reason = actordelivery.ReasonHandlerFailed
+			}
+			// The bug: no check that the message still carries m.Token.
+			err = st.DeadLetter(ctx, m.ID, reason)
+		}
+		switch {
+		case err == nil:
+			recordHandle(ctx, m, actordelivery.PathLeased, outcome, delay, out)
+		case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
+			recordHandle(ctx, m, actordelivery.PathLeased, outcome, delay,
+				actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionLeaseLost})
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		return out, nil
+	}
+	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: early-dead-letter-unfenced handle %q: %w", m.ID, err)
+}

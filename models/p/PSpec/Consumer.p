@@ -118,3 +118,35 @@ spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLea
     }
   }
 }
+
+// A consumer never dead-letters a message out from under another worker's live lease. A leased
+// worker whose lease ran out, and whose message another worker has leased since, no longer owns
+// the message: its handler's failure (above all one the retry policy declines, which dead-letters
+// before max_attempts) must be fenced by its token and end lease_lost. The monitor keeps its own
+// copy of every row from eSpecRow; eSpecHandled arrives before the handle's own changes, so the
+// copy shows the row as the handle found it. Leaseless handles (token 0) hold no lease to fence.
+spec DeadLetterSparesLiveLeases observes eSpecRow, eSpecDeadLettered, eSpecHandled {
+  var rows: map[string, tMsg];
+
+  start state Watching {
+    on eSpecRow do (e: (at: int, row: tMsg)) {
+      rows[e.row.id] = e.row;
+    }
+    on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
+                                 reason: string)) {
+      if (e.id in rows) {
+        rows -= (e.id);
+      }
+    }
+    on eSpecHandled do (e: (at: int, worker: int, id: string, token: int, action: string)) {
+      var m: tMsg;
+      if (e.action != "dead_lettered" || e.token == 0 || !(e.id in rows)) {
+        return;
+      }
+      m = rows[e.id];
+      assert !(m.token != 0 && m.token != e.token && m.lease_until > e.at),
+        format("worker {0} dead-lettered message {1} at t={2} under token {3}, while another lease (token {4}, until t={5}) was live on it",
+               e.worker, e.id, e.at, e.token, m.token, m.lease_until);
+    }
+  }
+}

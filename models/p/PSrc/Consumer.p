@@ -23,6 +23,7 @@ machine ConsumerWorker {
       var retryDelay: int;
       var think: int;
       var raced: bool;
+      var tookOver: bool;
       store = init.store;
       driver = init.driver;
       cfg = init.cfg;
@@ -30,7 +31,10 @@ machine ConsumerWorker {
         send store, eFetchReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
                                 lease_for = cfg.lease_for);
         res = Await();
-        if (res.msg_id != "") {
+        if (res.msg_id != "" && cfg.takeover != 0 && !tookOver) {
+          tookOver = true;
+          StaleDecline();
+        } else if (res.msg_id != "") {
           if (cfg.nack_race && !raced) {
             // A raw client's nack_by_id of the fetched message lands before this handle.
             raced = true;
@@ -66,6 +70,27 @@ machine ConsumerWorker {
       }
       send driver, eDone, (who = this,);
     }
+  }
+
+  // The scripted first delivery of a takeover worker (tConsumerCfg.takeover): the handler stalls
+  // until the lease has run out (the clock moves by lease_for) and a Taker has leased the message,
+  // then fails with an error the retry policy declines. The early dead-letter must be refused
+  // (lease_lost): the message belongs to the Taker now, which then handles it.
+  fun StaleDecline() {
+    var takerCfg: tConsumerCfg;
+    var taker: machine;
+    send store, eAdvanceReq, (client = this, by = cfg.lease_for);
+    Await();
+    takerCfg = cfg;
+    takerCfg.worker = cfg.takeover;
+    takerCfg.takeover = 0;
+    taker = new Taker((store = store, worker = this, cfg = takerCfg));
+    receive { case eRaced: { } }
+    send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
+                             outcome = "fail_no_retry", retry_delay = 0);
+    Await();
+    send taker, eRaced;
+    receive { case eRaced: { } }
   }
 
   fun Await(): tReply {

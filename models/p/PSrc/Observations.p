@@ -27,6 +27,10 @@ event eSpecMsgInserted: (at: int, mailbox: string, id: string);
 event eSpecDeadLettered: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int, reason: string);
 event eSpecLeased: (at: int, mailbox: string, id: string); // a fresh lease was taken on the row
 event eSpecEffect: (at: int, mailbox: string, id: string);  // a handler effect committed
+// A consumer worker handled the delivery of message id it fetched under token (0 on the leaseless
+// path) with this action; announced before the handle's state changes, so a monitor's copy of the
+// rows still shows them as the handle found them.
+event eSpecHandled: (at: int, worker: int, id: string, token: int, action: string);
 event eSpecOutboxEnqueued: (at: int, id: string, target: string);
 event eSpecOutboxCompleted: (at: int, id: string, target: string);
 event eSpecOutboxRow: (at: int, row: tOutRow);        // an outbox row was inserted or changed

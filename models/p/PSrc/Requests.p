@@ -41,7 +41,8 @@ event eAdvanceReq: (client: machine, by: int);
 // delayed row becoming available). The reply says whether it moved.
 event eTickReq: (client: machine);
 
-// A RawNacker tells the worker that started it that its nack_by_id has been answered.
+// A RawNacker tells the worker that started it that its nack_by_id has been answered; a Taker and
+// the stalled worker that started it tell each other when each has done its step.
 event eRaced;
 
 // Protocol steps.

@@ -30,7 +30,8 @@ machine Store {
   // processed-message mark whose ttl check is inverted, "checkpoint-reset" for a first checkpoint
   // save that overwrites an existing checkpoint and resets its version, "purge-forgets-ids" for a
   // purge that retires no id (a purged id is free at once), "redrive-keeps-attempts" for a redrive
-  // of a mailbox dead letter that keeps its attempt count.
+  // of a mailbox dead letter that keeps its attempt count, "early-dead-letter-unfenced" for a leased
+  // consumer whose early dead-letter (the retry policy declines) skips the token fence.
   var variant: string;
   // (consumer, id) as "consumer|id" -> the time its processed-message mark expires; a mark is live
   // while now < expires. Marks are never removed: an expired one counts as absent.
@@ -287,12 +288,21 @@ machine Store {
     on eHandleReq do (r: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile,
                           outcome: string, retry_delay: int)) {
       var res: tRes;
+      var f: tFetched;
       Begin();
+      if (r.worker in fetched) {
+        f = fetched[r.worker];
+      }
       res = Handle(r.worker, r.profile, r.outcome, r.retry_delay);
       announce eObsConsumerHandle, (at = now, worker = r.worker, mailbox = r.mailbox,
                                     profile = ConsumerPath(r.profile), outcome = r.outcome,
                                     retry_delay = r.retry_delay, action = res.action, attempt = res.attempt,
                                     bug = res.bug);
+      // After the observation (a monitor that fails here ends the trace after this step) and
+      // before the state changes are announced, so a monitor still sees the rows as they were.
+      if (f.id != "") {
+        announce eSpecHandled, (at = now, worker = r.worker, id = f.id, token = f.token, action = res.action);
+      }
       Reply(r.client, res);
     }
 
@@ -906,10 +916,16 @@ machine Store {
       // The retry policy declines: the message is dead-lettered with the handler's error as the
       // reason. Leased: fenced by the token (another worker may lease it once this lease runs
       // out). Leaseless: the bump and the move commit together, as at max_attempts.
+      // The early-dead-letter-unfenced profile skips the fence: a worker whose lease was lost, and
+      // whose message another worker may have leased since, still dead-letters it.
       if (leased) {
         step.err = "";
         if (!TokenMatches(FindMsg(f.id), f.token)) {
           step.err = "lease_lost";
+          if (variant == "early-dead-letter-unfenced") {
+            step.err = "";
+            res.bug = FindMsg(f.id) >= 0 && msgs[FindMsg(f.id)].row_state == "ready";
+          }
         }
       } else {
         step = NackById(f.id, 0);

@@ -57,8 +57,13 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // of that message before the worker handles it (a raw client racing the leaseless worker).
 // may_decline: a failing handler's retry policy may decline (outcome "fail_no_retry", the checker's
 // choice), so the message is dead-lettered before max_attempts with the handler's error as reason.
+// takeover (leased only; 0 for none): the worker's first delivery stalls until its lease has run
+// out and a Taker, a second leased worker with this worker number, has leased the message; then
+// its handler fails with an error the retry policy declines (a stale early dead-letter, which the
+// token fence must refuse), and the Taker handles the message it took.
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
-                     retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool);
+                     retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool,
+                     takeover: int);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 // retry_delay: how long a row whose delivery failed waits before it may be claimed again.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,

@@ -130,6 +130,26 @@ machine RawNacker {
   }
 }
 
+// The second leased worker of a takeover (tConsumerCfg.takeover): it fetches from the mailbox once
+// the stalled worker's lease has run out, so its lease replaces that one; it tells the stalled
+// worker, waits until that worker has handled its stale delivery, handles its own (the handler
+// succeeds) and tells the worker again.
+machine Taker {
+  start state Run {
+    entry (init: (store: machine, worker: machine, cfg: tConsumerCfg)) {
+      send init.store, eFetchReq, (client = this, worker = init.cfg.worker, mailbox = init.cfg.mailbox,
+                                   profile = init.cfg.profile, lease_for = init.cfg.lease_for);
+      receive { case eReply: (r: tReply) { } }
+      send init.worker, eRaced;
+      receive { case eRaced: { } }
+      send init.store, eHandleReq, (client = this, worker = init.cfg.worker, mailbox = init.cfg.mailbox,
+                                    profile = init.cfg.profile, outcome = "ok", retry_delay = 0);
+      receive { case eReply: (r: tReply) { } }
+      send init.worker, eRaced;
+    }
+  }
+}
+
 // Issues `ops` store operations chosen by the checker, with arguments drawn from small pools and
 // tokens taken from earlier lease and claim results (fresh or stale), so that every store operation
 // and every error path appears in the observations.

@@ -15,7 +15,7 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
-          think = 0, nack_race = false, may_decline = false);
+          think = 0, nack_race = false, may_decline = false, takeover = 0);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -199,19 +199,39 @@ fun ScLeaselessNackRace(): tScenario {
 }
 
 // A retry policy that may decline: a leased worker on `inbox` and a leaseless one on `solo`, each
-// message may fail, and a failure may be one the policy declines to retry.
+// message may fail, and a failure may be one the policy declines to retry. The leased worker's
+// first delivery (m1) is a takeover: it stalls past its lease, a Taker (worker 3) leases m1, and
+// the stalled worker's declined failure must end lease_lost rather than dead-letter the Taker's
+// message; m3 then gives the leased worker a delivery of its own.
 fun ScPolicyDeclines(): tScenario {
   var sc: tScenario;
   var w: tConsumerCfg;
   sc = EmptyScenario();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
   sc.messages += (1, Msg("solo", "m2", "", 0, 3));
+  sc.messages += (2, Msg("inbox", "m3", "", 0, 3));
   w = Worker(1, "inbox", Leased, true);
   w.may_decline = true;
+  w.takeover = 3;
   sc.consumers += (0, w);
   w = Worker(2, "solo", Leaseless, true);
   w.may_decline = true;
   sc.consumers += (1, w);
+  return sc;
+}
+
+// Counterexample: the takeover of ScPolicyDeclines with a store whose leased consumer skips the
+// token fence of its early dead-letter, so the stalled worker dead-letters the Taker's message.
+fun ScEarlyDeadLetterUnfenced(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.variant = "early-dead-letter-unfenced";
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
+  w = Worker(1, "inbox", Leased, true);
+  w.may_decline = true;
+  w.takeover = 3;
+  sc.consumers += (0, w);
   return sc;
 }
 

@@ -5,7 +5,7 @@
  *****************************************************************************************************/
 
 module Delivery = { Store, ConsumerWorker, Publisher };
-module Environment = { Scenario, Crasher, RawClient, RawNacker, DeadLetterClient, Janitor, DedupClient,
+module Environment = { Scenario, Crasher, RawClient, RawNacker, Taker, DeadLetterClient, Janitor, DedupClient,
                        CheckpointClient, Redriver };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
@@ -23,6 +23,7 @@ machine TestUnfencedAck { start state Init { entry { new Scenario(ScUnfencedAck(
 machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertake()); } } }
 machine TestLeaselessNackRace { start state Init { entry { new Scenario(ScLeaselessNackRace()); } } }
 machine TestPolicyDeclines { start state Init { entry { new Scenario(ScPolicyDeclines()); } } }
+machine TestEarlyDeadLetterUnfenced { start state Init { entry { new Scenario(ScEarlyDeadLetterUnfenced()); } } }
 machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
 machine TestOutboxDeadLetters { start state Init { entry { new Scenario(ScOutboxDeadLetters()); } } }
 machine TestOutboxUnbounded { start state Init { entry { new Scenario(ScOutboxUnbounded()); } } }
@@ -39,7 +40,8 @@ machine TestRedriveKeepsAttempts { start state Init { entry { new Scenario(ScRed
 // ---- green ----
 
 test tcLeasedWorkers [main = TestLeasedWorkers]:
-  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead,
+         DeadLetterSparesLiveLeases
   in (union Delivery, Environment, { TestLeasedWorkers });
 
 test tcLeaselessWorker [main = TestLeaselessWorker]:
@@ -74,7 +76,7 @@ test tcLeaselessNackRace [main = TestLeaselessNackRace]:
   in (union Delivery, Environment, { TestLeaselessNackRace });
 
 test tcPolicyDeclines [main = TestPolicyDeclines]:
-  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, DeadLetterSparesLiveLeases
   in (union Delivery, Environment, { TestPolicyDeclines });
 
 // Raw outbox_complete completes a row without delivering it (that is the operation's contract), so
@@ -166,3 +168,7 @@ test tcFifoOvertakeCounterexample [main = TestFifoOvertake]:
 test tcOutboxUnboundedCounterexample [main = TestOutboxUnbounded]:
   assert OutboxDeliveryBounded
   in (union Delivery, Environment, { TestOutboxUnbounded });
+
+test tcEarlyDeadLetterUnfencedCounterexample [main = TestEarlyDeadLetterUnfenced]:
+  assert DeadLetterSparesLiveLeases
+  in (union Delivery, Environment, { TestEarlyDeadLetterUnfenced });
