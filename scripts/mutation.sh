@@ -33,7 +33,13 @@
 # Environment (all optional):
 #   PCONFORM_SEQUENCES            property sequences per mutant            (default 200)
 #   PCONFORM_MUTATION_WORKERS     mutants tested in parallel               (default 1)
-#   PCONFORM_MUTATION_TIMEOUT     gremlins' --timeout-coefficient          (default 3)
+#   PCONFORM_MUTATION_TIMEOUT     gremlins' --timeout-coefficient          (default 30)
+#
+# gremlins gives each mutant the time of its coverage pass (one `go test` of the oracle's tests,
+# about 17 s to 40 s) times the coefficient. A mutant's oracle run builds actordelivery and up to
+# two test binaries first, so under load one run takes several times the coverage pass: with the
+# coefficient 3 one run over seven files timed out 34 mutants, none of them decided. A mutant that
+# really hangs still times out, after 30 times the coverage pass.
 #   PCONFORM_MUTATION_TMP         where the oracle's SQLite files go       (default /dev/shm if writable)
 set -euo pipefail
 # shellcheck source=scripts/env.sh
@@ -201,7 +207,7 @@ cd "$work/src"
 echo "mutation: gremlins over actordelivery (${files[*]}), oracle: analyzers, replay, properties (actordelivery's unit tests excluded)"
 start=$(date +%s)
 PATH="$work/shim:$PATH" "$bin/gremlins" unleash ./actordelivery \
-  --workers "${PCONFORM_MUTATION_WORKERS:-1}" --timeout-coefficient "${PCONFORM_MUTATION_TIMEOUT:-3}" \
+  --workers "${PCONFORM_MUTATION_WORKERS:-1}" --timeout-coefficient "${PCONFORM_MUTATION_TIMEOUT:-30}" \
   --output "$out/report.json" "${exclude[@]}" 2>&1 | tee "$out/gremlins.log"
 echo "mutation: done in $(($(date +%s) - start))s; report in out/mutation/report.json, log in out/mutation/gremlins.log"
 summary "$out/gremlins.log"
