@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -178,6 +179,15 @@ type violation struct {
 
 var cmpOpts = cmp.Options{cmpopts.EquateEmpty()}
 
+// same reports whether the model's value want and the target's got agree under cmpOpts. The
+// comparison runs after every step and every fencing probe, where the two nearly always agree, so
+// it tries reflect.DeepEqual first (equal under it means equal under cmpOpts, which only adds that
+// a nil and an empty slice or map agree) and falls back to cmp.Equal; the diff is made only for a
+// failure. A profile of the hunts had cmp.Diff on equal values at a tenth of their CPU time.
+func same(want, got any) bool {
+	return reflect.DeepEqual(want, got) || cmp.Equal(want, got, cmpOpts)
+}
+
 // judge compares the outcome with the model's world after the step.
 func (o *outcome) judge(c *cmd, w *world) *Failure {
 	var checks []Check
@@ -191,15 +201,15 @@ func (o *outcome) judge(c *cmd, w *world) *Failure {
 	if o.err != nil {
 		add(CheckTarget, "%s could not run: %v", c.op, o.err)
 	} else {
-		if diff := cmp.Diff(w.last, o.res, cmpOpts); diff != "" {
+		if !same(w.last, o.res) {
 			add(CheckResult, "%s: the model says %s, the target observed %s",
 				c.op, replay.FormatResult(c.op, w.last), replay.FormatResult(c.op, o.res))
 		}
 		for _, v := range o.broken {
 			add(v.check, "%s", v.detail)
 		}
-		if diff := cmp.Diff(w.snapshot(), o.snap, cmpOpts); diff != "" {
-			add(CheckState, "the state differs from the model's (-model +target):\n%s", diff)
+		if want := w.snapshot(); !same(want, o.snap) {
+			add(CheckState, "the state differs from the model's (-model +target):\n%s", cmp.Diff(want, o.snap, cmpOpts))
 		}
 	}
 	if len(checks) == 0 {

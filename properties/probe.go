@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -91,7 +89,7 @@ func (s *sut) probe(w *world) *Failure {
 			return &Failure{Step: len(s.ran) - 1, Checks: []Check{CheckTarget}, Detail: fmt.Sprintf("[%s] fencing probe %s could not run: %v", CheckTarget, p, err)}
 		}
 		got := replay.Symbolize(s.tokens, &traces.Result{}, obs)
-		if cmp.Diff(n.last, got, cmpOpts) == "" {
+		if same(n.last, got) {
 			continue
 		}
 		s.ran = append(s.ran, p)
