@@ -43,6 +43,7 @@ var counterexampleVariants = map[string]string{
 	"tcPurgeForgetsIdsCounterexample":          "purge-forgets-ids",
 	"tcAttemptsKeptOnRedriveCounterexample":    "redrive-keeps-attempts",
 	"tcEarlyDeadLetterUnfencedCounterexample":  "early-dead-letter-unfenced",
+	"tcRecordTakesResetAttemptsCounterexample": "redrive-records-reset",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

@@ -207,6 +207,9 @@ func payloadFor(t *testing.T, ev string, set map[string]any) json.RawMessage {
 			obj[f] = false
 		case "claimed":
 			obj[f] = []any{}
+		case "redrives":
+			obj[f] = []any{map[string]any{"id": "r-id", "kind": "outbox", "mailbox": "r-mb", "attempts": 3,
+				"dead_reason": "r-dead", "reason": "r-why", "at": 0}}
 		case "msg_id", "mailbox", "id", "key", "payload", "reason", "target", "profile", "outcome", "fault", "err", "action",
 			"consumer", "actor":
 			obj[f] = fmt.Sprintf("%s-%d", f, i)

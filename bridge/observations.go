@@ -28,6 +28,7 @@ var opsWithBug = map[traces.Op]bool{
 	traces.OpPublisherDeliver: true,
 	traces.OpMarkProcessed:    true,
 	traces.OpSaveCheckpoint:   true,
+	traces.OpListRedrives:     true,
 }
 
 // The flattened form of Result.Message in a payload.
@@ -104,6 +105,7 @@ const (
 	kindInt
 	kindBool
 	kindClaimed
+	kindRedrives
 )
 
 // fieldKinds gives the JSON type of every payload field any observation may carry: the scalar
@@ -137,7 +139,7 @@ func buildStepFields() map[string]stepField {
 			case reflect.Bool:
 				k = kindBool
 			default:
-				continue // message and claimed: decoded by the bridge's own rules
+				continue // message, claimed and redrives: decoded by the bridge's own rules
 			}
 			out[name] = stepField{inResult: inResult, index: i, kind: k}
 		}
@@ -152,6 +154,7 @@ func buildFieldKinds() map[string]fieldKind {
 		"at":       kindInt,
 		"bug":      kindBool,
 		"claimed":  kindClaimed,
+		"redrives": kindRedrives,
 		fieldMsgID: kindString, fieldMsgAttempts: kindInt, fieldMsgToken: kindInt,
 	}
 	for name, f := range stepFields {
@@ -214,6 +217,12 @@ func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bo
 				return traces.Step{}, false, err
 			}
 			step.Result.Claimed = rows
+		case kindRedrives:
+			rows, err := decodeRedrives(obj, f)
+			if err != nil {
+				return traces.Step{}, false, err
+			}
+			step.Result.Redrives = rows
 		}
 	}
 	if err := obj.done(); err != nil {
@@ -284,6 +293,43 @@ func decodeClaimed(obj *object, field string) ([]traces.Claimed, error) {
 			return nil, err
 		}
 		rows = append(rows, c)
+	}
+	return rows, nil
+}
+
+// decodeRedrives reads a seq[tRedriveRec]: each record's members are the trace format's names.
+func decodeRedrives(obj *object, field string) ([]traces.RedriveRecord, error) {
+	items, err := obj.array(field)
+	if err != nil {
+		return nil, err
+	}
+	var rows []traces.RedriveRecord
+	for i, item := range items {
+		row, err := decodeObject(item, fmt.Sprintf("%s[%d]", field, i))
+		if err != nil {
+			return nil, err
+		}
+		var r traces.RedriveRecord
+		for _, s := range []struct {
+			name string
+			dst  *string
+		}{{"id", &r.ID}, {"kind", &r.Kind}, {"mailbox", &r.Mailbox}, {"dead_reason", &r.DeadReason}, {"reason", &r.Reason}} {
+			if *s.dst, err = row.str(s.name); err != nil {
+				return nil, err
+			}
+		}
+		n, err := row.int("attempts")
+		if err != nil {
+			return nil, err
+		}
+		r.Attempts = int(n)
+		if r.At, err = row.int("at"); err != nil {
+			return nil, err
+		}
+		if err := row.done(); err != nil {
+			return nil, err
+		}
+		rows = append(rows, r)
 	}
 	return rows, nil
 }

@@ -156,6 +156,10 @@ func DescribeState(s State) string {
 		cp := s.checkpoints[actor]
 		fmt.Fprintf(&b, "checkpoint %q version %d payload %q\n", actor, cp.version, cp.payload)
 	}
+	for _, r := range s.redrives {
+		fmt.Fprintf(&b, "redriven %s %q of %q at %d (attempts %d, dead-lettered for %q) for %q\n",
+			r.Kind, r.ID, r.Mailbox, r.At, r.Attempts, r.DeadReason, r.Reason)
+	}
 	for _, w := range slices.Sorted(maps.Keys(s.inflight)) {
 		d := s.inflight[w]
 		fmt.Fprintf(&b, "worker %d holds %q from %q (%s, attempts %d", w, d.id, d.mailbox, profileOf(d.leaseless), d.attempts)

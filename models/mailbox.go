@@ -235,11 +235,15 @@ func (s *State) deadLetter(id, reason string) bool {
 // redrive is docs/semantics.md's redrive(id, reason): the mailbox dead letter id, if any, goes
 // back into its mailbox as a ready message with attempts 0, available at now and a new seq; the
 // outbox row id, if dead-lettered, becomes pending with delivery attempts 0, available at now and
-// no reason. It reports whether it moved anything. The reason is only recorded (the store's
-// history), so the model does not keep it.
-func (s *State) redrive(id string) bool {
+// no reason. Each move appends a record to the redrive history with what the row had before it
+// (the message's first). It reports whether it moved anything.
+func (s *State) redrive(id, reason string) bool {
 	found := false
 	if d, ok := s.dead[id]; ok {
+		s.redrives = append(s.redrives, traces.RedriveRecord{
+			ID: id, Kind: traces.RedriveKindMessage, Mailbox: d.mailbox, Attempts: d.attempts,
+			DeadReason: d.reason, Reason: reason, At: s.now,
+		})
 		delete(s.dead, id)
 		s.lastSeq++
 		s.messages[id] = message{
@@ -250,9 +254,25 @@ func (s *State) redrive(id string) bool {
 		found = true
 	}
 	if o, ok := s.outbox[id]; ok && o.deadReason != "" {
+		s.redrives = append(s.redrives, traces.RedriveRecord{
+			ID: id, Kind: traces.RedriveKindOutbox, Mailbox: o.target, Attempts: o.deliveryAttempts,
+			DeadReason: o.deadReason, Reason: reason, At: s.now,
+		})
 		o.deadReason, o.deliveryAttempts, o.availableAt, o.finalAt = "", 0, s.now, 0
 		s.putOutbox(o)
 		found = true
 	}
 	return found
+}
+
+// listRedrives is docs/semantics.md's list_redrives(id): the redrive records of id, or of every
+// id when id is "", oldest first (nil when there are none).
+func (s *State) listRedrives(id string) []traces.RedriveRecord {
+	var out []traces.RedriveRecord
+	for _, r := range s.redrives {
+		if id == "" || r.ID == id {
+			out = append(out, r)
+		}
+	}
+	return out
 }

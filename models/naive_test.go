@@ -31,12 +31,15 @@ type naiveModel struct {
 	// saves lists every checkpoint save that succeeded, oldest first; an actor's checkpoint is
 	// its newest save, and its version the number of its saves.
 	saves []naiveSave
+	// redrives lists every redrive record, oldest first.
+	redrives []traces.RedriveRecord
 	// mutation deliberately breaks one rule ("" for none), so a test can show the comparison
 	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
 	// live at lease_until == now, "dedup-ttl-inverted" takes a live processed record for an expired
 	// one and the other way round, "checkpoint-reset" lets a first save (expected version 0)
 	// overwrite an existing checkpoint and reset its version to 1, "redrive-keeps-attempts"
-	// redrives a dead letter with the attempt count it died with.
+	// redrives a dead letter with the attempt count it died with, "redrive-records-reset" records
+	// a redrive with the attempt count after the reset (0).
 	mutation string
 }
 
@@ -404,7 +407,15 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		}
 		return traces.Result{Err: traces.ErrKindNotFound}
 	case traces.OpRedrive:
-		return errResult(n.redrive(a.ID, at), traces.ErrKindNotFound)
+		return errResult(n.redrive(a.ID, a.Reason, at), traces.ErrKindNotFound)
+	case traces.OpListRedrives:
+		var out []traces.RedriveRecord
+		for _, r := range n.redrives {
+			if a.ID == "" || a.ID == r.ID {
+				out = append(out, r)
+			}
+		}
+		return traces.Result{Redrives: out}
 	case traces.OpConsumerFetch:
 		var m *traces.Message
 		if a.Profile == traces.ProfileLeaseless {
@@ -500,9 +511,17 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 // redrive moves the dead letter id, if any, back into its mailbox as a new row (ready, attempts 0,
 // available at now, the next index, so the back of its mailbox) and makes the outbox row id, if
 // dead-lettered, pending again with no delivery attempts, available at now.
-func (n *naiveModel) redrive(id string, now int64) bool {
+func (n *naiveModel) redrive(id, reason string, now int64) bool {
 	found := false
+	record := func(kind, mailbox string, attempts int, deadReason string) {
+		if n.mutation == "redrive-records-reset" {
+			attempts = 0
+		}
+		n.redrives = append(n.redrives, traces.RedriveRecord{ID: id, Kind: kind, Mailbox: mailbox,
+			Attempts: attempts, DeadReason: deadReason, Reason: reason, At: now})
+	}
 	if i := slices.IndexFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
+		record(traces.RedriveKindMessage, n.dead[i].Mailbox, n.dead[i].Attempts, n.dead[i].Reason)
 		n.dead = slices.Delete(n.dead, i, i+1)
 		// The gone row keeps what the dead letter does not: key, priority, max_attempts, payload.
 		j := slices.IndexFunc(n.rows, func(r naiveRow) bool { return r.ID == id && r.gone })
@@ -519,6 +538,7 @@ func (n *naiveModel) redrive(id string, now int64) bool {
 	}
 	if i := n.outboxRow(id); i >= 0 && n.outbox[i].State == traces.StateDeadLetter {
 		o := &n.outbox[i]
+		record(traces.RedriveKindOutbox, o.Target, o.DeliveryAttempts, o.Reason)
 		o.State, o.Reason, o.DeliveryAttempts, o.AvailableAt = traces.StatePending, "", 0, now
 		found = true
 	}

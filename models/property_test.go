@@ -70,7 +70,7 @@ func TestModelMatchesNaive(t *testing.T) {
 				"publisher_deliver action=delivered", "publisher_deliver action=crashed", "publisher_deliver duplicate",
 				"publisher_deliver action=claim_lost", "publisher_deliver action=commit_failed",
 				"mark_processed duplicate", "save_checkpoint ok", "save_checkpoint err=version_conflict",
-				"load_checkpoint ok", "load_checkpoint err=not_found",
+				"load_checkpoint ok", "load_checkpoint err=not_found", "redrive ok", "list_redrives redrives",
 			} {
 				if seen[want] == 0 {
 					t.Errorf("no generated step had outcome %q in %d sequences", want, runs)
@@ -94,6 +94,7 @@ func TestNaiveComparisonDetectsDrift(t *testing.T) {
 		{name: "checkpoint-reset", mutation: "checkpoint-reset"},
 		{name: "raw-attempts", naiveAttempts: rawAttempts},
 		{name: "redrive-keeps-attempts", mutation: "redrive-keeps-attempts"},
+		{name: "redrive-records-reset", mutation: "redrive-records-reset"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range *runsFlag {
@@ -221,6 +222,9 @@ func coarseOutcomes(op traces.Op, r traces.Result) []string {
 	if len(r.Claimed) > 0 {
 		out = append(out, "claimed")
 	}
+	if len(r.Redrives) > 0 {
+		out = append(out, "redrives")
+	}
 	if r.Action != "" {
 		out = append(out, "action="+r.Action)
 	}
@@ -254,6 +258,9 @@ func outcomes(r traces.Result) []string {
 	}
 	if r.Version != 0 {
 		parts = append(parts, fmt.Sprintf("version=%d", r.Version))
+	}
+	for _, x := range r.Redrives {
+		parts = append(parts, fmt.Sprintf("redrive=%s/%s/%d/%q/%q@%d", x.Kind, x.ID, x.Attempts, x.DeadReason, x.Reason, x.At))
 	}
 	return parts
 }
@@ -387,7 +394,10 @@ func (g *gen) step() traces.Step {
 // stored ones (so saves both succeed and conflict). Loads also read the mailboxes' effect logs.
 func (g *gen) dedupOrCheckpoint(st traces.Step) traces.Step {
 	a := &st.Args
-	switch g.rng.IntN(3) {
+	switch g.rng.IntN(4) {
+	case 3:
+		st.Op = traces.OpListRedrives
+		a.ID = pick(g.rng, []string{"", "", "m1", "o1"})
 	case 0:
 		st.Op = traces.OpMarkProcessed
 		a.Consumer, a.ID, a.TTL = pick(g.rng, []string{"c1", "c2"}), pick(g.rng, genIDs[:3]), int64(1+g.rng.IntN(4))

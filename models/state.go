@@ -50,6 +50,9 @@ type State struct {
 	// checkpoints holds the actors' checkpoints saved by save_checkpoint (effect logs are derived
 	// from effects, see loadCheckpoint).
 	checkpoints map[string]checkpoint
+	// redrives is the redrive history, oldest first: one record per dead letter a redrive moved
+	// back. Append-only: no step changes or removes a record (purge included).
+	redrives []traces.RedriveRecord
 	// lastToken is the last token issued (0: none yet). Tokens are issued in increasing order, so
 	// every token a row carries is in 1..lastToken.
 	lastToken int
@@ -149,6 +152,10 @@ func (s State) Config() Config { return s.cfg.filled() }
 // Now returns the time of the last step applied (0 for a fresh state).
 func (s State) Now() int64 { return s.now }
 
+// Redrives returns the redrive history, oldest first (what list_redrives without an id reports;
+// nil when nothing was redriven).
+func (s State) Redrives() []traces.RedriveRecord { return slices.Clone(s.redrives) }
+
 // clone returns a copy of s that shares nothing mutable with it, the slices held in its maps
 // included, so the copy's steps may append to and delete from them in place.
 func (s State) clone() State {
@@ -164,6 +171,7 @@ func (s State) clone() State {
 	n.inflight = cloneMap(s.inflight)
 	n.processed = cloneMap(s.processed)
 	n.checkpoints = cloneMap(s.checkpoints)
+	n.redrives = slices.Clone(s.redrives)
 	return n
 }
 
@@ -182,7 +190,7 @@ func cloneSlices[K comparable, V any](m map[K][]V) map[K][]V {
 }
 
 // Equal reports whether a and b are the same state: same time, rows, dead letters, effects,
-// in-flight deliveries, processed-message records, checkpoints and counters. The Config is not compared (functions have no equality).
+// in-flight deliveries, processed-message records, checkpoints, redrive history and counters. The Config is not compared (functions have no equality).
 func Equal(a, b State) bool {
 	return a.now == b.now && a.lastToken == b.lastToken && a.lastSeq == b.lastSeq &&
 		maps.Equal(a.messages, b.messages) &&
@@ -193,7 +201,8 @@ func Equal(a, b State) bool {
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
 		maps.Equal(a.inflight, b.inflight) &&
 		maps.Equal(a.processed, b.processed) &&
-		maps.Equal(a.checkpoints, b.checkpoints)
+		maps.Equal(a.checkpoints, b.checkpoints) &&
+		slices.Equal(a.redrives, b.redrives)
 }
 
 // Snapshot returns the canonical snapshot of s: messages sorted by mailbox then id, outbox rows and

@@ -97,7 +97,9 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		v, ok := n.loadCheckpoint(a.Actor)
 		r.Version, r.Err = v, errKind(ok, traces.ErrKindNotFound)
 	case traces.OpRedrive:
-		r.Err = errKind(n.redrive(a.ID), traces.ErrKindNotFound)
+		r.Err = errKind(n.redrive(a.ID, a.Reason), traces.ErrKindNotFound)
+	case traces.OpListRedrives:
+		r.Redrives = n.listRedrives(a.ID)
 	case traces.OpConsumerFetch:
 		r, err = n.consumerFetch(a, at)
 	case traces.OpConsumerHandle:

@@ -19,8 +19,8 @@ type Mix map[traces.Op]int
 // DefaultMix is the mix every property and hunt uses unless told otherwise. It leans on the
 // protocol steps (consumer fetch/handle, publisher deliveries) and clock moves to deadlines, with
 // enough raw store operations to disturb them, and a few of the maintenance and keeping ops:
-// purges (which free ids an enqueue then reuses), redrives of dead letters, processed-message
-// marks and checkpoint saves and loads.
+// purges (which free ids an enqueue then reuses), redrives of dead letters (each read back with
+// list_redrives, see generate), processed-message marks and checkpoint saves and loads.
 func DefaultMix() Mix {
 	return Mix{
 		traces.OpEnqueue: 10, traces.OpLease: 5, traces.OpPeek: 2, traces.OpAck: 3, traces.OpNack: 3,
@@ -31,7 +31,7 @@ func DefaultMix() Mix {
 		traces.OpConsumerFetch: 12, traces.OpConsumerHandle: 12, traces.OpPublisherDeliver: 8,
 		traces.OpCrash: 2,
 		traces.OpPurge: 2, traces.OpRedrive: 3, traces.OpMarkProcessed: 2, traces.OpSaveCheckpoint: 2,
-		traces.OpLoadCheckpoint: 1,
+		traces.OpLoadCheckpoint: 1, traces.OpListRedrives: 1,
 	}
 }
 
@@ -167,6 +167,9 @@ func (v *view) applicable(op traces.Op) int {
 		if len(v.deadIDs()) == 0 {
 			return weight / 3
 		}
+	case traces.OpListRedrives:
+		// Never drawn by weight: a non-zero weight turns on the read-back (see generate).
+		return 0
 	case traces.OpPurge:
 		// A purge with nothing final to remove is drawn rarely.
 		if !v.anyFinal() {
@@ -186,7 +189,16 @@ func (v *view) applicable(op traces.Op) int {
 }
 
 // generate draws one command that is legal after w.
+//
+// Right after a redrive that moved something, or a purge while there is a redrive history, the
+// next command (when the mix gives list_redrives a weight) is a list_redrives that reads the
+// history back: of the redriven id, or all of it after a purge. It draws nothing from r, so the
+// random draws of every other command are what they would be without it, and the hunts of the
+// other variants meet the same sequences.
 func (set *setup) generate(w *world, r *rand.Rand) *cmd {
+	if w.readBack && set.mix[traces.OpListRedrives] > 0 {
+		return &cmd{serial: w.next, op: traces.OpListRedrives, at: w.m.Now(), args: traces.Args{ID: w.readBackID}}
+	}
 	v := &view{w: w, snap: w.m.Snapshot(), now: w.m.Now()}
 	total := 0
 	weights := make([]int, len(traces.Ops))

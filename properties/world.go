@@ -35,6 +35,12 @@ type world struct {
 	served map[string]server
 	// last is the model's result of the command that made this world, tokens as serials.
 	last traces.Result
+	// readBack is set when the command that made this world changed what the redrive history
+	// shows or may have lost it (a redrive that moved something, a purge while there is a
+	// history): the generator's next command reads the history back, of readBackID (every id
+	// when "").
+	readBack   bool
+	readBackID string
 }
 
 // issue is a token the model issued.
@@ -173,6 +179,13 @@ func (w *world) apply(c *cmd) (*world, error) {
 		}
 	case traces.OpCrash:
 		n.held = map[int]heldFetch{}
+	}
+	n.readBack, n.readBackID = false, ""
+	switch {
+	case c.op == traces.OpRedrive && r.Err == "":
+		n.readBack, n.readBackID = true, c.args.ID
+	case c.op == traces.OpPurge && len(m.Redrives()) > 0:
+		n.readBack = true
 	}
 	n.last = n.symbolic(r)
 	return &n, nil

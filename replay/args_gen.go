@@ -112,6 +112,7 @@ type Observation struct {
 	Action   string
 	Attempt  int
 	Version  int
+	Redrives []traces.RedriveRecord
 }
 
 // resultOf copies o's fields except Message and Claimed, whose tokens need a binding.
@@ -123,6 +124,7 @@ func resultOf(o Observation) traces.Result {
 		Action:    o.Action,
 		Attempt:   o.Attempt,
 		Version:   o.Version,
+		Redrives:  o.Redrives,
 	}
 }
 
@@ -135,5 +137,6 @@ func observationOf(r traces.Result) Observation {
 		Action:    r.Action,
 		Attempt:   r.Attempt,
 		Version:   r.Version,
+		Redrives:  r.Redrives,
 	}
 }

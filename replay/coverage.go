@@ -11,7 +11,8 @@ import (
 
 // Coverage counts, over a set of traces, how often each operation was expected to end in each
 // outcome: an error kind, an action (with "+duplicate" when the delivery found the id present),
-// "duplicate", "message" or "no-message", "claimed" or "none", "affected" or "none", else "ok".
+// "duplicate", "message" or "no-message", "claimed" or "none", "redrives" or "none", "affected" or
+// "none", else "ok".
 type Coverage map[traces.Op]map[string]int
 
 // OutcomeLabel is the coverage cell a step's expected result falls in.
@@ -35,6 +36,10 @@ func OutcomeLabel(s traces.Step) string {
 		return "none"
 	case slices.Contains(results, "claimed"):
 		return "claimed"
+	case slices.Contains(results, "redrives") && len(r.Redrives) == 0:
+		return "none"
+	case slices.Contains(results, "redrives"):
+		return "redrives"
 	case slices.Contains(results, "affected") && r.Affected == 0:
 		return "none"
 	case slices.Contains(results, "affected"):

@@ -72,8 +72,8 @@ func resultParts(op traces.Op, r traces.Result) []string {
 			continue
 		}
 		if fv.IsZero() {
-			if f == "claimed" && slices.Contains(traces.Spec[op].Results, "claimed") {
-				parts = append(parts, "claimed=[]")
+			if (f == "claimed" || f == "redrives") && slices.Contains(traces.Spec[op].Results, f) {
+				parts = append(parts, f+"=[]")
 			}
 			continue
 		}

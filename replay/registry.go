@@ -57,6 +57,9 @@ const (
 	// TargetEarlyDeadLetterUnfenced is the store whose leased consumer dead-letters a message
 	// the retry policy declines to retry without checking that it still holds the lease.
 	TargetEarlyDeadLetterUnfenced = "early-dead-letter-unfenced"
+	// TargetRedriveRecordsReset is the store whose redrive records the attempt count after its
+	// reset (0) instead of the count the dead letter had.
+	TargetRedriveRecordsReset = "redrive-records-reset"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -113,6 +116,8 @@ func definitions() []definition {
 			store: storeConfig{rules: &brokenstore.Rules{RedriveKeepsAttempts: true}}},
 		{name: TargetEarlyDeadLetterUnfenced, broken: true, doc: "a leased consumer whose early dead-letter (the retry policy declines) skips the token fence (a stale worker dead-letters the message another worker leased)",
 			store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
+		{name: TargetRedriveRecordsReset, broken: true, doc: "a redrive whose history record takes the attempt count after the reset (0), not the dead letter's",
+			store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
 	}
 }
 
@@ -160,7 +165,7 @@ func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, Stor
 // their own on the PostgreSQL server db.Server). Every target exists on both backends: the
 // variants that run a copy of the store's statements (lease-boundary, lease-early,
 // fifo-overtake, outbox-unbounded, stale-extend, dedup-ttl-inverted, checkpoint-reset,
-// purge-forgets-ids, redrive-keeps-attempts, eligibility-copy) copy them in the backend's own
+// purge-forgets-ids, redrive-keeps-attempts, redrive-records-reset, eligibility-copy) copy them in the backend's own
 // dialect.
 func NewTargetOn(name string, db StoreDB) (Target, error) {
 	d, ok := lookup(name)

@@ -345,6 +345,15 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		} else {
 			o.Err, err = errKind(t.st.Redrive(ctx, a.ID, a.Reason))
 		}
+	case traces.OpListRedrives:
+		var recs []actordelivery.Redrive
+		recs, err = t.st.ListRedrives(ctx, a.ID)
+		for _, r := range recs {
+			o.Redrives = append(o.Redrives, traces.RedriveRecord{
+				ID: r.ID, Kind: r.Kind, Mailbox: r.Mailbox, Attempts: r.Attempts, DeadReason: r.DeadReason,
+				Reason: r.Reason, At: logical(r.At),
+			})
+		}
 	case traces.OpConsumerFetch:
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:

@@ -152,47 +152,64 @@ var resultFields = []field[Result]{
 		},
 	},
 	intField("affected", true, func(r *Result) *int { return &r.Affected }),
-	{
-		name:     "claimed",
+	rowsField("claimed", claimedFields, func(r *Result) *[]Claimed { return &r.Claimed }),
+	strField("action", true, func(r *Result) *string { return &r.Action }),
+	intField("attempt", true, func(r *Result) *int { return &r.Attempt }),
+	intField("version", true, func(r *Result) *int { return &r.Version }),
+	rowsField("redrives", redriveFields, func(r *Result) *[]RedriveRecord { return &r.Redrives }),
+}
+
+// rowsField is an optional result field holding a list of objects with the given fields. An
+// empty list and an absent one mean the same; both read as nil so that a written trace reads
+// back equal.
+func rowsField[T any](name string, fields []field[T], get func(*Result) *[]T) field[Result] {
+	return field[Result]{
+		name:     name,
 		optional: true,
-		isZero:   func(r *Result) bool { return len(r.Claimed) == 0 },
+		isZero:   func(r *Result) bool { return len(*get(r)) == 0 },
 		decode: func(d *decoder, n *node, path string, r *Result) error {
 			if n.kind != kindArray {
 				return d.errf(path, "must be an array, got %s", n.describe())
 			}
-			// An empty list and an absent one mean the same; both read as nil so that a
-			// written trace reads back equal.
-			var rows []Claimed
+			var rows []T
 			for i, e := range n.items {
-				var c Claimed
-				if err := decodeObject(d, e, index(path, i), claimedFields, &c, requireAll(claimedFields)); err != nil {
+				var row T
+				if err := decodeObject(d, e, index(path, i), fields, &row, requireAll(fields)); err != nil {
 					return err
 				}
-				rows = append(rows, c)
+				rows = append(rows, row)
 			}
-			r.Claimed = rows
+			*get(r) = rows
 			return nil
 		},
 		encode: func(b []byte, r *Result) []byte {
+			rows := *get(r)
 			b = append(b, '[')
-			for i := range r.Claimed {
+			for i := range rows {
 				if i > 0 {
 					b = append(b, ", "...)
 				}
-				b = appendObject(b, claimedFields, &r.Claimed[i])
+				b = appendObject(b, fields, &rows[i])
 			}
 			return append(b, ']')
 		},
-	},
-	strField("action", true, func(r *Result) *string { return &r.Action }),
-	intField("attempt", true, func(r *Result) *int { return &r.Attempt }),
-	intField("version", true, func(r *Result) *int { return &r.Version }),
+	}
 }
 
 var messageFields = []field[Message]{
 	strField("id", false, func(m *Message) *string { return &m.ID }),
 	intField("attempts", false, func(m *Message) *int { return &m.Attempts }),
 	intField("token", true, func(m *Message) *int { return &m.Token }),
+}
+
+var redriveFields = []field[RedriveRecord]{
+	strField("id", false, func(r *RedriveRecord) *string { return &r.ID }),
+	strField("kind", false, func(r *RedriveRecord) *string { return &r.Kind }),
+	strField("mailbox", false, func(r *RedriveRecord) *string { return &r.Mailbox }),
+	intField("attempts", false, func(r *RedriveRecord) *int { return &r.Attempts }),
+	strField("dead_reason", false, func(r *RedriveRecord) *string { return &r.DeadReason }),
+	strField("reason", false, func(r *RedriveRecord) *string { return &r.Reason }),
+	int64Field("at", false, func(r *RedriveRecord) *int64 { return &r.At }),
 }
 
 var claimedFields = []field[Claimed]{

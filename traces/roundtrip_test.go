@@ -293,6 +293,21 @@ func (g *gen) step(op Op, at int64) Step {
 		} else {
 			res.Version = g.small(1, 5)
 		}
+	case OpListRedrives:
+		if g.maybe(0.5) {
+			a.ID = id()
+		}
+		var last int64
+		for range g.small(0, 3) {
+			r := RedriveRecord{ID: a.ID, Kind: g.pick(RedriveKinds...), Mailbox: mailbox(), Attempts: g.small(0, 5),
+				DeadReason: g.str(false), Reason: g.str(true), At: last + int64(g.small(0, 2))}
+			if r.ID == "" {
+				r.ID = id()
+			}
+			r.At = min(r.At, at)
+			last = r.At
+			res.Redrives = append(res.Redrives, r)
+		}
 	case OpConsumerFetch:
 		a.Worker, a.Mailbox, a.Profile = g.small(0, 3), mailbox(), g.pick(ProfileLeased, ProfileLeaseless)
 		if a.Profile == ProfileLeased {

@@ -97,6 +97,8 @@ var parserOnly = map[string]string{
 	"final-unsorted":               "row order",
 	"final-token-never-issued":     "token binding spans steps",
 	"top-duplicate-field":          "a schema sees the decoded object, where a repeated key has vanished",
+	"result-redrive-after-step":    "compares a record's time with its step's",
+	"result-redrive-other-id":      "compares a record's id with the step's argument",
 }
 
 func TestSchemaRejectsBadFiles(t *testing.T) {

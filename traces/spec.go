@@ -29,6 +29,9 @@ const (
 	// OpLoadCheckpoint reads an actor's checkpoint version.
 	OpLoadCheckpoint Op = "load_checkpoint"
 	OpRedrive        Op = "redrive"
+	// OpListRedrives reads the redrive history: the records of id, or of every id when id is
+	// absent, oldest first.
+	OpListRedrives Op = "list_redrives"
 )
 
 // Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
@@ -45,7 +48,7 @@ var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
 	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
-	OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
+	OpListRedrives, OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 }
 
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
@@ -121,6 +124,7 @@ var Spec = map[Op]OpSpec{
 	OpSaveCheckpoint:   {Args: []string{"actor"}, OptionalArgs: []string{"expect_version", "payload"}, Results: []string{"version", "err"}, Err: ErrKindVersionConflict},
 	OpLoadCheckpoint:   {Args: []string{"actor"}, Results: []string{"version", "err"}, Err: ErrKindNotFound},
 	OpRedrive:          {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
+	OpListRedrives:     {OptionalArgs: []string{"id"}, Results: []string{"redrives"}},
 
 	OpConsumerFetch: {
 		Args: []string{"worker", "mailbox", "profile"}, OptionalArgs: []string{"lease_for"}, Results: []string{"message"}, Protocol: true,
@@ -140,6 +144,17 @@ var Spec = map[Op]OpSpec{
 	},
 	OpCrash: {Protocol: true},
 }
+
+// The kinds of a redrive record (RedriveRecord.Kind).
+const (
+	// RedriveKindMessage: a mailbox dead letter went back into its mailbox.
+	RedriveKindMessage = "message"
+	// RedriveKindOutbox: a dead-lettered outbox row became pending again.
+	RedriveKindOutbox = "outbox"
+)
+
+// RedriveKinds lists the kinds a redrive record may have.
+var RedriveKinds = []string{RedriveKindMessage, RedriveKindOutbox}
 
 // Error kinds a Result.Err may hold.
 const (

@@ -159,6 +159,8 @@ type Result struct {
 	// Version is a checkpoint's version: the new one after a save_checkpoint, the stored one
 	// from a load_checkpoint (0 with an error).
 	Version int `json:"version,omitempty"`
+	// Redrives lists the redrive records a list_redrives returned, oldest first.
+	Redrives []RedriveRecord `json:"redrives,omitempty"`
 }
 
 // Message is a message as a caller sees it from lease, peek or consumer_fetch.
@@ -174,6 +176,23 @@ type Claimed struct {
 	ID               string `json:"id"`
 	DeliveryAttempts int    `json:"delivery_attempts"`
 	Token            int    `json:"token"`
+}
+
+// RedriveRecord is one record of the redrive history (docs/semantics.md, "Redrive"): a dead
+// letter moved back, with what it had when it was moved.
+type RedriveRecord struct {
+	ID string `json:"id"`
+	// Kind is "message" (a mailbox dead letter) or "outbox" (a dead-lettered outbox row).
+	Kind string `json:"kind"`
+	// Mailbox is the message's mailbox, or the outbox row's target.
+	Mailbox string `json:"mailbox"`
+	// Attempts is the attempt count (an outbox row's delivery attempts) the dead letter had
+	// before the redrive reset it; DeadReason why it had been dead-lettered.
+	Attempts   int    `json:"attempts"`
+	DeadReason string `json:"dead_reason"`
+	// Reason is the redrive's reason; At its logical time.
+	Reason string `json:"reason"`
+	At     int64  `json:"at"`
 }
 
 // Snapshot is the canonical state of a store: every slice sorted by ID (messages by mailbox, then ID).

@@ -168,6 +168,9 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	case "mailbox":
 		return nonEmpty(c, p, a.Mailbox)
 	case "id":
+		if s.Op == OpListRedrives && a.ID == "" {
+			return nil // absent: the whole history
+		}
 		return nonEmpty(c, p, a.ID)
 	case "target":
 		return nonEmpty(c, p, a.Target)
@@ -261,6 +264,8 @@ func (v *validator) result(c errCtx, i int, s *Step, name string) error {
 		return atLeast(c, p, int64(r.Affected), 0)
 	case "claimed":
 		return v.claimed(c, i, s)
+	case "redrives":
+		return redrives(c, s)
 	case "action":
 		return v.action(c, s)
 	case "attempt":
@@ -348,6 +353,42 @@ func (v *validator) claimed(c errCtx, i int, s *Step) error {
 		return nil
 	}
 	return v.bind(c, claimTokens, rows[0].Token, i, "result.claimed[0].token", "claim")
+}
+
+// redrives checks a list_redrives result: well-formed records of args.id (when given), none
+// later than the step, oldest first.
+func redrives(c errCtx, s *Step) error {
+	for j, r := range s.Result.Redrives {
+		p := index("result.redrives", j)
+		if err := nonEmpty(c, p+".id", r.ID); err != nil {
+			return err
+		}
+		if s.Args.ID != "" && r.ID != s.Args.ID {
+			return c.errf(p+".id", "a list_redrives of %q lists only its records, got %q", s.Args.ID, r.ID)
+		}
+		if err := oneOf(c, p+".kind", r.Kind, RedriveKinds...); err != nil {
+			return err
+		}
+		if err := nonEmpty(c, p+".mailbox", r.Mailbox); err != nil {
+			return err
+		}
+		if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
+			return err
+		}
+		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
+			return err
+		}
+		if err := atLeast(c, p+".at", r.At, 0); err != nil {
+			return err
+		}
+		if r.At > s.At {
+			return c.errf(p+".at", "%d is after the step's own time %d; a record lists a redrive that happened", r.At, s.At)
+		}
+		if j > 0 && r.At < s.Result.Redrives[j-1].At {
+			return c.errf(p+".at", "%d is before the record above it (%d); records are listed oldest first", r.At, s.Result.Redrives[j-1].At)
+		}
+	}
+	return nil
 }
 
 func (v *validator) action(c errCtx, s *Step) error {

@@ -25,7 +25,8 @@ import (
 // it can show them (each is caught by its P counterexample, its corpus trace or a hunt instead).
 // Every other variant is in the table by default.
 var notObserved = map[string]string{
-	"purge-forgets-ids": "the workload never enqueues an id again, so no purged id is offered back inside its dedup horizon (its purges run the variant's copy, Eligibility.PurgeRecorded)",
+	"purge-forgets-ids":     "the workload never enqueues an id again, so no purged id is offered back inside its dedup horizon (its purges run the variant's copy, Eligibility.PurgeRecorded)",
+	"redrive-records-reset": "the workload's maintainer redrives but never reads the redrive history back (list_redrives is a read the recorder does not record), so no observed history shows a record; its redrives do run the variant's copy (Eligibility.RedriveRecorded), and the P counterexample tcRecordTakesResetAttemptsCounterexample, its corpus trace and the hunts catch it",
 }
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in

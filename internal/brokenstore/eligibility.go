@@ -61,6 +61,10 @@ type Rules struct {
 	// letter back with the attempt count it was dead-lettered with (usually max_attempts, so no
 	// worker can ever lease it). The store: attempts 0.
 	RedriveKeepsAttempts bool
+	// RedriveRecordsReset is the redrive-records-reset variant: a redrive writes its history
+	// record after the move, from the reset row, so the record says 0 attempts instead of the
+	// count the dead letter had. The store: the dead letter's count.
+	RedriveRecordsReset bool
 }
 
 // Eligibility runs the store's lease, peek, expire, extend, outbox claim, processed-message,

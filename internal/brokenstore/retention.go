@@ -36,8 +36,14 @@ ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`
 	if pg {
 		lock = "\nFOR UPDATE"
 	}
+	// RedriveRecordsReset records the attempt count the move leaves (0) instead of the dead
+	// letter's.
+	recorded, recordedDelivery := `attempts`, `delivery_attempts`
+	if e.rules.RedriveRecordsReset {
+		recorded, recordedDelivery = `0`, `0`
+	}
 	e.qRedriveRecordMessage = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
-SELECT id, 'message', mailbox, attempts, reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+SELECT id, 'message', mailbox, ` + recorded + `, reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
 FROM {p}dead_letters WHERE id = :id` + lock + `
 RETURNING mailbox`
 	// The store puts the dead letter back with attempts 0; RedriveKeepsAttempts keeps the count
@@ -52,7 +58,7 @@ SELECT id, mailbox, key, priority, max_attempts, ` + attempts + `, CAST(:now AS 
 FROM {p}dead_letters WHERE id = :id`
 	e.qRedriveDeleteDead = `DELETE FROM {p}dead_letters WHERE id = :id`
 	e.qRedriveRecordOutbox = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
-SELECT id, 'outbox', target, delivery_attempts, dead_reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
+SELECT id, 'outbox', target, ` + recordedDelivery + `, dead_reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
 FROM {p}outbox WHERE id = :id AND state = 'dead_letter'` + lock + `
 RETURNING mailbox`
 	e.qRedriveOutbox = `UPDATE {p}outbox

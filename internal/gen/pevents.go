@@ -55,7 +55,7 @@ func PObservationEvents() ([]byte, error) {
 func pFieldTypes() (map[string]string, error) {
 	out := map[string]string{
 		"at": "int", "bug": "bool", "msg_id": "string", "msg_attempts": "int", "msg_token": "int",
-		"claimed": "seq[tClaimed]",
+		"claimed": "seq[tClaimed]", "redrives": "seq[tRedriveRec]",
 	}
 	for _, t := range []reflect.Type{reflect.TypeFor[traces.Args](), reflect.TypeFor[traces.Result]()} {
 		for _, f := range fields(t) {

@@ -68,13 +68,17 @@ func traceArgs(a Args, token int) traces.Args {
 type Observation struct {
 `)
 	res := reflect.TypeFor[traces.Result]()
-	var scalars []string
+	var scalars []string // the fields copied as they are
 	for _, f := range fields(res) {
 		switch f.Name {
 		case "Message":
 			b.WriteString("\t// Message is nil when no message was returned.\n\tMessage *Message\n")
 		case "Claimed":
 			b.WriteString("\tClaimed []Claimed\n")
+		case "Redrives":
+			// Redrive records carry no tokens: copied as they are.
+			b.WriteString("\tRedrives []traces.RedriveRecord\n")
+			scalars = append(scalars, f.Name)
 		default:
 			if k := f.Type.Kind(); k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Struct {
 				return nil, fmt.Errorf("gen: traces.Result.%s is a %s; teach internal/gen/replay.go how replay observes it", f.Name, k)

@@ -52,6 +52,7 @@ var fieldSchemas = map[string]string{
 	"duplicate": `{"type": "boolean"}`,
 	"affected":  ref("count"),
 	"claimed":   `{"type": "array", "items": ` + ref("claimed") + `}`,
+	"redrives":  `{"type": "array", "items": ` + ref("redrive") + `}`,
 	"attempt":   ref("count"),
 	"version":   ref("count"),
 }

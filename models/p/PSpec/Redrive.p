@@ -16,13 +16,13 @@ spec RedrivenDeadLettersDeliverable observes eSpecRedriven, eSpecRow, eSpecOutbo
 
   start cold state Settled {
     ignore eSpecRow, eSpecOutboxRow;
-    on eSpecRedriven do (e: (at: int, id: string, kind: string)) {
+    on eSpecRedriven do (e: tSpecRedriven) {
       Expect(e.id, e.kind);
     }
   }
 
   hot state Awaiting {
-    on eSpecRedriven do (e: (at: int, id: string, kind: string)) {
+    on eSpecRedriven do (e: tSpecRedriven) {
       Expect(e.id, e.kind);
     }
     on eSpecRow do (e: (at: int, row: tMsg)) {
@@ -53,6 +53,43 @@ spec RedrivenDeadLettersDeliverable observes eSpecRedriven, eSpecRow, eSpecOutbo
   fun Settle() {
     if (sizeof(messages) == 0 && sizeof(rows) == 0) {
       goto Settled;
+    }
+  }
+}
+
+// The redrive history is kept: every move a redrive makes leaves exactly one record, with what
+// the dead letter had just before the move (kind, mailbox, attempts, dead-letter reason), the
+// redrive's reason and its time; and no record is ever changed or removed (purge included). The
+// monitor keeps its own history from the redrives the store really made (eSpecRedriven, taken
+// from the state before the move) and asserts, at every list_redrives, that the store listed
+// exactly that history (of the id asked for, or all of it), in order.
+spec RedriveHistoryKept observes eSpecRedriven, eSpecRedrivesListed {
+  var history: seq[tRedriveRec];
+
+  start state Watching {
+    on eSpecRedriven do (e: tSpecRedriven) {
+      history += (sizeof(history), (id = e.id, kind = e.kind, mailbox = e.mailbox, attempts = e.attempts,
+                                    dead_reason = e.dead_reason, reason = e.reason, at = e.at));
+    }
+    on eSpecRedrivesListed do (e: (at: int, id: string, redrives: seq[tRedriveRec])) {
+      var want: seq[tRedriveRec];
+      var r: tRedriveRec;
+      var i: int;
+      foreach (r in history) {
+        if (e.id == "" || r.id == e.id) {
+          want += (sizeof(want), r);
+        }
+      }
+      assert sizeof(e.redrives) == sizeof(want),
+        format("list_redrives({0}) at {1} listed {2} records, but {3} redrives of it were made: {4}",
+               e.id, e.at, sizeof(e.redrives), sizeof(want), want);
+      i = 0;
+      while (i < sizeof(want)) {
+        assert e.redrives[i] == want[i],
+          format("list_redrives({0}) at {1}: record {2} is {3}, but the redrive made {4}", e.id, e.at, i,
+                 e.redrives[i], want[i]);
+        i = i + 1;
+      }
     }
   }
 }

@@ -31,6 +31,7 @@ event eObsSaveCheckpoint: (at: int, actor: string, expect_version: int, payload:
                            err: string, bug: bool);
 event eObsLoadCheckpoint: (at: int, actor: string, version: int, err: string);
 event eObsRedrive: (at: int, id: string, reason: string, err: string);
+event eObsListRedrives: (at: int, id: string, redrives: seq[tRedriveRec], bug: bool);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,

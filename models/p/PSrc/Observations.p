@@ -21,6 +21,10 @@ type tDeadSnap = (mailbox: string, id: string, attempts: int, reason: string);
 event eObsFinal: (messages: seq[tMsgSnap], outbox: seq[tOutSnap], dead_letters: seq[tDeadSnap],
                   effects: map[string, seq[string]]);
 
+// One record of the redrive history (traces.RedriveRecord), in eObsListRedrives.
+type tRedriveRec = (id: string, kind: string, mailbox: string, attempts: int, dead_reason: string, reason: string,
+                    at: int);
+
 // Spec-only events (see the header).
 event eSpecRow: (at: int, row: tMsg);                 // a mailbox row was inserted or changed
 event eSpecMsgInserted: (at: int, mailbox: string, id: string);
@@ -37,6 +41,13 @@ event eSpecOutboxRow: (at: int, row: tOutRow);        // an outbox row was inser
 // purge removed a message or dead letter id; horizon_end is the end of its dedup horizon (exclusive).
 event eSpecPurged: (at: int, id: string, horizon_end: int);
 // redrive moved the dead letter id back: kind "message" (a mailbox dead letter, back in its
-// mailbox) or "outbox" (a dead-lettered outbox row, pending again). The row's new state follows
-// as eSpecRow or eSpecOutboxRow.
-event eSpecRedriven: (at: int, id: string, kind: string);
+// mailbox) or "outbox" (a dead-lettered outbox row, pending again); mailbox, attempts and
+// dead_reason are what the dead letter had just before the move (an outbox row's target, delivery
+// attempts and reason), reason the redrive's. The row's new state follows as eSpecRow or
+// eSpecOutboxRow.
+type tSpecRedriven = (at: int, id: string, kind: string, mailbox: string, attempts: int, dead_reason: string,
+                      reason: string);
+event eSpecRedriven: tSpecRedriven;
+// list_redrives listed these records of id (of every id when id is ""). Announced right after
+// eObsListRedrives, so the observation is in the log before a monitor judges it.
+event eSpecRedrivesListed: (at: int, id: string, redrives: seq[tRedriveRec]);

@@ -23,6 +23,9 @@ event eOutboxFailReq: (client: machine, id: string, token: int, delay: int);
 event eOutboxDeadLetterReq: (client: machine, id: string, token: int, reason: string);
 event ePurgeReq: (client: machine, limit: int, older_than: int, horizon: int);
 event eRedriveReq: (client: machine, id: string, reason: string);
+// Reads the redrive history: the records of id, or of every id when id is "". The reply is an
+// eReply; the records are in the eObsListRedrives announcement.
+event eListRedrivesReq: (client: machine, id: string);
 
 // Processed-message dedup and checkpoints (docs/semantics.md, "Processed messages" and
 // "Checkpoints"). These three are answered with eKeepReply.

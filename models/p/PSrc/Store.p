@@ -31,7 +31,9 @@ machine Store {
   // save that overwrites an existing checkpoint and resets its version, "purge-forgets-ids" for a
   // purge that retires no id (a purged id is free at once), "redrive-keeps-attempts" for a redrive
   // of a mailbox dead letter that keeps its attempt count, "early-dead-letter-unfenced" for a leased
-  // consumer whose early dead-letter (the retry policy declines) skips the token fence.
+  // consumer whose early dead-letter (the retry policy declines) skips the token fence,
+  // "redrive-records-reset" for a redrive whose history record takes the attempt count after the
+  // reset (0) instead of the dead letter's.
   var variant: string;
   // (consumer, id) as "consumer|id" -> the time its processed-message mark expires; a mark is live
   // while now < expires. Marks are never removed: an expired one counts as absent.
@@ -55,6 +57,10 @@ machine Store {
   // Redrive (docs/semantics.md, "Redrive"): each dead letter's message row as it was when it was
   // moved, so a redrive can put it back (tDead keeps only what traces show of a dead letter).
   var deadRows: map[string, tMsg];
+  // The redrive history as the store keeps it, oldest first, and as the correct store would
+  // (the two differ only under redrive-records-reset). Only Redrive appends; nothing removes.
+  var redrives: seq[tRedriveRec];
+  var rightRedrives: seq[tRedriveRec];
   // The broken profiles' memory of what the correct store would have done, so that res.bug flags
   // exactly the first step whose result the bug changes: the ids purge-forgets-ids did not retire,
   // with the end of the horizon the correct store would have kept them for, and the messages
@@ -254,9 +260,19 @@ machine Store {
     on eRedriveReq do (r: (client: machine, id: string, reason: string)) {
       var res: tRes;
       Begin();
-      res = Redrive(r.id);
+      res = Redrive(r.id, r.reason);
       announce eObsRedrive, (at = now, id = r.id, reason = r.reason, err = res.err);
       Reply(r.client, res);
+    }
+
+    on eListRedrivesReq do (r: (client: machine, id: string)) {
+      var listed: seq[tRedriveRec];
+      Begin();
+      listed = RedrivesOf(redrives, r.id);
+      announce eObsListRedrives, (at = now, id = r.id, redrives = listed,
+                                  bug = listed != RedrivesOf(rightRedrives, r.id));
+      announce eSpecRedrivesListed, (at = now, id = r.id, redrives = listed);
+      Reply(r.client, NoResult());
     }
 
     on eTickReq do (r: (client: machine)) {
@@ -1318,7 +1334,35 @@ machine Store {
   // outbox row id, if dead-lettered, becomes pending with delivery attempts 0, available now and no
   // reason. not_found when id names neither. The reason goes to the store's history only. The
   // redrive-keeps-attempts profile puts a message back with the attempts it was dead-lettered with.
-  fun Redrive(id: string): tRes {
+  // The records of id in history (all of them when id is ""), oldest first.
+  fun RedrivesOf(history: seq[tRedriveRec], id: string): seq[tRedriveRec] {
+    var out: seq[tRedriveRec];
+    var r: tRedriveRec;
+    foreach (r in history) {
+      if (id == "" || r.id == id) {
+        out += (sizeof(out), r);
+      }
+    }
+    return out;
+  }
+
+  // Appends the record of one move to the history (and to the correct store's), and tells the
+  // monitors what the dead letter had before the move.
+  fun RecordRedrive(id: string, kind: string, mailbox: string, attempts: int, dead_reason: string, reason: string) {
+    var rec: tRedriveRec;
+    rec = (id = id, kind = kind, mailbox = mailbox, attempts = attempts, dead_reason = dead_reason, reason = reason,
+           at = now);
+    rightRedrives += (sizeof(rightRedrives), rec);
+    if (variant == "redrive-records-reset") {
+      // The broken store writes its record after the move, from the reset row.
+      rec.attempts = 0;
+    }
+    redrives += (sizeof(redrives), rec);
+    announce eSpecRedriven, (at = now, id = id, kind = kind, mailbox = mailbox, attempts = attempts,
+                             dead_reason = dead_reason, reason = reason);
+  }
+
+  fun Redrive(id: string, reason: string): tRes {
     var res: tRes;
     var i: int;
     var m: tMsg;
@@ -1326,6 +1370,7 @@ machine Store {
     i = 0;
     while (i < sizeof(dead)) {
       if (dead[i].id == id) {
+        RecordRedrive(id, "message", dead[i].mailbox, dead[i].attempts, dead[i].reason, reason);
         m = deadRows[id];
         dead -= (i);
         deadRows -= (id);
@@ -1346,7 +1391,6 @@ machine Store {
         m.seqno = nextSeq;
         nextSeq = nextSeq + 1;
         msgs += (sizeof(msgs), m);
-        announce eSpecRedriven, (at = now, id = id, kind = "message");
         found = true;
         break;
       }
@@ -1354,6 +1398,7 @@ machine Store {
     }
     i = FindOut(id);
     if (i >= 0 && outbox[i].row_state == "dead_letter") {
+      RecordRedrive(id, "outbox", outbox[i].target, outbox[i].delivery_attempts, outbox[i].dead_reason, reason);
       outbox[i].row_state = "pending";
       outbox[i].dead_reason = "";
       outbox[i].delivery_attempts = 0;
@@ -1361,7 +1406,6 @@ machine Store {
       if (id in outFinalAt) {
         outFinalAt -= (id);
       }
-      announce eSpecRedriven, (at = now, id = id, kind = "outbox");
       found = true;
     }
     if (!found) {

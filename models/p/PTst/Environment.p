@@ -545,11 +545,14 @@ machine CheckpointClient {
 // fold publisher of its own (without faults) until no row is pending, and waits for it. With
 // `worker`, it then also runs a leased worker of its own on inbox (whose handler succeeds) until
 // the mailbox is quiet, so that a redriven message is fetched after the redrive in every schedule.
+// After each redrive it lists the redrive history of the id it chose; at the end it purges every
+// final row and lists the whole history.
 machine Redriver {
   start state Run {
     entry (init: (store: machine, driver: machine, redrives: int, ids: seq[string], worker: bool)) {
       var i: int;
       var n: int;
+      var id: string;
       while (i < init.redrives) {
         n = YieldCount();
         while (n > 0) {
@@ -557,8 +560,10 @@ machine Redriver {
           receive { case eYield: { } }
           n = n - 1;
         }
-        send init.store, eRedriveReq, (client = this, id = choose(init.ids), reason = "fixed");
+        id = choose(init.ids);
+        send init.store, eRedriveReq, (client = this, id = id, reason = format("fixed-{0}", i + 1));
         receive { case eReply: (r: tReply) { } }
+        ListRedrives(init.store, id);
         i = i + 1;
       }
       new Publisher((store = init.store, driver = this, cfg = Pub(9, AtomicFold, default(seq[string]), 0)));
@@ -567,7 +572,16 @@ machine Redriver {
         new ConsumerWorker((store = init.store, driver = this, cfg = Worker(9, "inbox", Leased, false)));
         receive { case eDone: (d: (who: machine)) { } }
       }
+      // Retention never touches the history: purge every final row, then list it all.
+      send init.store, ePurgeReq, (client = this, limit = 5, older_than = 0, horizon = 0);
+      receive { case eReply: (r: tReply) { } }
+      ListRedrives(init.store, "");
       send init.driver, eDone, (who = this,);
     }
+  }
+
+  fun ListRedrives(store: machine, id: string) {
+    send store, eListRedrivesReq, (client = this, id = id);
+    receive { case eReply: (r: tReply) { } }
   }
 }

@@ -435,3 +435,18 @@ fun ScRedriveKeepsAttempts(): tScenario {
   sc.redrive_worker = true;
   return sc;
 }
+
+// Counterexample: a redrive records the attempt count after its reset (redrive-records-reset).
+// m1 has one attempt and a leased worker whose handler may fail dead-letters it; the Redriver
+// redrives m1 twice and lists its history after each: the record says 0 attempts where the dead
+// letter had 1.
+fun ScRedriveRecordsReset(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.variant = "redrive-records-reset";
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
+  sc.consumers += (0, Worker(1, "inbox", Leased, true));
+  sc.redrives = 2;
+  sc.redrive_ids += (0, "m1");
+  return sc;
+}

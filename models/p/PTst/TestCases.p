@@ -36,6 +36,7 @@ machine TestCheckpointReset { start state Init { entry { new Scenario(ScCheckpoi
 machine TestRedrive { start state Init { entry { new Scenario(ScRedrive()); } } }
 machine TestPurgeForgetsIds { start state Init { entry { new Scenario(ScPurgeForgetsIds()); } } }
 machine TestRedriveKeepsAttempts { start state Init { entry { new Scenario(ScRedriveKeepsAttempts()); } } }
+machine TestRedriveRecordsReset { start state Init { entry { new Scenario(ScRedriveRecordsReset()); } } }
 
 // ---- green ----
 
@@ -123,7 +124,7 @@ test tcCheckpoints [main = TestCheckpoints]:
 // (a redrive takes an outbox row out of its final state on purpose), nor does
 // OutboxTargetDeliveredAtMostOnce (a redriven delivered message is inserted again).
 test tcRedrive [main = TestRedrive]:
-  assert RedrivenDeadLettersDeliverable, AttemptsNeverExceedMax, EffectAppliedAtMostOnce,
+  assert RedrivenDeadLettersDeliverable, RedriveHistoryKept, AttemptsNeverExceedMax, EffectAppliedAtMostOnce,
          OutboxCompletionImpliesDelivery, SameKeyClaimsRespectLiveHead
   in (union Delivery, Environment, { TestRedrive });
 
@@ -144,6 +145,10 @@ test tcPurgeForgetsIdsCounterexample [main = TestPurgeForgetsIds]:
 test tcAttemptsKeptOnRedriveCounterexample [main = TestRedriveKeepsAttempts]:
   assert RedrivenDeadLettersDeliverable
   in (union Delivery, Environment, { TestRedriveKeepsAttempts });
+
+test tcRecordTakesResetAttemptsCounterexample [main = TestRedriveRecordsReset]:
+  assert RedriveHistoryKept
+  in (union Delivery, Environment, { TestRedriveRecordsReset });
 
 test tcOutboxSplitWriteCounterexample [main = TestSplitWrite]:
   assert OutboxCompletionImpliesDelivery
