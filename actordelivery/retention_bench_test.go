@@ -13,7 +13,8 @@ import (
 // BenchmarkPurgeWhileConsuming: a store holding a backlog of acked messages (1,000,000 unless
 // PCONFORM_PURGE_ROWS says otherwise) and a consumer that enqueues one message and consumes it
 // (fetch, handle, ack) in a loop. Phase one measures the consumer's step latency with nothing
-// else running; phase two runs PurgeAll (batches of purgeBatch rows) until the whole backlog is
+// else running; phase two runs PurgeAll (batches of 100 rows unless PCONFORM_PURGE_BATCH says
+// otherwise) until the whole backlog is
 // gone while the consumer goes on. Reported: p50 and p99 step latency of each phase, their p99 ratio (the
 // retention target is purge-p99/base-p99 <= 2), and how long the purge took. Run it once per
 // figure on an idle machine:
@@ -22,14 +23,18 @@ import (
 //	bash scripts/pg.sh go test -run '^$' -bench PurgeWhileConsuming -benchtime 1x ./actordelivery/
 func BenchmarkPurgeWhileConsuming(b *testing.B) { forBackends(b, benchPurgeWhileConsuming) }
 
-const purgeBatch = 100
+func purgeRows(b *testing.B) int { return envCount(b, "PCONFORM_PURGE_ROWS", 1_000_000) }
 
-func purgeRows(b *testing.B) int {
-	n := 1_000_000
-	if v := os.Getenv("PCONFORM_PURGE_ROWS"); v != "" {
+// purgeBatch is the batch PurgeAll removes per transaction.
+func purgeBatch(b *testing.B) int { return envCount(b, "PCONFORM_PURGE_BATCH", 100) }
+
+// envCount is the positive count the environment variable name holds, def when it is unset.
+func envCount(b *testing.B, name string, def int) int {
+	n := def
+	if v := os.Getenv(name); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("PCONFORM_PURGE_ROWS=%q is not a positive count", v)
+			b.Fatalf("%s=%q is not a positive count", name, v)
 		}
 	}
 	return n
@@ -71,7 +76,7 @@ VALUES (:id, 'old', '', 0, 3, 1, :t, 'acked', :payload, :t, :t)`
 }
 
 func benchPurgeWhileConsuming(b *testing.B, backend Backend) {
-	rows := purgeRows(b)
+	rows, batch := purgeRows(b), purgeBatch(b)
 	for range b.N {
 		s := benchStoreOn(b, backend)
 		seedAcked(b, s, rows)
@@ -107,7 +112,7 @@ func benchPurgeWhileConsuming(b *testing.B, backend Backend) {
 			// A purge longer than a minute also takes the consumer's own acked messages once
 			// they are a minute old, so at least the backlog goes (the check after the loop
 			// makes sure every backlog row went).
-			r, err := s.PurgeAll(ctx, time.Minute, 0, purgeBatch)
+			r, err := s.PurgeAll(ctx, time.Minute, 0, batch)
 			if err == nil && r.Acked < rows {
 				err = fmt.Errorf("PurgeAll removed %+v, want at least %d acked", r, rows)
 			}
