@@ -316,8 +316,9 @@ var errEffectsFailed = errors.New("handler effects failed")
 //     landed since the fetch) and the leased count on the leased path.
 //     At or above max_attempts the message is dead-lettered with ReasonMaxAttempts; below it, when
 //     the retry policy declines, with the handler's error message as the reason ("dead_lettered"); on the leaseless path NackByID(id, 0) and DeadLetter commit in one
-//     transaction, so the dead letter records the effective attempt. Otherwise it is nacked with
-//     the policy's delay ("retried"), or "lease_lost" if the fenced nack lost its lease.
+//     transaction, so the dead letter records the effective attempt; on the leased path the
+//     dead-letter is fenced by the token ("lease_lost" if the lease is lost). Otherwise it is
+//     nacked with the policy's delay ("retried"), or "lease_lost" if the fenced nack lost its lease.
 //
 // A store failure (busy, closed, commit error) is returned as an error with an empty Outcome; the
 // message is untouched by the failed step and is fetched again later.
@@ -473,13 +474,10 @@ func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, 
 			return err
 		}
 		return c.st.DeadLetter(ctx, m.ID, reason)
-	case reason == ReasonMaxAttempts:
-		// Leased, attempts used up: nobody else can lease the message any more, so the move
-		// needs no fence (the same unfenced dead_letter the semantics prescribe).
-		return c.st.DeadLetter(ctx, m.ID, reason)
 	case reason != "":
-		// Leased, the policy gave up early: another worker may lease the message once this
-		// lease expires, so the move is fenced by the token.
+		// Leased, attempts used up or the policy gave up early: the move is fenced by the token.
+		// Another worker may lease the message once this lease expires, even with attempts used
+		// up (expiry dead-letters it and a redrive resets its attempts).
 		if err := c.st.holdsLease(ctx, m.ID, m.Token); err != nil {
 			return err
 		}

@@ -216,6 +216,55 @@ func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
 	}
 }
 
+// TestConsumerExhaustedFailureAfterRedriveIsFenced: a leased worker whose attempts are used up
+// stalls past its lease; expiry dead-letters the message, a redrive puts it back with attempts 0
+// and another worker leases it. The stale worker's failure must not dead-letter the message from
+// under the live lease: it ends lease_lost and the row is untouched.
+func TestConsumerExhaustedFailureAfterRedriveIsFenced(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1})
+	stale := newConsumer(t, s, failHandler,
+		ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second, Retry: &recordingPolicy{}})
+	d, err := stale.Fetch(ctx)
+	if err != nil || d == nil || d.Message.Attempts != 1 {
+		t.Fatal(d, err)
+	}
+	clk.Advance(10 * time.Second)
+	if n, err := s.ExpireLeases(ctx); err != nil || n != 1 {
+		t.Fatalf("ExpireLeases = %d, %v", n, err)
+	}
+	if err := s.Redrive(ctx, "a", "fixed"); err != nil {
+		t.Fatal(err)
+	}
+	live := mustLease(t, s, "mb", time.Minute)
+	if live.Attempts != 1 {
+		t.Fatalf("the redriven lease has attempts %d, want 1", live.Attempts)
+	}
+	out, err := stale.Handle(ctx, d)
+	if err != nil || out != (Outcome{Action: ActionLeaseLost, Attempt: 1}) {
+		t.Fatalf("stale exhausted Handle = %+v, %v; want lease_lost at attempt 1", out, err)
+	}
+	if m := mustGet(t, s, "a"); m.State != StateReady || m.Token != live.Token || m.Attempts != 1 {
+		t.Fatalf("the stale failure changed the live lease's row: %+v", m)
+	}
+	if dls, err := s.ListDeadLetters(ctx); err != nil || len(dls) != 0 {
+		t.Fatalf("dead letters %+v, %v; want none", dls, err)
+	}
+
+	// The holder's own exhausted failure still dead-letters the message.
+	holder := newConsumer(t, s, failHandler,
+		ConsumerOptions{Path: PathLeased, LeaseFor: time.Minute, Retry: &recordingPolicy{}})
+	out, err = holder.Handle(ctx, &Delivery{Message: *live, Path: PathLeased})
+	if err != nil || out != (Outcome{Action: ActionDeadLettered, Attempt: 1}) {
+		t.Fatalf("holder's Handle = %+v, %v", out, err)
+	}
+	dls, err := s.ListDeadLetters(ctx)
+	if err != nil || len(dls) != 1 || dls[0].ID != "a" || dls[0].Reason != ReasonMaxAttempts {
+		t.Fatalf("dead letters %+v, %v", dls, err)
+	}
+}
+
 func TestConsumerLeaselessAckNotFound(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testStore(t)

@@ -32,18 +32,19 @@ const CounterexampleSuffix = "Counterexample"
 // counterexampleVariants maps each counterexample test case to the broken variant whose
 // behaviour its bug trace records.
 var counterexampleVariants = map[string]string{
-	"tcOutboxSplitWriteCounterexample":         "split-write",
-	"tcLeaselessRawAttemptsCounterexample":     "raw-attempts",
-	"tcUnfencedAckCounterexample":              "unfenced-ack",
-	"tcLeaselessFetchedAttemptsCounterexample": "fetched-attempts",
-	"tcFifoOvertakeCounterexample":             "fifo-overtake",
-	"tcOutboxUnboundedCounterexample":          "outbox-unbounded",
-	"tcDedupTTLInvertedCounterexample":         "dedup-ttl-inverted",
-	"tcCheckpointResetCounterexample":          "checkpoint-reset",
-	"tcPurgeForgetsIdsCounterexample":          "purge-forgets-ids",
-	"tcAttemptsKeptOnRedriveCounterexample":    "redrive-keeps-attempts",
-	"tcEarlyDeadLetterUnfencedCounterexample":  "early-dead-letter-unfenced",
-	"tcRecordTakesResetAttemptsCounterexample": "redrive-records-reset",
+	"tcOutboxSplitWriteCounterexample":            "split-write",
+	"tcLeaselessRawAttemptsCounterexample":        "raw-attempts",
+	"tcUnfencedAckCounterexample":                 "unfenced-ack",
+	"tcLeaselessFetchedAttemptsCounterexample":    "fetched-attempts",
+	"tcFifoOvertakeCounterexample":                "fifo-overtake",
+	"tcOutboxUnboundedCounterexample":             "outbox-unbounded",
+	"tcDedupTTLInvertedCounterexample":            "dedup-ttl-inverted",
+	"tcCheckpointResetCounterexample":             "checkpoint-reset",
+	"tcPurgeForgetsIdsCounterexample":             "purge-forgets-ids",
+	"tcAttemptsKeptOnRedriveCounterexample":       "redrive-keeps-attempts",
+	"tcEarlyDeadLetterUnfencedCounterexample":     "early-dead-letter-unfenced",
+	"tcExhaustedDeadLetterUnfencedCounterexample": "exhausted-dead-letter-unfenced",
+	"tcRecordTakesResetAttemptsCounterexample":    "redrive-records-reset",
 }
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name

@@ -460,6 +460,9 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			if leaseless && !n.nackByID(h.id, at) {
 				return r
 			}
+			if !leaseless && n.tokenRow(h.id, h.token) < 0 {
+				return r
+			}
 			if n.deadLetter(h.id, traces.ReasonMaxAttempts) {
 				r.Action = traces.ActionDeadLettered
 			}

@@ -89,7 +89,10 @@ func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) 
 			r.Action = traces.ActionDeadLettered
 		}
 	case effective >= d.maxAttempts:
-		if s.deadLetter(d.id, traces.ReasonMaxAttempts) {
+		// Leased: fenced by the token. Used-up attempts do not keep other workers away: once this
+		// lease runs out, expire dead-letters the message and a redrive puts it back with attempts
+		// 0, so another worker may hold a live lease on it now.
+		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, traces.ReasonMaxAttempts) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case a.Outcome == traces.OutcomeFailNoRetry && d.leaseless:

@@ -60,6 +60,9 @@ const (
 	// TargetRedriveRecordsReset is the store whose redrive records the attempt count after its
 	// reset (0) instead of the count the dead letter had.
 	TargetRedriveRecordsReset = "redrive-records-reset"
+	// TargetExhaustedDeadLetterUnfenced is the store whose leased consumer dead-letters a message
+	// at max_attempts without checking that it still holds the lease.
+	TargetExhaustedDeadLetterUnfenced = "exhausted-dead-letter-unfenced"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -118,6 +121,8 @@ func definitions() []definition {
 			store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 		{name: TargetRedriveRecordsReset, broken: true, doc: "a redrive whose history record takes the attempt count after the reset (0), not the dead letter's",
 			store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
+		{name: TargetExhaustedDeadLetterUnfenced, broken: true, doc: "a leased consumer whose dead-letter at max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven message another worker leased)",
+			store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
 	}
 }
 

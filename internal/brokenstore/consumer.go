@@ -313,3 +313,48 @@ func HandleEarlyDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store,
 	}
 	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: early-dead-letter-unfenced handle %q: %w", m.ID, err)
 }
+
+// HandleExhaustedDeadLetterUnfenced is a leased consumer's handle whose dead-letter at
+// max_attempts skips the token fence: a worker whose lease ran out with its attempts used up, and
+// whose message expire dead-lettered, a redrive put back and another worker leased since,
+// dead-letters that worker's message from under its live lease (the real consumer checks that it
+// still holds the lease, in the dead-letter's transaction, and reports lease_lost). A success, a
+// failure below max_attempts and every leaseless delivery go to the real consumer.
+func HandleExhaustedDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	_ actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	if d == nil || d.Path != actordelivery.PathLeased {
+		return realHandle(ctx, consumer, h, d)
+	}
+	m := d.Message
+	hm := m
+	hm.Payload = append([]byte(nil), m.Payload...)
+	effects, herr := h(ctx, &hm)
+	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeased), m.MaxAttempts)
+	if herr == nil || eff < m.MaxAttempts {
+		// The handler already ran: the real consumer takes over with one that answers the same.
+		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) {
+			return effects, herr
+		}, d)
+	}
+	out := actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionDeadLettered}
+	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
+		// The bug: no check that the message still carries m.Token.
+		err := st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts)
+		switch {
+		case err == nil:
+			recordHandle(ctx, m, actordelivery.PathLeased, "fail", 0, out)
+		case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
+			recordHandle(ctx, m, actordelivery.PathLeased, "fail", 0,
+				actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionLeaseLost})
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
+		out.Action = actordelivery.ActionLeaseLost
+		return out, nil
+	}
+	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: exhausted-dead-letter-unfenced handle %q: %w", m.ID, err)
+}

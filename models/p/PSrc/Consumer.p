@@ -33,7 +33,7 @@ machine ConsumerWorker {
         res = Await();
         if (res.msg_id != "" && cfg.takeover != 0 && !tookOver) {
           tookOver = true;
-          StaleDecline();
+          StaleDecline(res.msg_id);
         } else if (res.msg_id != "") {
           if (cfg.nack_race && !raced) {
             // A raw client's nack_by_id of the fetched message lands before this handle.
@@ -75,19 +75,32 @@ machine ConsumerWorker {
   // The scripted first delivery of a takeover worker (tConsumerCfg.takeover): the handler stalls
   // until the lease has run out (the clock moves by lease_for) and a Taker has leased the message,
   // then fails with an error the retry policy declines. The early dead-letter must be refused
-  // (lease_lost): the message belongs to the Taker now, which then handles it.
-  fun StaleDecline() {
+  // (lease_lost): the message belongs to the Taker now, which then handles it. With
+  // takeover_redrive the delivery's attempts are used up: before the Taker leases, expire
+  // dead-letters the message and redrive puts it back; the handler's failure (one the policy would
+  // retry) then meets max_attempts, and that dead-letter must be refused as well.
+  fun StaleDecline(id: string) {
     var takerCfg: tConsumerCfg;
     var taker: machine;
+    var outcome: string;
     send store, eAdvanceReq, (client = this, by = cfg.lease_for);
     Await();
+    outcome = "fail_no_retry";
+    if (cfg.takeover_redrive) {
+      send store, eExpireReq, (client = this,);
+      Await();
+      send store, eRedriveReq, (client = this, id = id, reason = "fixed");
+      Await();
+      outcome = "fail";
+    }
     takerCfg = cfg;
     takerCfg.worker = cfg.takeover;
     takerCfg.takeover = 0;
+    takerCfg.takeover_redrive = false;
     taker = new Taker((store = store, worker = this, cfg = takerCfg));
     receive { case eRaced: { } }
     send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
-                             outcome = "fail_no_retry", retry_delay = 0);
+                             outcome = outcome, retry_delay = 0);
     Await();
     send taker, eRaced;
     receive { case eRaced: { } }

@@ -32,6 +32,7 @@ machine Store {
   // purge that retires no id (a purged id is free at once), "redrive-keeps-attempts" for a redrive
   // of a mailbox dead letter that keeps its attempt count, "early-dead-letter-unfenced" for a leased
   // consumer whose early dead-letter (the retry policy declines) skips the token fence,
+  // "exhausted-dead-letter-unfenced" for one whose dead-letter at max_attempts skips it,
   // "redrive-records-reset" for a redrive whose history record takes the attempt count after the
   // reset (0) instead of the dead letter's.
   var variant: string;
@@ -913,7 +914,20 @@ machine Store {
     }
     if (res.attempt >= f.max_attempts) {
       if (leased) {
-        step = DeadLetter(f.id, "max attempts reached");
+        // Fenced by the token: once this lease runs out, expire dead-letters the message and a
+        // redrive puts it back with attempts 0, so another worker may hold a live lease on it.
+        // The exhausted-dead-letter-unfenced profile skips the fence.
+        step.err = "";
+        if (!TokenMatches(FindMsg(f.id), f.token)) {
+          step.err = "lease_lost";
+          if (variant == "exhausted-dead-letter-unfenced") {
+            step.err = "";
+            res.bug = FindMsg(f.id) >= 0 && msgs[FindMsg(f.id)].row_state == "ready";
+          }
+        }
+        if (step.err == "") {
+          step = DeadLetter(f.id, "max attempts reached");
+        }
       } else {
         // The bump and the move commit together, so the dead letter records the effective attempt.
         step = NackById(f.id, 0);

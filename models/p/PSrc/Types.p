@@ -61,9 +61,14 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // out and a Taker, a second leased worker with this worker number, has leased the message; then
 // its handler fails with an error the retry policy declines (a stale early dead-letter, which the
 // token fence must refuse), and the Taker handles the message it took.
+// takeover_redrive (with takeover): the stalled delivery's attempts are used up (max_attempts 1);
+// after its lease has run out the worker runs expire (which dead-letters the message) and redrive
+// (which puts it back with attempts 0) before the Taker leases it, and its handler then fails
+// with an error the policy would retry: the stale dead-letter at max_attempts, which the token
+// fence must refuse as well.
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
                      retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool,
-                     takeover: int);
+                     takeover: int, takeover_redrive: bool);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 // retry_delay: how long a row whose delivery failed waits before it may be claimed again.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,

@@ -15,7 +15,8 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
-          think = 0, nack_race = false, may_decline = false, takeover = 0);
+          think = 0, nack_race = false, may_decline = false, takeover = 0,
+          takeover_redrive = false);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -202,7 +203,10 @@ fun ScLeaselessNackRace(): tScenario {
 // message may fail, and a failure may be one the policy declines to retry. The leased worker's
 // first delivery (m1) is a takeover: it stalls past its lease, a Taker (worker 3) leases m1, and
 // the stalled worker's declined failure must end lease_lost rather than dead-letter the Taker's
-// message; m3 then gives the leased worker a delivery of its own.
+// message; m3 then gives the leased worker a delivery of its own. A second leased worker (4) on
+// `spent` takes over with a redrive: its delivery of m4 (max_attempts 1) stalls past its lease,
+// expire dead-letters m4, a redrive puts it back, a Taker (worker 5) leases it, and the stalled
+// worker's failure at max_attempts must end lease_lost rather than dead-letter the Taker's message.
 fun ScPolicyDeclines(): tScenario {
   var sc: tScenario;
   var w: tConsumerCfg;
@@ -217,6 +221,11 @@ fun ScPolicyDeclines(): tScenario {
   w = Worker(2, "solo", Leaseless, true);
   w.may_decline = true;
   sc.consumers += (1, w);
+  sc.messages += (3, Msg("spent", "m4", "", 0, 1));
+  w = Worker(4, "spent", Leased, true);
+  w.takeover = 5;
+  w.takeover_redrive = true;
+  sc.consumers += (2, w);
   return sc;
 }
 
@@ -231,6 +240,22 @@ fun ScEarlyDeadLetterUnfenced(): tScenario {
   w = Worker(1, "inbox", Leased, true);
   w.may_decline = true;
   w.takeover = 3;
+  sc.consumers += (0, w);
+  return sc;
+}
+
+// Counterexample: the redriven takeover of ScPolicyDeclines with a store whose leased consumer
+// skips the token fence of its dead-letter at max_attempts, so the stalled worker, its attempts
+// used up, dead-letters the message the Taker leased after the redrive.
+fun ScExhaustedDeadLetterUnfenced(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.variant = "exhausted-dead-letter-unfenced";
+  sc.messages += (0, Msg("spent", "m4", "", 0, 1));
+  w = Worker(4, "spent", Leased, true);
+  w.takeover = 5;
+  w.takeover_redrive = true;
   sc.consumers += (0, w);
   return sc;
 }

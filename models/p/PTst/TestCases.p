@@ -24,6 +24,7 @@ machine TestFifoOvertake { start state Init { entry { new Scenario(ScFifoOvertak
 machine TestLeaselessNackRace { start state Init { entry { new Scenario(ScLeaselessNackRace()); } } }
 machine TestPolicyDeclines { start state Init { entry { new Scenario(ScPolicyDeclines()); } } }
 machine TestEarlyDeadLetterUnfenced { start state Init { entry { new Scenario(ScEarlyDeadLetterUnfenced()); } } }
+machine TestExhaustedDeadLetterUnfenced { start state Init { entry { new Scenario(ScExhaustedDeadLetterUnfenced()); } } }
 machine TestFetchedAttempts { start state Init { entry { new Scenario(ScLeaselessFetchedAttempts()); } } }
 machine TestOutboxDeadLetters { start state Init { entry { new Scenario(ScOutboxDeadLetters()); } } }
 machine TestOutboxUnbounded { start state Init { entry { new Scenario(ScOutboxUnbounded()); } } }
@@ -177,3 +178,7 @@ test tcOutboxUnboundedCounterexample [main = TestOutboxUnbounded]:
 test tcEarlyDeadLetterUnfencedCounterexample [main = TestEarlyDeadLetterUnfenced]:
   assert DeadLetterSparesLiveLeases
   in (union Delivery, Environment, { TestEarlyDeadLetterUnfenced });
+
+test tcExhaustedDeadLetterUnfencedCounterexample [main = TestExhaustedDeadLetterUnfenced]:
+  assert DeadLetterSparesLiveLeases
+  in (union Delivery, Environment, { TestExhaustedDeadLetterUnfenced });
