@@ -82,7 +82,7 @@ fi
 # match, printf may then die of SIGPIPE, and with pipefail the pipeline fails.)
 one_of() { local w=$1 x; shift; for x in "$@"; do [ "$x" = "$w" ] && return 0; done; return 1; }
 # first_line FILE [DEFAULT]: the file's first line, or DEFAULT when it cannot be read (no fork).
-first_line() { local l; if { read -r l || [ -n "$l" ]; } <"$1" 2>/dev/null; then printf '%s' "$l"; else printf '%s' "${2:-}"; fi; }
+first_line() { local l; if { read -r l || [ -n "$l" ]; } 2>/dev/null <"$1"; then printf '%s' "$l"; else printf '%s' "${2:-}"; fi; }
 
 if ! command -v p >/dev/null 2>&1; then
   "$PCONFORM_ROOT/scripts/bootstrap.sh" p || { echo "pmodels: FAIL: cannot install the P tool" >&2; exit 1; }
