@@ -55,6 +55,12 @@
 //     says which are not yet, and why), and none lives
 //     behind a flag in actordelivery (they are built in internal/brokenstore).
 //
+// Besides the properties, its tests hold the contention check (TestContention), which no property
+// sequence meets since each runs one store from one goroutine: two writers on one SQLite file
+// (the second waits for the writer lock), and on PostgreSQL a store call that meets another
+// transaction's row lock (retried a bounded number of times, then ErrBusy) or a serialization
+// failure (retried, then committed), each counted exactly in Stats and ordered by barriers.
+//
 // What the package never does: it never edits a trace it did not make, never keeps a database
 // after a sequence ends, and never reports a divergence as an error.
 package properties

@@ -16,19 +16,27 @@
 #
 #   0. (not an oracle) `go build ./actordelivery`: a mutant that does not compile is NOT VIABLE;
 #   1. the analyzers: `go vet -vettool=pconform-vet ./actordelivery` on the mutated source;
-#   2. properties: the probe test (TestFencingProbes) and the stateful property test against the
-#      store with its fencing probes (TestPropertyStore, PCONFORM_SEQUENCES sequences, default 200
-#      as in the gate, seed 1);
-#   3. replay: the hand-written traces (TestSymbolPathsAgree) and the committed corpus against the
-#      store, the store reopened before every step and the model (TestCorpus).
+#   2. properties: the probe test (TestFencingProbes), the contention check (TestContention: two
+#      writers on one SQLite file, and on PostgreSQL a call that meets a held row lock or a
+#      serialization failure, each counted exactly) and the stateful property test against the
+#      store with its fencing probes, on SQLite and on PostgreSQL (TestPropertyStore,
+#      TestPropertyStorePostgres, PCONFORM_SEQUENCES sequences, default 200 as in the gate, seed 1);
+#   3. replay: the hand-written traces (TestSymbolPathsAgree, SQLite) and the committed corpus
+#      against the store on both backends, the store reopened before every step and the model
+#      (TestCorpus).
 #
 # A mutant is KILLED when the oracle fails, LIVED when it passes, NOT COVERED when no oracle test
 # runs its line (coverage is gathered from the oracle alone, -coverpkg=actordelivery), TIMED OUT
 # when the oracle runs past gremlins' limit, NOT VIABLE when it does not build. Efficacy =
 # killed / (killed + lived); NOT COVERED mutants count against mutant coverage, not efficacy.
 # Results: out/mutation/ (gremlins' JSON report and log, and oracle.log: per mutant the changed
-# lines, the verdict, the oracle that decided it and the seconds of each phase). Runs on SQLite
-# only (no PCONFORM_PG_DSN is passed to the oracle).
+# lines, the verdict, the oracle that decided it and the seconds of each phase).
+#
+# Both backends: the run starts one throwaway PostgreSQL cluster (scripts/pg.sh's pg_start, or
+# uses the server PCONFORM_PG_DSN names) and stops it at the end, also on failure; the oracle's
+# tests get its DSN, so the PostgreSQL files are covered and mutated too. Workers never meet on
+# the server: every oracle run's test binaries work in schemas of their own with random names
+# (replay.OpenPGServer, TestContention), dropped when the binary ends. No server is a failure.
 #
 # Environment (all optional):
 #   PCONFORM_SEQUENCES            property sequences per mutant            (default 200)
@@ -98,7 +106,16 @@ done
 out=$PCONFORM_ROOT/out/mutation
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pconform-mutation-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=scripts/pg.sh
+. "$PCONFORM_ROOT/scripts/pg.sh"
+trap 'pg_stop; rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+pg_start || exit 1
+if [ -z "${PCONFORM_PG_DSN:-}" ]; then
+  echo "mutation: no PostgreSQL server (see above); the oracle runs on both backends" >&2
+  exit 1
+fi
+pg_dsn=$(printf %q "$PCONFORM_PG_DSN")
 
 # A copy of the tracked files as they are in the work tree: gremlins copies the whole module once
 # per worker, and the git-ignored outputs (out/, the P checker's) need not come along.
@@ -116,7 +133,8 @@ go build -o "$work/pconform-vet" ./cmd/pconform-vet
 # `go test` over both packages, as the gate would. A mutant's run is ordered by cost and stops at
 # the first oracle that fails (a killed mutant needs only one):
 #   1. the analyzers (type-checks actordelivery, links nothing);
-#   2. the properties' test binary (built for this mutant): TestFencingProbes, TestPropertyStore;
+#   2. the properties' test binary (built for this mutant): TestFencingProbes, TestContention,
+#      TestPropertyStore, TestPropertyStorePostgres;
 #   3. replay's test binary (built only if the properties passed): TestSymbolPathsAgree, TestCorpus.
 # What makes a mutant cheap without making the oracle weaker:
 #   - each test binary is built once per mutant with `go test -c`, without the go command's own vet
@@ -134,7 +152,7 @@ if [ -z "$shm" ]; then
   if [ -d /dev/shm ] && [ -w /dev/shm ]; then shm=/dev/shm; else shm=${TMPDIR:-/tmp}; fi
 fi
 shm=$(mktemp -d "$shm/pconform-mutation-XXXXXX")
-trap 'rm -rf "$work" "$shm"' EXIT
+trap 'pg_stop; rm -rf "$work" "$shm"' EXIT
 sequences=${PCONFORM_SEQUENCES:-200}
 : >"$out/oracle.log"
 mkdir -p "$work/shim"
@@ -157,8 +175,8 @@ root=\$("\$real" env GOMOD); root=\${root%/go.mod}
 cd "\$root" || exit 3
 tmp=\$(mktemp -d "$shm/pconform-mutant-XXXXXX") || exit 3
 trap 'rm -rf "\$tmp"' EXIT
-export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=
-oracle='^(TestCorpus|TestSymbolPathsAgree|TestPropertyStore|TestFencingProbes)\$'
+export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=$pg_dsn
+oracle='^(TestCorpus|TestSymbolPathsAgree|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention)\$'
 if [ \${#cover[@]} -gt 0 ]; then
   exec "\$real" test -count=1 "\${timeout[@]}" "\${cover[@]}" -run "\$oracle" ./replay ./properties >/dev/null 2>&1
 fi
@@ -184,7 +202,7 @@ rc=\$?; phase vet
 bin=\$tmp/bin
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >/dev/null 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2; }
 phase build-properties
-(cd properties && "\$bin/properties.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestFencingProbes|TestPropertyStore)\$' >/dev/null 2>&1)
+(cd properties && "\$bin/properties.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestFencingProbes|TestContention|TestPropertyStore|TestPropertyStorePostgres)\$' >/dev/null 2>&1)
 rc=\$?; phase properties
 [ \$rc -eq 0 ] || verdict KILLED properties 1
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >/dev/null 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2; }
@@ -204,7 +222,7 @@ for f in actordelivery/*.go; do
 done
 
 cd "$work/src"
-echo "mutation: gremlins over actordelivery (${files[*]}), oracle: analyzers, replay, properties (actordelivery's unit tests excluded)"
+echo "mutation: gremlins over actordelivery (${files[*]}), oracle: analyzers, replay, properties on SQLite and PostgreSQL (actordelivery's unit tests excluded)"
 start=$(date +%s)
 PATH="$work/shim:$PATH" "$bin/gremlins" unleash ./actordelivery \
   --workers "${PCONFORM_MUTATION_WORKERS:-1}" --timeout-coefficient "${PCONFORM_MUTATION_TIMEOUT:-30}" \
