@@ -49,6 +49,17 @@
 # coefficient 3 one run over seven files timed out 34 mutants, none of them decided. A mutant that
 # really hangs still times out, after 30 times the coverage pass.
 #   PCONFORM_MUTATION_TMP         where the oracle's SQLite files go       (default /dev/shm if writable)
+#   PCONFORM_MUTATION_PART_TIMEOUT seconds one oracle part's test binary may run (default 600)
+#
+# A hang is a failure the oracle saw (a mutant that returns before closing a query's rows keeps a
+# reader connection, and the next read waits for one forever), but gremlins would count it as
+# TIMED OUT only after its own limit. So each oracle part's test binary (properties, replay) runs
+# with its own -test.timeout: past it the binary panics, the mutant is KILLED, and oracle.log's
+# line ends "-- oracle part P timed out after Ns in TestX". The default, 600 s, is over four times
+# gremlins' coverage pass of the whole oracle on both backends under load (143 s, both test
+# binaries built with coverage and all six tests run) and seven times the longest part measured
+# on SQLite alone (replay 82.8 s; docs/gate.md), so a slow but correct run is never cut short; and
+# far below gremlins' limit (the coverage pass times the coefficient 30).
 set -euo pipefail
 # shellcheck source=scripts/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -154,6 +165,10 @@ fi
 shm=$(mktemp -d "$shm/pconform-mutation-XXXXXX")
 trap 'pg_stop; rm -rf "$work" "$shm"' EXIT
 sequences=${PCONFORM_SEQUENCES:-200}
+part_timeout=${PCONFORM_MUTATION_PART_TIMEOUT:-600}
+case $part_timeout in
+  '' | *[!0-9]* | 0) echo "mutation: PCONFORM_MUTATION_PART_TIMEOUT must be a whole number of seconds >= 1, got '$part_timeout'" >&2; exit 2 ;;
+esac
 : >"$out/oracle.log"
 mkdir -p "$work/shim"
 cat >"$work/shim/go" <<EOF
@@ -190,8 +205,20 @@ for f in actordelivery/*.go; do
 done
 t0=\$(date +%s.%N) phases=""
 phase() { phases+=" \$1=\$(awk -v a="\$t0" -v b="\$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')"; t0=\$(date +%s.%N); }
-verdict() { echo "\$where \$1 \$2 \$phases" >>"$out/oracle.log"; exit "\$3"; }
-tt=\${timeout[1]:-10m}
+verdict() { echo "\$where \$1 \$2 \$phases\${4:+ \$4}" >>"$out/oracle.log"; exit "\$3"; }
+# part NAME DIR RUN: runs NAME's test binary in DIR (tests RUN) with the part's own timeout. A part
+# that fails kills the mutant; one that runs past the timeout (a hang: a connection never given
+# back, a lock never released) kills it too, and the log says which part and which test hung.
+part() {
+  (cd "\$2" && "\$bin/\$1.test" -test.count=1 -test.failfast -test.timeout ${part_timeout}s -test.run "\$3" >"\$tmp/\$1.log" 2>&1)
+  rc=\$?; phase "\$1"
+  [ \$rc -eq 0 ] && return 0
+  if grep -q '^panic: test timed out after' "\$tmp/\$1.log"; then
+    hung=\$(sed -n '/running tests:/{n;s/^[[:space:]]*\([^[:space:]]*\).*/\1/p;q;}' "\$tmp/\$1.log")
+    verdict KILLED "\$1" 1 "-- oracle part \$1 timed out after ${part_timeout}s in \${hung:-?}"
+  fi
+  verdict KILLED "\$1" 1
+}
 # A mutant that does not compile (gremlins' arithmetic mutants of a string concatenation) is not
 # viable; without this check the analyzers' type-checking failure would count it as killed.
 "\$real" build ./actordelivery >/dev/null 2>&1 || { phase build; verdict NOT-VIABLE build 2; }
@@ -202,14 +229,10 @@ rc=\$?; phase vet
 bin=\$tmp/bin
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >/dev/null 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2; }
 phase build-properties
-(cd properties && "\$bin/properties.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestFencingProbes|TestContention|TestPropertyStore|TestPropertyStorePostgres)\$' >/dev/null 2>&1)
-rc=\$?; phase properties
-[ \$rc -eq 0 ] || verdict KILLED properties 1
+part properties properties '^(TestFencingProbes|TestContention|TestPropertyStore|TestPropertyStorePostgres)\$'
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >/dev/null 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2; }
 phase build-replay
-(cd replay && "\$bin/replay.test" -test.count=1 -test.failfast -test.timeout "\$tt" -test.run '^(TestSymbolPathsAgree|TestCorpus)\$' >/dev/null 2>&1)
-rc=\$?; phase replay
-[ \$rc -eq 0 ] || verdict KILLED replay 1
+part replay replay '^(TestSymbolPathsAgree|TestCorpus)\$'
 verdict LIVED - 0
 EOF
 chmod +x "$work/shim/go"
