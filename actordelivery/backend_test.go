@@ -93,6 +93,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestLogRecordKeys":                                TestLogRecordKeys,
 	"TestPurge":                                        TestPurge,
 	"TestPurgeBadInput":                                TestPurgeBadInput,
+	"TestPurgeAllResumes":                              TestPurgeAllResumes,
 	"TestRedrive":                                      TestRedrive,
 	"TestRedriveBadInput":                              TestRedriveBadInput,
 	"TestWorkersBadInput":                              TestWorkersBadInput,

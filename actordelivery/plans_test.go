@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestHotStatementPlans(t *testing.T) {
 		{"expire", qExpire, []string{"SEARCH messages USING INDEX messages_timers (state=? AND lease_until<?)"}},
 		{"ack", qAck, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
 		{"ack by id", qAckByID, []string{"USING INDEX sqlite_autoindex_messages_1 (id=?)"}},
-		{"purge acked", qPurgeAcked, []string{"SEARCH messages USING COVERING INDEX messages_timers (state=? AND lease_until=? AND acked_at<?)"}},
+		{"purge acked", qPurgeAcked, []string{"SEARCH messages USING COVERING INDEX messages_timers (state=? AND lease_until=? AND (acked_at,id)>(?,?) AND acked_at<?)"}},
 		{"queue depth", qQueueDepth, []string{"SEARCH messages USING COVERING INDEX messages_next (mailbox=?)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,7 +40,8 @@ func TestHotStatementPlans(t *testing.T) {
 			err := s.read(ctx, "plan", func(q querier, now int64) error {
 				rows, err := q.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tc.query,
 					named("mailbox", "mb"), named("now", now), named("token", "t"), named("until", now),
-					named("id", "m1"), named("cutoff", now), named("limit", 10))
+					named("id", "m1"), named("cutoff", now), named("limit", 10),
+					named("after_at", int64(math.MinInt64)), named("after_id", ""))
 				if err != nil {
 					return err
 				}

@@ -380,7 +380,8 @@ SELECT 'l' || g, 'mb', '', 0, 3, 1, 0, 'ready', 0, 't' || g, 100000 FROM generat
 			q = o
 		}
 		rows, err := boundQuerier{q: s.wdb, d: s.d}.QueryContext(ctx, "EXPLAIN "+q,
-			named("now", int64(1000)), named("cutoff", int64(60000)), named("limit", 100))
+			named("now", int64(1000)), named("cutoff", int64(60000)), named("limit", 100),
+			named("after_at", noBound.final), named("after_id", noBound.id))
 		if err != nil {
 			t.Fatal(tc.name, err)
 		}
@@ -399,5 +400,81 @@ SELECT 'l' || g, 'mb', '', 0, 3, 1, 0, 'ready', 0, 't' || g, 100000 FROM generat
 		if !strings.Contains(text, tc.want) || strings.Contains(text, "Sort") || strings.Contains(text, "Seq Scan") {
 			t.Errorf("%s: plan lacks %q, or sorts or scans:\n%s", tc.name, tc.want, text)
 		}
+	}
+}
+
+// TestPostgresPurgeResumes: PostgreSQL keeps a deleted row's index entries until VACUUM, so an
+// oldest-first purge batch that starts at the oldest row reads again every index page the
+// batches before it emptied, and a whole purge reads O(n²) pages. PurgeAll's resumed batches
+// start after the last row removed: with 10,000 of 20,000 acked rows purged in resumed batches,
+// the next batch's walk of messages_timers reads a few pages, while the same batch from the oldest
+// row reads the emptied pages again (measured with EXPLAIN (ANALYZE, BUFFERS) of the purge
+// statement itself, in a transaction rolled back).
+func TestPostgresPurgeResumes(t *testing.T) {
+	s := openAt(t, testTarget(t), Options{})
+	ctx := context.Background()
+	// Every row acked at the same time, an hour before now: the order is by id alone.
+	old := s.nowMillis() - time.Hour.Milliseconds()
+	if _, err := s.wdb.ExecContext(ctx, fmt.Sprintf(`INSERT INTO messages
+    (id, mailbox, key, priority, max_attempts, attempts, available_at, state, created_at, acked_at)
+SELECT 'old-' || lpad(g::text, 7, '0'), 'mb', '', 0, 3, 1, 0, 'acked', %[1]d, %[1]d FROM generate_series(1, 20000) g`, old)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.wdb.ExecContext(ctx, `VACUUM ANALYZE messages`); err != nil {
+		t.Fatal(err)
+	}
+	var from purgeCursor
+	for range 20 {
+		r, next, err := s.purge(ctx, time.Minute, 0, 500, from)
+		if err != nil || r.Acked != 500 {
+			t.Fatalf("purge from %+v = %+v, %v; want 500 acked", from, r, err)
+		}
+		from = next
+	}
+	if want := (purgeKey{final: old, id: "old-0010000"}); from.acked != want {
+		t.Fatalf("cursor after 10,000 rows = %+v, want %+v", from.acked, want)
+	}
+	walk := func(after purgeKey) int {
+		t.Helper()
+		tx, err := s.wdb.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = tx.Rollback() }()
+		rows, err := boundQuerier{q: tx, d: s.d}.QueryContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+qPurgeAcked,
+			named("cutoff", s.nowMillis()), named("limit", 100), named("after_at", after.final), named("after_id", after.id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range plan {
+			if !strings.Contains(line, "Index Only Scan using messages_timers") {
+				continue
+			}
+			for _, l := range plan[i+1:] {
+				var hit int
+				if _, err := fmt.Sscanf(strings.TrimSpace(l), "Buffers: shared hit=%d", &hit); err == nil {
+					return hit
+				}
+			}
+		}
+		t.Fatalf("no buffer count for the walk of messages_timers in the plan:\n%s", strings.Join(plan, "\n"))
+		return 0
+	}
+	walk(noBound) // the first walk from the oldest row also marks the dead entries it passes
+	fromOldest, resumed := walk(noBound), walk(from.acked)
+	t.Logf("index walk of a 100-row batch after 10,000 rows purged: %d pages from the oldest row, %d resumed", fromOldest, resumed)
+	if resumed > 10 || fromOldest < 4*resumed {
+		t.Errorf("index walk of a 100-row batch: %d buffers from the oldest row, %d resumed; want the resumed walk at most 10 and a quarter of the other", fromOldest, resumed)
 	}
 }

@@ -114,3 +114,63 @@ func TestPurgeBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestPurgeAllResumes: a purge call resumed after a kind's last removed row removes only rows
+// after it, and PurgeAll still removes the rows behind where it resumes (rows that became final
+// behind its cursor meanwhile): once its resumed calls find nothing it calls from the oldest row,
+// and stops only when such a call removes nothing. Their ids are retired as any purge's are.
+func TestPurgeAllResumes(t *testing.T) {
+	ctx := context.Background()
+	s, clk := testStore(t)
+	key := func(id string) purgeKey { return purgeKey{final: clk.Now().UnixMilli(), id: id} }
+	keys := map[string]purgeKey{}
+	for _, id := range []string{"a1", "a2", "a3", "a4", "d1", "d2"} {
+		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
+	}
+	for _, id := range []string{"a1", "a2", "a3", "a4"} {
+		clk.Advance(time.Second)
+		if err := s.AckByID(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		keys[id] = key(id)
+	}
+	for _, id := range []string{"d1", "d2"} {
+		clk.Advance(time.Second)
+		if err := s.DeadLetter(ctx, id, "test"); err != nil {
+			t.Fatal(err)
+		}
+		keys[id] = key(id)
+	}
+	clk.Advance(time.Minute)
+
+	from := purgeCursor{acked: keys["a2"], dead: keys["d1"]}
+	got, next, err := s.purge(ctx, 0, time.Hour, 10, from)
+	if want := (PurgeResult{Acked: 2, DeadLetters: 1}); err != nil || got != want {
+		t.Fatalf("purge resumed after a2 and d1 = %+v, %v; want %+v", got, err, want)
+	}
+	if want := (purgeCursor{acked: keys["a4"], dead: keys["d2"]}); next != want {
+		t.Errorf("cursor after the resumed purge = %+v, want %+v", next, want)
+	}
+	for id, want := range map[string]string{"a1": StateAcked, "a2": StateAcked, "a3": "", "a4": ""} {
+		if m, err := s.GetMessage(ctx, id); want == "" && err == nil || want != "" && (err != nil || m.State != want) {
+			t.Errorf("%s after the resumed purge: %+v, %v; want state %q", id, m, err, want)
+		}
+	}
+
+	// a1, a2 and d1 are behind the cursor: PurgeAll from it still takes them.
+	sum, err := s.purgeAllFrom(ctx, 0, time.Hour, 1, next)
+	if want := (PurgeResult{Acked: 2, DeadLetters: 1}); err != nil || sum != want {
+		t.Fatalf("purgeAllFrom(%+v) = %+v, %v; want %+v", next, sum, err, want)
+	}
+	if msgs, err := s.ListMessages(ctx, ""); err != nil || len(msgs) != 0 {
+		t.Errorf("messages after PurgeAll: %+v, %v; want none", msgs, err)
+	}
+	if dls, err := s.ListDeadLetters(ctx); err != nil || len(dls) != 0 {
+		t.Errorf("dead letters after PurgeAll: %+v, %v; want none", dls, err)
+	}
+	for _, id := range []string{"a1", "a3", "d1"} {
+		if dup, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 3}); err != nil || !dup {
+			t.Errorf("Enqueue(%s) inside its horizon = %v, %v; want a duplicate", id, dup, err)
+		}
+	}
+}

@@ -216,28 +216,40 @@ const (
 )
 
 // Retention. Each purge statement removes at most :limit rows final since :cutoff or earlier,
-// oldest first (then by id); the two that retire message ids return them with the time they
-// became final, so the caller can keep them until the dedup horizon passes. qPurgeAcked's
-// "lease_until IS NULL" holds for every acked row (an acked row holds no lease), so ordering by
-// lease_until first is ordering by (acked_at, id); both let the query walk messages_timers' acked
-// part in index order (schema version 5) instead of sorting every acked row up to the cutoff:
-// SQLite needs the condition, PostgreSQL the ORDER BY (TestHotStatementPlans,
-// TestPostgresPurgePlan).
+// oldest first (then by id), among those whose (final time, id) comes after (:after_at,
+// :after_id), and returns each removed row's id and the time it became final: the ids of
+// messages and dead letters so that the caller can keep them until the dedup horizon passes, and
+// the last (time, id) so that PurgeAll's next call can start after it. Purge passes the bound
+// noBound (before every row), so it is the plain oldest-first batch. qPurgeAcked's "lease_until IS
+// NULL" holds for every acked row (an acked row holds no lease), so ordering by lease_until first is
+// ordering by (acked_at, id); both let the query walk messages_timers' acked part in index order
+// (schema version 5) instead of sorting every acked row up to the cutoff: SQLite needs the
+// condition, PostgreSQL the ORDER BY (TestHotStatementPlans, TestPostgresPurgePlan).
+//
+// Why the bound: PostgreSQL leaves a deleted row's index entries in place until VACUUM, so an
+// oldest-first batch that starts at the beginning of the index reads again every leaf page the
+// batches before it emptied; a purge of n rows read O(n²) index pages, each batch more than the
+// one before (docs/performance.md, "Retention"). The bound is an index condition: each batch starts
+// where the previous one stopped (TestPostgresPurgeResumes).
 
 const (
 	qPurgeAcked = `DELETE FROM {p}messages WHERE id IN (
     SELECT id FROM {p}messages WHERE state = 'acked' AND lease_until IS NULL AND acked_at <= :cutoff
+      AND (acked_at, id) > (:after_at, :after_id)
     ORDER BY lease_until, acked_at, id LIMIT :limit)
 RETURNING id, acked_at`
 
 	qPurgeDeadLetters = `DELETE FROM {p}dead_letters WHERE id IN (
     SELECT id FROM {p}dead_letters WHERE dead_at <= :cutoff
+      AND (dead_at, id) > (:after_at, :after_id)
     ORDER BY dead_at, id LIMIT :limit)
 RETURNING id, dead_at`
 
 	qPurgeOutbox = `DELETE FROM {p}outbox WHERE id IN (
     SELECT id FROM {p}outbox WHERE state <> 'pending' AND final_at <= :cutoff
-    ORDER BY final_at, id LIMIT :limit)`
+      AND (final_at, id) > (:after_at, :after_id)
+    ORDER BY final_at, id LIMIT :limit)
+RETURNING id, final_at`
 
 	qPurgedIDInsert = `INSERT INTO {p}purged_ids (id, expires_at) VALUES (:id, :expires_at)
 ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`
