@@ -25,6 +25,9 @@ type cmd struct {
 	args traces.Args
 	// tok is the serial of the command whose token this command passes (0: it passes none).
 	tok int
+	// takeover marks a leased consumer_fetch with which the generator starts a takeover chain
+	// (generate.go, "Situations"): a hint to the generator, no part of the step.
+	takeover bool
 }
 
 var _ commands.Command = (*cmd)(nil)

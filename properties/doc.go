@@ -15,7 +15,8 @@
 // # Contract
 //
 //   - Commands. Every command is one trace step (traces.Step): every store operation, consumer
-//     fetch and handle (leased and leaseless, ok and fail), publisher delivery (fold and split,
+//     fetch and handle (leased and leaseless; ok, fail, and fail_no_retry: a failure the retry
+//     policy declines), publisher delivery (fold and split,
 //     faults none, commit_fails, crash_between), clock advances and crashes, purges (whose freed
 //     ids the enqueues reuse), redrives (mostly of a dead letter, else of any id: not_found),
 //     processed-message marks of a few consumers and ids, and checkpoint saves (mostly with the
@@ -27,6 +28,11 @@
 //     and let the model refuse anything malformed. Ids, keys and mailboxes come from small pools
 //     so duplicates, FIFO keys and competing workers collide often; clock advances land on
 //     deadlines and one second either side of them.
+//   - Situations. Where the state is one link of a chain of steps a bug hides in, the next link
+//     weighs more and names the chain's rows (generate.go, "Situations"): expire after a held
+//     lease ran out, a redrive of a held message that was dead-lettered, the handle of a worker
+//     whose lease another step ended (with the outcomes each fence guards), a nack_by_id between
+//     a leaseless fetch and its handle, an enqueue of an id a purge retired.
 //   - Tokens by serial. A command that issues a token names it by its own serial, on both sides;
 //     a command passing a token names the issuing command's serial. A serial whose command issued
 //     nothing (or was shrunk away) stands for a forged token that matches nothing.
@@ -51,8 +57,8 @@
 //   - Known issues. A divergence between the store and the model that is found and not fixed yet
 //     is listed in KnownIssues; hunts avoid its steps unless HuntConfig.IncludeKnownIssues is set,
 //     and a test fails once it is fixed, so the entry goes.
-//   - Broken variants are replay's: every name in replay.BrokenVariants is hunted (HuntedVariants
-//     says which are not yet, and why), and none lives
+//   - Broken variants are replay's: every name in replay.BrokenVariants is hunted (HuntedVariants;
+//     notHunted would name one that is not, and why), and none lives
 //     behind a flag in actordelivery (they are built in internal/brokenstore).
 //
 // Besides the properties, its tests hold the contention check (TestContention), which no property

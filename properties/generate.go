@@ -146,13 +146,38 @@ func (v *view) current(claim bool) []int {
 	return slices.Compact(out)
 }
 
-// applicable is the weight of op in the current state, 0 when it cannot be drawn.
+// applicable is the weight of op in the current state, 0 when it cannot be drawn. Where the state
+// is one link of a chain a bug hides in (see "Situations" below), the next link's op weighs more
+// and the ops that would waste it weigh less.
 func (v *view) applicable(op traces.Op) int {
 	weight := v.w.set.mix[op]
 	switch op {
+	case traces.OpAdvanceClock:
+		if len(v.taking()) > 0 {
+			return 2 * weight
+		}
+	case traces.OpExpire:
+		if len(v.lapsed()) > 0 {
+			return 4 * weight
+		}
+	case traces.OpLease:
+		if len(v.lapsed()) > 0 {
+			return 2 * weight
+		}
+	case traces.OpNackByID:
+		if len(v.leaselessFresh()) > 0 || len(v.taking()) > 0 {
+			return 5 * weight
+		}
+	case traces.OpEnqueue:
+		if len(v.retiredIDs()) > 0 {
+			return 2 * weight
+		}
 	case traces.OpAck, traces.OpNack, traces.OpExtend:
 		if len(v.serials(false)) == 0 {
 			return 0
+		}
+		if op == traces.OpNack && len(v.taking()) > 0 {
+			return 5 * weight
 		}
 	case traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter:
 		if len(v.serials(true)) == 0 {
@@ -163,10 +188,15 @@ func (v *view) applicable(op traces.Op) int {
 			return 0
 		}
 	case traces.OpRedrive:
-		// Mostly a dead letter; a redrive of anything else is not_found, drawn rarely.
-		if len(v.deadIDs()) == 0 {
+		// Mostly a dead letter, above all one a worker still holds; a redrive of anything else is
+		// not_found, drawn rarely.
+		switch {
+		case len(v.heldDead()) > 0:
+			return 6 * weight
+		case len(v.deadIDs()) == 0:
 			return weight / 3
 		}
+		return 2 * weight
 	case traces.OpListRedrives:
 		// Never drawn by weight: a non-zero weight turns on the read-back (see generate).
 		return 0
@@ -175,14 +205,27 @@ func (v *view) applicable(op traces.Op) int {
 		if !v.anyFinal() {
 			return weight / 2
 		}
+		return 3 * weight
 	case traces.OpConsumerFetch:
-		if len(v.idle()) == 0 {
+		switch {
+		case len(v.idle()) == 0:
 			return 0
+		case len(v.takers()) > 0:
+			return 2 * weight
 		}
 	case traces.OpConsumerHandle:
-		// A handle mostly follows a fetch; an idle one is rare but legal.
-		if len(v.holders()) == 0 {
+		// A handle mostly follows a fetch; an idle one is rare but legal. A stale holder's handle
+		// is a fencing test, drawn three times as often; while a holder is in the middle of a
+		// chain (its lease is taking or has run out, its message is a dead letter, or it is a
+		// leaseless fetch nothing has nacked yet), the next link is another step, so handles are
+		// drawn half as often.
+		switch {
+		case len(v.holders()) == 0:
 			return weight / 6
+		case len(v.staleHolders()) > 0:
+			return 3 * weight
+		case len(v.lapsed()) > 0 || len(v.heldDead()) > 0 || len(v.taking()) > 0 || len(v.leaselessFresh()) > 0:
+			return weight / 2
 		}
 	}
 	return weight
@@ -222,21 +265,36 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 	switch op {
 	case traces.OpEnqueue:
 		a.Mailbox = pick(r, set.mailboxes)
-		a.ID = v.freshID(r)
+		a.ID = v.enqueueID(r)
 		a.Key = pick(r, set.keys)
 		a.Priority = pick(r, []int{0, 0, 0, 1})
+		// A leased worker's exhausted chain needs a message whose attempts one lease uses up.
 		a.MaxAttempts = pick(r, []int{1, 2, 2, 3})
+		if v.leasedMailbox(a.Mailbox) {
+			a.MaxAttempts = pick(r, []int{1, 1, 2, 2, 3})
+		}
 		a.Delay = pick(r, []int64{0, 0, 0, 1, 2})
 		if chance(r, 0.3) {
 			a.Payload = "p"
 		}
 	case traces.OpLease:
 		a.Mailbox = pick(r, set.mailboxes)
+		if lapsed := v.lapsed(); len(lapsed) > 0 && chance(r, 0.8) {
+			// Another lease on the mailbox of a lease that ran out.
+			if m, ok := v.row(pick(r, lapsed)); ok {
+				a.Mailbox = m.Mailbox
+			}
+		}
 		a.LeaseFor = pick(r, []int64{1, 2, 3})
 	case traces.OpPeek:
 		a.Mailbox = pick(r, set.mailboxes)
 	case traces.OpAck, traces.OpNack, traces.OpExtend:
 		c.tok, a.ID = v.tokenRef(r, false, c.serial)
+		if taking := v.taking(); op == traces.OpNack && len(taking) > 0 && chance(r, 0.8) {
+			// The nack of a taking holder's lease, with its token: the row goes back ready.
+			h := pick(r, taking)
+			c.tok, a.ID = v.w.serialOf[h.token], h.id
+		}
 		switch op {
 		case traces.OpNack:
 			a.Delay = pick(r, []int64{0, 0, 1, 2})
@@ -247,6 +305,15 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.ID = v.presentID(r)
 		switch op {
 		case traces.OpNackByID:
+			// Mostly the message a leaseless worker holds, when it is still ready: the nack
+			// counts an attempt its fetch did not see.
+			ids := v.leaselessFresh()
+			for _, h := range v.taking() {
+				ids = append(ids, h.id)
+			}
+			if len(ids) > 0 && chance(r, 0.8) {
+				a.ID = pick(r, ids)
+			}
 			a.Delay = pick(r, []int64{0, 0, 1, 2})
 		case traces.OpDeadLetter:
 			a.Reason = "operator"
@@ -283,24 +350,35 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.RetryDelay = pick(r, []int64{0, 0, 1})
 	case traces.OpConsumerFetch:
 		wk := pick(r, v.idle())
+		if busy := v.fetchers(); len(busy) > 0 && chance(r, 0.7) {
+			wk = pick(r, busy)
+		}
+		if takers := v.takers(); len(takers) > 0 && chance(r, 0.8) {
+			wk = pick(r, takers)
+		}
 		a.Worker, a.Mailbox, a.Profile = wk.id, wk.mailbox, wk.profile
 		if wk.profile == traces.ProfileLeased {
 			a.LeaseFor = pick(r, []int64{1, 2, 3})
+			c.takeover = chance(r, 0.8)
 		}
 	case traces.OpConsumerHandle:
 		wk := pick(r, set.workers)
 		if hs := v.holders(); len(hs) > 0 {
 			wk = pick(r, hs)
 		}
+		stale := v.staleHolders()
+		if len(stale) > 0 && chance(r, 0.85) {
+			wk = pick(r, stale)
+		}
 		a.Worker, a.Mailbox, a.Profile = wk.id, wk.mailbox, wk.profile
-		a.Outcome = pick(r, []string{traces.OutcomeOK, traces.OutcomeFail})
+		a.Outcome = v.outcome(r, wk, slices.Contains(stale, wk))
 		if a.Outcome == traces.OutcomeFail {
 			a.RetryDelay = pick(r, []int64{0, 0, 1, 2})
 		}
 	case traces.OpPurge:
 		a.Limit = pick(r, []int{1, 2, 5})
 		a.OlderThan = pick(r, []int64{0, 0, 1, 2})
-		a.Horizon = pick(r, []int64{0, 1, 2, 3, 5})
+		a.Horizon = pick(r, []int64{0, 2, 3, 5, 5})
 	case traces.OpRedrive:
 		a.ID = v.deadID(r)
 		a.Reason = "fixed"
@@ -309,7 +387,7 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.ID = pick(r, set.ids[:3])
 		a.TTL = pick(r, []int64{1, 2, 3})
 	case traces.OpSaveCheckpoint:
-		a.Actor = pick(r, set.actors)
+		a.Actor = v.saveActor(r)
 		a.ExpectVersion = v.expectVersion(r, a.Actor)
 		a.Payload = pick(r, []string{"", "s"})
 	case traces.OpLoadCheckpoint:
@@ -355,27 +433,56 @@ func (v *view) anyFinal() bool {
 	return false
 }
 
-// deadID mostly names a dead letter (of the mailboxes or the outbox), else any id of the pool.
+// deadID mostly names a dead letter (of the mailboxes or the outbox), above all one a worker still
+// holds, else any id of the pool.
 func (v *view) deadID(r *rand.Rand) string {
+	if held := v.heldDead(); len(held) > 0 && chance(r, 0.8) {
+		return pick(r, held)
+	}
 	if dead := v.deadIDs(); len(dead) > 0 && chance(r, 0.85) {
 		return pick(r, dead)
 	}
 	return pick(r, v.w.set.ids)
 }
 
-// expectVersion draws the expected version of a checkpoint save: mostly the stored one (0 when
-// there is none), else a stale one (below it, 0 included: a second "first" save) or one from the
-// future.
-func (v *view) expectVersion(r *rand.Rand, actor string) int {
+// storedVersion is the version of actor's checkpoint in the model, 0 when it has none.
+func (v *view) storedVersion(actor string) int {
 	_, res, err := models.Step(v.w.m, traces.OpLoadCheckpoint, v.now, traces.Args{Actor: actor})
-	stored := 0
 	if err == nil && res.Err == "" {
-		stored = res.Version
+		return res.Version
 	}
+	return 0
+}
+
+// saveActor draws the actor of a checkpoint save: mostly one that has a checkpoint already, when
+// one has, so that saves meet their own earlier ones.
+func (v *view) saveActor(r *rand.Rand) string {
+	var saved []string
+	for _, a := range v.w.set.actors {
+		if v.storedVersion(a) > 0 {
+			saved = append(saved, a)
+		}
+	}
+	if len(saved) > 0 && chance(r, 0.75) {
+		return pick(r, saved)
+	}
+	return pick(r, v.w.set.actors)
+}
+
+// expectVersion draws the expected version of a checkpoint save. With no checkpoint stored,
+// mostly 0 (the first save), else one from the future. With one stored: half the time its
+// version, else mostly a stale one (below it, 0 included: a second "first" save), else one from
+// the future.
+func (v *view) expectVersion(r *rand.Rand, actor string) int {
+	stored := v.storedVersion(actor)
 	switch {
-	case chance(r, 0.6):
+	case stored == 0 && chance(r, 0.8):
+		return 0
+	case stored == 0:
+		return 1
+	case chance(r, 0.5):
 		return stored
-	case stored > 0 && chance(r, 0.75):
+	case chance(r, 0.8):
 		return r.Intn(stored)
 	default:
 		return stored + 1
@@ -493,8 +600,234 @@ func (v *view) nextTime(r *rand.Rand) int64 {
 			add(o.AvailableAt)
 		}
 	}
+	// The end of a lease a worker holds: where its chain goes on.
+	if taking := v.taking(); len(taking) > 0 && chance(r, 0.6) {
+		h := pick(r, taking)
+		if m, ok := v.row(h.id); ok {
+			return m.LeaseUntil
+		}
+	}
 	if len(deadlines) > 0 && chance(r, 0.75) {
 		return pick(r, deadlines)
 	}
 	return v.now + pick(r, []int64{1, 1, 2, 3})
+}
+
+// Situations. Some bugs show only at the end of a chain of steps that uniform draws seldom
+// complete within a hunt's budget. When the state is one link of such a chain, the next link's
+// op weighs more (applicable) and its arguments name the chain's rows:
+//
+//   - a taking holder: a leased fetch starts a takeover chain four times in five (cmd.takeover);
+//     while its lease is live, the steps that end it weigh more: clock advances twice as much
+//     (and most go to the lease's end), a raw nack five times (mostly of that lease, with its
+//     token), nack_by_id five times (mostly of its message), and handles half;
+//   - a lapsed holder (a leased worker whose lease ran out while its row still carries it):
+//     expire weighs four times as much (it clears the lease, or dead-letters the message when its
+//     attempts are used up), a raw lease twice as much and mostly on its mailbox, a fetch twice as
+//     much and mostly by another worker of its mailbox (a taker), the holder's own handle half;
+//   - a held dead letter (the message a leased worker still holds was dead-lettered): redrive
+//     weighs six times as much and mostly names it, so the worker's handle meets its message
+//     back under no lease of its own; handles weigh half meanwhile;
+//   - a stale holder (a leased worker whose lease token its row no longer carries, while the
+//     message is still in its mailbox: another lease took it, expire cleared it, a redrive put it
+//     back): its handle is a fencing test, so handles weigh three times as much, mostly pick that
+//     worker, and draw the outcomes each fence guards (outcome);
+//   - a leaseless holder whose message is still ready with the attempts its fetch saw:
+//     nack_by_id weighs five times as much and mostly names it, and handles half, so the handle
+//     must count an attempt its fetch did not see;
+//   - something final to purge: purges weigh three times as much; a retired id (purged, its
+//     dedup horizon still running): enqueues weigh twice as much and mostly name it.
+//
+// Besides, a fetch mostly goes to a worker that has something to fetch, and the leased mailbox's
+// enqueues draw max_attempts 1 more often.
+
+// handleOutcomes are a handle's outcomes, as often as drawn: mostly an ok or a retried failure,
+// sometimes a failure the retry policy declines (fail_no_retry).
+var handleOutcomes = []string{traces.OutcomeOK, traces.OutcomeOK, traces.OutcomeOK,
+	traces.OutcomeFail, traces.OutcomeFail, traces.OutcomeFail, traces.OutcomeFailNoRetry}
+
+// outcome draws the outcome of worker wk's handle. A stale holder's handle tests a fence: ok the
+// ack's; fail_no_retry the early dead-letter's; at max_attempts (the attempts its fetch saw)
+// any failure the dead-letter's, so a plain failure is drawn only there. A leaseless handle
+// after a nack_by_id counted an attempt its fetch did not see mostly fails, since the failure
+// must read that count.
+func (v *view) outcome(r *rand.Rand, wk worker, stale bool) string {
+	h, held := v.w.held[wk.id]
+	switch {
+	case stale && h.attempts >= v.maxAttempts(h.id):
+		return pick(r, []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry})
+	case stale:
+		return pick(r, []string{traces.OutcomeOK, traces.OutcomeFailNoRetry})
+	case held && h.profile == traces.ProfileLeaseless:
+		if m, ok := v.row(h.id); ok && m.Attempts > h.attempts {
+			return pick(r, []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFail, traces.OutcomeFailNoRetry})
+		}
+	}
+	return pick(r, handleOutcomes)
+}
+
+// maxAttempts is the max_attempts of message id, 0 when no mailbox holds it.
+func (v *view) maxAttempts(id string) int {
+	m, _ := v.row(id)
+	return m.MaxAttempts
+}
+
+// row returns the mailbox row of id.
+func (v *view) row(id string) (traces.MessageRow, bool) {
+	for _, m := range v.snap.Messages {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return traces.MessageRow{}, false
+}
+
+// leasedHolds calls fn for every leased worker's held fetch, in worker order.
+func (v *view) leasedHolds(fn func(wk worker, h heldFetch)) {
+	for _, wk := range v.w.set.workers {
+		if h, ok := v.w.held[wk.id]; ok && h.profile == traces.ProfileLeased {
+			fn(wk, h)
+		}
+	}
+}
+
+// staleHolders lists the leased workers whose fetched lease token their message, still a ready
+// row of its mailbox, no longer carries.
+func (v *view) staleHolders() []worker {
+	var out []worker
+	v.leasedHolds(func(wk worker, h heldFetch) {
+		if m, ok := v.row(h.id); ok && m.State == traces.StateReady && m.Token != h.token {
+			out = append(out, wk)
+		}
+	})
+	return out
+}
+
+// taking lists the fetches of the leased workers that started a takeover chain and still hold a
+// live lease (the row carries the worker's token and the lease has not run out).
+func (v *view) taking() []heldFetch {
+	var out []heldFetch
+	v.leasedHolds(func(_ worker, h heldFetch) {
+		if m, ok := v.row(h.id); ok && h.takeover && m.Token == h.token && m.LeaseUntil > v.now {
+			out = append(out, h)
+		}
+	})
+	return out
+}
+
+// leasedMailbox reports whether leased workers serve mailbox.
+func (v *view) leasedMailbox(mailbox string) bool {
+	for _, wk := range v.w.set.workers {
+		if wk.mailbox == mailbox && wk.profile == traces.ProfileLeased {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchers lists the idle workers whose fetch would return a message now.
+func (v *view) fetchers() []worker {
+	var out []worker
+	for _, wk := range v.idle() {
+		c := &cmd{serial: v.w.next, op: traces.OpConsumerFetch, at: v.now,
+			args: traces.Args{Worker: wk.id, Mailbox: wk.mailbox, Profile: wk.profile, LeaseFor: 1}}
+		if v.w.legal(c) != "" {
+			continue
+		}
+		if _, res, err := models.Step(v.w.m, c.op, c.at, c.args); err == nil && res.Message != nil {
+			out = append(out, wk)
+		}
+	}
+	return out
+}
+
+// takers lists the idle leased workers of a mailbox where a lapsed holder is.
+func (v *view) takers() []worker {
+	lapsed := v.lapsed()
+	var out []worker
+	for _, wk := range v.idle() {
+		if wk.profile != traces.ProfileLeased {
+			continue
+		}
+		for _, id := range lapsed {
+			if m, ok := v.row(id); ok && m.Mailbox == wk.mailbox {
+				out = append(out, wk)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// lapsed lists the ids of the leased workers' messages whose row still carries the worker's
+// token with the lease run out.
+func (v *view) lapsed() []string {
+	var out []string
+	v.leasedHolds(func(_ worker, h heldFetch) {
+		if m, ok := v.row(h.id); ok && m.Token == h.token && m.LeaseUntil <= v.now {
+			out = append(out, h.id)
+		}
+	})
+	return out
+}
+
+// heldDead lists the ids of the leased workers' messages that are dead letters now.
+func (v *view) heldDead() []string {
+	var out []string
+	v.leasedHolds(func(_ worker, h heldFetch) {
+		for _, d := range v.snap.DeadLetters {
+			if d.ID == h.id {
+				out = append(out, h.id)
+			}
+		}
+	})
+	return out
+}
+
+// leaselessFresh lists the ids of the leaseless workers' messages that are still ready with the
+// attempts their fetch saw.
+func (v *view) leaselessFresh() []string {
+	var out []string
+	for _, wk := range v.w.set.workers {
+		h, ok := v.w.held[wk.id]
+		if !ok || h.profile != traces.ProfileLeaseless {
+			continue
+		}
+		if m, ok := v.row(h.id); ok && m.State == traces.StateReady && m.Token == 0 && m.Attempts == h.attempts {
+			out = append(out, h.id)
+		}
+	}
+	return out
+}
+
+// retiredIDs lists the ids of the pool that no row holds but the model still takes for
+// duplicates: purged, with their dedup horizon still running.
+func (v *view) retiredIDs() []string {
+	present := map[string]bool{}
+	for _, m := range v.snap.Messages {
+		present[m.ID] = true
+	}
+	for _, d := range v.snap.DeadLetters {
+		present[d.ID] = true
+	}
+	var out []string
+	for _, id := range v.w.set.ids {
+		if present[id] {
+			continue
+		}
+		_, res, err := models.Step(v.w.m, traces.OpEnqueue, v.now, traces.Args{Mailbox: v.w.set.mailboxes[0], ID: id, MaxAttempts: 1})
+		if err == nil && res.Duplicate {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// enqueueID draws the id of an enqueue: mostly a retired one when there is one (the purge's dedup
+// rule), else as freshID.
+func (v *view) enqueueID(r *rand.Rand) string {
+	if retired := v.retiredIDs(); len(retired) > 0 && chance(r, 0.8) {
+		return pick(r, retired)
+	}
+	return v.freshID(r)
 }

@@ -22,8 +22,8 @@ const (
 	maxShrunkSteps = 12
 )
 
-// TestHuntVariants hunts every broken variant (replay's split-write, raw-attempts and
-// unfenced-ack, and this package's lease-boundary and lease-early) with huntSeeds seeds and
+// TestHuntVariants hunts every broken variant of replay's registry (HuntedVariants) with
+// huntSeeds seeds, on SQLite and (with PCONFORM_PG_DSN) on PostgreSQL, and
 // requires that every hunt finds it within the CI budget, that the failure shrinks to at most
 // maxShrunkSteps steps, and that the shrunk trace reproduces on its own: the correct store
 // matches it, the variant diverges from it (Hunt checks both). A property that never finds a bug

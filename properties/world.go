@@ -50,8 +50,14 @@ type issue struct {
 	ids   []string // the message (lease) or the rows (claim) it was issued for
 }
 
+// heldFetch is a worker's fetch that no handle has answered yet.
 type heldFetch struct {
 	mailbox, profile, id string
+	// token is the model's lease token of a leased fetch (0 on the leaseless path); attempts the
+	// count the fetch saw.
+	token, attempts int
+	// takeover: the fetch starts a takeover chain (see cmd.takeover).
+	takeover bool
 }
 
 // server is how a mailbox is consumed: leaseless by worker, or leased (worker 0).
@@ -170,7 +176,8 @@ func (w *world) apply(c *cmd) (*world, error) {
 				newToken(r.Message.Token, false, []string{r.Message.ID})
 			}
 			n.held = maps.Clone(n.held)
-			n.held[c.args.Worker] = heldFetch{mailbox: c.args.Mailbox, profile: c.args.Profile, id: r.Message.ID}
+			n.held[c.args.Worker] = heldFetch{mailbox: c.args.Mailbox, profile: c.args.Profile, id: r.Message.ID,
+				token: r.Message.Token, attempts: r.Message.Attempts, takeover: c.takeover}
 		}
 	case traces.OpConsumerHandle:
 		if _, ok := n.held[c.args.Worker]; ok {

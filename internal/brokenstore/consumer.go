@@ -206,7 +206,9 @@ func unfencedAck(ctx context.Context, st *actordelivery.Store, m actordelivery.M
 }
 
 // HandleFetchedAttempts handles a failed leaseless delivery as the consumer did before it read the
-// row at handle time: it decides retry or dead letter from the attempt count its fetch saw. A
+// row at handle time: it decides retry or dead letter from the attempt count its fetch saw (a
+// retry policy that declines still dead-letters, with the handler's error, as the real consumer
+// does). A
 // nack_by_id that landed between the fetch and the handle has already counted attempts, so the
 // decision can retry a message this failure exhausts: the retry's nack_by_id leaves it at
 // attempts == max_attempts, never eligible and never dead-lettered. A leased delivery, and a
@@ -228,17 +230,27 @@ func HandleFetchedAttempts(ctx context.Context, st *actordelivery.Store, consume
 	}
 	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeaseless), m.MaxAttempts)
 	out := actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionRetried}
-	var err error
+	reason := ""
+	delay, retried := time.Duration(0), false
 	if eff >= m.MaxAttempts {
+		reason = actordelivery.ReasonMaxAttempts
+	} else if delay, retried = retry.Retry(herr, eff); !retried {
+		// The policy declines: dead-lettered with the handler's error, as the real consumer does.
+		reason = herr.Error()
+		if reason == "" {
+			reason = actordelivery.ReasonHandlerFailed
+		}
+	}
+	var err error
+	if reason != "" {
 		out.Action = actordelivery.ActionDeadLettered
 		err = st.ExecTx(ctx, false, func(ctx context.Context) error {
 			if err := st.NackByID(ctx, m.ID, 0); err != nil {
 				return err
 			}
-			return st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts)
+			return st.DeadLetter(ctx, m.ID, reason)
 		})
 	} else {
-		delay, _ := retry.Retry(herr, eff)
 		err = st.NackByID(ctx, m.ID, max(delay, 0))
 	}
 	switch {
