@@ -215,7 +215,7 @@ WHERE id = :id AND state = 'ready' AND token IS NOT NULL`
 		claimable += `
       AND delivery_attempts < max_delivery_attempts`
 		e.qExhausted = `UPDATE {p}outbox
-SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL
+SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL, final_at = :now
 WHERE state = 'pending' AND delivery_attempts >= max_delivery_attempts
   AND (claim_token IS NULL OR claim_until <= :now)`
 	}
