@@ -45,7 +45,7 @@ func (s *Store) SaveCheckpoint(ctx context.Context, actor string, state []byte, 
 		if !ok {
 			r = EventResult{Err: "version_conflict"}
 		}
-		ts.record("save_checkpoint", false, EventArgs{Actor: actor, ExpectVersion: expectVersion}, r)
+		ts.record("save_checkpoint", false, EventArgs{Actor: actor, ExpectVersion: expectVersion, Payload: string(state)}, r)
 		return nil
 	})
 	if err != nil {

@@ -237,7 +237,7 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
 			var err error
 			if m, err = c.st.Peek(ctx, c.mailbox); err == nil {
-				recordStep(ctx, true, "consumer_fetch", c.stepArgs(), EventResult{Message: eventMessage(m)})
+				recordStep(ctx, true, "consumer_fetch", c.stepArgs(), EventResult{Message: peekedMessage(m)})
 			}
 			return err
 		})

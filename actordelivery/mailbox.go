@@ -292,7 +292,7 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 			return s.dbErr(op+" "+mailbox, err)
 		}
 		got = m
-		s.txFrom(ctx).record("peek", true, EventArgs{Mailbox: mailbox}, EventResult{Message: eventMessage(m)})
+		s.txFrom(ctx).record("peek", true, EventArgs{Mailbox: mailbox}, EventResult{Message: peekedMessage(m)})
 		return nil
 	})
 	if err != nil {

@@ -311,3 +311,14 @@ func (s *Store) startRecording(rec Recorder, commitLog bool) error {
 	s.rec = rec
 	return nil
 }
+
+// peekedMessage is m as a peek or a leaseless fetch shows it: without a token, since it takes no
+// lease (a row may still carry the stale token of a lease that ran out; the trace format's peek
+// and leaseless fetch report none).
+func peekedMessage(m *Message) *EventMessage {
+	em := eventMessage(m)
+	if em != nil {
+		em.Token = ""
+	}
+	return em
+}

@@ -51,6 +51,41 @@ func readTraceStream(t *testing.T, path string) []*traces.Trace {
 	return out
 }
 
+// committedTrace is a committed trace and the file it came from.
+type committedTrace struct {
+	tr   *traces.Trace
+	path string
+	// dir is the entry of committedTraceDirs it came from, or bridgeGoldenTraces.
+	dir string
+}
+
+// committedTraces reads every committed trace: the files in committedTraceDirs, then the bridge's
+// golden traces. A directory without a trace fails the test.
+func committedTraces(t *testing.T) []committedTrace {
+	t.Helper()
+	var all []committedTrace
+	for _, dir := range committedTraceDirs {
+		ps, err := traces.Walk(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) == 0 {
+			t.Fatalf("%s holds no trace", dir)
+		}
+		for _, path := range ps {
+			tr, err := traces.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, committedTrace{tr, path, dir})
+		}
+	}
+	for _, tr := range readTraceStream(t, bridgeGoldenTraces) {
+		all = append(all, committedTrace{tr, bridgeGoldenTraces, bridgeGoldenTraces})
+	}
+	return all
+}
+
 // TestSymbolPathsAgree runs every committed trace through every path that binds token symbols,
 // models.RunTrace, Run against the model target and Run against the real store, and requires
 // that they agree: the same symbolized result for every step all of them ran, and the same
@@ -60,32 +95,7 @@ func readTraceStream(t *testing.T, path string) []*traces.Trace {
 //
 // One trace: go test ./replay/ -run 'TestSymbolPathsAgree/^<name>$' -v
 func TestSymbolPathsAgree(t *testing.T) {
-	var paths []string
-	for _, dir := range committedTraceDirs {
-		ps, err := traces.Walk(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ps) == 0 {
-			t.Fatalf("%s holds no trace", dir)
-		}
-		paths = append(paths, ps...)
-	}
-	type named struct {
-		tr   *traces.Trace
-		path string
-	}
-	var all []named
-	for _, path := range paths {
-		tr, err := traces.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, named{tr, path})
-	}
-	for _, tr := range readTraceStream(t, bridgeGoldenTraces) {
-		all = append(all, named{tr, bridgeGoldenTraces})
-	}
+	all := committedTraces(t)
 	for _, n := range all {
 		tr, path := n.tr, n.path
 		t.Run(tr.Name, func(t *testing.T) {

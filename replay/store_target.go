@@ -61,7 +61,8 @@ type StoreTarget struct {
 	elig *brokenstore.Eligibility
 }
 
-// StoreDB says where a store target keeps its database. The zero Backend is SQLite.
+// StoreDB says where a store target keeps its database, and what the store records while the
+// target runs. The zero Backend is SQLite; the zero value records nothing.
 type StoreDB struct {
 	Backend actordelivery.Backend
 	// Dir (SQLite) is a directory without a replay.db: the target creates its file there.
@@ -72,7 +73,14 @@ type StoreDB struct {
 	// Template (SQLite, optional) is a migrated empty database the target's file starts as a
 	// copy of, instead of migrating a new file; nil migrates.
 	Template *SQLiteTemplate
-	_        struct{}
+	// Recorder (optional) is the store's actordelivery.Options.Recorder at every open, reopenings
+	// included, so one Recorder hears the whole history of the target's database; nil records
+	// nothing.
+	Recorder actordelivery.Recorder
+	// CommitLog opens the store with actordelivery.Options.CommitLog: it also writes its write
+	// events into the database's commit log (Store.CommitLog reads them back).
+	CommitLog bool
+	_         struct{}
 }
 
 // NewStoreTarget opens a fresh SQLite store in dir (the file dir/replay.db must not exist yet).
@@ -132,7 +140,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 }
 
 func (t *StoreTarget) open() error {
-	opts := actordelivery.Options{Clock: t.clock, Logger: t.log}
+	opts := actordelivery.Options{Clock: t.clock, Logger: t.log, Recorder: t.db.Recorder, CommitLog: t.db.CommitLog}
 	var st *actordelivery.Store
 	var err error
 	if t.db.Backend == actordelivery.BackendPostgres {
@@ -438,6 +446,8 @@ func (t *StoreTarget) consumer(a Args, h actordelivery.Handler) (*actordelivery.
 	}
 	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
 		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: retryPolicy(a), Logger: t.log,
+		// A recording store names the consumer in its events as the trace names the worker.
+		Worker: a.Worker,
 	})
 }
 

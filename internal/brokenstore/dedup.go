@@ -95,7 +95,7 @@ func (e *Eligibility) SaveCheckpointRecorded(ctx context.Context, r Recording, a
 		if saved, err = e.saveCheckpoint(ctx, tx, now, actor, state, expectVersion); err != nil {
 			return nil, err
 		}
-		ev := actordelivery.Event{Op: "save_checkpoint", Args: actordelivery.EventArgs{Actor: actor, ExpectVersion: expectVersion},
+		ev := actordelivery.Event{Op: "save_checkpoint", Args: actordelivery.EventArgs{Actor: actor, ExpectVersion: expectVersion, Payload: string(state)},
 			Result: actordelivery.EventResult{Version: expectVersion + 1}}
 		if !saved {
 			ev.Result = actordelivery.EventResult{Err: "version_conflict"}

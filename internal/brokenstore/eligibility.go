@@ -592,7 +592,11 @@ func (e *Eligibility) FetchRecorded(ctx context.Context, r Recording, worker int
 			ev.Args.LeaseFor = leaseFor
 		}
 		if m != nil {
-			ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts, Token: m.Token}
+			// A leaseless fetch takes no lease: it shows no token, as the store records it.
+			ev.Result.Message = &actordelivery.EventMessage{ID: m.ID, Attempts: m.Attempts}
+			if leased {
+				ev.Result.Message.Token = m.Token
+			}
 		}
 		return []actordelivery.Event{ev}, nil
 	})

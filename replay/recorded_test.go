@@ -1,0 +1,405 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/traces"
+)
+
+// TestRecordedHistory is the oracle part that records. It replays every committed trace (the
+// corpus, the hunted traces, the hand-written traces and the bridge's golden traces) against the
+// SQLite store opened with a Recorder, reads the recorded history back with package observe
+// (observe.ReadLog, observe.Convert) and requires:
+//
+//   - the history is complete: every step the store ran shows as exactly the events the recorder
+//     contract (docs/observed.md) gives it, in the order the steps ran, each with the step's
+//     arguments and the result the store returned (see checkStepEvents); nothing else is
+//     recorded;
+//   - the Go model agrees with the history (observe.CheckModel);
+//   - each step committed at least as many write transactions (Store.Stats) as it recorded write
+//     events, an enqueue or outbox enqueue that inserted a row at least one, and that insert woke
+//     the mailbox's or the outbox's subscriber (Store.Subscribe, SubscribeOutbox) by the time the
+//     call returned;
+//   - for the hand-written and golden traces, whose store also keeps a commit log
+//     (Options.CommitLog), the commit log holds exactly the recorder's write events. The corpus
+//     and hunted traces record with a Recorder alone, so a store that records only with a commit
+//     log is caught.
+//
+// A trace of a broken variant is replayed up to the step at which the correct store diverges
+// from it (the store's results before that step are the trace's). The final snapshot is not
+// compared here (TestCorpus does): the snapshot's own reads would add events no step made. SQLite
+// only (on PostgreSQL only the commit lock differs; pconform observe --backend postgres records
+// there).
+//
+// One trace: go test ./replay/ -run 'TestRecordedHistory/^<name>$' -v
+func TestRecordedHistory(t *testing.T) {
+	for _, n := range committedTraces(t) {
+		t.Run(n.tr.Name, func(t *testing.T) {
+			tr := storePrefix(n.tr)
+			if len(tr.Steps) == 0 {
+				t.Skipf("the correct store diverges at step 0 of %s: nothing to record", n.path)
+			}
+			commitLog := n.dir != "../traces/corpus" && n.dir != "../traces/hunted"
+			checkRecordedReplay(t, tr, n.path, commitLog)
+		})
+	}
+}
+
+// storePrefix is what the correct store replays of tr to a match, without the final snapshot:
+// all of a correct store's trace, the steps before expect.diverges_at of a broken variant's.
+func storePrefix(tr *traces.Trace) *traces.Trace {
+	c := *tr
+	c.Final = nil
+	if tr.Expect.Variant != "" && tr.Expect.DivergesAt >= 0 && tr.Expect.DivergesAt < len(tr.Steps) {
+		c.Steps = tr.Steps[:tr.Expect.DivergesAt]
+	}
+	c.Expect = traces.Expect{DivergesAt: -1}
+	return &c
+}
+
+// countingRecorder hands each event on to a JSON-lines recorder and counts them, so the test
+// knows which events each step's calls recorded (replay runs one step at a time, from one
+// goroutine, and a Recorder hears a transaction's events before the call returns).
+type countingRecorder struct {
+	next actordelivery.Recorder
+	n    atomic.Int64
+}
+
+func (c *countingRecorder) Record(ev actordelivery.Event) {
+	c.n.Add(1)
+	c.next.Record(ev)
+}
+
+// recordingTarget is the store target with what the test reads around each step: the events the
+// step recorded, the store's commit counter and the wake-ups of the step's enqueue.
+type recordingTarget struct {
+	*StoreTarget
+	rec   *countingRecorder
+	steps []stepRecord
+}
+
+// stepRecord is what one Do call left: the events it recorded are those numbered [first, end) in
+// the order the Recorder heard them.
+type stepRecord struct {
+	first, end int
+	// commits is the number of write transactions the step's store committed (Stats.Commits);
+	// not counted for a crash step, which replaces the store.
+	commits uint64
+	// woken says whether the subscriber of the step's mailbox (enqueue) or of the outbox
+	// (outbox_enqueue), subscribed just before the step, was signalled by the time it returned.
+	woken bool
+}
+
+func (r *recordingTarget) Do(ctx context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+	st := r.Store()
+	before := st.Stats()
+	var wake <-chan struct{}
+	switch op {
+	case traces.OpEnqueue:
+		ch, cancel := st.Subscribe(a.Mailbox)
+		defer cancel()
+		wake = ch
+	case traces.OpOutboxEnqueue:
+		ch, cancel := st.SubscribeOutbox()
+		defer cancel()
+		wake = ch
+	}
+	s := stepRecord{first: int(r.rec.n.Load())}
+	o, err := r.StoreTarget.Do(ctx, op, at, a)
+	s.end = int(r.rec.n.Load())
+	if op != traces.OpCrash {
+		s.commits = r.Store().Stats().Commits - before.Commits
+	}
+	if wake != nil {
+		select {
+		case <-wake:
+			s.woken = true
+		default:
+		}
+	}
+	r.steps = append(r.steps, s)
+	return o, err
+}
+
+// checkRecordedReplay replays tr (which the correct store matches) against a recording store and
+// checks the recorded history; path names the trace's file in failures.
+func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog bool) {
+	t.Helper()
+	ctx := context.Background()
+	var log bytes.Buffer
+	rec := &countingRecorder{next: actordelivery.JSONRecorder(&log, func(err error) { t.Errorf("recorder: %v", err) })}
+	db := storeDB(t, actordelivery.BackendSQLite)
+	db.Recorder, db.CommitLog = rec, commitLog
+	st, err := NewStoreTargetOn(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &recordingTarget{StoreTarget: st, rec: rec}
+	defer func() {
+		if err := target.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}()
+	v, err := Run(ctx, tr, target, DefaultOptions())
+	if err != nil {
+		t.Fatalf("replay of %s against the recording store could not run: %v", path, err)
+	}
+	if v.Outcome != Match {
+		t.Fatalf("replay of %s against the recording store: want a match (the store without a recorder matches), got %s", path, v)
+	}
+	how := fmt.Sprintf("(replay it with: go test ./replay/ -run 'TestRecordedHistory/^%s$' -v)", tr.Name)
+
+	lg, err := observe.ReadLog(bytes.NewReader(log.Bytes()), "recorded events")
+	if err != nil {
+		t.Fatalf("the recorded history of %s does not read: %v %s", path, err, how)
+	}
+	if lg.Truncated != 0 || len(lg.Events) != int(rec.n.Load()) {
+		t.Fatalf("the recorded history of %s: %d events read (truncated line %d), the recorder heard %d %s", path, len(lg.Events), lg.Truncated, rec.n.Load(), how)
+	}
+	// The steps ran one after the other, so the commit order must be the order the events were
+	// recorded in: the k-th event in commit order is the k-th line.
+	for k, ev := range lg.Events {
+		if ev.Line != k+1 {
+			t.Fatalf("the recorded history of %s: commit order puts line %d (seq %d, %s) in place %d: the sequence numbers do not follow the order the steps ran %s",
+				path, ev.Line, ev.Seq, ev.Op, k+1, how)
+		}
+	}
+	observed, err := observe.Convert(lg, observe.Options{Name: tr.Name + "-recorded"})
+	if err != nil {
+		t.Fatalf("the recorded history of %s does not convert: %v %s", path, err, how)
+	}
+	if len(target.steps) != len(tr.Steps) {
+		t.Fatalf("the replay ran %d steps of %d", len(target.steps), len(tr.Steps))
+	}
+	if target.steps[len(target.steps)-1].end != len(observed.Steps) {
+		t.Fatalf("%d events were recorded outside the steps %s", len(observed.Steps)-target.steps[len(target.steps)-1].end, how)
+	}
+
+	// (a) complete: each step's events are the ones the recorder contract gives it. The commit
+	// counter and the wake-ups are checked first, so that a store that skips its after-commit work
+	// shows that too.
+	toks := newTokenMatch()
+	for i, step := range tr.Steps {
+		s := target.steps[i]
+		writes := 0
+		for _, ev := range lg.Events[s.first:s.end] {
+			if !ev.Read {
+				writes++
+			}
+		}
+		// Each write event comes from a committed write transaction (a replayed step's
+		// transactions record one event each), and an enqueue that inserted a row committed one.
+		inserted := (step.Op == traces.OpEnqueue || step.Op == traces.OpOutboxEnqueue) && !step.Result.Duplicate
+		least := uint64(writes)
+		if inserted {
+			least = max(least, 1)
+		}
+		if step.Op != traces.OpCrash && s.commits < least {
+			t.Errorf("step #%d %s: the store counted %d commits (Stats.Commits), want at least %d (%d write events recorded) %s", i, describeStep(step), s.commits, least, writes, how)
+		}
+		if inserted && !s.woken {
+			what := fmt.Sprintf("mailbox %q", step.Args.Mailbox)
+			if step.Op == traces.OpOutboxEnqueue {
+				what = "the outbox"
+			}
+			t.Errorf("step #%d %s inserted a row, but the subscriber of %s was not woken after the commit %s", i, describeStep(step), what, how)
+		}
+		if msg := checkStepEvents(step, observed.Steps[s.first:s.end], toks); msg != "" {
+			t.Fatalf("the recorded history of %s, step #%d %s at t=%d: %s\nrecorded for it: %s\n%s", path, i,
+				describeStep(step), step.At, msg, showSteps(observed.Steps[s.first:s.end]), how)
+		}
+	}
+
+	// (b) the model agrees with the history. A crash is no store operation, so no recorder hears
+	// it; the replay made it happen, so it goes into the history the model checks where it came
+	// (the model lets a worker fetch again only after a handle or a crash).
+	checked := *observed
+	checked.Steps = nil
+	for i, step := range tr.Steps {
+		if step.Op == traces.OpCrash {
+			checked.Steps = append(checked.Steps, traces.Step{Op: traces.OpCrash, At: step.At})
+		}
+		checked.Steps = append(checked.Steps, observed.Steps[target.steps[i].first:target.steps[i].end]...)
+	}
+	f, err := observe.CheckModel(&checked)
+	if err != nil {
+		t.Fatalf("observe.CheckModel: %v", err)
+	}
+	if f != nil {
+		t.Errorf("the recorded history of %s breaks the model: %s %s", path, f, how)
+	}
+
+	if commitLog {
+		got, err := target.Store().CommitLog(ctx)
+		if err != nil {
+			t.Fatalf("commit log: %v", err)
+		}
+		var want []actordelivery.Event
+		for _, ev := range lg.Events {
+			if !ev.Read {
+				want = append(want, ev.Event)
+			}
+		}
+		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("the commit log of %s differs from the recorder's write events (-recorder +commit log):\n%s%s", path, d, how)
+		}
+	}
+}
+
+// checkStepEvents checks the events one trace step recorded (as steps of the observed trace) and
+// returns what is wrong, "" when they are right:
+//
+//   - advance_clock, crash, list_redrives and an idle consumer_handle make no store call that
+//     records: no event;
+//   - a fold publisher_deliver without a fault is one publisher_deliver event. Any other delivery
+//     is recorded as the commits it made (a split delivery's enqueue and outbox_complete, a
+//     failed delivery's outbox_fail or outbox_dead_letter, none for a commit that failed): each
+//     names the row's id; their results are the model's to judge (observe.CheckModel);
+//   - every other step is one event of its own op, time, arguments and result.
+//
+// An event and the step it stands for are compared with their tokens matched (tm), and without
+// the fields the store states differently by contract: a publisher's number (the store numbers
+// its publishers itself, the trace names a model process) and the retry delay of a delivery or
+// handle that did not retry (the recorder states a retry delay only for a failed handle).
+func checkStepEvents(step traces.Step, got []traces.Step, tm *tokenMatch) string {
+	switch {
+	case step.Op == traces.OpAdvanceClock || step.Op == traces.OpCrash || step.Op == traces.OpListRedrives,
+		step.Op == traces.OpConsumerHandle && step.Result.Action == traces.ActionIdle:
+		if len(got) != 0 {
+			return fmt.Sprintf("want no event, got %d", len(got))
+		}
+		return ""
+	case step.Op == traces.OpPublisherDeliver && !(step.Args.Profile == traces.ProfileFold && step.Args.Fault == traces.FaultNone):
+		for _, ev := range got {
+			switch ev.Op {
+			case traces.OpEnqueue, traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter, traces.OpPublisherDeliver:
+			default:
+				return fmt.Sprintf("a delivery recorded a %s", ev.Op)
+			}
+			if ev.Args.ID != step.Args.ID {
+				return fmt.Sprintf("the delivery of %q recorded a %s of %q", step.Args.ID, ev.Op, ev.Args.ID)
+			}
+		}
+		return ""
+	}
+	if len(got) != 1 {
+		return fmt.Sprintf("want exactly one %s event, got %d", step.Op, len(got))
+	}
+	want, ev := normalizeEvent(step), normalizeEvent(got[0])
+	if want.Op != ev.Op || want.At != ev.At {
+		return fmt.Sprintf("want a %s event at t=%d, got %s at t=%d", want.Op, want.At, ev.Op, ev.At)
+	}
+	if slices.Contains(traces.Spec[want.Op].Args, "token") {
+		// An argument token is always sent: symbol 0, like any symbol no result bound yet, as
+		// a forged token that matches nothing, which the event records as a token of its own.
+		if msg := tm.match(traces.Spec[want.Op].Tokens, "args.token", true, want.Args.Token, ev.Args.Token); msg != "" {
+			return msg
+		}
+	}
+	want.Args.Token, ev.Args.Token = 0, 0
+	if want.Result.Message != nil && ev.Result.Message != nil {
+		if msg := tm.match(traces.LeaseTokens, "result.message.token", false, want.Result.Message.Token, ev.Result.Message.Token); msg != "" {
+			return msg
+		}
+		wm, em := *want.Result.Message, *ev.Result.Message
+		wm.Token, em.Token = 0, 0
+		want.Result.Message, ev.Result.Message = &wm, &em
+	}
+	if len(want.Result.Claimed) == len(ev.Result.Claimed) {
+		wc := append([]traces.Claimed(nil), want.Result.Claimed...)
+		ec := append([]traces.Claimed(nil), ev.Result.Claimed...)
+		for k := range wc {
+			if msg := tm.match(traces.ClaimTokens, fmt.Sprintf("result.claimed[%d].token", k), false, wc[k].Token, ec[k].Token); msg != "" {
+				return msg
+			}
+			wc[k].Token, ec[k].Token = 0, 0
+		}
+		want.Result.Claimed, ev.Result.Claimed = wc, ec
+	}
+	if d := cmp.Diff(want.Args, ev.Args, cmpopts.EquateEmpty()); d != "" {
+		return "the arguments differ (-step +event):\n" + d
+	}
+	if d := cmp.Diff(want.Result, ev.Result, cmpopts.EquateEmpty()); d != "" {
+		return "the result differs (-store +event):\n" + d
+	}
+	return ""
+}
+
+// normalizeEvent drops from a step what checkStepEvents does not compare, and fills in the
+// outbox row's delivery bound the event states as stored (0 in a step means the default).
+func normalizeEvent(s traces.Step) traces.Step {
+	switch s.Op {
+	case traces.OpOutboxEnqueue:
+		if s.Args.MaxDeliveryAttempts == 0 {
+			s.Args.MaxDeliveryAttempts = actordelivery.DefaultMaxDeliveryAttempts
+		}
+	case traces.OpPublisherDeliver:
+		s.Args.Publisher, s.Args.RetryDelay = 0, 0
+	case traces.OpConsumerHandle:
+		if s.Result.Action != traces.ActionRetried {
+			s.Args.RetryDelay = 0
+		}
+	}
+	return s
+}
+
+// tokenMatch matches the token symbols of a trace with those of the observed trace, one to one
+// in each namespace: a trace's symbol stands for one real token, and Convert gives each real
+// token one symbol.
+type tokenMatch struct {
+	fwd, back [2]map[int]int
+}
+
+func newTokenMatch() *tokenMatch {
+	m := &tokenMatch{}
+	for i := range m.fwd {
+		m.fwd[i], m.back[i] = map[int]int{}, map[int]int{}
+	}
+	return m
+}
+
+// match records that the trace's symbol want and the event's symbol got stand for the same
+// token, or says why they cannot. In a result symbol 0 is no token; an argument's is a symbol
+// like any other (arg).
+func (m *tokenMatch) match(space traces.TokenSpace, field string, arg bool, want, got int) string {
+	if !arg && (want == 0) != (got == 0) {
+		return fmt.Sprintf("%s: the step has token symbol %d, the event %d (one of them no token)", field, want, got)
+	}
+	if !arg && want == 0 {
+		return ""
+	}
+	fwd, back := m.fwd[space], m.back[space]
+	if g, ok := fwd[want]; ok && g != got {
+		return fmt.Sprintf("%s: the step's %s token %d was recorded as token %d before, now as %d", field, space, want, g, got)
+	}
+	if w, ok := back[got]; ok && w != want {
+		return fmt.Sprintf("%s: the recorded %s token %d stood for the step's token %d before, now for %d", field, space, got, w, want)
+	}
+	fwd[want], back[got] = got, want
+	return ""
+}
+
+func describeStep(s traces.Step) string { return models.DescribeOp(s.Op, s.Args) }
+
+func showSteps(ss []traces.Step) string {
+	if len(ss) == 0 {
+		return "nothing"
+	}
+	b, err := json.Marshal(ss)
+	if err != nil {
+		return fmt.Sprintf("%+v", ss)
+	}
+	return string(b)
+}
