@@ -21,9 +21,10 @@
 #      serialization failure, each counted exactly) and the stateful property test against the
 #      store with its fencing probes, on SQLite and on PostgreSQL (TestPropertyStore,
 #      TestPropertyStorePostgres, PCONFORM_SEQUENCES sequences, default 200 as in the gate, seed 1);
-#   3. replay: the hand-written traces (TestSymbolPathsAgree, SQLite) and the committed corpus
-#      against the store on both backends, the store reopened before every step and the model
-#      (TestCorpus).
+#   3. replay: the hand-written traces (TestSymbolPathsAgree, SQLite), then every committed trace
+#      against a SQLite store that records, its recorded history read back, required complete and
+#      checked by the Go model (TestRecordedHistory), then the committed corpus against the store
+#      on both backends, the store reopened before every step and the model (TestCorpus).
 #
 # A mutant is KILLED when the oracle fails, LIVED when it passes, NOT COVERED when no oracle test
 # runs its line (coverage is gathered from the oracle alone, -coverpkg=actordelivery), TIMED OUT
@@ -146,7 +147,8 @@ go build -o "$work/pconform-vet" ./cmd/pconform-vet
 #   1. the analyzers (type-checks actordelivery, links nothing);
 #   2. the properties' test binary (built for this mutant): TestFencingProbes, TestContention,
 #      TestPropertyStore, TestPropertyStorePostgres;
-#   3. replay's test binary (built only if the properties passed): TestSymbolPathsAgree, TestCorpus.
+#   3. replay's test binary (built only if the properties passed), one run per test, in this
+#      order: TestSymbolPathsAgree, TestRecordedHistory, TestCorpus.
 # What makes a mutant cheap without making the oracle weaker:
 #   - each test binary is built once per mutant with `go test -c`, without the go command's own vet
 #     pass (it checks the test packages, which a mutant of actordelivery never changes) and without
@@ -191,7 +193,7 @@ cd "\$root" || exit 3
 tmp=\$(mktemp -d "$shm/pconform-mutant-XXXXXX") || exit 3
 trap 'rm -rf "\$tmp"' EXIT
 export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=$pg_dsn
-oracle='^(TestCorpus|TestSymbolPathsAgree|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention)\$'
+oracle='^(TestCorpus|TestSymbolPathsAgree|TestRecordedHistory|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention)\$'
 if [ \${#cover[@]} -gt 0 ]; then
   exec "\$real" test -count=1 "\${timeout[@]}" "\${cover[@]}" -run "\$oracle" ./replay ./properties >/dev/null 2>&1
 fi
@@ -206,18 +208,20 @@ done
 t0=\$(date +%s.%N) phases=""
 phase() { phases+=" \$1=\$(awk -v a="\$t0" -v b="\$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')"; t0=\$(date +%s.%N); }
 verdict() { echo "\$where \$1 \$2 \$phases\${4:+ \$4}" >>"$out/oracle.log"; exit "\$3"; }
-# part NAME DIR RUN: runs NAME's test binary in DIR (tests RUN) with the part's own timeout. A part
-# that fails kills the mutant; one that runs past the timeout (a hang: a connection never given
-# back, a lock never released) kills it too, and the log says which part and which test hung.
+# part NAME DIR RUN [LABEL]: runs NAME's test binary in DIR (tests RUN) with the part's own
+# timeout; LABEL (default NAME) names the part in oracle.log. A part that fails kills the mutant;
+# one that runs past the timeout (a hang: a connection never given back, a lock never released)
+# kills it too, and the log says which part and which test hung.
 part() {
-  (cd "\$2" && "\$bin/\$1.test" -test.count=1 -test.failfast -test.timeout ${part_timeout}s -test.run "\$3" >"\$tmp/\$1.log" 2>&1)
-  rc=\$?; phase "\$1"
+  local label=\${4:-\$1}
+  (cd "\$2" && "\$bin/\$1.test" -test.count=1 -test.failfast -test.timeout ${part_timeout}s -test.run "\$3" >"\$tmp/\$label.log" 2>&1)
+  rc=\$?; phase "\$label"
   [ \$rc -eq 0 ] && return 0
-  if grep -q '^panic: test timed out after' "\$tmp/\$1.log"; then
-    hung=\$(sed -n '/running tests:/{n;s/^[[:space:]]*\([^[:space:]]*\).*/\1/p;q;}' "\$tmp/\$1.log")
-    verdict KILLED "\$1" 1 "-- oracle part \$1 timed out after ${part_timeout}s in \${hung:-?}"
+  if grep -q '^panic: test timed out after' "\$tmp/\$label.log"; then
+    hung=\$(sed -n '/running tests:/{n;s/^[[:space:]]*\([^[:space:]]*\).*/\1/p;q;}' "\$tmp/\$label.log")
+    verdict KILLED "\$label" 1 "-- oracle part \$label timed out after ${part_timeout}s in \${hung:-?}"
   fi
-  verdict KILLED "\$1" 1
+  verdict KILLED "\$label" 1
 }
 # A mutant that does not compile (gremlins' arithmetic mutants of a string concatenation) is not
 # viable; without this check the analyzers' type-checking failure would count it as killed.
@@ -232,7 +236,11 @@ phase build-properties
 part properties properties '^(TestFencingProbes|TestContention|TestPropertyStore|TestPropertyStorePostgres)\$'
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >/dev/null 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2; }
 phase build-replay
-part replay replay '^(TestSymbolPathsAgree|TestCorpus)\$'
+# Replay's parts run one binary invocation each, cheapest first (within one invocation the tests
+# would run in source file order): the hand-written traces, the recording part, the corpus.
+part replay replay '^TestSymbolPathsAgree\$'
+part replay replay '^TestRecordedHistory\$' recording
+part replay replay '^TestCorpus\$' corpus
 verdict LIVED - 0
 EOF
 chmod +x "$work/shim/go"
