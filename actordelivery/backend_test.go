@@ -96,6 +96,7 @@ var postgresTests = map[string]func(*testing.T){
 	"TestPurgeAllResumes":                              TestPurgeAllResumes,
 	"TestRedrive":                                      TestRedrive,
 	"TestRedriveBadInput":                              TestRedriveBadInput,
+	"TestSingleWriteOutsideTransactionCountsOneCommit": TestSingleWriteOutsideTransactionCountsOneCommit,
 	"TestWorkersBadInput":                              TestWorkersBadInput,
 	"TestWorkersDrain":                                 TestWorkersDrain,
 	"TestWorkersServeEveryMailbox":                     TestWorkersServeEveryMailbox,

@@ -149,8 +149,10 @@ type Consumer struct {
 	log      *slog.Logger
 	// worker numbers the consumer in its store's recorded events.
 	worker int
-	// busy: the consumer's last leased fetch found a message, so the next one goes straight to
-	// the write transaction (the mailbox likely holds more) instead of reading first.
+	// busy: the consumer's last fetch found a message, so the mailbox likely holds more. The next
+	// leased fetch goes straight to the write transaction instead of reading first; the next
+	// leaseless fetch peeks on the writer connection, whose page cache the acknowledgement in
+	// between left valid (see Store.peek), instead of on the reader pool.
 	busy atomic.Bool
 }
 
@@ -224,6 +226,8 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 // transaction); the first fetch that finds none commits a transaction that changed nothing, and
 // the polls after it read first again.
 // Leaseless path: Peek, which writes nothing; the message stays exactly as stored until Handle.
+// While fetches find messages it peeks on the writer connection (it still takes no SQLite write
+// lock, see Store.peek); an idle poll peeks on the reader pool.
 //
 // Errors: ErrBusy, ErrClosed.
 func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
@@ -231,7 +235,8 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 	var err error
 	switch {
 	case c.path == PathLeaseless && c.st.rec == nil:
-		m, err = c.st.Peek(ctx, c.mailbox)
+		m, err = c.st.peek(ctx, c.mailbox, c.busy.Load())
+		c.busy.Store(err == nil && m != nil)
 	case c.path == PathLeaseless:
 		// Recording: the peek runs under the commit lock and is recorded as this fetch.
 		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
@@ -360,30 +365,20 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	if herr != nil {
 		return c.failed(ctx, m, herr)
 	}
-	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		var err error
+	ack := func(ctx context.Context) error {
 		if c.path == PathLeased {
-			err = c.st.Ack(ctx, m.ID, m.Token)
-		} else {
-			err = c.st.AckByID(ctx, m.ID)
+			return c.st.Ack(ctx, m.ID, m.Token)
 		}
-		a := c.stepArgs()
-		a.Outcome = "ok"
-		if lostOrLeft(err) {
-			recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionLeaseLost})
-		}
-		if err != nil {
-			return err
-		}
-		if effects != nil {
-			if err := effects(ctx); err != nil {
-				herr = err
-				return errEffectsFailed
-			}
-		}
-		recordStep(ctx, false, "consumer_handle", a, EventResult{Action: ActionAcked})
-		return nil
-	})
+		return c.st.AckByID(ctx, m.ID)
+	}
+	var err error
+	if effects == nil && c.st.rec == nil && c.st.d.backend == BackendSQLite {
+		// Nothing to write with the acknowledgement and nothing to record: the acknowledgement
+		// alone is the transaction, one statement in autocommit (see Store.execOne).
+		err = ack(ctx)
+	} else {
+		err = c.ackWith(ctx, ack, effects, &herr)
+	}
 	switch {
 	case err == nil:
 		return Outcome{Action: ActionAcked}, nil
@@ -396,6 +391,31 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 	default:
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: handle %q: %w", c.mailbox, m.ID, err)
 	}
+}
+
+// ackWith commits the acknowledgement (ack) and the handler's effects in one write transaction,
+// recording the step. When the effects fail it sets *herr to their error and returns
+// errEffectsFailed, which rolled the acknowledgement back.
+func (c *Consumer) ackWith(ctx context.Context, ack func(context.Context) error, effects Effects, herr *error) error {
+	return c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		err := ack(ctx)
+		a := c.stepArgs()
+		a.Outcome = "ok"
+		if lostOrLeft(err) {
+			recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionLeaseLost})
+		}
+		if err != nil {
+			return err
+		}
+		if effects != nil {
+			if err := effects(ctx); err != nil {
+				*herr = err
+				return errEffectsFailed
+			}
+		}
+		recordStep(ctx, false, "consumer_handle", a, EventResult{Action: ActionAcked})
+		return nil
+	})
 }
 
 // failed records a failed delivery of m in one write transaction: the retry or the dead letter.

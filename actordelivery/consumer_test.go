@@ -675,3 +675,105 @@ func TestLeaselessDecidesFromTheStoredRow(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaselessDrainTakesNoWriteLock: a draining leaseless consumer peeks on the writer connection
+// (Store.peek), which must still be a read: while a second store on the same file holds SQLite's
+// write lock, the consumer's next fetch finds the message, and only the acknowledgement waits for
+// the lock (ErrBusy after the busy timeout), leaving the message as it was.
+func TestLeaselessDrainTakesNoWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	clk := NewManualClock(base)
+	a := openAt(t, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
+	b := openAt(t, path, Options{Clock: clk})
+	for _, id := range []string{"x", "y"} {
+		mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: id})
+	}
+	ctx := context.Background()
+	nop := func(context.Context, *Message) (Effects, error) { return nil, nil }
+	c, err := NewConsumer(a, nop, ConsumerOptions{Mailbox: "m", Path: PathLeaseless})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := c.Step(ctx); err != nil || out.Action != ActionAcked {
+		t.Fatalf("first step = %+v, %v", out, err)
+	}
+
+	hold, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- b.ExecTx(ctx, false, func(ctx context.Context) error {
+			close(hold)
+			<-release
+			return nil
+		})
+	}()
+	<-hold
+	d, err := c.Fetch(ctx)
+	if err != nil || d == nil || d.Message.ID != "y" {
+		close(release)
+		t.Fatalf("draining fetch while another store holds the write lock = %+v, %v", d, err)
+	}
+	_, err = c.Handle(ctx, d)
+	wantErr(t, err, ErrBusy)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGet(t, a, "y"); got.State != StateReady || got.Attempts != 0 {
+		t.Fatalf("a failed acknowledgement changed the message: %+v", got)
+	}
+	if out, err := c.Handle(ctx, d); err != nil || out.Action != ActionAcked {
+		t.Fatalf("acknowledgement after the lock was released = %+v, %v", out, err)
+	}
+}
+
+// TestSingleWriteOutsideTransactionCountsOneCommit: a single-row write outside ExecTx (on SQLite
+// a statement in autocommit, Store.execOne) counts one commit in Stats whether or not it changed
+// a row, exactly as the transaction of its own it stands for; inside ExecTx it joins the
+// transaction and counts nothing by itself.
+func TestSingleWriteOutsideTransactionCountsOneCommit(t *testing.T) {
+	s, _ := testStore(t)
+	ctx := context.Background()
+	for _, id := range []string{"a", "b", "c"} {
+		mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: id})
+	}
+	leased := mustLease(t, s, "m", time.Minute)
+	steps := []struct {
+		name string
+		call func(ctx context.Context) error
+		want error
+	}{
+		{"ack", func(ctx context.Context) error { return s.Ack(ctx, leased.ID, leased.Token) }, nil},
+		{"ack again", func(ctx context.Context) error { return s.Ack(ctx, leased.ID, leased.Token) }, ErrLeaseLost},
+		{"ack_by_id", func(ctx context.Context) error { return s.AckByID(ctx, "b") }, nil},
+		{"ack_by_id again", func(ctx context.Context) error { return s.AckByID(ctx, "b") }, ErrNotFound},
+		{"nack_by_id", func(ctx context.Context) error { return s.NackByID(ctx, "c", time.Second) }, nil},
+	}
+	for _, st := range steps {
+		before := s.Stats()
+		err := st.call(ctx)
+		if !errors.Is(err, st.want) || (st.want == nil && err != nil) {
+			t.Fatalf("%s: error = %v, want %v", st.name, err, st.want)
+		}
+		after := s.Stats()
+		if after.Commits-before.Commits != 1 || after.Rollbacks != before.Rollbacks {
+			t.Fatalf("%s: commits +%d, rollbacks +%d; want +1, +0", st.name, after.Commits-before.Commits, after.Rollbacks-before.Rollbacks)
+		}
+	}
+	if got := mustGet(t, s, "c"); got.Attempts != 1 || got.State != StateReady {
+		t.Fatalf("nack_by_id outside a transaction: %+v", got)
+	}
+	before := s.Stats()
+	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		if err := s.NackByID(ctx, "c", 0); err != nil {
+			return err
+		}
+		return s.AckByID(ctx, "c")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Commits - before.Commits; got != 1 {
+		t.Fatalf("two writes in one ExecTx counted %d commits, want 1", got)
+	}
+}

@@ -264,6 +264,17 @@ func (s *Store) Lease(ctx context.Context, mailbox string, leaseFor time.Duratio
 //
 // Errors: ErrInvalidArgument (empty mailbox), ErrBusy, ErrClosed.
 func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
+	return s.peek(ctx, mailbox, false)
+}
+
+// peek is Peek; with onWriter, outside a transaction it reads on the writer connection instead of
+// the reader pool. That connection wrote the last commit of this store, so its page cache is
+// still valid, whereas a reader connection discards its whole cache whenever the database
+// changed since its last read and reads every page of the probe again (for a draining consumer,
+// which acknowledges between two peeks, that is every peek). The read takes no SQLite lock beyond
+// a reader's, but it holds the store's one writer connection while it runs, so only a consumer
+// that is draining its mailbox asks for it (Consumer.Fetch), never an idle poll.
+func (s *Store) peek(ctx context.Context, mailbox string, onWriter bool) (*Message, error) {
 	const op = "Peek"
 	if mailbox == "" {
 		return nil, invalid(op, "mailbox is empty")
@@ -274,7 +285,7 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 		var got *Message
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 			var err error
-			got, err = s.Peek(ctx, mailbox)
+			got, err = s.peek(ctx, mailbox, false)
 			return err
 		})
 		if err != nil {
@@ -282,8 +293,12 @@ func (s *Store) Peek(ctx context.Context, mailbox string) (*Message, error) {
 		}
 		return got, nil
 	}
+	pool := s.rdb
+	if onWriter {
+		pool = s.wdb
+	}
 	var got *Message
-	err := s.read(ctx, op, func(q querier, now int64) error {
+	err := s.readOn(ctx, op, pool, func(q querier, now int64) error {
 		m, err := scanMessage(q.QueryRowContext(ctx, qPeek, named("mailbox", mailbox), named("now", now)))
 		if errors.Is(err, sql.ErrNoRows) {
 			m, err = nil, nil
@@ -319,8 +334,14 @@ func (s *Store) leasedWork(ctx context.Context, mailbox string) (expired, candid
 }
 
 // execOne runs a single-row update and reports whether it changed a row. ev, when the store
-// records, is the operation's event; it reports errKind when no row changed.
+// records, is the operation's event; it reports errKind when no row changed. Outside a
+// transaction, on a SQLite store that does not record, the update runs as a statement of its own
+// (autocommitOne): it is the whole write, and SQLite commits it as one transaction.
 func (s *Store) execOne(ctx context.Context, op string, ev recordedOp, fn func(now int64) (string, []any)) (bool, error) {
+	if s.rec == nil && s.d.backend == BackendSQLite && s.txFrom(ctx) == nil {
+		query, args := fn(s.nowMillis())
+		return s.autocommitOne(ctx, op, query, args)
+	}
 	var changed bool
 	err := s.write(ctx, op, func(ts *txState, now int64) error {
 		query, args := fn(now)

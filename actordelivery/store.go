@@ -577,13 +577,47 @@ const maxTxRetries = 4
 // read runs fn against the context's transaction, or against the reader pool (single statements
 // need no explicit transaction: each is its own snapshot).
 func (s *Store) read(ctx context.Context, op string, fn func(q querier, now int64) error) error {
+	return s.readOn(ctx, op, s.rdb, fn)
+}
+
+// readOn is read with the pool to use outside a transaction: s.rdb, or s.wdb for a read that
+// should find the writer connection's page cache warm (see peek).
+func (s *Store) readOn(ctx context.Context, op string, pool *sql.DB, fn func(q querier, now int64) error) error {
 	if err := s.checkOpen(op); err != nil {
 		return err
 	}
 	if ts := s.txFrom(ctx); ts != nil {
 		return fn(ts.tx, ts.nowMillis())
 	}
-	return fn(boundQuerier{q: s.rdb, d: s.d}, s.nowMillis())
+	return fn(boundQuerier{q: pool, d: s.d}, s.nowMillis())
+}
+
+// autocommitOne runs one write statement on SQLite's writer connection outside any explicit
+// transaction, and reports whether it changed a row. SQLite runs a lone statement as a write
+// transaction of its own (autocommit): the statement is atomic and durable exactly as inside
+// ExecTx, without BEGIN IMMEDIATE and COMMIT as statements of their own and without database/sql's
+// transaction bookkeeping, which together cost more CPU than the statement itself (see
+// docs/performance.md, "Round 7"). It counts as one commit (Stats; Metrics.ObserveCommit with the
+// statement's duration, which includes its commit), or as one rollback when it fails. Only for a
+// single statement that is a whole write, on a SQLite store that does not record (a recorded write
+// takes the commit lock in ExecTx), with no transaction of this store in ctx.
+func (s *Store) autocommitOne(ctx context.Context, op, query string, args []any) (bool, error) {
+	if err := s.checkOpen(op); err != nil {
+		return false, err
+	}
+	start := time.Now()
+	res, err := (boundQuerier{q: s.wdb, d: s.d}).ExecContext(ctx, query, args...)
+	s.metrics.ObserveCommit(time.Since(start))
+	if err != nil {
+		s.rollbacks.Add(1)
+		return false, s.dbErr(op, err)
+	}
+	s.commits.Add(1)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.dbErr(op, err)
+	}
+	return n > 0, nil
 }
 
 // nowMillis is the transaction's instant: the one clock reading of a recording transaction, or a
