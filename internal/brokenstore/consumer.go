@@ -272,58 +272,23 @@ func HandleFetchedAttempts(ctx context.Context, st *actordelivery.Store, consume
 // leaseless delivery go to the real consumer.
 func HandleEarlyDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
 	retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
-	if d == nil || d.Path != actordelivery.PathLeased {
-		return realHandle(ctx, consumer, h, d)
-	}
-	m := d.Message
-	hm := m
-	hm.Payload = append([]byte(nil), m.Payload...)
-	effects, herr := h(ctx, &hm)
-	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeased), m.MaxAttempts)
-	if herr == nil || eff >= m.MaxAttempts {
-		// The handler already ran: the real consumer takes over with one that answers the same.
-		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) {
-			return effects, herr
-		}, d)
-	}
-	// The policy is asked once, as the real consumer asks it (a policy may draw its answer).
-	delay, retried := retry.Retry(herr, eff)
-	delay = max(delay, 0)
-	outcome, out := "fail_no_retry", actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionDeadLettered}
-	if retried {
-		outcome, out.Action = "fail", actordelivery.ActionRetried
-	} else {
-		delay = 0
-	}
-	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
-		var err error
-		if retried {
-			err = st.Nack(ctx, m.ID, m.Token, delay)
-		} else {
+	return handleUnfencedFailure(ctx, st, consumer, h, d, "early-dead-letter-unfenced",
+		func(m actordelivery.Message, eff int) bool { return eff < m.MaxAttempts },
+		func(ctx context.Context, m actordelivery.Message, eff int, herr error) unfencedWrite {
+			// The policy is asked once, as the real consumer asks it (a policy may draw its answer).
+			delay, retried := retry.Retry(herr, eff)
+			if retried {
+				return unfencedWrite{outcome: "fail", delay: max(delay, 0), action: actordelivery.ActionRetried,
+					write: func(ctx context.Context) error { return st.Nack(ctx, m.ID, m.Token, max(delay, 0)) }}
+			}
 			reason := herr.Error()
 			if reason == "" {
 				reason = actordelivery.ReasonHandlerFailed
 			}
-			// The bug: no check that the message still carries m.Token.
-			err = st.DeadLetter(ctx, m.ID, reason)
-		}
-		switch {
-		case err == nil:
-			recordHandle(ctx, m, actordelivery.PathLeased, outcome, delay, out)
-		case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
-			recordHandle(ctx, m, actordelivery.PathLeased, outcome, delay,
-				actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionLeaseLost})
-		}
-		return err
-	})
-	switch {
-	case err == nil:
-		return out, nil
-	case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
-		out.Action = actordelivery.ActionLeaseLost
-		return out, nil
-	}
-	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: early-dead-letter-unfenced handle %q: %w", m.ID, err)
+			return unfencedWrite{outcome: "fail_no_retry", action: actordelivery.ActionDeadLettered,
+				// The bug: no check that the message still carries m.Token.
+				write: func(ctx context.Context) error { return st.DeadLetter(ctx, m.ID, reason) }}
+		})
 }
 
 // HandleExhaustedDeadLetterUnfenced is a leased consumer's handle whose dead-letter at
@@ -334,6 +299,33 @@ func HandleEarlyDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store,
 // failure below max_attempts and every leaseless delivery go to the real consumer.
 func HandleExhaustedDeadLetterUnfenced(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
 	_ actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error) {
+	return handleUnfencedFailure(ctx, st, consumer, h, d, "exhausted-dead-letter-unfenced",
+		func(m actordelivery.Message, eff int) bool { return eff >= m.MaxAttempts },
+		func(ctx context.Context, m actordelivery.Message, _ int, _ error) unfencedWrite {
+			return unfencedWrite{outcome: "fail", action: actordelivery.ActionDeadLettered,
+				// The bug: no check that the message still carries m.Token.
+				write: func(ctx context.Context) error { return st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts) }}
+		})
+}
+
+// unfencedWrite is how a broken leased handle commits a failure: the trace's outcome and retry
+// delay, the action when the write succeeds, and the one store write.
+type unfencedWrite struct {
+	outcome string
+	delay   time.Duration
+	action  string
+	write   func(context.Context) error
+}
+
+// handleUnfencedFailure is the shape both unfenced dead-letter variants share. It runs the handler
+// on a leased delivery; a success, every leaseless delivery, and a failure whose effective attempt
+// mine does not claim go to the real consumer (with a handler that answers what this one did).
+// Otherwise decide says how to commit the failure, and the write runs in a transaction of its
+// own: the handle is recorded with the write's action, or lease_lost when the write finds the
+// lease lost or the row gone.
+func handleUnfencedFailure(ctx context.Context, st *actordelivery.Store, consumer Consumer, h actordelivery.Handler,
+	d *actordelivery.Delivery, variant string, mine func(m actordelivery.Message, eff int) bool,
+	decide func(ctx context.Context, m actordelivery.Message, eff int, herr error) unfencedWrite) (actordelivery.Outcome, error) {
 	if d == nil || d.Path != actordelivery.PathLeased {
 		return realHandle(ctx, consumer, h, d)
 	}
@@ -342,21 +334,24 @@ func HandleExhaustedDeadLetterUnfenced(ctx context.Context, st *actordelivery.St
 	hm.Payload = append([]byte(nil), m.Payload...)
 	effects, herr := h(ctx, &hm)
 	eff := min(actordelivery.EffectiveAttempts(m.Attempts, actordelivery.PathLeased), m.MaxAttempts)
-	if herr == nil || eff < m.MaxAttempts {
+	if herr == nil || !mine(m, eff) {
 		// The handler already ran: the real consumer takes over with one that answers the same.
 		return realHandle(ctx, consumer, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) {
 			return effects, herr
 		}, d)
 	}
-	out := actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionDeadLettered}
+	w := decide(ctx, m, eff, herr)
+	out := actordelivery.Outcome{Attempt: eff, Action: w.action}
+	lost := func(err error) bool {
+		return errors.Is(err, actordelivery.ErrLeaseLost) || errors.Is(err, actordelivery.ErrNotFound)
+	}
 	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
-		// The bug: no check that the message still carries m.Token.
-		err := st.DeadLetter(ctx, m.ID, actordelivery.ReasonMaxAttempts)
+		err := w.write(ctx)
 		switch {
 		case err == nil:
-			recordHandle(ctx, m, actordelivery.PathLeased, "fail", 0, out)
-		case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
-			recordHandle(ctx, m, actordelivery.PathLeased, "fail", 0,
+			recordHandle(ctx, m, actordelivery.PathLeased, w.outcome, w.delay, out)
+		case lost(err):
+			recordHandle(ctx, m, actordelivery.PathLeased, w.outcome, w.delay,
 				actordelivery.Outcome{Attempt: eff, Action: actordelivery.ActionLeaseLost})
 		}
 		return err
@@ -364,9 +359,9 @@ func HandleExhaustedDeadLetterUnfenced(ctx context.Context, st *actordelivery.St
 	switch {
 	case err == nil:
 		return out, nil
-	case errors.Is(err, actordelivery.ErrLeaseLost), errors.Is(err, actordelivery.ErrNotFound):
+	case lost(err):
 		out.Action = actordelivery.ActionLeaseLost
 		return out, nil
 	}
-	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: exhausted-dead-letter-unfenced handle %q: %w", m.ID, err)
+	return actordelivery.Outcome{}, fmt.Errorf("brokenstore: %s handle %q: %w", variant, m.ID, err)
 }
