@@ -154,12 +154,13 @@ func decodeDeadLetterRow(raw json.RawMessage, path string) (traces.DeadLetterRow
 	if err != nil {
 		return r, err
 	}
-	var attempts int64
-	strs := map[string]*string{"mailbox": &r.Mailbox, "id": &r.ID, "reason": &r.Reason}
-	if err := readRow(o, strs, map[string]*int64{"attempts": &attempts}); err != nil {
+	var priority, attempts, maxAttempts int64
+	strs := map[string]*string{"mailbox": &r.Mailbox, "id": &r.ID, "key": &r.Key, "payload": &r.Payload, "reason": &r.Reason}
+	ints := map[string]*int64{"priority": &priority, "attempts": &attempts, "max_attempts": &maxAttempts, "dead_at": &r.DeadAt}
+	if err := readRow(o, strs, ints); err != nil {
 		return r, err
 	}
-	r.Attempts = int(attempts)
+	r.Priority, r.Attempts, r.MaxAttempts = int(priority), int(attempts), int(maxAttempts)
 	return r, o.done()
 }
 

@@ -25,6 +25,9 @@ func prio(st traces.Step, p int) traces.Step { st.Args.Priority = p; return st }
 // delayed sets the delay of an enqueue, nack, nack_by_id or outbox_fail step.
 func delayed(st traces.Step, d int64) traces.Step { st.Args.Delay = d; return st }
 
+// withPayload sets the payload of an enqueue or outbox_enqueue step.
+func withPayload(st traces.Step, p string) traces.Step { st.Args.Payload = p; return st }
+
 func lease(at int64, mailbox string, leaseFor int64) traces.Step {
 	return traces.Step{Op: traces.OpLease, At: at, Args: traces.Args{Mailbox: mailbox, LeaseFor: leaseFor}}
 }

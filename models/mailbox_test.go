@@ -36,7 +36,7 @@ func TestMailbox(t *testing.T) {
 				if len(snap.Messages) != 1 {
 					t.Errorf("messages %+v, want only the acked m1", snap.Messages)
 				}
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 0, Reason: "poison"})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 0, MaxAttempts: 3, Reason: "poison", DeadAt: 1})
 			},
 		},
 		{
@@ -62,7 +62,7 @@ func TestMailbox(t *testing.T) {
 			steps: []traces.Step{enqueue(0, "a", "m1", 1), lease(0, "a", 5), peek(5, "a"), lease(5, "a", 5), expire(5)},
 			want:  []traces.Result{okR, msg("m1", 1, 1), none, none, affected(1)},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: traces.ReasonLeaseExpired})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, MaxAttempts: 1, Reason: traces.ReasonLeaseExpired, DeadAt: 5})
 			},
 		},
 		{
@@ -179,7 +179,7 @@ func TestMailbox(t *testing.T) {
 			want: []traces.Result{okR, okR, okR, msg("m1", 1, 1), msg("m2", 1, 2), msg("m3", 1, 3),
 				affected(0), affected(2), affected(0), leaseLost, leaseLost},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 1, Reason: traces.ReasonLeaseExpired})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 1, MaxAttempts: 1, Reason: traces.ReasonLeaseExpired, DeadAt: 5})
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "m1", State: traces.StateReady, Attempts: 1, MaxAttempts: 3})
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "b", ID: "m3", State: traces.StateReady, Attempts: 1, MaxAttempts: 3, Token: 3, LeaseUntil: 10})
 			},
@@ -193,7 +193,7 @@ func TestMailbox(t *testing.T) {
 			},
 			want: []traces.Result{okR, msg("m1", 1, 1), okR, notFound, leaseLost, notFound, okR, okR, notFound, notFound},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: "poison"})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, MaxAttempts: 3, Reason: "poison", DeadAt: 1})
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "m2", State: traces.StateAcked, MaxAttempts: 3, AvailableAt: 1})
 			},
 		},

@@ -263,13 +263,15 @@ func (n *naiveModel) nackByID(id string, avail int64) bool {
 	return true
 }
 
-func (n *naiveModel) deadLetter(id, reason string) bool {
+func (n *naiveModel) deadLetter(id, reason string, now int64) bool {
 	i := n.readyRow(id)
 	if i < 0 {
 		return false
 	}
 	n.rows[i].gone = true
-	n.dead = append(n.dead, traces.DeadLetterRow{Mailbox: n.rows[i].Mailbox, ID: id, Attempts: n.rows[i].Attempts, Reason: reason})
+	r := n.rows[i].MessageRow
+	n.dead = append(n.dead, traces.DeadLetterRow{Mailbox: r.Mailbox, ID: id, Key: r.Key, Priority: r.Priority,
+		Payload: r.Payload, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, Reason: reason, DeadAt: now})
 	return true
 }
 
@@ -283,7 +285,7 @@ func (n *naiveModel) expire(now int64) int {
 		count++
 		r.Token, r.LeaseUntil = 0, 0
 		if r.Attempts >= r.MaxAttempts {
-			n.deadLetter(r.ID, traces.ReasonLeaseExpired)
+			n.deadLetter(r.ID, traces.ReasonLeaseExpired, now)
 		}
 	}
 	return count
@@ -332,7 +334,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 	case traces.OpExpire:
 		return traces.Result{Affected: n.expire(at)}
 	case traces.OpDeadLetter:
-		return errResult(n.deadLetter(a.ID, a.Reason), traces.ErrKindNotFound)
+		return errResult(n.deadLetter(a.ID, a.Reason, at), traces.ErrKindNotFound)
 	case traces.OpOutboxEnqueue:
 		if n.outboxRow(a.ID) >= 0 {
 			return traces.Result{Duplicate: true}
@@ -463,7 +465,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			if !leaseless && n.tokenRow(h.id, h.token) < 0 {
 				return r
 			}
-			if n.deadLetter(h.id, traces.ReasonMaxAttempts) {
+			if n.deadLetter(h.id, traces.ReasonMaxAttempts, at) {
 				r.Action = traces.ActionDeadLettered
 			}
 			return r
@@ -475,7 +477,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			if !leaseless && n.tokenRow(h.id, h.token) < 0 {
 				return r
 			}
-			if n.deadLetter(h.id, traces.ReasonHandlerFailed) {
+			if n.deadLetter(h.id, traces.ReasonHandlerFailed, at) {
 				r.Action = traces.ActionDeadLettered
 			}
 			return r
@@ -525,10 +527,9 @@ func (n *naiveModel) redrive(id, reason string, now int64) bool {
 	}
 	if i := slices.IndexFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
 		record(traces.RedriveKindMessage, n.dead[i].Mailbox, n.dead[i].Attempts, n.dead[i].Reason)
+		// The dead letter holds the message's row as it was moved: what comes back.
+		old := n.dead[i]
 		n.dead = slices.Delete(n.dead, i, i+1)
-		// The gone row keeps what the dead letter does not: key, priority, max_attempts, payload.
-		j := slices.IndexFunc(n.rows, func(r naiveRow) bool { return r.ID == id && r.gone })
-		old := n.rows[j].MessageRow
 		attempts := 0
 		if n.mutation == "redrive-keeps-attempts" {
 			attempts = old.Attempts

@@ -41,7 +41,7 @@ func TestConsumer(t *testing.T) {
 			steps: []traces.Step{enqueue(0, "a", "m1", 1), lease(0, "a", 5), fetch(5, 1, "a", leased, 10)},
 			want:  []traces.Result{okR, msg("m1", 1, 1), none},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: traces.ReasonLeaseExpired})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, MaxAttempts: 1, Reason: traces.ReasonLeaseExpired, DeadAt: 5})
 			},
 		},
 		{
@@ -53,7 +53,7 @@ func TestConsumer(t *testing.T) {
 			want: []traces.Result{okR, msg("m1", 1, 1), action(traces.ActionRetried, 1),
 				none, msg("m1", 2, 2), action(traces.ActionDeadLettered, 2)},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 2, Reason: traces.ReasonMaxAttempts})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 2, MaxAttempts: 2, Reason: traces.ReasonMaxAttempts, DeadAt: 5})
 				wantEffects(t, snap, noEffects)
 			},
 		},
@@ -69,7 +69,7 @@ func TestConsumer(t *testing.T) {
 				msg("m1", 3, 3), action(traces.ActionDeadLettered, 3)},
 			check: func(t *testing.T, snap traces.Snapshot) {
 				wantEffects(t, snap, noEffects)
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, Reason: traces.ReasonMaxAttempts})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, MaxAttempts: 3, Reason: traces.ReasonMaxAttempts, DeadAt: 7})
 			},
 		},
 		{
@@ -91,7 +91,7 @@ func TestConsumer(t *testing.T) {
 			},
 			want: []traces.Result{okR, msg("m1", 1, 1), affected(1), action(traces.ActionLeaseLost, 1)},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: traces.ReasonLeaseExpired})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, MaxAttempts: 1, Reason: traces.ReasonLeaseExpired, DeadAt: 5})
 			},
 		},
 		{
@@ -109,7 +109,7 @@ func TestConsumer(t *testing.T) {
 				msg("m1", 2, 0), action(traces.ActionDeadLettered, 3),
 				none, actionIdle},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, Reason: traces.ReasonMaxAttempts})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, MaxAttempts: 3, Reason: traces.ReasonMaxAttempts})
 				if len(snap.Messages) != 0 {
 					t.Errorf("messages %+v, want none", snap.Messages)
 				}
@@ -126,7 +126,7 @@ func TestConsumer(t *testing.T) {
 			want: []traces.Result{okR, msg("m1", 0, 0), okR, okR, action(traces.ActionDeadLettered, 3),
 				okR, msg("m2", 0, 0), okR, action(traces.ActionRetried, 2)},
 			check: func(t *testing.T, snap traces.Snapshot) {
-				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, Reason: traces.ReasonMaxAttempts})
+				wantDead(t, snap, traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 3, MaxAttempts: 3, Reason: traces.ReasonMaxAttempts})
 				wantMessage(t, snap, traces.MessageRow{Mailbox: "a", ID: "m2", State: traces.StateReady, Attempts: 2, MaxAttempts: 3})
 			},
 		},
@@ -143,8 +143,8 @@ func TestConsumer(t *testing.T) {
 				okR, msg("m3", 1, 2), msg("m3", 2, 3), action(traces.ActionLeaseLost, 1)},
 			check: func(t *testing.T, snap traces.Snapshot) {
 				wantDead(t, snap,
-					traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, Reason: traces.ReasonHandlerFailed},
-					traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 1, Reason: traces.ReasonHandlerFailed})
+					traces.DeadLetterRow{Mailbox: "a", ID: "m1", Attempts: 1, MaxAttempts: 3, Reason: traces.ReasonHandlerFailed},
+					traces.DeadLetterRow{Mailbox: "a", ID: "m2", Attempts: 1, MaxAttempts: 3, Reason: traces.ReasonHandlerFailed})
 			},
 		},
 		{

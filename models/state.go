@@ -87,7 +87,8 @@ type deadLetter struct {
 	attempts    int
 	reason      string
 	deadAt      int64 // the time of the move
-	// key, priority, maxAttempts and payload are the message's own, kept for a redrive.
+	// key, priority, maxAttempts and payload are the message's own, as it was when it was moved:
+	// part of the dead letter's row, and what a redrive puts back.
 	key         string
 	priority    int
 	maxAttempts int
@@ -239,7 +240,8 @@ func (s State) Snapshot() traces.Snapshot {
 	slices.SortFunc(snap.Outbox, func(a, b traces.OutboxRow) int { return cmp.Compare(a.ID, b.ID) })
 	for _, d := range s.dead {
 		snap.DeadLetters = append(snap.DeadLetters, traces.DeadLetterRow{
-			Mailbox: d.mailbox, ID: d.id, Attempts: d.attempts, Reason: d.reason,
+			Mailbox: d.mailbox, ID: d.id, Key: d.key, Priority: d.priority, Payload: d.payload,
+			Attempts: d.attempts, MaxAttempts: d.maxAttempts, Reason: d.reason, DeadAt: d.deadAt,
 		})
 	}
 	slices.SortFunc(snap.DeadLetters, func(a, b traces.DeadLetterRow) int { return cmp.Compare(a.ID, b.ID) })

@@ -161,10 +161,10 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("empty snapshot has nil parts: %#v", empty)
 	}
 	s, _, err := Run(Config{}, []traces.Step{
-		enqueue(0, "b", "m1", 3), enqueue(0, "a", "m9", 3), enqueue(0, "a", "m2", 3),
-		deadLetterOp(0, "m9", "x"), enqueue(0, "a", "m0", 3), deadLetterOp(0, "m0", "y"),
-		outboxEnqueue(0, "o2", "a", 1), outboxEnqueue(0, "o1", "a", 1),
-		fetch(0, 1, "b", leased, 5), handle(0, 1, "b", leased, outcomeOK, 0),
+		enqueue(0, "b", "m1", 3), withPayload(prio(keyed(enqueue(0, "a", "m9", 2), "k"), 4), "p9"), enqueue(0, "a", "m2", 3),
+		deadLetterOp(3, "m9", "x"), enqueue(3, "a", "m0", 3), deadLetterOp(3, "m0", "y"),
+		outboxEnqueue(3, "o2", "a", 1), outboxEnqueue(3, "o1", "a", 1),
+		fetch(3, 1, "b", leased, 5), handle(3, 1, "b", leased, outcomeOK, 0),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -176,12 +176,13 @@ func TestSnapshot(t *testing.T) {
 			{Mailbox: "b", ID: "m1", State: traces.StateAcked, Attempts: 1, MaxAttempts: 3},
 		},
 		Outbox: []traces.OutboxRow{
-			{ID: "o1", Target: "a", MaxAttempts: 1, State: traces.StatePending},
-			{ID: "o2", Target: "a", MaxAttempts: 1, State: traces.StatePending},
+			{ID: "o1", Target: "a", MaxAttempts: 1, State: traces.StatePending, AvailableAt: 3},
+			{ID: "o2", Target: "a", MaxAttempts: 1, State: traces.StatePending, AvailableAt: 3},
 		},
+		// A dead letter is the message's whole row as it was moved, with the reason and the time.
 		DeadLetters: []traces.DeadLetterRow{
-			{Mailbox: "a", ID: "m0", Reason: "y"},
-			{Mailbox: "a", ID: "m9", Reason: "x"},
+			{Mailbox: "a", ID: "m0", MaxAttempts: 3, Reason: "y", DeadAt: 3},
+			{Mailbox: "a", ID: "m9", Key: "k", Priority: 4, Payload: "p9", MaxAttempts: 2, Reason: "x", DeadAt: 3},
 		},
 		Effects: map[string][]string{"b": {"m1"}},
 	}

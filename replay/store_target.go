@@ -656,7 +656,10 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	for _, d := range dead {
 		mailboxes[d.Mailbox] = true
-		s.DeadLetters = append(s.DeadLetters, traces.DeadLetterRow{Mailbox: d.Mailbox, ID: d.ID, Attempts: d.Attempts, Reason: d.Reason})
+		s.DeadLetters = append(s.DeadLetters, traces.DeadLetterRow{
+			Mailbox: d.Mailbox, ID: d.ID, Key: d.Key, Priority: d.Priority, Payload: string(d.Payload),
+			Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, Reason: d.Reason, DeadAt: logical(d.DeadAt),
+		})
 	}
 	for _, r := range outbox {
 		s.Outbox = append(s.Outbox, OutboxRow{

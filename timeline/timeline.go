@@ -579,7 +579,14 @@ func outboxRow(r traces.OutboxRow) string {
 }
 
 func deadRow(r traces.DeadLetterRow) string {
-	return fmt.Sprintf("dead letter %s from %s: attempts %d, %q", r.ID, r.Mailbox, r.Attempts, r.Reason)
+	s := fmt.Sprintf("dead letter %s from %s: attempts %d/%d dead_at %d", r.ID, r.Mailbox, r.Attempts, r.MaxAttempts, r.DeadAt)
+	if r.Key != "" {
+		s += " key " + r.Key
+	}
+	if r.Priority != 0 {
+		s += fmt.Sprintf(" priority %d", r.Priority)
+	}
+	return s + fmt.Sprintf(", %q", r.Reason)
 }
 
 // rowsOf renders the rows of snap whose id is in ids (every row when ids is nil).

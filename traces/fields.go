@@ -265,6 +265,11 @@ var outboxRowFields = []field[OutboxRow]{
 var deadLetterRowFields = []field[DeadLetterRow]{
 	strField("mailbox", false, func(r *DeadLetterRow) *string { return &r.Mailbox }),
 	strField("id", false, func(r *DeadLetterRow) *string { return &r.ID }),
+	strField("key", true, func(r *DeadLetterRow) *string { return &r.Key }),
+	intField("priority", true, func(r *DeadLetterRow) *int { return &r.Priority }),
+	strField("payload", true, func(r *DeadLetterRow) *string { return &r.Payload }),
 	intField("attempts", false, func(r *DeadLetterRow) *int { return &r.Attempts }),
+	intField("max_attempts", false, func(r *DeadLetterRow) *int { return &r.MaxAttempts }),
 	strField("reason", false, func(r *DeadLetterRow) *string { return &r.Reason }),
+	int64Field("dead_at", false, func(r *DeadLetterRow) *int64 { return &r.DeadAt }),
 }

@@ -384,10 +384,16 @@ func (g *gen) snapshot() *Snapshot {
 		s.Outbox = append(s.Outbox, r)
 	}
 	for j := range g.small(0, 3) {
-		s.DeadLetters = append(s.DeadLetters, DeadLetterRow{
+		d := DeadLetterRow{
 			Mailbox: g.pick("inbox", "orders"), ID: g.str(false) + "#d" + strconv.Itoa(j),
-			Attempts: g.small(0, 5), Reason: g.pick(ReasonMaxAttempts, ReasonLeaseExpired, "poison"+g.str(false)),
-		})
+			MaxAttempts: g.small(1, 5), Reason: g.pick(ReasonMaxAttempts, ReasonLeaseExpired, "poison"+g.str(false)),
+			DeadAt: int64(g.small(0, 100)),
+		}
+		d.Attempts = g.small(0, d.MaxAttempts)
+		if g.maybe(0.3) {
+			d.Key, d.Priority, d.Payload = g.str(false), g.small(-2, 2), g.str(false)
+		}
+		s.DeadLetters = append(s.DeadLetters, d)
 	}
 	if g.maybe(0.6) {
 		s.Effects = map[string][]string{}

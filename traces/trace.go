@@ -237,10 +237,18 @@ type OutboxRow struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// DeadLetterRow is a dead-lettered message in a snapshot.
+// DeadLetterRow is a dead-lettered message in a snapshot: the whole row a caller reads back
+// (actordelivery's ListDeadLetters), the message's own fields as they were when it was moved, why
+// and when.
 type DeadLetterRow struct {
-	Mailbox  string `json:"mailbox"`
-	ID       string `json:"id"`
-	Attempts int    `json:"attempts"`
-	Reason   string `json:"reason"`
+	Mailbox     string `json:"mailbox"`
+	ID          string `json:"id"`
+	Key         string `json:"key,omitempty"`
+	Priority    int    `json:"priority,omitempty"`
+	Payload     string `json:"payload,omitempty"`
+	Attempts    int    `json:"attempts"`
+	MaxAttempts int    `json:"max_attempts"`
+	Reason      string `json:"reason"`
+	// DeadAt is the logical time of the move to the dead letters.
+	DeadAt int64 `json:"dead_at"`
 }

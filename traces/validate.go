@@ -485,10 +485,25 @@ func (v *validator) final(f *Snapshot) error {
 		if err := nonEmpty(c, p+".id", r.ID); err != nil {
 			return err
 		}
+		if err := text(c, p+".key", r.Key); err != nil {
+			return err
+		}
+		if err := text(c, p+".payload", r.Payload); err != nil {
+			return err
+		}
+		if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+			return err
+		}
 		if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
 			return err
 		}
+		if r.Attempts > r.MaxAttempts {
+			return c.errf(p+".attempts", "%d exceeds max_attempts %d", r.Attempts, r.MaxAttempts)
+		}
 		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
+			return err
+		}
+		if err := between(c, p+".dead_at", r.DeadAt, 0, MaxInstant); err != nil {
 			return err
 		}
 		if i > 0 && r.ID <= f.DeadLetters[i-1].ID {

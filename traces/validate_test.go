@@ -120,7 +120,7 @@ func TestValidate(t *testing.T) {
 		{"repeated message row", func(t *Trace) { t.Final.Messages = append(t.Final.Messages, t.Final.Messages[0]) },
 			`traces: final.messages[1]: ("inbox", "m1") does not sort after the row before it, ("inbox", "m1"); rows are ordered by mailbox, then id, without repeats (see Canonicalize)`},
 		{"unsorted dead letters", func(t *Trace) {
-			t.Final.DeadLetters = []DeadLetterRow{{Mailbox: "a", ID: "z", Reason: "r"}, {Mailbox: "b", ID: "y", Reason: "r"}}
+			t.Final.DeadLetters = []DeadLetterRow{{Mailbox: "a", ID: "z", MaxAttempts: 1, Reason: "r"}, {Mailbox: "b", ID: "y", MaxAttempts: 1, Reason: "r"}}
 		}, `traces: final.dead_letters[1]: id "y" does not sort after the row before it, "z"; rows are ordered by id, without repeats (see Canonicalize)`},
 		{"empty effect list", func(t *Trace) { t.Final.Effects["inbox"] = nil },
 			`traces: final.effects["inbox"]: empty list; a mailbox without effects is left out (Canonicalize drops it)`},

@@ -17,7 +17,8 @@ type tMsgSnap = (mailbox: string, id: string, key: string, priority: int, payloa
 type tOutSnap = (id: string, target: string, key: string, priority: int, max_attempts: int, payload: string,
                  row_state: string, delivery_attempts: int, available_at: int, token: int, claim_until: int,
                  reason: string);
-type tDeadSnap = (mailbox: string, id: string, attempts: int, reason: string);
+type tDeadSnap = (mailbox: string, id: string, key: string, priority: int, payload: string, attempts: int,
+                  max_attempts: int, reason: string, dead_at: int);
 event eObsFinal: (messages: seq[tMsgSnap], outbox: seq[tOutSnap], dead_letters: seq[tDeadSnap],
                   effects: map[string, seq[string]]);
 

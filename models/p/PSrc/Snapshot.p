@@ -45,16 +45,21 @@ fun SnapshotOutbox(outbox: seq[tOutRow]): seq[tOutSnap] {
   return out;
 }
 
-fun SnapshotDead(dead: seq[tDead]): seq[tDeadSnap] {
+// A dead letter's whole row: the message's own fields as it was when it was moved (rows, by id)
+// and the time of the move (deadAt, by id).
+fun SnapshotDead(dead: seq[tDead], rows: map[string, tMsg], deadAt: map[string, int]): seq[tDeadSnap] {
   var out: seq[tDeadSnap];
   var d: tDead;
+  var m: tMsg;
   var i: int;
   foreach (d in dead) {
+    m = rows[d.id];
     i = 0;
     while (i < sizeof(out) && out[i].id < d.id) {
       i = i + 1;
     }
-    out += (i, (mailbox = d.mailbox, id = d.id, attempts = d.attempts, reason = d.reason));
+    out += (i, (mailbox = d.mailbox, id = d.id, key = m.key, priority = m.priority, payload = m.payload,
+                attempts = d.attempts, max_attempts = m.max_attempts, reason = d.reason, dead_at = deadAt[d.id]));
   }
   return out;
 }

@@ -55,8 +55,9 @@ machine Store {
   var deadAt: map[string, int];
   var outFinalAt: map[string, int];
   var retired: map[string, int];
-  // Redrive (docs/semantics.md, "Redrive"): each dead letter's message row as it was when it was
-  // moved, so a redrive can put it back (tDead keeps only what traces show of a dead letter).
+  // Each dead letter's message row as it was when it was moved: the rest of the dead letter's row
+  // (its key, priority, payload and max_attempts, in the final snapshot), and what a redrive
+  // (docs/semantics.md, "Redrive") puts back.
   var deadRows: map[string, tMsg];
   // The redrive history as the store keeps it, oldest first, and as the correct store would
   // (the two differ only under redrive-records-reset). Only Redrive appends; nothing removes.
@@ -356,7 +357,7 @@ machine Store {
 
     on eFinalReq do (r: (client: machine)) {
       announce eObsFinal, (messages = SnapshotMessages(msgs), outbox = SnapshotOutbox(outbox),
-                           dead_letters = SnapshotDead(dead), effects = effects);
+                           dead_letters = SnapshotDead(dead, deadRows, deadAt), effects = effects);
       send r.client, eReply, (msg_id = "", msg_token = 0, action = "", quiet = false);
     }
   }
