@@ -99,6 +99,8 @@ var postgresTests = map[string]func(*testing.T){
 	"TestSingleWriteOutsideTransactionCountsOneCommit": TestSingleWriteOutsideTransactionCountsOneCommit,
 	"TestWorkersBadInput":                              TestWorkersBadInput,
 	"TestWorkersDrain":                                 TestWorkersDrain,
+	"TestWorkersDrainTimeout":                          TestWorkersDrainTimeout,
+	"TestWorkersDrainTimeoutBadInput":                  TestWorkersDrainTimeoutBadInput,
 	"TestWorkersServeEveryMailbox":                     TestWorkersServeEveryMailbox,
 	"TestWorkersSIGTERM":                               TestWorkersSIGTERM,
 }

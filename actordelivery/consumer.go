@@ -119,7 +119,12 @@ type ConsumerOptions struct {
 	// Worker names the consumer in a recording store's events; zero numbers it automatically
 	// (1, 2, ... in creation order, per store).
 	Worker int
-	_      struct{}
+	// DrainTimeout bounds RunWorkers' drain: once its context ends, a delivery still in flight
+	// has this long before its handler's context is cancelled (with cause ErrDrainTimeout) and
+	// its outcome is no longer committed. Zero means 10s; negative is an error. Consumer.Run
+	// does not use it (its deliveries run with Run's own context).
+	DrainTimeout time.Duration
+	_            struct{}
 }
 
 // Delivery is a fetched message and the path it was fetched on. On the leaseless path
@@ -149,6 +154,8 @@ type Consumer struct {
 	log      *slog.Logger
 	// worker numbers the consumer in its store's recorded events.
 	worker int
+	// drain is ConsumerOptions.DrainTimeout with its default applied.
+	drain time.Duration
 	// busy: the consumer's last fetch found a message, so the mailbox likely holds more. The next
 	// leased fetch goes straight to the write transaction instead of reading first; the next
 	// leaseless fetch peeks on the writer connection, whose page cache the acknowledgement in
@@ -160,6 +167,9 @@ const (
 	defaultLeaseFor        = 30 * time.Second
 	defaultPollInterval    = 50 * time.Millisecond
 	defaultMaxPollInterval = 2 * time.Second
+	// defaultDrainTimeout fits inside the usual 30s grace period between a service manager's
+	// SIGTERM and its SIGKILL, with room for the rest of a process's shutdown.
+	defaultDrainTimeout = 10 * time.Second
 )
 
 // NewConsumer returns a consumer of opts.Mailbox.
@@ -183,7 +193,7 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"lease_for", opts.LeaseFor}, {"poll_interval", opts.PollInterval}, {"max_poll_interval", opts.MaxPollInterval}} {
+	}{{"lease_for", opts.LeaseFor}, {"poll_interval", opts.PollInterval}, {"max_poll_interval", opts.MaxPollInterval}, {"drain_timeout", opts.DrainTimeout}} {
 		if err := checkDuration(op, d.name, d.v); err != nil {
 			return nil, err
 		}
@@ -192,7 +202,10 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
 		leaseFor: opts.LeaseFor, retry: opts.Retry,
 		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
-		worker: opts.Worker,
+		worker: opts.Worker, drain: opts.DrainTimeout,
+	}
+	if c.drain == 0 {
+		c.drain = defaultDrainTimeout
 	}
 	if c.worker == 0 {
 		c.worker = int(st.workers.Add(1))

@@ -51,7 +51,9 @@
 // RunWorkers runs a fixed number of workers over a set of mailboxes (each worker a round of
 // consumer steps; on the leaseless path each mailbox has exactly one worker) and drains on cancel:
 // no new fetch starts, every fetched message is handled and committed, and the call returns when
-// every worker has stopped.
+// every worker has stopped. The drain has a timeout (ConsumerOptions.DrainTimeout, default 10s):
+// after it, handler contexts are cancelled with cause ErrDrainTimeout, and a delivery not yet
+// committed commits nothing, leaving its message to the lease or peek rules.
 //
 // # Retention
 //
@@ -85,8 +87,8 @@
 //
 // # What the package never does
 //
-// It never reads the wall clock except through the Clock (Run's poll waits and the commit
-// latencies reported to Metrics are real time), never keeps package-level mutable state, never
+// It never reads the wall clock except through the Clock (Run's poll waits, RunWorkers' drain
+// timeout and the commit latencies reported to Metrics are real time), never keeps package-level mutable state, never
 // drops a commit error, and never changes a row when a fence fails. It does not prevent two leaseless consumers on one mailbox; that path's correctness
 // rests on the single-worker rule.
 //

@@ -27,4 +27,8 @@ var (
 	ErrBusy = errors.New("database busy")
 	// ErrVersionConflict: a checkpoint write expected a version the stored checkpoint no longer has.
 	ErrVersionConflict = errors.New("version conflict")
+	// ErrDrainTimeout is the cause (context.Cause) with which RunWorkers cancels a handler's
+	// context when its drain timeout ran out (ConsumerOptions.DrainTimeout). The delivery
+	// commits nothing: its message stays as stored, for the lease or peek rules to find again.
+	ErrDrainTimeout = errors.New("drain timeout")
 )

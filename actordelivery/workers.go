@@ -29,11 +29,17 @@ import (
 // QueueDepth to it when it starts and then every MaxPollInterval.
 //
 // Drain: when ctx ends, no worker starts a new fetch; a fetch already under way completes, and
-// every message fetched is handled and its outcome committed. Fetch, the handler, its Effects and
-// the commit run with context.WithoutCancel(ctx): cancelling ctx never interrupts a delivery
-// half-way (a handler that needs a bound on its own time sets one itself). RunWorkers returns once
-// every worker has stopped: nil after ctx ended, ErrClosed (wrapped) when the store was closed
-// under the workers.
+// every message fetched is handled and its outcome committed, for up to opts.DrainTimeout (zero:
+// 10s). Until then fetch, the handler, its Effects and the commit run with a context that keeps
+// ctx's values but not its cancellation, so cancelling ctx never interrupts a delivery half-way.
+// When the drain timeout runs out, that context is cancelled with cause ErrDrainTimeout: a handler
+// should return then. A delivery whose commit has not begun commits nothing (no acknowledgement,
+// no retry, no Effects); one under way commits whole or not at all, as every commit does.
+// Its message stays as stored: on the leased path under its lease, which runs out and is taken
+// again (docs/semantics.md, "Consumer"); on the leaseless path unchanged, to be peeked again.
+// RunWorkers still waits for such a handler to return: a handler that ignores its context keeps
+// RunWorkers from returning. It returns once every worker has stopped: nil after ctx ended,
+// ErrClosed (wrapped) when the store was closed under the workers.
 //
 // Errors: ErrInvalidArgument (nil store or handler, n < 1, no mailboxes, an empty or repeated
 // mailbox name, opts.Mailbox set, or any error NewConsumer gives for opts), ErrClosed.
@@ -85,12 +91,14 @@ func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Han
 			sampleDepths(ctx, st, mailboxes, consumers[0].maxPoll)
 		}()
 	}
+	work, stopDrain := drainContext(ctx, consumers[0].drain)
+	defer stopDrain()
 	errs := make([]error, len(groups))
 	for i, g := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = runWorker(ctx, st, g)
+			errs[i] = runWorker(ctx, work, st, g)
 		}()
 	}
 	wg.Wait()
@@ -102,17 +110,37 @@ func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Han
 	return nil
 }
 
+// drainContext returns the context RunWorkers' deliveries run with: ctx's values, not cancelled
+// when ctx ends but timeout later (real time), with cause ErrDrainTimeout. stop releases it.
+func drainContext(ctx context.Context, timeout time.Duration) (work context.Context, stop func()) {
+	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var timer *time.Timer
+	stopAfter := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		timer = time.AfterFunc(timeout, func() { cancel(ErrDrainTimeout) })
+	})
+	return work, func() {
+		stopAfter()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel(context.Canceled)
+	}
+}
+
 // runWorker serves its consumers' mailboxes round by round until ctx ends (nil) or the store is
-// closed (ErrClosed). See RunWorkers for the drain rule.
-func runWorker(ctx context.Context, st *Store, cs []*Consumer) error {
+// closed (ErrClosed). Its deliveries run with work (see drainContext and RunWorkers' drain rule).
+func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) error {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.mailbox
 	}
 	wake, cancel := st.subscribeMailboxes(names)
 	defer cancel()
-	// work outlives ctx: a delivery that has begun is finished and committed.
-	work := context.WithoutCancel(ctx)
 	first := cs[0]
 	wait := first.poll
 	for {
@@ -123,6 +151,10 @@ func runWorker(ctx context.Context, st *Store, cs []*Consumer) error {
 			}
 			out, err := c.Step(work)
 			switch {
+			case err != nil && errors.Is(context.Cause(work), ErrDrainTimeout):
+				c.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: drain timeout: delivery abandoned, nothing committed",
+					attrMailbox(c.mailbox), attrError(err))
+				return nil
 			case err != nil && errors.Is(err, ErrClosed):
 				return err
 			case err != nil:
