@@ -3,8 +3,8 @@
 #
 #   scripts/check.sh [--quick] [--junit FILE] [STAGE ...]
 #
-# The full gate (the default, and what .ci/run runs) has the stages build, models, lint, unit, replay
-# and properties. `--quick` is for local iteration: gofmt and go vet, the unit tests but the slow ones
+# The full gate (the default, and what .ci/run runs) has seven stages: build, models, lint, unit,
+# replay, properties and observe. `--quick` is for local iteration: gofmt and go vet, the unit tests but the slow ones
 # (-short), and a replay of the committed corpus; it needs neither the P tool nor staticcheck.
 # Naming stages runs only those (and the stages they need). It installs what it needs first (Go 1.26
 # and the P tool into .tools/, see scripts/bootstrap.sh) and uses the offline module mirror at
@@ -262,11 +262,15 @@ stage_build() {
 }
 
 stage_lint() {
-  if [ "$quick" = 1 ]; then echo "what: gofmt, go vet"; else echo "what: gofmt, go mod tidy -diff, bootstrap and pmodels script tests, go vet, staticcheck, pconform-vet"; fi
+  if [ "$quick" = 1 ]; then echo "what: gofmt, commit subjects, go vet"; else echo "what: gofmt, commit subjects, go mod tidy -diff, script tests, go vet, staticcheck, pconform-vet"; fi
   local unformatted
   unformatted=$(go_files | xargs -r gofmt -l)
   if [ -n "$unformatted" ]; then echo "gofmt would change:"; echo "$unformatted"; return 1; fi
+  # Subjects "pkg: verb phrase", at most 72 characters (docs/gate.md, "Commit subjects").
+  bash scripts/commitlint.sh || return 1
   if [ "$quick" = 0 ]; then
+    cached commitlint_test "$(inputs_key -- scripts/commitlint.sh scripts/commitlint_test.sh)" \
+      bash scripts/commitlint_test.sh || return 1
     go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
     cached bootstrap_test "$(inputs_key -- scripts/bootstrap.sh scripts/bootstrap_test.sh scripts/env.sh)" \
       bash scripts/bootstrap_test.sh || return 1
