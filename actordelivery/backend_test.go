@@ -3,115 +3,40 @@ package actordelivery
 import (
 	"crypto/rand"
 	"database/sql"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// The store's tests run on both backends. Each test function is written once and runs on SQLite
-// under its own name; TestOnPostgres runs the backend-neutral ones again as its subtests, and every
-// helper below picks the backend from the test's name (so no state is shared between tests). A
-// test opens its database with testStore or testTarget, never with a file path of its own, unless
-// it tests something only SQLite has (pragmas, file names, the busy timeout); those stay out of
-// postgresTests, and TestPostgresTestsListed keeps the list complete.
+// The store's tests run on both backends. A test written for both wraps its body in
+// forEachBackend, which runs it once per backend as the subtests sqlite and postgres, and passes
+// the body the backend it runs on. The body opens its database with testStore or testTarget and
+// that backend. A test of something only one backend has (SQLite's pragmas, file names and busy
+// timeout; PostgreSQL's schemas and connections) names its backend instead.
 
 // pgDSNEnv names the PostgreSQL server the tests use. scripts/check.sh starts a throwaway one and
 // sets it; without it the PostgreSQL tests skip, except under CI=true, where they fail.
 const pgDSNEnv = "PCONFORM_PG_DSN"
 
-const onPostgres = "TestOnPostgres/"
+// backends are the backends forEachBackend runs a test body on, in order.
+var backends = []Backend{BackendSQLite, BackendPostgres}
 
-// postgresTests are the tests TestOnPostgres runs again on PostgreSQL.
-var postgresTests = map[string]func(*testing.T){
-	"TestDurationsAboveMaxRefused":                     TestDurationsAboveMaxRefused,
-	"TestRecorderEvents":                               TestRecorderEvents,
-	"TestRecorderDedupAndCheckpoints":                  TestRecorderDedupAndCheckpoints,
-	"TestCommitLog":                                    TestCommitLog,
-	"TestRecorderLeaseLostStep":                        TestRecorderLeaseLostStep,
-	"TestRecorderOffTouchesNothing":                    TestRecorderOffTouchesNothing,
-	"TestByIDOperations":                               TestByIDOperations,
-	"TestCheckpoints":                                  TestCheckpoints,
-	"TestClosedStore":                                  TestClosedStore,
-	"TestConsumerAcks":                                 TestConsumerAcks,
-	"TestConsumerBadInput":                             TestConsumerBadInput,
-	"TestConsumerFailuresUntilDeadLetter":              TestConsumerFailuresUntilDeadLetter,
-	"TestConsumerExhaustedFailureAfterRedriveIsFenced": TestConsumerExhaustedFailureAfterRedriveIsFenced,
-	"TestConsumerFetchExpiresLeases":                   TestConsumerFetchExpiresLeases,
-	"TestConsumerIdleFetchCommitsNothing":              TestConsumerIdleFetchCommitsNothing,
-	"TestConsumerDrainSkipsTheRead":                    TestConsumerDrainSkipsTheRead,
-	"TestConsumerLeaseLostRollsBackHandler":            TestConsumerLeaseLostRollsBackHandler,
-	"TestConsumerLeaselessAckNotFound":                 TestConsumerLeaselessAckNotFound,
-	"TestConsumerPolicyDeclines":                       TestConsumerPolicyDeclines,
-	"TestConsumerRunStopsOnClose":                      TestConsumerRunStopsOnClose,
-	"TestConsumerRunWakesOnEnqueue":                    TestConsumerRunWakesOnEnqueue,
-	"TestLeaselessDecidesFromTheStoredRow":             TestLeaselessDecidesFromTheStoredRow,
-	"TestDeadLetter":                                   TestDeadLetter,
-	"TestOutboxDeadLetters":                            TestOutboxDeadLetters,
-	"TestPublisherDeadLetters":                         TestPublisherDeadLetters,
-	"TestCrashLeaselessPeekedMessageSurvives":          TestCrashLeaselessPeekedMessageSurvives,
-	"TestCrashLeasedMessageSurvivesItsLease":           TestCrashLeasedMessageSurvivesItsLease,
-	"TestCrashMidFold":                                 TestCrashMidFold,
-	"TestEligibility":                                  TestEligibility,
-	"TestEnqueue":                                      TestEnqueue,
-	"TestExecTx":                                       TestExecTx,
-	"TestHandlersRunOutsideTheWriteLock":               TestHandlersRunOutsideTheWriteLock,
-	"TestExpireLeases":                                 TestExpireLeases,
-	"TestLeaseAndFencing":                              TestLeaseAndFencing,
-	"TestListMessages":                                 TestListMessages,
-	"TestMailboxBadInput":                              TestMailboxBadInput,
-	"TestManualClock":                                  TestManualClock,
-	"TestNotify":                                       TestNotify,
-	"TestOpenFailedMigrationLeavesNothing":             TestOpenFailedMigrationLeavesNothing,
-	"TestOpenRefusesNewerSchema":                       TestOpenRefusesNewerSchema,
-	"TestStressVerdictCounts":                          TestStressVerdictCounts,
-	"TestStressProcesses":                              TestStressProcesses,
-	"TestTablePrefix":                                  TestTablePrefix,
-	"TestOutboxBadInput":                               TestOutboxBadInput,
-	"TestOutboxClaim":                                  TestOutboxClaim,
-	"TestOutboxEnqueue":                                TestOutboxEnqueue,
-	"TestPeekChangesNothing":                           TestPeekChangesNothing,
-	"TestProcessed":                                    TestProcessed,
-	"TestPublisherBadInput":                            TestPublisherBadInput,
-	"TestPublisherClaimLost":                           TestPublisherClaimLost,
-	"TestPublisherCommitFails":                         TestPublisherCommitFails,
-	"TestPublisherDelivers":                            TestPublisherDelivers,
-	"TestPublisherFoldDuplicate":                       TestPublisherFoldDuplicate,
-	"TestPublisherRun":                                 TestPublisherRun,
-	"TestPublisherSplitCrashBetween":                   TestPublisherSplitCrashBetween,
-	"TestMetricsCounts":                                TestMetricsCounts,
-	"TestQueueDepth":                                   TestQueueDepth,
-	"TestMetricsNeverBlockACommit":                     TestMetricsNeverBlockACommit,
-	"TestExpvarMetricsNeverBlock":                      TestExpvarMetricsNeverBlock,
-	"TestLogRecordKeys":                                TestLogRecordKeys,
-	"TestPurge":                                        TestPurge,
-	"TestPurgeBadInput":                                TestPurgeBadInput,
-	"TestPurgeAllResumes":                              TestPurgeAllResumes,
-	"TestRedrive":                                      TestRedrive,
-	"TestRedriveBadInput":                              TestRedriveBadInput,
-	"TestSingleWriteOutsideTransactionCountsOneCommit": TestSingleWriteOutsideTransactionCountsOneCommit,
-	"TestWorkersBadInput":                              TestWorkersBadInput,
-	"TestWorkersDrain":                                 TestWorkersDrain,
-	"TestWorkersDrainTimeout":                          TestWorkersDrainTimeout,
-	"TestWorkersDrainTimeoutBadInput":                  TestWorkersDrainTimeoutBadInput,
-	"TestWorkersServeEveryMailbox":                     TestWorkersServeEveryMailbox,
-	"TestWorkersSIGTERM":                               TestWorkersSIGTERM,
-}
-
-// backendOf returns the backend t runs on: PostgreSQL under TestOnPostgres (and its own PG-only
-// tests, named TestPostgres...), SQLite otherwise.
-func backendOf(t testing.TB) Backend {
-	if strings.HasPrefix(t.Name(), onPostgres) || strings.HasPrefix(t.Name(), "TestPostgres") {
-		return BackendPostgres
+// forEachBackend runs body once per backend, as t's subtest named after the backend. The
+// PostgreSQL run skips when no server is configured (and fails under CI=true; see pgDSN).
+func forEachBackend(t *testing.T, body func(t *testing.T, b Backend)) {
+	t.Helper()
+	for _, b := range backends {
+		t.Run(string(b), func(t *testing.T) {
+			if b == BackendPostgres {
+				pgDSN(t)
+			}
+			body(t, b)
+		})
 	}
-	return BackendSQLite
 }
 
 // pgDSN returns the PostgreSQL server's DSN, skipping t (failing it under CI=true) when none is
@@ -130,9 +55,9 @@ func pgDSN(t testing.TB) string {
 
 // testTarget returns a fresh, empty database for t: a file in t's temp dir on SQLite; on
 // PostgreSQL, a schema of its own (dropped when t ends) named in the DSN's search_path.
-func testTarget(t testing.TB) string {
+func testTarget(t testing.TB, b Backend) string {
 	t.Helper()
-	if backendOf(t) == BackendSQLite {
+	if b == BackendSQLite {
 		return filepath.Join(t.TempDir(), "store.db")
 	}
 	return pgSchema(t, pgDSN(t))
@@ -180,50 +105,3 @@ func withSearchPath(dsn, schema string) string {
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver for the helpers above
-
-// TestOnPostgres runs every test of postgresTests on PostgreSQL.
-func TestOnPostgres(t *testing.T) {
-	pgDSN(t)
-	names := make([]string, 0, len(postgresTests))
-	for name := range postgresTests {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		t.Run(name, postgresTests[name])
-	}
-}
-
-// TestPostgresTestsListed checks that every test that opens its database through the backend
-// helpers is in postgresTests, so a new test cannot silently run on SQLite only.
-func TestPostgresTestsListed(t *testing.T) {
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range af.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "Test") || strings.HasPrefix(fd.Name.Name, "TestPostgres") || fd.Name.Name == "TestOnPostgres" {
-				continue
-			}
-			uses := false
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				if c, ok := n.(*ast.CallExpr); ok {
-					if id, ok := c.Fun.(*ast.Ident); ok && (id.Name == "testStore" || id.Name == "testTarget") {
-						uses = true
-					}
-				}
-				return !uses
-			})
-			if _, listed := postgresTests[fd.Name.Name]; uses && !listed {
-				t.Errorf("%s (%s) opens its store through testStore/testTarget but is not in postgresTests: add it, so it runs on PostgreSQL too", fd.Name.Name, f)
-			}
-		}
-	}
-}

@@ -177,11 +177,15 @@ func TestConcurrentPublishersAndConsumers(t *testing.T) {
 // failsafe, so that a store which serialized handlers fails the test (its second handler or the
 // Enqueue would wait for the writer lock until the deadline) rather than hang it.
 func TestHandlersRunOutsideTheWriteLock(t *testing.T) {
+	forEachBackend(t, testHandlersRunOutsideTheWriteLock)
+}
+
+func testHandlersRunOutsideTheWriteLock(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mailboxes := []string{"one", "two"}
 			for _, mb := range mailboxes {
 				mustEnqueue(t, s, NewMessage{Mailbox: mb, ID: mb + "-1"})

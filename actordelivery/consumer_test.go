@@ -47,11 +47,13 @@ func newConsumer(t testing.TB, s *Store, h Handler, opts ConsumerOptions) *Consu
 	return c
 }
 
-func TestConsumerAcks(t *testing.T) {
+func TestConsumerAcks(t *testing.T) { forEachBackend(t, testConsumerAcks) }
+
+func testConsumerAcks(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", Payload: []byte("hello")})
 			var seen []string
 			c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
@@ -101,12 +103,16 @@ func TestConsumerAcks(t *testing.T) {
 // must hand the retry policy the same effective attempts (1, 2), report 1, 2, 3, and end with the
 // message dead-lettered with attempts == max_attempts: never stranded.
 func TestConsumerFailuresUntilDeadLetter(t *testing.T) {
+	forEachBackend(t, testConsumerFailuresUntilDeadLetter)
+}
+
+func testConsumerFailuresUntilDeadLetter(t *testing.T, b Backend) {
 	const max = 3
 	results := map[Path][]int{}
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, clk := testStore(t)
+			s, clk := testStore(t, b)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: max})
 			policy := &recordingPolicy{delay: 5 * time.Second}
 			// The handler succeeds but its effects fail after writing: the write must roll back
@@ -168,8 +174,12 @@ func TestConsumerFailuresUntilDeadLetter(t *testing.T) {
 }
 
 func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
+	forEachBackend(t, testConsumerLeaseLostRollsBackHandler)
+}
+
+func testConsumerLeaseLostRollsBackHandler(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
 	c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
 		return func(ctx context.Context) error {
@@ -221,8 +231,12 @@ func TestConsumerLeaseLostRollsBackHandler(t *testing.T) {
 // and another worker leases it. The stale worker's failure must not dead-letter the message from
 // under the live lease: it ends lease_lost and the row is untouched.
 func TestConsumerExhaustedFailureAfterRedriveIsFenced(t *testing.T) {
+	forEachBackend(t, testConsumerExhaustedFailureAfterRedriveIsFenced)
+}
+
+func testConsumerExhaustedFailureAfterRedriveIsFenced(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1})
 	stale := newConsumer(t, s, failHandler,
 		ConsumerOptions{Path: PathLeased, LeaseFor: 10 * time.Second, Retry: &recordingPolicy{}})
@@ -266,8 +280,12 @@ func TestConsumerExhaustedFailureAfterRedriveIsFenced(t *testing.T) {
 }
 
 func TestConsumerLeaselessAckNotFound(t *testing.T) {
+	forEachBackend(t, testConsumerLeaselessAckNotFound)
+}
+
+func testConsumerLeaselessAckNotFound(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
 	c := newConsumer(t, s, func(context.Context, *Message) (Effects, error) {
 		return func(ctx context.Context) error {
@@ -288,11 +306,13 @@ func TestConsumerLeaselessAckNotFound(t *testing.T) {
 	}
 }
 
-func TestConsumerPolicyDeclines(t *testing.T) {
+func TestConsumerPolicyDeclines(t *testing.T) { forEachBackend(t, testConsumerPolicyDeclines) }
+
+func testConsumerPolicyDeclines(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 5})
 			policy := &recordingPolicy{declines: true}
 			c := newConsumer(t, s, failHandler, ConsumerOptions{Path: path, Retry: policy})
@@ -311,9 +331,11 @@ func TestConsumerPolicyDeclines(t *testing.T) {
 	}
 }
 
-func TestConsumerFetchExpiresLeases(t *testing.T) {
+func TestConsumerFetchExpiresLeases(t *testing.T) { forEachBackend(t, testConsumerFetchExpiresLeases) }
+
+func testConsumerFetchExpiresLeases(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1})
 	mustLease(t, s, "mb", time.Second)
 	clk.Advance(time.Second)
@@ -332,8 +354,12 @@ func TestConsumerFetchExpiresLeases(t *testing.T) {
 // expired lease in another mailbox still runs expire() (docs/semantics.md: fetch is expire() then
 // lease()) and clears it, in one commit.
 func TestConsumerIdleFetchCommitsNothing(t *testing.T) {
+	forEachBackend(t, testConsumerIdleFetchCommitsNothing)
+}
+
+func testConsumerIdleFetchCommitsNothing(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "other", ID: "a", MaxAttempts: 2})
 	leased := mustLease(t, s, "other", 2*time.Second)
 	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased})
@@ -362,9 +388,11 @@ func TestConsumerIdleFetchCommitsNothing(t *testing.T) {
 // next one straight in the write transaction; the first fetch that then finds the mailbox empty is
 // that write transaction (it commits, having changed nothing), and the polls after it are reads
 // again, committing nothing.
-func TestConsumerDrainSkipsTheRead(t *testing.T) {
+func TestConsumerDrainSkipsTheRead(t *testing.T) { forEachBackend(t, testConsumerDrainSkipsTheRead) }
+
+func testConsumerDrainSkipsTheRead(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	for _, id := range []string{"a", "b"} {
 		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 1})
 	}
@@ -413,9 +441,11 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestConsumerBadInput(t *testing.T) {
+func TestConsumerBadInput(t *testing.T) { forEachBackend(t, testConsumerBadInput) }
+
+func testConsumerBadInput(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	h := Handler(okHandler)
 	for _, tc := range []struct {
 		name string
@@ -460,11 +490,13 @@ func TestConsumerBadInput(t *testing.T) {
 // always lands while Run sleeps, and the fake clock proves no poll interval elapsed before the
 // message was handled. (PostgreSQL's LISTEN connection blocks on the network, which no bubble
 // can see through; there it runs on real time.)
-func TestConsumerRunWakesOnEnqueue(t *testing.T) {
+func TestConsumerRunWakesOnEnqueue(t *testing.T) { forEachBackend(t, testConsumerRunWakesOnEnqueue) }
+
+func testConsumerRunWakesOnEnqueue(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
-			inBubble(t, func(t *testing.T, settle func()) {
-				s, _ := testStore(t)
+			inBubble(t, b, func(t *testing.T, settle func()) {
+				s, _ := testStore(t, b)
 				handled := make(chan string, 4)
 				c := newConsumer(t, s, func(_ context.Context, m *Message) (Effects, error) {
 					handled <- m.ID
@@ -485,7 +517,7 @@ func TestConsumerRunWakesOnEnqueue(t *testing.T) {
 					case <-time.After(3 * time.Second):
 						t.Fatalf("%q not handled within 3s of its enqueue: Run did not wake", id)
 					}
-					if waited := time.Since(start); bubbled(t) && waited != 0 {
+					if waited := time.Since(start); bubbled(b) && waited != 0 {
 						t.Fatalf("%q handled after %v of (fake) time: Run waited instead of waking", id, waited)
 					}
 				}
@@ -527,8 +559,8 @@ func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "a.db")
 		clk := NewManualClock(base)
-		s := openAt(t, path, Options{Clock: clk, BusyTimeout: 10 * time.Millisecond})
-		blocker := openAt(t, path, Options{Clock: clk})
+		s := openAt(t, BackendSQLite, path, Options{Clock: clk, BusyTimeout: 10 * time.Millisecond})
+		blocker := openAt(t, BackendSQLite, path, Options{Clock: clk})
 		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a"})
 
 		var logs syncBuffer
@@ -579,8 +611,10 @@ func TestConsumerRunBacksOffWhenWedged(t *testing.T) {
 	})
 }
 
-func TestConsumerRunStopsOnClose(t *testing.T) {
-	s, _ := testStore(t)
+func TestConsumerRunStopsOnClose(t *testing.T) { forEachBackend(t, testConsumerRunStopsOnClose) }
+
+func testConsumerRunStopsOnClose(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	c := newConsumer(t, s, okHandler, ConsumerOptions{Path: PathLeased, PollInterval: time.Millisecond})
 	done := make(chan error)
 	go func() { done <- c.Run(context.Background()) }()
@@ -629,6 +663,10 @@ func ExampleConsumer_Step() {
 // failure is attempt 3 and dead-letters the message. Deciding from the fetched count (attempt 1,
 // retried) would leave the row at ready 3/3, never eligible and never dead-lettered.
 func TestLeaselessDecidesFromTheStoredRow(t *testing.T) {
+	forEachBackend(t, testLeaselessDecidesFromTheStoredRow)
+}
+
+func testLeaselessDecidesFromTheStoredRow(t *testing.T, b Backend) {
 	for _, tc := range []struct {
 		name       string
 		nacks      int
@@ -642,7 +680,7 @@ func TestLeaselessDecidesFromTheStoredRow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 3})
 			policy := &recordingPolicy{}
 			c := newConsumer(t, s, failHandler, ConsumerOptions{Path: PathLeaseless, Retry: policy})
@@ -683,8 +721,8 @@ func TestLeaselessDecidesFromTheStoredRow(t *testing.T) {
 func TestLeaselessDrainTakesNoWriteLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	clk := NewManualClock(base)
-	a := openAt(t, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
-	b := openAt(t, path, Options{Clock: clk})
+	a := openAt(t, BackendSQLite, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
+	b := openAt(t, BackendSQLite, path, Options{Clock: clk})
 	for _, id := range []string{"x", "y"} {
 		mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: id})
 	}
@@ -732,7 +770,11 @@ func TestLeaselessDrainTakesNoWriteLock(t *testing.T) {
 // a row, exactly as the transaction of its own it stands for; inside ExecTx it joins the
 // transaction and counts nothing by itself.
 func TestSingleWriteOutsideTransactionCountsOneCommit(t *testing.T) {
-	s, _ := testStore(t)
+	forEachBackend(t, testSingleWriteOutsideTransactionCountsOneCommit)
+}
+
+func testSingleWriteOutsideTransactionCountsOneCommit(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	for _, id := range []string{"a", "b", "c"} {
 		mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: id})

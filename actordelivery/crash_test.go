@@ -134,12 +134,12 @@ func crashFold(ctx context.Context, s *Store) int {
 	return 2
 }
 
-// runCrashChild runs the child in mode against target (on t's backend) and returns the message it
+// runCrashChild runs the child in mode against target on backend b and returns the message it
 // fetched.
-func runCrashChild(t *testing.T, mode, target string) Message {
+func runCrashChild(t *testing.T, b Backend, mode, target string) Message {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(backendOf(t)))
+	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(b))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -160,15 +160,19 @@ func runCrashChild(t *testing.T, mode, target string) Message {
 }
 
 func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
+	forEachBackend(t, testCrashLeaselessPeekedMessageSurvives)
+}
+
+func testCrashLeaselessPeekedMessageSurvives(t *testing.T, b Backend) {
 	for _, mode := range []string{"leaseless", "leaseless-in-handler"} {
 		t.Run(mode, func(t *testing.T) {
-			path := testTarget(t)
-			fetched := runCrashChild(t, mode, path)
+			path := testTarget(t, b)
+			fetched := runCrashChild(t, b, mode, path)
 			if fetched.ID != "m1" || fetched.Attempts != 0 || fetched.Token != "" {
 				t.Fatalf("child fetched %+v", fetched)
 			}
 			ctx := context.Background()
-			s := openAt(t, path, Options{Clock: NewManualClock(base)})
+			s := openAt(t, b, path, Options{Clock: NewManualClock(base)})
 			m := mustGet(t, s, "m1")
 			if m.State != StateReady || m.Attempts != 0 || m.Token != "" {
 				t.Fatalf("after the crash: %+v", m)
@@ -189,16 +193,20 @@ func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
 }
 
 func TestCrashLeasedMessageSurvivesItsLease(t *testing.T) {
+	forEachBackend(t, testCrashLeasedMessageSurvivesItsLease)
+}
+
+func testCrashLeasedMessageSurvivesItsLease(t *testing.T, b Backend) {
 	for _, mode := range []string{"leased", "leased-in-handler"} {
 		t.Run(mode, func(t *testing.T) {
-			path := testTarget(t)
-			fetched := runCrashChild(t, mode, path)
+			path := testTarget(t, b)
+			fetched := runCrashChild(t, b, mode, path)
 			if fetched.ID != "m1" || fetched.Attempts != 1 || fetched.Token == "" {
 				t.Fatalf("child fetched %+v", fetched)
 			}
 			ctx := context.Background()
 			clk := NewManualClock(base)
-			s := openAt(t, path, Options{Clock: clk})
+			s := openAt(t, b, path, Options{Clock: clk})
 			m := mustGet(t, s, "m1")
 			if m.State != StateReady || m.Attempts != 1 || m.Token != fetched.Token || !m.LeaseUntil.Equal(base.Add(30*time.Second)) {
 				t.Fatalf("after the crash: %+v", m)
@@ -226,12 +234,14 @@ func TestCrashLeasedMessageSurvivesItsLease(t *testing.T) {
 // TestCrashMidFold: a publisher killed after its fold transaction wrote the enqueue and the
 // completion, before the commit, leaves neither: the row is pending under its old claim, the target
 // mailbox is empty, and once the claim runs out the row is delivered exactly once.
-func TestCrashMidFold(t *testing.T) {
-	target := testTarget(t)
-	fetched := runCrashChild(t, "fold", target)
+func TestCrashMidFold(t *testing.T) { forEachBackend(t, testCrashMidFold) }
+
+func testCrashMidFold(t *testing.T, b Backend) {
+	target := testTarget(t, b)
+	fetched := runCrashChild(t, b, "fold", target)
 	ctx := context.Background()
 	clk := NewManualClock(base)
-	s := openAt(t, target, Options{Clock: clk})
+	s := openAt(t, b, target, Options{Clock: clk})
 	rows, err := s.ListOutbox(ctx)
 	if err != nil || len(rows) != 1 || rows[0].State != StatePending || rows[0].ClaimToken != fetched.Token {
 		t.Fatalf("outbox after the crash = %+v, %v", rows, err)

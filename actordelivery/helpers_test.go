@@ -12,21 +12,20 @@ import (
 // base is the tests' time zero (the same instant as traces.Epoch).
 var base = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// testStore opens a store on a fresh database of t's backend (see backendOf) with a manual clock
-// at base.
-func testStore(t testing.TB) (*Store, *ManualClock) {
+// testStore opens a store on a fresh database of backend b with a manual clock at base.
+func testStore(t testing.TB, b Backend) (*Store, *ManualClock) {
 	t.Helper()
 	clk := NewManualClock(base)
-	s := openAt(t, testTarget(t), Options{Clock: clk})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: clk})
 	return s, clk
 }
 
-// openAt opens target (from testTarget) on t's backend; the store is closed when t ends.
-func openAt(t testing.TB, target string, opts Options) *Store {
+// openAt opens target (from testTarget) on backend b; the store is closed when t ends.
+func openAt(t testing.TB, b Backend, target string, opts Options) *Store {
 	t.Helper()
-	s, err := OpenBackend(backendOf(t), target, opts)
+	s, err := OpenBackend(b, target, opts)
 	if err != nil {
-		t.Fatalf("Open %s: %v", backendOf(t), err)
+		t.Fatalf("Open %s: %v", b, err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -116,14 +115,14 @@ func osMkdirTemp() (string, error) { return os.MkdirTemp("", "actordelivery-exam
 // every goroutine of the test is durably blocked, and the bubble's clock only moves when they all
 // are, so waits are exact. On PostgreSQL, whose driver blocks on the network where no bubble can
 // see, f runs on real time and settle sleeps briefly.
-func inBubble(t *testing.T, f func(t *testing.T, settle func())) {
+func inBubble(t *testing.T, b Backend, f func(t *testing.T, settle func())) {
 	t.Helper()
-	if backendOf(t) == BackendSQLite {
+	if b == BackendSQLite {
 		synctest.Test(t, func(t *testing.T) { f(t, synctest.Wait) })
 		return
 	}
 	f(t, func() { time.Sleep(50 * time.Millisecond) })
 }
 
-// bubbled reports whether t runs in a synctest bubble (see inBubble).
-func bubbled(t testing.TB) bool { return backendOf(t) == BackendSQLite }
+// bubbled reports whether a test on backend b runs in a synctest bubble (see inBubble).
+func bubbled(b Backend) bool { return b == BackendSQLite }

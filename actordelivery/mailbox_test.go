@@ -13,7 +13,9 @@ import (
 // TestEligibility runs the eligibility rule and the delivery order of docs/semantics.md case by
 // case. Each case builds a mailbox, then checks which message Peek and Lease choose (they must
 // agree); order cases check the whole sequence by leasing and acking one message at a time.
-func TestEligibility(t *testing.T) {
+func TestEligibility(t *testing.T) { forEachBackend(t, testEligibility) }
+
+func testEligibility(t *testing.T, b Backend) {
 	ctx := context.Background()
 	type env struct {
 		t   *testing.T
@@ -167,7 +169,7 @@ func TestEligibility(t *testing.T) {
 		}, []string{"b", "a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, clk := testStore(t)
+			s, clk := testStore(t, b)
 			tc.setup(env{t, s, clk})
 			var got []string
 			for range 10 {
@@ -187,9 +189,11 @@ func TestEligibility(t *testing.T) {
 	}
 }
 
-func TestEnqueue(t *testing.T) {
+func TestEnqueue(t *testing.T) { forEachBackend(t, testEnqueue) }
+
+func testEnqueue(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Key: "k", Priority: 4, MaxAttempts: 2, Delay: 3 * time.Second, Payload: []byte("p")})
 	got := mustGet(t, s, "a")
 	want := &Message{Mailbox: "m", ID: "a", Key: "k", Priority: 4, MaxAttempts: 2, Attempts: 0,
@@ -249,9 +253,11 @@ func TestEnqueue(t *testing.T) {
 	}
 }
 
-func TestLeaseAndFencing(t *testing.T) {
+func TestLeaseAndFencing(t *testing.T) { forEachBackend(t, testLeaseAndFencing) }
+
+func testLeaseAndFencing(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 5})
 	l1 := mustLease(t, s, "m", 10*time.Second)
 	if l1.Attempts != 1 || l1.Token == "" || !l1.LeaseUntil.Equal(base.Add(10*time.Second)) {
@@ -323,9 +329,11 @@ func TestLeaseAndFencing(t *testing.T) {
 	}
 }
 
-func TestByIDOperations(t *testing.T) {
+func TestByIDOperations(t *testing.T) { forEachBackend(t, testByIDOperations) }
+
+func testByIDOperations(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 2})
 	mustLease(t, s, "m", time.Minute)
 	// NackByID clears a live lease, counts an attempt, delays.
@@ -377,9 +385,11 @@ func TestByIDOperations(t *testing.T) {
 	}
 }
 
-func TestPeekChangesNothing(t *testing.T) {
+func TestPeekChangesNothing(t *testing.T) { forEachBackend(t, testPeekChangesNothing) }
+
+func testPeekChangesNothing(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Payload: []byte("x")})
 	before := mustGet(t, s, "a")
 	commits := s.Stats().Commits
@@ -400,9 +410,11 @@ func TestPeekChangesNothing(t *testing.T) {
 	}
 }
 
-func TestExpireLeases(t *testing.T) {
+func TestExpireLeases(t *testing.T) { forEachBackend(t, testExpireLeases) }
+
+func testExpireLeases(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "last", MaxAttempts: 1, Payload: []byte("p")})
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "more", MaxAttempts: 3})
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "long", MaxAttempts: 1})
@@ -442,9 +454,11 @@ func TestExpireLeases(t *testing.T) {
 	}
 }
 
-func TestDeadLetter(t *testing.T) {
+func TestDeadLetter(t *testing.T) { forEachBackend(t, testDeadLetter) }
+
+func testDeadLetter(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Key: "k", Priority: 2, MaxAttempts: 4, Payload: []byte("p")})
 	mustLease(t, s, "m", time.Minute)
 	clk.Advance(time.Second)
@@ -464,9 +478,11 @@ func TestDeadLetter(t *testing.T) {
 	wantErr(t, s.DeadLetter(ctx, "a", "again"), ErrNotFound)
 }
 
-func TestListMessages(t *testing.T) {
+func TestListMessages(t *testing.T) { forEachBackend(t, testListMessages) }
+
+func testListMessages(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	for _, m := range []NewMessage{{Mailbox: "x", ID: "1"}, {Mailbox: "y", ID: "2"}, {Mailbox: "x", ID: "3"}} {
 		mustEnqueue(t, s, m)
 	}
@@ -495,9 +511,11 @@ func TestListMessages(t *testing.T) {
 
 // TestMailboxBadInput: every malformed call fails with ErrInvalidArgument naming the argument, and
 // writes nothing.
-func TestMailboxBadInput(t *testing.T) {
+func TestMailboxBadInput(t *testing.T) { forEachBackend(t, testMailboxBadInput) }
+
+func testMailboxBadInput(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a"})
 	l := mustLease(t, s, "m", time.Minute)
 	for _, tc := range []struct {
@@ -549,9 +567,11 @@ func TestMailboxBadInput(t *testing.T) {
 
 // TestDurationsAboveMaxRefused: a duration above MaxDuration is refused with ErrInvalidArgument
 // naming the argument, never clamped or wrapped; MaxDuration itself is accepted.
-func TestDurationsAboveMaxRefused(t *testing.T) {
+func TestDurationsAboveMaxRefused(t *testing.T) { forEachBackend(t, testDurationsAboveMaxRefused) }
+
+func testDurationsAboveMaxRefused(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	over := MaxDuration + time.Nanosecond
 	_, err := s.Enqueue(ctx, NewMessage{Mailbox: "mb", ID: "a", MaxAttempts: 1, Delay: over})
 	wantErr(t, err, ErrInvalidArgument)

@@ -21,10 +21,12 @@ import (
 
 // TestMetricsCounts: the consumer, the publisher and the store report each counter once per
 // event, labelled with the mailbox; every committed write transaction is one commit observation.
-func TestMetricsCounts(t *testing.T) {
+func TestMetricsCounts(t *testing.T) { forEachBackend(t, testMetricsCounts) }
+
+func testMetricsCounts(t *testing.T, b Backend) {
 	ctx := context.Background()
 	m := &ExpvarMetrics{}
-	s := openAt(t, testTarget(t), Options{Clock: NewManualClock(base), Metrics: m})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: NewManualClock(base), Metrics: m})
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "ok", MaxAttempts: 3})
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "retry", MaxAttempts: 3})
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "dead", MaxAttempts: 1})
@@ -80,11 +82,13 @@ func TestMetricsCounts(t *testing.T) {
 
 // TestQueueDepth: ready messages count, acked and dead-lettered ones do not; RunWorkers samples
 // the depths into Metrics.
-func TestQueueDepth(t *testing.T) {
-	inBubble(t, func(t *testing.T, settle func()) {
+func TestQueueDepth(t *testing.T) { forEachBackend(t, testQueueDepth) }
+
+func testQueueDepth(t *testing.T, b Backend) {
+	inBubble(t, b, func(t *testing.T, settle func()) {
 		ctx := context.Background()
 		m := &ExpvarMetrics{}
-		s := openAt(t, testTarget(t), Options{Clock: NewManualClock(base), Metrics: m})
+		s := openAt(t, b, testTarget(t, b), Options{Clock: NewManualClock(base), Metrics: m})
 		for i := range 4 {
 			mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: fmt.Sprint("a", i), MaxAttempts: 1})
 		}
@@ -126,7 +130,7 @@ func TestQueueDepth(t *testing.T) {
 		got := sampled()
 		// Outside a bubble (PostgreSQL) settle is only a pause, and on a loaded machine the first
 		// sample may still be under way: wait for it, within a generous bound.
-		for deadline := time.Now().Add(30 * time.Second); !bubbled(t) && len(got) < len(want) && time.Now().Before(deadline); got = sampled() {
+		for deadline := time.Now().Add(30 * time.Second); !bubbled(b) && len(got) < len(want) && time.Now().Before(deadline); got = sampled() {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -160,11 +164,13 @@ func (b *blockingMetrics) ObserveCommit(time.Duration) {
 // committed and another goroutine's commit goes through. (Were the metrics called inside the
 // transaction, on SQLite the second enqueue would wait for the single writer connection and the
 // synctest bubble would report the deadlock; on PostgreSQL the first row would not be visible.)
-func TestMetricsNeverBlockACommit(t *testing.T) {
-	inBubble(t, func(t *testing.T, settle func()) {
+func TestMetricsNeverBlockACommit(t *testing.T) { forEachBackend(t, testMetricsNeverBlockACommit) }
+
+func testMetricsNeverBlockACommit(t *testing.T, b Backend) {
+	inBubble(t, b, func(t *testing.T, settle func()) {
 		ctx := context.Background()
 		bm := &blockingMetrics{blocked: make(chan struct{}), release: make(chan struct{})}
-		s := openAt(t, testTarget(t), Options{Clock: NewManualClock(base), Metrics: bm})
+		s := openAt(t, b, testTarget(t, b), Options{Clock: NewManualClock(base), Metrics: bm})
 		bm.armed.Store(true)
 		first := make(chan error, 1)
 		go func() {
@@ -188,12 +194,14 @@ func TestMetricsNeverBlockACommit(t *testing.T) {
 // it calls back) and in the middle of rendering the adapter; consumer steps on new mailboxes,
 // which add new keys, still complete and are counted. (With an expvar.Map, whose new keys take
 // a lock that a reader holds while it writes out, this would wait for the reader.)
-func TestExpvarMetricsNeverBlock(t *testing.T) {
+func TestExpvarMetricsNeverBlock(t *testing.T) { forEachBackend(t, testExpvarMetricsNeverBlock) }
+
+func testExpvarMetricsNeverBlock(t *testing.T, b Backend) {
 	ctx := context.Background()
 	m := &ExpvarMetrics{}
 	name := "actordelivery_test_" + rand.Text()
 	expvar.Publish(name, m)
-	s := openAt(t, testTarget(t), Options{Clock: NewManualClock(base), Metrics: m})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: NewManualClock(base), Metrics: m})
 	parked, release, readerDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(readerDone)
@@ -274,9 +282,11 @@ func TestLogRecordsUseAttrs(t *testing.T) {
 }
 
 // TestLogRecordKeys: a failed delivery's record carries the documented keys with typed values.
-func TestLogRecordKeys(t *testing.T) {
+func TestLogRecordKeys(t *testing.T) { forEachBackend(t, testLogRecordKeys) }
+
+func testLogRecordKeys(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "m1", MaxAttempts: 3})
 	var logs syncBuffer
 	c := newConsumer(t, s, failHandler, ConsumerOptions{Path: PathLeased, Retry: Backoff{Base: 2 * time.Second},

@@ -19,9 +19,11 @@ func mustOutbox(t testing.TB, s *Store, ids ...string) {
 	}
 }
 
-func TestOutboxEnqueue(t *testing.T) {
+func TestOutboxEnqueue(t *testing.T) { forEachBackend(t, testOutboxEnqueue) }
+
+func testOutboxEnqueue(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	// Inside a transaction the row commits or rolls back with the caller's writes.
 	_ = s.ExecTx(ctx, false, func(ctx context.Context) error {
 		if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "gone", Target: "t", MaxAttempts: 1}); err != nil {
@@ -58,9 +60,11 @@ func TestOutboxEnqueue(t *testing.T) {
 	}
 }
 
-func TestOutboxClaim(t *testing.T) {
+func TestOutboxClaim(t *testing.T) { forEachBackend(t, testOutboxClaim) }
+
+func testOutboxClaim(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustOutbox(t, s, "o1", "o2", "o3")
 	batch, err := s.OutboxClaim(ctx, 2, 10*time.Second)
 	if err != nil {
@@ -126,9 +130,11 @@ func TestOutboxClaim(t *testing.T) {
 	}
 }
 
-func TestOutboxBadInput(t *testing.T) {
+func TestOutboxBadInput(t *testing.T) { forEachBackend(t, testOutboxBadInput) }
+
+func testOutboxBadInput(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustOutbox(t, s, "o")
 	for _, tc := range []struct {
 		name string
@@ -165,9 +171,11 @@ func TestOutboxBadInput(t *testing.T) {
 	}
 }
 
-func TestCheckpoints(t *testing.T) {
+func TestCheckpoints(t *testing.T) { forEachBackend(t, testCheckpoints) }
+
+func testCheckpoints(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	_, _, err := s.LoadCheckpoint(ctx, "a")
 	wantErr(t, err, ErrNotFound)
 	v, err := s.SaveCheckpoint(ctx, "a", []byte("one"), 0)
@@ -202,9 +210,11 @@ func TestCheckpoints(t *testing.T) {
 	wantErr(t, err, ErrInvalidArgument)
 }
 
-func TestProcessed(t *testing.T) {
+func TestProcessed(t *testing.T) { forEachBackend(t, testProcessed) }
+
+func testProcessed(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mark := func(c, id string) bool {
 		t.Helper()
 		already, err := s.MarkProcessed(ctx, c, id, 10*time.Second)
@@ -261,9 +271,11 @@ func TestProcessed(t *testing.T) {
 // TestOutboxDeadLetters: a claim never takes a row past its max_delivery_attempts; it dead-letters
 // a row out of attempts once no live claim holds it. OutboxDeadLetter is fenced by the claim, and
 // completed and dead-lettered rows are final.
-func TestOutboxDeadLetters(t *testing.T) {
+func TestOutboxDeadLetters(t *testing.T) { forEachBackend(t, testOutboxDeadLetters) }
+
+func testOutboxDeadLetters(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	for _, m := range []OutboxMessage{
 		{ID: "once", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 1},
 		{ID: "twice", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 2},

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// PostgreSQL-only tests (named TestPostgres..., so backendOf picks PostgreSQL for them).
+// PostgreSQL-only tests: each opens its database with BackendPostgres and skips without a server.
 
 // TestPostgresBadDSN: an unreachable server or a malformed DSN is an error naming host and port,
 // never the password, within the connect timeout.
@@ -59,10 +59,10 @@ func TestPostgresBadDSN(t *testing.T) {
 // TestPostgresWakeAcrossStores: a commit in one store wakes the subscribers of another store on
 // the same database and prefix (LISTEN/NOTIFY), and only of that prefix.
 func TestPostgresWakeAcrossStores(t *testing.T) {
-	target := testTarget(t)
-	a := openAt(t, target, Options{})
-	b := openAt(t, target, Options{})
-	other := openAt(t, target, Options{TablePrefix: "other_"})
+	target := testTarget(t, BackendPostgres)
+	a := openAt(t, BackendPostgres, target, Options{})
+	b := openAt(t, BackendPostgres, target, Options{})
+	other := openAt(t, BackendPostgres, target, Options{TablePrefix: "other_"})
 	mb, cancel := b.Subscribe("m")
 	defer cancel()
 	ob, cancel2 := b.SubscribeOutbox()
@@ -91,7 +91,7 @@ func TestPostgresWakeAcrossStores(t *testing.T) {
 // LOCKED) each get distinct messages, every message exactly once, and none waits on another's lock
 // long enough to fail.
 func TestPostgresConcurrentLeases(t *testing.T) {
-	s, _ := testStore(t)
+	s, _ := testStore(t, BackendPostgres)
 	ctx := context.Background()
 	const n, workers = 200, 8
 	for i := range n {
@@ -168,7 +168,7 @@ func TestPostgresBusyErrors(t *testing.T) {
 // TestPostgresDeadLetterRace: a DeadLetter and an Enqueue of the same id racing on two
 // connections never leave the id both dead and in the mailbox.
 func TestPostgresDeadLetterRace(t *testing.T) {
-	s, _ := testStore(t)
+	s, _ := testStore(t, BackendPostgres)
 	ctx := context.Background()
 	for i := range 30 {
 		id := fmt.Sprintf("r%d", i)
@@ -195,7 +195,7 @@ func TestPostgresDeadLetterRace(t *testing.T) {
 // TestPostgresSharedPool: stores opened on an application's pool work side by side (each with its
 // prefix) and Close leaves the pool open; a pool of another driver is refused.
 func TestPostgresSharedPool(t *testing.T) {
-	target := testTarget(t)
+	target := testTarget(t, BackendPostgres)
 	pool := pgAdmin(t, target)
 	a, err := OpenPostgresDB(pool, Options{TablePrefix: "a_"})
 	if err != nil {
@@ -245,8 +245,8 @@ func TestPostgresDecisionReadLocksTheRow(t *testing.T) {
 		forUpdate bool
 	}{{"for update", true}, {"control without for update", false}} {
 		t.Run(c.name, func(t *testing.T) {
-			target := testTarget(t)
-			s := openAt(t, target, Options{})
+			target := testTarget(t, BackendPostgres)
+			s := openAt(t, BackendPostgres, target, Options{})
 			if !c.forUpdate {
 				// The template is the dialect's key (the store's statement), not a statement run here.
 				key := qReadyAttempts
@@ -355,7 +355,7 @@ WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))`, decider).Sc
 // messages_timers (schema version 5), and the purge reads its batch in index order, without
 // sorting every acked row up to the cutoff (50,000 acked rows, all of them older than it).
 func TestPostgresPurgePlan(t *testing.T) {
-	s := openAt(t, testTarget(t), Options{})
+	s := openAt(t, BackendPostgres, testTarget(t, BackendPostgres), Options{})
 	ctx := context.Background()
 	for _, q := range []string{
 		`INSERT INTO messages (id, mailbox, key, priority, max_attempts, attempts, available_at, state, created_at, acked_at)
@@ -411,7 +411,7 @@ SELECT 'l' || g, 'mb', '', 0, 3, 1, 0, 'ready', 0, 't' || g, 100000 FROM generat
 // row reads the emptied pages again (measured with EXPLAIN (ANALYZE, BUFFERS) of the purge
 // statement itself, in a transaction rolled back).
 func TestPostgresPurgeResumes(t *testing.T) {
-	s := openAt(t, testTarget(t), Options{})
+	s := openAt(t, BackendPostgres, testTarget(t, BackendPostgres), Options{})
 	ctx := context.Background()
 	// Every row acked at the same time, an hour before now: the order is by id alone.
 	old := s.nowMillis() - time.Hour.Milliseconds()

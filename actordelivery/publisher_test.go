@@ -65,14 +65,16 @@ func outboxState(t testing.TB, s *Store, id string) OutboxRow {
 	return OutboxRow{}
 }
 
-func TestPublisherDelivers(t *testing.T) {
+func TestPublisherDelivers(t *testing.T) { forEachBackend(t, testPublisherDelivers) }
+
+func testPublisherDelivers(t *testing.T, b Backend) {
 	for _, tc := range []struct {
 		mode    PublishMode
 		commits uint64
 	}{{ModeFold, 2}, {ModeSplit, 3}} {
 		t.Run(tc.mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mustOutbox(t, s, "o1")
 			var woke []string
 			sub, cancel := s.Subscribe("target")
@@ -110,11 +112,13 @@ func TestPublisherDelivers(t *testing.T) {
 	}
 }
 
-func TestPublisherClaimLost(t *testing.T) {
+func TestPublisherClaimLost(t *testing.T) { forEachBackend(t, testPublisherClaimLost) }
+
+func testPublisherClaimLost(t *testing.T, b Backend) {
 	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, clk := testStore(t)
+			s, clk := testStore(t, b)
 			mustOutbox(t, s, "o1")
 			woke := 0
 			p := newPublisher(t, s, PublisherOptions{Mode: mode, ClaimFor: 10 * time.Second, Wake: func(string) { woke++ }})
@@ -154,11 +158,13 @@ func TestPublisherClaimLost(t *testing.T) {
 // TestPublisherCommitFails: the first transaction of the delivery runs and then fails. Nothing may
 // change, the error comes back and is logged with the row's id, target, attempts and claim token,
 // and the row is delivered once its claim expires.
-func TestPublisherCommitFails(t *testing.T) {
+func TestPublisherCommitFails(t *testing.T) { forEachBackend(t, testPublisherCommitFails) }
+
+func testPublisherCommitFails(t *testing.T, b Backend) {
 	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, _ := testStore(t)
+			s, _ := testStore(t, b)
 			mustOutbox(t, s, "o1")
 			var logs syncBuffer
 			faulty := &faultyStore{Store: s, failTx: 1}
@@ -201,9 +207,11 @@ func TestPublisherCommitFails(t *testing.T) {
 // TestPublisherSplitCrashBetween: the split delivery's enqueue commits and the process dies before
 // the completion. The row stays pending; after its claim expires, the redelivery's enqueue is a
 // duplicate and the row completes — one message, never two.
-func TestPublisherSplitCrashBetween(t *testing.T) {
+func TestPublisherSplitCrashBetween(t *testing.T) { forEachBackend(t, testPublisherSplitCrashBetween) }
+
+func testPublisherSplitCrashBetween(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustOutbox(t, s, "o1")
 	crashing := &faultyStore{Store: s, crashAfter: 1}
 	p := newPublisher(t, crashing, PublisherOptions{Mode: ModeSplit, ClaimFor: 10 * time.Second})
@@ -229,9 +237,11 @@ func TestPublisherSplitCrashBetween(t *testing.T) {
 	}
 }
 
-func TestPublisherFoldDuplicate(t *testing.T) {
+func TestPublisherFoldDuplicate(t *testing.T) { forEachBackend(t, testPublisherFoldDuplicate) }
+
+func testPublisherFoldDuplicate(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "target", ID: "o1", MaxAttempts: 9})
 	mustOutbox(t, s, "o1")
 	p := newPublisher(t, s, PublisherOptions{Mode: ModeFold})
@@ -245,9 +255,11 @@ func TestPublisherFoldDuplicate(t *testing.T) {
 	}
 }
 
-func TestPublisherBadInput(t *testing.T) {
+func TestPublisherBadInput(t *testing.T) { forEachBackend(t, testPublisherBadInput) }
+
+func testPublisherBadInput(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, _ := testStore(t)
+	s, _ := testStore(t, b)
 	for _, tc := range []struct {
 		name string
 		st   outboxStore
@@ -280,9 +292,11 @@ func TestPublisherBadInput(t *testing.T) {
 // at once, because the commit signals the outbox's subscribers. On SQLite it runs in a synctest
 // bubble (see inBubble): the enqueue always lands while Run sleeps, and the fake clock proves no
 // poll interval elapsed before the delivery.
-func TestPublisherRun(t *testing.T) {
-	inBubble(t, func(t *testing.T, settle func()) {
-		s, _ := testStore(t)
+func TestPublisherRun(t *testing.T) { forEachBackend(t, testPublisherRun) }
+
+func testPublisherRun(t *testing.T, b Backend) {
+	inBubble(t, b, func(t *testing.T, settle func()) {
+		s, _ := testStore(t, b)
 		delivered := make(chan string, 4)
 		p := newPublisher(t, s, PublisherOptions{Mode: ModeFold, PollInterval: 10 * time.Second,
 			Wake: func(mb string) { delivered <- mb }})
@@ -297,7 +311,7 @@ func TestPublisherRun(t *testing.T) {
 		case <-time.After(3 * time.Second):
 			t.Fatal("Run did not wake on an outbox enqueue")
 		}
-		if waited := time.Since(start); bubbled(t) && waited != 0 {
+		if waited := time.Since(start); bubbled(b) && waited != 0 {
 			t.Fatalf("delivered after %v of (fake) time: Run waited instead of waking", waited)
 		}
 		cancel()
@@ -310,11 +324,13 @@ func TestPublisherRun(t *testing.T) {
 // TestPublisherDeadLetters: a delivery that fails on the row's last attempt dead-letters the row;
 // an earlier failure releases it after RetryDelay; a row Check refuses is dead-lettered at once
 // with Check's message and never enqueued.
-func TestPublisherDeadLetters(t *testing.T) {
+func TestPublisherDeadLetters(t *testing.T) { forEachBackend(t, testPublisherDeadLetters) }
+
+func testPublisherDeadLetters(t *testing.T, b Backend) {
 	for _, mode := range []PublishMode{ModeFold, ModeSplit} {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := context.Background()
-			s, clk := testStore(t)
+			s, clk := testStore(t, b)
 			for _, m := range []OutboxMessage{
 				{ID: "flaky", Target: "t", MaxAttempts: 1, MaxDeliveryAttempts: 2},
 				{ID: "poison", Target: "t", MaxAttempts: 1, Payload: []byte("{")},

@@ -55,11 +55,13 @@ func (f fixedRetry) Retry(error, int) (time.Duration, bool) { return f.delay, f.
 // store and checks the recorded history: one event per operation and protocol step (a step's own
 // store calls are not recorded apart), write events numbered 1, 2, 3, ... in commit order without
 // gaps, reads placed after the commit they saw, and the results as the callers got them.
-func TestRecorderEvents(t *testing.T) {
+func TestRecorderEvents(t *testing.T) { forEachBackend(t, testRecorderEvents) }
+
+func testRecorderEvents(t *testing.T, b Backend) {
 	ctx := context.Background()
 	clk := NewManualClock(base)
 	log := &eventLog{}
-	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: clk, Recorder: log})
 
 	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 2})
 	mustEnqueue(t, s, NewMessage{Mailbox: "b", ID: "m2", MaxAttempts: 2})
@@ -158,11 +160,13 @@ func TestRecorderEvents(t *testing.T) {
 
 // TestRecorderLeaseLostStep: a handle that finds its lease taken over changes nothing and is
 // recorded as a read placed after the commit it saw.
-func TestRecorderLeaseLostStep(t *testing.T) {
+func TestRecorderLeaseLostStep(t *testing.T) { forEachBackend(t, testRecorderLeaseLostStep) }
+
+func testRecorderLeaseLostStep(t *testing.T, b Backend) {
 	ctx := context.Background()
 	clk := NewManualClock(base)
 	log := &eventLog{}
-	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: clk, Recorder: log})
 	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 3})
 	ok := func(context.Context, *Message) (Effects, error) { return nil, nil }
 	w1, _ := NewConsumer(s, ok, ConsumerOptions{Mailbox: "a", LeaseFor: time.Second})
@@ -189,10 +193,14 @@ func TestRecorderLeaseLostStep(t *testing.T) {
 // their observed results (a duplicate, a new version or a version conflict); a checkpoint load is
 // a read placed after the commit it saw, not_found included.
 func TestRecorderDedupAndCheckpoints(t *testing.T) {
+	forEachBackend(t, testRecorderDedupAndCheckpoints)
+}
+
+func testRecorderDedupAndCheckpoints(t *testing.T, b Backend) {
 	ctx := context.Background()
 	clk := NewManualClock(base)
 	log := &eventLog{}
-	s := openAt(t, testTarget(t), Options{Clock: clk, Recorder: log})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: clk, Recorder: log})
 	for _, want := range []bool{false, true} {
 		if already, err := s.MarkProcessed(ctx, "g", "m1", 2*time.Second); err != nil || already != want {
 			t.Fatalf("mark: %v %v, want already %v", already, err, want)
@@ -229,8 +237,10 @@ func TestRecorderDedupAndCheckpoints(t *testing.T) {
 }
 
 // TestRecorderOffTouchesNothing: a store without a recorder never creates the commit counter.
-func TestRecorderOffTouchesNothing(t *testing.T) {
-	s, _ := testStore(t)
+func TestRecorderOffTouchesNothing(t *testing.T) { forEachBackend(t, testRecorderOffTouchesNothing) }
+
+func testRecorderOffTouchesNothing(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "m1"})
 	var n int
 	err := s.ExecTx(context.Background(), true, func(ctx context.Context) error {
@@ -263,13 +273,15 @@ func TestRecorderForms(t *testing.T) {
 // into the commit log of its database in the transaction that commits it; a second store on the
 // same database (another process) continues the same numbering into the same log; a rolled-back
 // transaction leaves nothing there. A database no CommitLog store opened has no log to read.
-func TestCommitLog(t *testing.T) {
+func TestCommitLog(t *testing.T) { forEachBackend(t, testCommitLog) }
+
+func testCommitLog(t *testing.T, b Backend) {
 	ctx := context.Background()
 	clk := NewManualClock(base)
-	target := testTarget(t)
+	target := testTarget(t, b)
 	log1, log2 := &eventLog{}, &eventLog{}
-	s1 := openAt(t, target, Options{Clock: clk, Recorder: log1, CommitLog: true})
-	s2 := openAt(t, target, Options{Clock: clk, Recorder: log2, CommitLog: true})
+	s1 := openAt(t, b, target, Options{Clock: clk, Recorder: log1, CommitLog: true})
+	s2 := openAt(t, b, target, Options{Clock: clk, Recorder: log2, CommitLog: true})
 
 	mustEnqueue(t, s1, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 2})
 	mustEnqueue(t, s2, NewMessage{Mailbox: "a", ID: "m2", MaxAttempts: 2})
@@ -315,7 +327,7 @@ func TestCommitLog(t *testing.T) {
 		}
 	}
 
-	plain := openAt(t, testTarget(t), Options{Clock: clk})
+	plain := openAt(t, b, testTarget(t, b), Options{Clock: clk})
 	if _, err := plain.CommitLog(ctx); err == nil {
 		t.Error("a database without a commit log: CommitLog returned no error")
 	}

@@ -10,9 +10,11 @@ import (
 // attempts reset and are delivered again; each redrive is recorded with when and why; a second
 // redrive, and a redrive of an id that is not dead-lettered, report ErrNotFound and record
 // nothing.
-func TestRedrive(t *testing.T) {
+func TestRedrive(t *testing.T) { forEachBackend(t, testRedrive) }
+
+func testRedrive(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "m1", Key: "k", Priority: 2, MaxAttempts: 2, Payload: []byte("p1")})
 	mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: "acked", MaxAttempts: 1})
 	if m := mustLease(t, s, "mb", time.Minute); m.ID != "m1" {
@@ -92,8 +94,10 @@ func TestRedrive(t *testing.T) {
 	}
 }
 
-func TestRedriveBadInput(t *testing.T) {
-	s, _ := testStore(t)
+func TestRedriveBadInput(t *testing.T) { forEachBackend(t, testRedriveBadInput) }
+
+func testRedriveBadInput(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	wantErr(t, s.Redrive(ctx, "", "why"), ErrInvalidArgument)
 	wantErr(t, s.Redrive(ctx, "id", ""), ErrInvalidArgument)

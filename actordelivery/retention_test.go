@@ -10,9 +10,11 @@ import (
 // first, never a ready message or a pending outbox row (completed and dead-lettered outbox rows
 // alike are final); the ids of purged messages and dead
 // letters stay duplicates until their dedup horizon has passed, outbox ids do not.
-func TestPurge(t *testing.T) {
+func TestPurge(t *testing.T) { forEachBackend(t, testPurge) }
+
+func testPurge(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	for _, id := range []string{"a", "b", "c", "ready"} {
 		mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id})
 	}
@@ -94,8 +96,10 @@ func TestPurge(t *testing.T) {
 	}
 }
 
-func TestPurgeBadInput(t *testing.T) {
-	s, _ := testStore(t)
+func TestPurgeBadInput(t *testing.T) { forEachBackend(t, testPurgeBadInput) }
+
+func testPurgeBadInput(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name               string
@@ -119,9 +123,11 @@ func TestPurgeBadInput(t *testing.T) {
 // after it, and PurgeAll still removes the rows behind where it resumes (rows that became final
 // behind its cursor meanwhile): once its resumed calls find nothing it calls from the oldest row,
 // and stops only when such a call removes nothing. Their ids are retired as any purge's are.
-func TestPurgeAllResumes(t *testing.T) {
+func TestPurgeAllResumes(t *testing.T) { forEachBackend(t, testPurgeAllResumes) }
+
+func testPurgeAllResumes(t *testing.T, b Backend) {
 	ctx := context.Background()
-	s, clk := testStore(t)
+	s, clk := testStore(t, b)
 	key := func(id string) purgeKey { return purgeKey{final: clk.Now().UnixMilli(), id: id} }
 	keys := map[string]purgeKey{}
 	for _, id := range []string{"a1", "a2", "a3", "a4", "d1", "d2"} {

@@ -21,7 +21,7 @@ func TestOpenPragmasAndSchema(t *testing.T) {
 	}{{"", 2}, {"FULL", 2}, {"normal", 1}} {
 		t.Run("sync="+tc.sync, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "a.db")
-			s := openAt(t, path, Options{Synchronous: tc.sync})
+			s := openAt(t, BackendSQLite, path, Options{Synchronous: tc.sync})
 			var mode string
 			var syncv, version int
 			if err := s.wdb.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
@@ -45,12 +45,12 @@ func TestOpenPragmasAndSchema(t *testing.T) {
 
 func TestOpenReopensWithoutRemigrating(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
-	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	s := openAt(t, BackendSQLite, path, Options{Clock: NewManualClock(base)})
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2 := openAt(t, path, Options{Clock: NewManualClock(base)})
+	s2 := openAt(t, BackendSQLite, path, Options{Clock: NewManualClock(base)})
 	var rows int
 	if err := s2.wdb.QueryRow(`SELECT COUNT(*) FROM schema_version`).Scan(&rows); err != nil {
 		t.Fatal(err)
@@ -63,14 +63,16 @@ func TestOpenReopensWithoutRemigrating(t *testing.T) {
 	}
 }
 
-func TestOpenRefusesNewerSchema(t *testing.T) {
-	target := testTarget(t)
-	s := openAt(t, target, Options{})
+func TestOpenRefusesNewerSchema(t *testing.T) { forEachBackend(t, testOpenRefusesNewerSchema) }
+
+func testOpenRefusesNewerSchema(t *testing.T, b Backend) {
+	target := testTarget(t, b)
+	s := openAt(t, b, target, Options{})
 	if _, err := s.wdb.Exec(`INSERT INTO schema_version (version, applied_at) VALUES (999, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	_ = s.Close()
-	_, err := OpenBackend(backendOf(t), target, Options{})
+	_, err := OpenBackend(b, target, Options{})
 	want := fmt.Sprintf("database schema version 999 is newer than this build's %d", SchemaVersion())
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open of a newer schema: err = %v, want it to say %q", err, want)
@@ -81,11 +83,15 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 // name already exists with other columns) rolls back whole: no table of the migration and no
 // schema version remain, and the application's own table is untouched.
 func TestOpenFailedMigrationLeavesNothing(t *testing.T) {
-	target := testTarget(t)
+	forEachBackend(t, testOpenFailedMigrationLeavesNothing)
+}
+
+func testOpenFailedMigrationLeavesNothing(t *testing.T, b Backend) {
+	target := testTarget(t, b)
 	const prefix = "app_"
 	var raw *sql.DB
 	var err error
-	if backendOf(t) == BackendSQLite {
+	if b == BackendSQLite {
 		raw, err = sql.Open("sqlite3", target)
 	} else {
 		raw, err = sql.Open("pgx", target)
@@ -97,7 +103,7 @@ func TestOpenFailedMigrationLeavesNothing(t *testing.T) {
 	if _, err := raw.Exec(`CREATE TABLE app_outbox (mine TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenBackend(backendOf(t), target, Options{TablePrefix: prefix})
+	s, err := OpenBackend(b, target, Options{TablePrefix: prefix})
 	if err == nil {
 		_ = s.Close()
 		t.Fatal("Open succeeded over a conflicting table")
@@ -114,18 +120,20 @@ func TestOpenFailedMigrationLeavesNothing(t *testing.T) {
 	if _, err := raw.Exec(`DROP TABLE app_outbox`); err != nil {
 		t.Fatal(err)
 	}
-	s = openAt(t, target, Options{TablePrefix: prefix})
+	s = openAt(t, b, target, Options{TablePrefix: prefix})
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a"})
 }
 
 // TestTablePrefix: stores with different prefixes on one database are independent; a prefix that
 // is not a plain identifier is refused before anything is touched.
-func TestTablePrefix(t *testing.T) {
-	target := testTarget(t)
+func TestTablePrefix(t *testing.T) { forEachBackend(t, testTablePrefix) }
+
+func testTablePrefix(t *testing.T, be Backend) {
+	target := testTarget(t, be)
 	ctx := context.Background()
-	a := openAt(t, target, Options{TablePrefix: "a_"})
-	b := openAt(t, target, Options{TablePrefix: "b_"})
-	plain := openAt(t, target, Options{})
+	a := openAt(t, be, target, Options{TablePrefix: "a_"})
+	b := openAt(t, be, target, Options{TablePrefix: "b_"})
+	plain := openAt(t, be, target, Options{})
 	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
 	if dup, err := b.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "x", MaxAttempts: 1}); err != nil || dup {
 		t.Fatalf("Enqueue of x under another prefix = %v, %v; want a fresh row", dup, err)
@@ -139,7 +147,7 @@ func TestTablePrefix(t *testing.T) {
 		t.Fatalf("unprefixed store sees %v, %v", ms, err)
 	}
 	for _, bad := range []string{"A_", "1x", "x-y", "x y", "x;drop table messages", `"x"`, "ü", strings.Repeat("p", 41)} {
-		s, err := OpenBackend(backendOf(t), target, Options{TablePrefix: bad})
+		s, err := OpenBackend(be, target, Options{TablePrefix: bad})
 		if s != nil {
 			_ = s.Close()
 		}
@@ -175,7 +183,7 @@ func TestOpenBadArguments(t *testing.T) {
 
 func TestOpenPathWithURICharacters(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "we?ird#name%.db")
-	s := openAt(t, path, Options{})
+	s := openAt(t, BackendSQLite, path, Options{})
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database not at the given path: %v", err)
@@ -185,8 +193,10 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 	}
 }
 
-func TestClosedStore(t *testing.T) {
-	s, _ := testStore(t)
+func TestClosedStore(t *testing.T) { forEachBackend(t, testClosedStore) }
+
+func testClosedStore(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "x"})
 	if err := s.Close(); err != nil {
@@ -236,8 +246,8 @@ func TestClosedStore(t *testing.T) {
 func TestBusy(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
 	clk := NewManualClock(base)
-	a := openAt(t, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
-	b := openAt(t, path, Options{Clock: clk})
+	a := openAt(t, BackendSQLite, path, Options{Clock: clk, BusyTimeout: 30 * time.Millisecond})
+	b := openAt(t, BackendSQLite, path, Options{Clock: clk})
 	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
 	ctx := context.Background()
 
@@ -276,12 +286,14 @@ func TestBusy(t *testing.T) {
 	}
 }
 
-func TestExecTx(t *testing.T) {
+func TestExecTx(t *testing.T) { forEachBackend(t, testExecTx) }
+
+func testExecTx(t *testing.T, b Backend) {
 	ctx := context.Background()
 	boom := errors.New("boom")
 
 	t.Run("commit", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		before := s.Stats().Commits
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
@@ -300,7 +312,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("fn error rolls back and is returned unchanged", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
 				return err
@@ -315,7 +327,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("nested joins the outer transaction", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 			if err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 				_, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "inner", MaxAttempts: 1})
@@ -338,7 +350,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("panic rolls back", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -358,7 +370,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("commit error is returned", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		cctx, cancel := context.WithCancel(ctx)
 		err := s.ExecTx(cctx, false, func(ctx context.Context) error {
 			if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1}); err != nil {
@@ -382,7 +394,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("read-only refuses writes", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		err := s.ExecTx(ctx, true, func(ctx context.Context) error {
 			_, err := s.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1})
 			return err
@@ -399,7 +411,7 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("read-only does not take the writer lock", func(t *testing.T) {
-		s, _ := testStore(t)
+		s, _ := testStore(t, b)
 		mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a"})
 		inWrite, release := make(chan struct{}), make(chan struct{})
 		done := make(chan error)
@@ -441,8 +453,8 @@ func TestExecTx(t *testing.T) {
 	})
 
 	t.Run("another store's transaction is not joined", func(t *testing.T) {
-		s1, _ := testStore(t)
-		s2, _ := testStore(t)
+		s1, _ := testStore(t, b)
+		s2, _ := testStore(t, b)
 		err := s1.ExecTx(ctx, false, func(ctx context.Context) error {
 			_, err := s2.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "a", MaxAttempts: 1})
 			if err != nil {
@@ -457,8 +469,10 @@ func TestExecTx(t *testing.T) {
 	})
 }
 
-func TestNotify(t *testing.T) {
-	s, _ := testStore(t)
+func TestNotify(t *testing.T) { forEachBackend(t, testNotify) }
+
+func testNotify(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	ch, cancel := s.Subscribe("m")
 	defer cancel()
@@ -508,7 +522,7 @@ func TestNotify(t *testing.T) {
 
 // TestReadOnlyPoolIsQueryOnly guards the reader pool's configuration: a write through it fails.
 func TestReadOnlyPoolIsQueryOnly(t *testing.T) {
-	s := openAt(t, filepath.Join(t.TempDir(), "a.db"), Options{}) // SQLite's reader pool only
+	s := openAt(t, BackendSQLite, filepath.Join(t.TempDir(), "a.db"), Options{}) // SQLite's reader pool only
 	_, err := s.rdb.Exec(`DELETE FROM messages`)
 	if err == nil {
 		t.Fatal("reader pool accepted a write")
@@ -521,7 +535,9 @@ func TestReadOnlyPoolIsQueryOnly(t *testing.T) {
 	_ = tx.Rollback()
 }
 
-func TestManualClock(t *testing.T) {
+func TestManualClock(t *testing.T) { forEachBackend(t, testManualClock) }
+
+func testManualClock(t *testing.T, b Backend) {
 	var zero ManualClock
 	if !zero.Now().IsZero() {
 		t.Fatal("zero ManualClock does not read the zero time")
@@ -536,7 +552,7 @@ func TestManualClock(t *testing.T) {
 		t.Fatal("Set")
 	}
 	// The store sees exactly the clock's time, at millisecond resolution.
-	s := openAt(t, testTarget(t), Options{Clock: c})
+	s := openAt(t, b, testTarget(t, b), Options{Clock: c})
 	c.Advance(1234 * time.Millisecond)
 	mustEnqueue(t, s, NewMessage{Mailbox: "m", ID: "a", Delay: 2 * time.Second})
 	m := mustGet(t, s, "a")
@@ -573,7 +589,7 @@ func TestOpenUpgradesOutboxToDeadLetters(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	s := openAt(t, BackendSQLite, path, Options{Clock: NewManualClock(base)})
 	r := outboxState(t, s, "old")
 	if r.MaxDeliveryAttempts != DefaultMaxDeliveryAttempts || r.DeliveryAttempts != 3 || r.ClaimToken != "tok" || r.State != StatePending {
 		t.Fatalf("upgraded row %+v", r)
@@ -625,7 +641,7 @@ func TestOpenUpgradesToReadyIndexes(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s := openAt(t, path, Options{Clock: NewManualClock(base)})
+	s := openAt(t, BackendSQLite, path, Options{Clock: NewManualClock(base)})
 	var indexes []string
 	err = s.read(ctx, "indexes", func(q querier, _ int64) error {
 		rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_master

@@ -98,12 +98,14 @@ type stressProc struct {
 	cmd  *exec.Cmd
 }
 
-func TestStressProcesses(t *testing.T) {
+func TestStressProcesses(t *testing.T) { forEachBackend(t, testStressProcesses) }
+
+func testStressProcesses(t *testing.T, b Backend) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	workers, publishers := 2, 1
-	if backendOf(t) == BackendPostgres {
+	if b == BackendPostgres {
 		workers, publishers = 4, 2
 	}
 	n := stressCount(t)
@@ -115,8 +117,8 @@ func TestStressProcesses(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x57e55))
-	target := testTarget(t)
-	s := openAt(t, target, Options{})
+	target := testTarget(t, b)
+	s := openAt(t, b, target, Options{})
 	ctx := context.Background()
 	for lo := 0; lo < n; lo += 500 {
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
@@ -135,7 +137,7 @@ func TestStressProcesses(t *testing.T) {
 
 	start := func(role string) *stressProc {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), stressRoleEnv+"="+role, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(backendOf(t)))
+		cmd.Env = append(os.Environ(), stressRoleEnv+"="+role, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(b))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -188,7 +190,7 @@ func TestStressProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	summary := fmt.Sprintf("stress on %s: %d messages, %d workers + %d fold publishers, %d kills (seed %d), %v: %d acked, %d dead-lettered, %d effects, %d lost, %d doubled",
-		backendOf(t), n, workers, publishers, kills, seed, took.Round(time.Millisecond), acked, dead, effects, lost, doubled)
+		b, n, workers, publishers, kills, seed, took.Round(time.Millisecond), acked, dead, effects, lost, doubled)
 	t.Log(summary)
 	fmt.Println(summary)
 	if lost != 0 || doubled != 0 || acked+dead != n {
@@ -271,8 +273,10 @@ func stressVerdict(ctx context.Context, s *Store, n int) (acked, dead, lost, dou
 // TestStressVerdictCounts shows the stress test's verdict can fail: from a hand-made final state
 // it counts an effect applied twice, an effect on a dead letter, a message never acked and an ack
 // without its effect.
-func TestStressVerdictCounts(t *testing.T) {
-	s, _ := testStore(t)
+func TestStressVerdictCounts(t *testing.T) { forEachBackend(t, testStressVerdictCounts) }
+
+func testStressVerdictCounts(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	for i := range 5 {
 		mustEnqueue(t, s, NewMessage{Mailbox: "mb0", ID: fmt.Sprintf("s%06d", i)})

@@ -12,7 +12,9 @@ import (
 // handler's context cancelled with cause ErrDrainTimeout and commits nothing, whether its handler
 // then fails or succeeds: the message stays as stored (leased: under its lease, attempt counted;
 // leaseless: untouched), and the lease or peek rules deliver it again afterwards.
-func TestWorkersDrainTimeout(t *testing.T) {
+func TestWorkersDrainTimeout(t *testing.T) { forEachBackend(t, testWorkersDrainTimeout) }
+
+func testWorkersDrainTimeout(t *testing.T, b Backend) {
 	const leaseFor = time.Minute
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		for _, handler := range []struct {
@@ -28,8 +30,8 @@ func TestWorkersDrainTimeout(t *testing.T) {
 			}},
 		} {
 			t.Run(path.String()+"/"+handler.name, func(t *testing.T) {
-				inBubble(t, func(t *testing.T, settle func()) {
-					s, clk := testStore(t)
+				inBubble(t, b, func(t *testing.T, settle func()) {
+					s, clk := testStore(t, b)
 					mustEnqueue(t, s, NewMessage{Mailbox: "a", ID: "a-0", MaxAttempts: 3})
 					started := make(chan struct{}, 1)
 					causes := make(chan error, 1)
@@ -89,7 +91,11 @@ func TestWorkersDrainTimeout(t *testing.T) {
 
 // TestWorkersDrainTimeoutBadInput: a negative or too long drain timeout is refused by name.
 func TestWorkersDrainTimeoutBadInput(t *testing.T) {
-	s, _ := testStore(t)
+	forEachBackend(t, testWorkersDrainTimeoutBadInput)
+}
+
+func testWorkersDrainTimeoutBadInput(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	for _, d := range []time.Duration{-time.Second, MaxDuration + 1} {
 		err := RunWorkers(context.Background(), s, []string{"a"}, 1, okHandler, ConsumerOptions{DrainTimeout: d})
 		wantErr(t, err, ErrInvalidArgument)

@@ -59,8 +59,10 @@ func enqueueSpread(t testing.TB, s *Store, mailboxes []string, perMailbox int) [
 	return ids
 }
 
-func TestWorkersBadInput(t *testing.T) {
-	s, _ := testStore(t)
+func TestWorkersBadInput(t *testing.T) { forEachBackend(t, testWorkersBadInput) }
+
+func testWorkersBadInput(t *testing.T, b Backend) {
+	s, _ := testStore(t, b)
 	ctx := context.Background()
 	mbs := []string{"a", "b"}
 	for _, tc := range []struct {
@@ -95,11 +97,13 @@ func TestWorkersBadInput(t *testing.T) {
 // TestWorkersServeEveryMailbox: n workers over a set of mailboxes handle every message exactly
 // once; on the leaseless path no mailbox ever has two handlers running at once (each mailbox has
 // one worker), while on the leased path the workers share the mailboxes.
-func TestWorkersServeEveryMailbox(t *testing.T) {
+func TestWorkersServeEveryMailbox(t *testing.T) { forEachBackend(t, testWorkersServeEveryMailbox) }
+
+func testWorkersServeEveryMailbox(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
-			inBubble(t, func(t *testing.T, settle func()) {
-				s, _ := testStore(t)
+			inBubble(t, b, func(t *testing.T, settle func()) {
+				s, _ := testStore(t, b)
 				mbs := []string{"a", "b"}
 				ids := enqueueSpread(t, s, mbs, 5)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -142,11 +146,13 @@ func TestWorkersServeEveryMailbox(t *testing.T) {
 
 // TestWorkersDrain: cancelling the context while handlers run lets them finish and commit, starts
 // no new fetch, and returns only after every worker stopped.
-func TestWorkersDrain(t *testing.T) {
+func TestWorkersDrain(t *testing.T) { forEachBackend(t, testWorkersDrain) }
+
+func testWorkersDrain(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
-			inBubble(t, func(t *testing.T, settle func()) {
-				s, _ := testStore(t)
+			inBubble(t, b, func(t *testing.T, settle func()) {
+				s, _ := testStore(t, b)
 				mbs := []string{"a", "b"}
 				ids := enqueueSpread(t, s, mbs, 3)
 				started := make(chan string, len(ids))
@@ -239,15 +245,17 @@ func workersChild(s *Store, path Path) int {
 // commits the deliveries in flight, fetches nothing more and exits 0; a restart then handles the
 // rest. Nothing is lost (every message acked with its effect) and nothing in flight is handled
 // twice (every effect applied exactly once).
-func TestWorkersSIGTERM(t *testing.T) {
+func TestWorkersSIGTERM(t *testing.T) { forEachBackend(t, testWorkersSIGTERM) }
+
+func testWorkersSIGTERM(t *testing.T, b Backend) {
 	for _, path := range []Path{PathLeased, PathLeaseless} {
 		t.Run(path.String(), func(t *testing.T) {
-			target := testTarget(t)
-			s := openAt(t, target, Options{Clock: NewManualClock(base)})
+			target := testTarget(t, b)
+			s := openAt(t, b, target, Options{Clock: NewManualClock(base)})
 			ids := enqueueSpread(t, s, workersMailboxes, 4)
 
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), crashEnv+"="+workersChildMode+path.String(), crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(backendOf(t)))
+			cmd.Env = append(os.Environ(), crashEnv+"="+workersChildMode+path.String(), crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(b))
 			var stderr syncBuffer
 			cmd.Stderr = &stderr
 			stdin, err := cmd.StdinPipe()
