@@ -8,8 +8,10 @@ import (
 
 // WriteText renders the timeline for a terminal: a header, then per step one line
 // "#i @t [lanes] op args" followed by the expected result, the observed one when it differs, and
-// the rows the step touched. The divergence, if any, is marked with ">>" and repeated in full at
-// the end.
+// the rows the step touched. A step that leads to the focus is marked "*"; the divergence, if
+// any, is marked with ">>", shows both sides' lanes, and is repeated in full at the end. Every
+// other row draws its lanes from one side: the observed one where the step ran, the expected one
+// (marked "expected side") where it did not.
 func WriteText(w io.Writer, tl Timeline) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "trace %s (%s)\n", tl.Trace, tl.Origin)
@@ -20,35 +22,52 @@ func WriteText(w io.Writer, tl Timeline) error {
 		fmt.Fprintf(&b, "replayed against %s: %s\n", tl.Target, tl.Verdict)
 		fmt.Fprintf(&b, "verdict: %s\n", tl.Claim)
 	}
-	fmt.Fprintf(&b, "lanes: %s\n\n", strings.Join(tl.Lanes, ", "))
+	fmt.Fprintf(&b, "expected: %s\n", tl.ExpectedSide)
+	if tl.ObservedSide != "" {
+		fmt.Fprintf(&b, "observed: %s\n", tl.ObservedSide)
+	}
+	fmt.Fprintf(&b, "lanes: %s\n", strings.Join(tl.Columns, ", "))
+	if len(tl.Others) > 0 {
+		fmt.Fprintf(&b, "%s (no shown step takes part in them alone): %s\n", OtherLanes, strings.Join(tl.Others, ", "))
+	}
+	b.WriteString("\n")
 	for _, r := range tl.Rows {
 		if r.Gap > 0 {
 			fmt.Fprintf(&b, "   … %s collapsed (--window -1 shows every step)\n", r.GapText())
 			continue
 		}
 		mark := "  "
-		switch r.State {
-		case "diverged":
+		switch {
+		case r.State == "diverged":
 			mark = ">>"
-		case "not-run":
+		case r.State == "not-run":
 			mark = " ."
+		case r.Causal:
+			mark = " *"
 		}
-		fmt.Fprintf(&b, "%s #%-3d @%-4d [%s] %s %s\n", mark, r.Index, r.At, strings.Join(r.Lanes, ","), r.Op, r.Args)
+		handles := ""
+		if r.Handles != "" {
+			handles = " handles " + r.Handles
+		}
+		fmt.Fprintf(&b, "%s #%-3d @%-4d [%s] %s %s%s\n", mark, r.Index, r.At, strings.Join(r.Lanes, ","), r.Op, r.Args, handles)
 		fmt.Fprintf(&b, "          expected: %s\n", r.Expected)
 		if r.State == "diverged" {
 			fmt.Fprintf(&b, "          observed: %s\n", r.Observed)
+			writeLanes(&b, tl, r.ExpectedState, "expected side: ")
+			writeLanes(&b, tl, r.ObservedState, "observed side: ")
+			continue
 		}
-		for _, l := range tl.Lanes {
-			for _, row := range r.LaneState[l] {
-				fmt.Fprintf(&b, "          | %s: %s\n", l, row)
-			}
+		side, label := r.DefaultSide(), ""
+		if side == SideExpected && r.State != "" {
+			label = "expected side: "
 		}
+		writeLanes(&b, tl, r.LaneState(side), label)
 	}
 	if d := tl.Divergence; d != nil {
 		b.WriteString("\n")
 		if d.Step >= 0 {
 			fmt.Fprintf(&b, "divergence at step #%d: %s\n", d.Step, d.Reason)
-			fmt.Fprintf(&b, "  expected: %s\n  observed: %s\n", d.Expected, d.Observed)
+			fmt.Fprintf(&b, "  expected: %s\n    (%s)\n  observed: %s\n    (%s)\n", d.Expected, tl.ExpectedSide, d.Observed, tl.ObservedSide)
 		} else {
 			fmt.Fprintf(&b, "divergence at the final snapshot: %s\n", d.Reason)
 		}
@@ -58,8 +77,14 @@ func WriteText(w io.Writer, tl Timeline) error {
 				fmt.Fprintf(&b, "    %s\n", line)
 			}
 		}
+		if len(d.ExpectedRows) > 0 {
+			b.WriteString("  rows involved, expected side:\n")
+			for _, row := range d.ExpectedRows {
+				fmt.Fprintf(&b, "    %s\n", row)
+			}
+		}
 		if len(d.Rows) > 0 {
-			b.WriteString("  rows involved:\n")
+			b.WriteString("  rows involved, observed side:\n")
 			for _, row := range d.Rows {
 				fmt.Fprintf(&b, "    %s\n", row)
 			}
@@ -76,4 +101,13 @@ func WriteText(w io.Writer, tl Timeline) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeLanes writes one side's lane states, in lane order.
+func writeLanes(b *strings.Builder, tl Timeline, state map[string][]string, label string) {
+	for _, l := range tl.Lanes {
+		for _, row := range state[l] {
+			fmt.Fprintf(b, "          | %s%s: %s\n", label, l, row)
+		}
+	}
 }

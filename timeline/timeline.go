@@ -32,13 +32,21 @@ type Timeline struct {
 	Variant       string
 	PredictedStep int
 	Violates      string
+	// ExpectedSide and ObservedSide say, in a few words, whose behaviour each side of a row shows:
+	// the expected side is what the trace records (a counterexample's broken variant, else the
+	// correct store), the observed side is what the replay target did.
+	ExpectedSide, ObservedSide string
 	// Lanes are the mailboxes in order of first appearance, then one lane per consumer worker
 	// ("worker N") and per publisher ("publisher N"), then OutboxLane when the trace uses it.
 	Lanes []string
 	// LaneKinds maps each lane to its kind (LaneMailbox, LaneWorker, LanePublisher, LaneOutbox).
 	LaneKinds map[string]string
-	// Rows are the steps shown, in order; a run of steps far from the divergence is collapsed
-	// into one row with Gap set (see Input.Window).
+	// Columns are the lanes a view draws: the lanes a shown step takes part in, in lane order,
+	// then OtherLanes standing for Others, the lanes no shown step takes part in (when any).
+	Columns []string
+	Others  []string
+	// Rows are the steps shown, in order; a run of steps that do not lead to the focus is collapsed
+	// into one row with Gap set (see [Shown]).
 	Rows []Row
 	// Steps is the number of steps in the trace; Collapsed how many of them no row shows.
 	Steps, Collapsed int
@@ -51,26 +59,39 @@ type Timeline struct {
 	Divergence *Divergence
 }
 
+// OtherLanes is the column that stands for every lane no shown step takes part in.
+const OtherLanes = "other lanes"
+
 // Row is one step.
 type Row struct {
 	Index int
 	At    int64
 	Op    traces.Op
 	// Lanes are the lanes the step touches; all lanes for crash and advance_clock.
-	Lanes    []string
-	Args     string
+	Lanes []string
+	Args  string
+	// Handles names the message a consumer_handle works on, as "o1 (lease token 2)"; "" for
+	// other steps and for a handle whose worker holds nothing.
+	Handles string
+	// Causal is true for a step that leads to the focus (see [Causal]); such a step is never
+	// collapsed.
+	Causal bool
+	// Expected is the result the trace records; Observed the target's result when the step ran
+	// ("" when it did not run or was not replayed).
 	Expected string
-	// Observed is the target's result when the step ran ("" when it did not run or was not replayed).
 	Observed string
 	// State is "match", "diverged", "not-run" (after a divergence) or "" (not replayed).
 	State string
-	// Touched are the rows the step involved, as they stood after it ran (empty when unknown),
-	// in lane order; LaneState holds the same per lane: each lane's state after the step (the
-	// involved rows of a mailbox or of the outbox, what a worker holds, what a publisher did).
-	Touched   []string
-	LaneState map[string][]string
+	// ExpectedState and ObservedState hold each lane's state after the step on one side: the
+	// involved rows of a mailbox or of the outbox, what a worker holds, what a publisher did. A
+	// side is drawn from one source only: the expected side from the trace's results and the
+	// states of the target the trace claims to match, the observed side from the replay target's
+	// results and states. Either is nil when that side is unknown (not replayed, not run).
+	ExpectedState, ObservedState map[string][]string
 	// Gap, when > 0, makes this row a placeholder for Gap collapsed steps, Index to Index+Gap-1.
 	Gap int
+
+	everyLane bool // the step acts on, or could not be placed in, one lane: it is drawn in every lane
 }
 
 // GapText describes a gap row: how many steps it stands for, which, and how they went.
@@ -80,6 +101,41 @@ func (r Row) GapText() string {
 		return fmt.Sprintf("1 step (#%d, %s)", r.Index, what)
 	}
 	return fmt.Sprintf("%d steps (#%d–#%d, %s)", r.Gap, r.Index, r.Index+r.Gap-1, what)
+}
+
+// Side is the side of a row a view draws.
+type Side int
+
+const (
+	// SideObserved: what the replay target did.
+	SideObserved Side = iota
+	// SideExpected: what the trace records.
+	SideExpected
+)
+
+// Result is the row's result on side s ("" when that side did not run the step).
+func (r Row) Result(s Side) string {
+	if s == SideExpected {
+		return r.Expected
+	}
+	return r.Observed
+}
+
+// LaneState is the row's lane states on side s.
+func (r Row) LaneState(s Side) map[string][]string {
+	if s == SideExpected {
+		return r.ExpectedState
+	}
+	return r.ObservedState
+}
+
+// DefaultSide is the side a single-side view draws of r: the observed one where the step ran, the
+// expected one where it did not (after a divergence, or without a replay).
+func (r Row) DefaultSide() Side {
+	if r.State == "match" || r.State == "diverged" {
+		return SideObserved
+	}
+	return SideExpected
 }
 
 // Lane kinds, in the order lanes appear.
@@ -98,8 +154,10 @@ type Divergence struct {
 	Expected string
 	Observed string
 	Diff     string
-	// Rows are the target's rows involved, at the divergence.
-	Rows []string
+	// Rows are the target's rows involved, at the divergence; ExpectedRows the same rows as the
+	// expected side left them (nil when unknown).
+	Rows         []string
+	ExpectedRows []string
 }
 
 // Input is what Build lays out. Verdict and After are optional.
@@ -113,12 +171,25 @@ type Input struct {
 	// After holds, by step index, the target's state after that step (tokens as symbols). Steps
 	// without an entry show no rows.
 	After map[int]traces.Snapshot
-	// Window is how many steps to show on each side of the focus (the divergence, else the
-	// predicted step, else the start); steps farther away collapse into gap rows. 0 means
-	// DefaultWindow; a negative Window shows every step.
+	// ExpectedTarget names the target the trace claims to match (see [ExpectedTarget]), and
+	// ExpectedAfter its state after each step, as After does for the replay target. Both
+	// optional: without them the expected side shows the results and the actors only.
+	ExpectedTarget string
+	ExpectedAfter  map[int]traces.Snapshot
+	// Window is how many steps to show on each side of the focus besides the causal steps (see
+	// [Shown]). 0 means DefaultWindow; a negative Window shows every step.
 	Window int
 
 	_ struct{}
+}
+
+// ExpectedTarget is the target whose behaviour t records, so a replay against it matches: the
+// broken variant a counterexample names, else the reference model.
+func ExpectedTarget(t *traces.Trace) string {
+	if t.Expect.Variant != "" {
+		return t.Expect.Variant
+	}
+	return replay.TargetModel
 }
 
 // Build lays out a trace. It never fails: a step it cannot place in a lane goes to every lane.
@@ -126,6 +197,7 @@ func Build(in Input) Timeline {
 	t := in.Trace
 	tl := Timeline{Trace: t.Name, Origin: describeOrigin(t.Origin), Target: in.Target,
 		Variant: t.Expect.Variant, PredictedStep: t.Expect.DivergesAt, Violates: t.Expect.Violates}
+	tl.ExpectedSide, tl.ObservedSide = sideNames(t, in.Target, in.ExpectedTarget)
 	if in.Judgement != nil {
 		tl.Claim, tl.AsClaimed = in.Judgement.Summary, in.Judgement.AsClaimed
 	}
@@ -135,7 +207,12 @@ func Build(in Input) Timeline {
 	}
 	tl.Lanes, tl.LaneKinds = lanes.all()
 	tl.Steps = len(t.Steps)
-	show := Visible(len(t.Steps), Focus(t, in.Verdict), in.Window)
+	show := Shown(t, in.Verdict, in.Window)
+	causal := map[int]bool{}
+	for _, i := range causalSteps(t, in.Verdict) {
+		causal[i] = true
+	}
+	handled := HandledBy(t)
 	var fetchedBy = map[int]string{}
 	for i, s := range t.Steps {
 		if !show(i) {
@@ -146,13 +223,26 @@ func Build(in Input) Timeline {
 			}
 			tl.Collapsed++
 		} else {
-			row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result)}
-			row.Lanes = lanes.of(s, fetchedBy)
-			if len(row.Lanes) == 0 {
-				row.Lanes = slices.Clone(lanes.order)
+			row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result), Causal: causal[i]}
+			if h, ok := handled[i]; ok {
+				row.Handles = h.ID
+				if h.Token != 0 {
+					row.Handles += fmt.Sprintf(" (lease token %d)", h.Token)
+				}
 			}
+			row.Lanes = lanes.of(s, fetchedBy)
+			if len(row.Lanes) == 0 || touchesAll(s.Op) {
+				row.Lanes = slices.Clone(lanes.order)
+				row.everyLane = true
+			} else if slices.Equal(row.Lanes, lanes.order) && len(lanes.order) > 1 {
+				row.everyLane = true
+			}
+			ids := involvedIDs(s, fetchedBy)
 			if snap, ok := in.After[i]; ok {
-				row.LaneState = laneRows(snap, involvedIDs(s, fetchedBy), lanes)
+				row.ObservedState = laneRows(snap, ids, lanes)
+			}
+			if snap, ok := in.ExpectedAfter[i]; ok {
+				row.ExpectedState = laneRows(snap, ids, lanes)
 			}
 			tl.Rows = append(tl.Rows, row)
 		}
@@ -169,25 +259,87 @@ func Build(in Input) Timeline {
 			clear(fetchedBy)
 		}
 	}
+	var observed []*traces.Result // by step: the target's result; nil where it did not run
 	if in.Verdict != nil {
-		applyVerdict(&tl, t, in.Verdict)
+		observed = applyVerdict(&tl, t, in.Verdict, in.ExpectedAfter)
 	}
-	addActorStates(&tl, t)
-	for i := range tl.Rows {
-		r := &tl.Rows[i]
-		for _, l := range tl.Lanes {
-			r.Touched = append(r.Touched, r.LaneState[l]...)
-		}
+	addActorStates(&tl, t, SideExpected, func(i int) *traces.Result { return &t.Steps[i].Result })
+	if in.Verdict != nil {
+		addActorStates(&tl, t, SideObserved, func(i int) *traces.Result { return observed[i] })
 	}
+	tl.Columns, tl.Others = columns(tl)
 	finalDiff(&tl, t, in.Verdict)
 	return tl
 }
 
-// DefaultWindow is how many steps a timeline shows on each side of its focus.
-const DefaultWindow = 40
+// sideNames says whose behaviour each side shows.
+func sideNames(t *traces.Trace, target, expectedTarget string) (expected, observed string) {
+	if t.Expect.Variant != "" {
+		expected = fmt.Sprintf("what the broken variant %q did, as the trace records it", t.Expect.Variant)
+	} else {
+		expected = "what the correct store does, as the trace records it"
+	}
+	if expectedTarget != "" {
+		expected += fmt.Sprintf(" (rows from a replay against %s)", expectedTarget)
+	}
+	switch {
+	case target == "":
+	case replay.IsCorrectTarget(target):
+		observed = fmt.Sprintf("what the correct %s did (target %s)", correctNoun(target), target)
+	default:
+		observed = fmt.Sprintf("what the broken variant %q did (target %s)", target, target)
+	}
+	return expected, observed
+}
 
-// headSteps are always shown from the start of a trace, so its setup is visible.
-const headSteps = 10
+func correctNoun(target string) string {
+	if target == replay.TargetModel {
+		return "reference model"
+	}
+	return "store"
+}
+
+// columns picks the lanes a view draws: every lane a shown step takes part in on its own (a step
+// drawn in every lane does not count), the rest folded into OtherLanes.
+func columns(tl Timeline) (cols, others []string) {
+	part := map[string]bool{}
+	for _, r := range tl.Rows {
+		if r.Gap > 0 || r.everyLane {
+			continue
+		}
+		for _, l := range r.Lanes {
+			part[l] = true
+		}
+	}
+	for _, l := range tl.Lanes {
+		if part[l] {
+			cols = append(cols, l)
+		} else {
+			others = append(others, l)
+		}
+	}
+	switch {
+	case len(cols) == 0:
+		return slices.Clone(tl.Lanes), nil
+	case len(others) == 1:
+		return slices.Clone(tl.Lanes), nil
+	case len(others) > 0:
+		cols = append(cols, OtherLanes)
+	}
+	return cols, others
+}
+
+// DefaultWindow is how many steps a timeline shows on each side of its focus, besides the steps
+// that lead to it.
+const DefaultWindow = 3
+
+// shortTrace is the longest trace a view shows whole: collapsing a few steps of a short trace
+// saves less than it hides.
+const shortTrace = 30
+
+// minGap is the shortest run of steps a view collapses: a gap row for fewer steps hides more than
+// it saves.
+const minGap = 3
 
 // Focus is the step a view of t centres on: the divergence when v has one, else the step at which
 // t predicts the correct store refuses the bug, else the last step.
@@ -201,24 +353,117 @@ func Focus(t *traces.Trace, v *replay.Verdict) int {
 	return len(t.Steps) - 1
 }
 
-// Visible reports which of n steps a view shows: the first steps, window steps either side of
-// focus, and the last step. A negative window shows every step; 0 means DefaultWindow.
-func Visible(n, focus, window int) func(int) bool {
-	if window < 0 {
+// causalSteps are the steps that lead to the focus of a view of t (see [Causal]): besides what the
+// focus step refers to, the ids of an unexpected observed result, or of the rows a final snapshot
+// differs in.
+func causalSteps(t *traces.Trace, v *replay.Verdict) []int {
+	if len(t.Steps) == 0 {
+		return nil
+	}
+	var extra []string
+	if v != nil && v.Outcome == replay.Diverged {
+		if v.Step == replay.FinalStep {
+			extra = differingIDs(t.Final, v.End)
+		} else if v.Observed != nil {
+			if m := v.Observed.Message; m != nil {
+				extra = append(extra, m.ID)
+			}
+			for _, c := range v.Observed.Claimed {
+				extra = append(extra, c.ID)
+			}
+		}
+	}
+	return Causal(t, Focus(t, v), extra...)
+}
+
+// differingIDs lists the ids of the rows two snapshots hold differently (a row one of them lacks
+// included).
+func differingIDs(a, b *traces.Snapshot) []string {
+	if a == nil || b == nil {
+		return nil
+	}
+	render := func(s *traces.Snapshot) map[string]string {
+		out := map[string]string{}
+		for _, r := range s.Messages {
+			out["m:"+r.ID] = messageRow(r)
+		}
+		for _, r := range s.Outbox {
+			out["o:"+r.ID] = outboxRow(r)
+		}
+		for _, r := range s.DeadLetters {
+			out["d:"+r.ID] = deadRow(r)
+		}
+		for mb, ids := range s.Effects {
+			for _, id := range ids {
+				out["e:"+mb+":"+id] = id
+			}
+		}
+		return out
+	}
+	ra, rb := render(a), render(b)
+	seen := map[string]bool{}
+	var ids []string
+	for _, m := range []map[string]string{ra, rb} {
+		for k := range m {
+			if ra[k] != rb[k] {
+				id := k[strings.LastIndex(k, ":")+1:]
+				if !seen[id] {
+					seen[id] = true
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Shown reports which steps a view of t, replayed with verdict v (nil when not replayed), shows:
+// every step that leads to the focus ([Causal]), window steps either side of the focus, and the
+// last step; a run of fewer than three other steps is shown rather than collapsed. A trace of at
+// most 30 steps, or a negative window, shows every step; window 0 means DefaultWindow.
+func Shown(t *traces.Trace, v *replay.Verdict, window int) func(int) bool {
+	n := len(t.Steps)
+	if window < 0 || n <= shortTrace {
 		return func(int) bool { return true }
 	}
 	if window == 0 {
 		window = DefaultWindow
 	}
-	return func(i int) bool {
-		return i < headSteps || (i >= focus-window && i <= focus+window) || i == n-1
+	focus := Focus(t, v)
+	show := make([]bool, n)
+	for _, i := range causalSteps(t, v) {
+		show[i] = true
 	}
+	for i := max(0, focus-window); i <= min(n-1, focus+window); i++ {
+		show[i] = true
+	}
+	if n > 0 {
+		show[n-1] = true
+	}
+	for i := 0; i < n; {
+		if show[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && !show[j] {
+			j++
+		}
+		if j-i < minGap {
+			for k := i; k < j; k++ {
+				show[k] = true
+			}
+		}
+		i = j
+	}
+	return func(i int) bool { return i >= 0 && i < n && show[i] }
 }
 
-// addActorStates fills the worker and publisher lanes: what each worker holds after each shown
-// step and what each publisher's delivery did, as the target observed it (or the trace expects
-// it, when not replayed).
-func addActorStates(tl *Timeline, t *traces.Trace) {
+// addActorStates fills the worker and publisher lanes of one side: what each worker holds after
+// each shown step and what each publisher's delivery did, from that side's results (result(i) is
+// nil for a step that side did not run).
+func addActorStates(tl *Timeline, t *traces.Trace, side Side, result func(int) *traces.Result) {
 	holds := map[int]string{}
 	shown := map[int]*Row{}
 	for i := range tl.Rows {
@@ -227,10 +472,10 @@ func addActorStates(tl *Timeline, t *traces.Trace) {
 		}
 	}
 	for i, s := range t.Steps {
-		// The worker lanes follow the trace's expected results: up to the divergence they are
-		// also what the target did; the diverging row shows its observed result itself.
-		res := s.Result
-		r := shown[i]
+		res := result(i)
+		if res == nil {
+			break
+		}
 		switch s.Op {
 		case traces.OpConsumerFetch:
 			if res.Message != nil {
@@ -245,22 +490,22 @@ func addActorStates(tl *Timeline, t *traces.Trace) {
 				holds[w] = "idle: crashed, fetch forgotten"
 			}
 		}
-		if r == nil || r.State == "not-run" {
+		r := shown[i]
+		if r == nil {
 			continue
 		}
-		if r.LaneState == nil {
-			r.LaneState = map[string][]string{}
+		state := &r.ObservedState
+		if side == SideExpected {
+			state = &r.ExpectedState
+		}
+		if *state == nil {
+			*state = map[string][]string{}
 		}
 		switch s.Op {
 		case traces.OpConsumerFetch, traces.OpConsumerHandle:
-			lane := workerLane(s.Args.Worker)
-			r.LaneState[lane] = []string{holds[s.Args.Worker]}
+			(*state)[workerLane(s.Args.Worker)] = []string{holds[s.Args.Worker]}
 		case traces.OpPublisherDeliver:
-			did := r.Observed
-			if did == "" {
-				did = r.Expected
-			}
-			r.LaneState[publisherLane(s.Args.Publisher)] = []string{fmt.Sprintf("%s: %s", s.Args.ID, did)}
+			(*state)[publisherLane(s.Args.Publisher)] = []string{fmt.Sprintf("%s: %s", s.Args.ID, replay.FormatResult(s.Op, *res))}
 		}
 	}
 }
@@ -316,11 +561,20 @@ func (tl Timeline) Header() []HeaderLine {
 	return h
 }
 
-func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
+// applyVerdict marks each row with how its step went and returns, by step, the target's result
+// (nil for a step that did not run).
+func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict, expectedAfter map[int]traces.Snapshot) []*traces.Result {
 	tl.Verdict = v.String()
 	ran := len(t.Steps)
 	if v.Outcome != replay.Match && v.Step != replay.FinalStep {
 		ran = v.Step
+	}
+	observed := make([]*traces.Result, len(t.Steps))
+	for i := 0; i < ran && i < len(t.Steps); i++ {
+		observed[i] = &t.Steps[i].Result
+	}
+	if v.Outcome == replay.Diverged && v.Step != replay.FinalStep && v.Observed != nil && v.Step < len(t.Steps) {
+		observed[v.Step] = v.Observed
 	}
 	for k := range tl.Rows {
 		r := &tl.Rows[k]
@@ -340,10 +594,11 @@ func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
 			}
 		default:
 			r.State = "not-run"
+			r.ObservedState = nil
 		}
 	}
 	if v.Outcome != replay.Diverged {
-		return
+		return observed
 	}
 	d := &Divergence{Step: v.Step, Reason: v.Reason, Diff: v.Diff}
 	if v.Step != replay.FinalStep {
@@ -354,10 +609,34 @@ func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
 			d.Observed = replay.FormatResult(v.Op, *v.Observed)
 		}
 		d.Rows = rowsOf(v.Rows, nil)
+		if snap, ok := expectedAfter[v.Step]; ok {
+			d.ExpectedRows = rowsOf(snap, rowIDs(v.Rows))
+		}
 	} else {
 		d.Expected, d.Observed = "final snapshot as the trace records it", "final snapshot of the target"
 	}
 	tl.Divergence = d
+	return observed
+}
+
+// rowIDs are the ids of a snapshot's rows.
+func rowIDs(s traces.Snapshot) map[string]bool {
+	ids := map[string]bool{}
+	for _, r := range s.Messages {
+		ids[r.ID] = true
+	}
+	for _, r := range s.Outbox {
+		ids[r.ID] = true
+	}
+	for _, r := range s.DeadLetters {
+		ids[r.ID] = true
+	}
+	for _, l := range s.Effects {
+		for _, id := range l {
+			ids[id] = true
+		}
+	}
+	return ids
 }
 
 func describeOrigin(o traces.Origin) string {

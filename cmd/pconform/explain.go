@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,22 +50,10 @@ finding, 2 usage, 3 could not run.`,
 			var v replay.Verdict
 			var j replay.Judgement
 			if !noReplay {
-				// Snapshots only for the steps the views show: a long trace is collapsed around the
-				// predicted step, and replayed again when it diverges somewhere else.
-				shown := timeline.Visible(len(t.Steps), timeline.Focus(t, nil), window)
-				var after map[int]traces.Snapshot
-				v, after, err = replayTrace(c.Context(), t, f, opts, shown)
-				if err != nil {
+				if err := explainReplay(c.Context(), t, f, opts, &in); err != nil {
 					return err
 				}
-				if focus := timeline.Focus(t, &v); !shown(focus) {
-					shown = timeline.Visible(len(t.Steps), focus, window)
-					if v, after, err = replayTrace(c.Context(), t, f, opts, shown); err != nil {
-						return err
-					}
-				}
-				j = replay.Judge(t, f.target, v)
-				in.Target, in.Verdict, in.After, in.Judgement = f.target, &v, after, &j
+				v, j = *in.Verdict, *in.Judgement
 			}
 			tl := timeline.Build(in)
 			if err := timeline.WriteText(c.OutOrStdout(), tl); err != nil {
@@ -101,4 +90,45 @@ finding, 2 usage, 3 could not run.`,
 	c.Flags().BoolVar(&noReplay, "no-replay", false, "show the trace as recorded, without replaying it")
 	c.Flags().IntVar(&window, "window", 0, fmt.Sprintf("steps shown on each side of the divergence (or the predicted step); farther ones collapse (0: %d, -1: show every step)", timeline.DefaultWindow))
 	return c
+}
+
+// explainReplay replays t for a view: against the chosen target (the observed side) and, when that
+// is not already it, against the target the trace claims to match (the expected side), each with
+// snapshots for the steps the view shows. Which steps those are depends on the verdict, so a
+// replay that moves the focus runs once more.
+func explainReplay(ctx context.Context, t *traces.Trace, f replayFlags, opts replay.Options, in *timeline.Input) error {
+	shown := timeline.Shown(t, nil, in.Window)
+	v, after, err := replayTrace(ctx, t, f, opts, shown)
+	if err != nil {
+		return err
+	}
+	if again := timeline.Shown(t, &v, in.Window); !sameSteps(len(t.Steps), shown, again) {
+		shown = again
+		if v, after, err = replayTrace(ctx, t, f, opts, shown); err != nil {
+			return err
+		}
+	}
+	j := replay.Judge(t, f.target, v)
+	in.Target, in.Verdict, in.After, in.Judgement = f.target, &v, after, &j
+	in.ExpectedTarget = timeline.ExpectedTarget(t)
+	if in.ExpectedTarget == f.target {
+		in.ExpectedAfter = after
+		return nil
+	}
+	ef := f
+	ef.target = in.ExpectedTarget
+	// The expected side is context, not the verdict: a trace its own target cannot replay still
+	// gets a page, with the expected side's rows up to where that replay stopped.
+	_, in.ExpectedAfter, err = replayTrace(ctx, t, ef, opts, shown)
+	return err
+}
+
+// sameSteps reports whether two step filters agree on every one of n steps.
+func sameSteps(n int, a, b func(int) bool) bool {
+	for i := range n {
+		if a(i) != b(i) {
+			return false
+		}
+	}
+	return true
 }
