@@ -83,7 +83,7 @@ func benchPurgeWhileConsuming(b *testing.B, backend Backend) {
 		if backend == BackendPostgres {
 			// The backlog arrived through SQL in one burst, so autovacuum would process the
 			// table in the first seconds of the measurement (it did, in the baseline phase:
-			// docs/performance.md, "Retention"); a table that grew over time has been vacuumed
+			// docs/notes/2026-12-01-performance-rounds.md, "Retention"); a table that grew over time has been vacuumed
 			// and analyzed as it grew.
 			if _, err := s.wdb.Exec(`VACUUM ANALYZE messages`); err != nil {
 				b.Fatal(err)

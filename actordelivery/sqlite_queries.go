@@ -30,8 +30,8 @@ const msgCols = `seq, id, mailbox, key, priority, max_attempts, attempts, availa
 // as go-sqlite3 bundles it) compares a bare parameter with the literals of the partial indexes'
 // WHERE clauses while it plans this query, and then marks the statement to be re-prepared each
 // time that parameter is bound again: every peek and every lease was parsed and planned anew
-// despite the statement cache, at 3 to 5 times the cost of running it (see docs/performance.md,
-// "Statements compiled at every execution"). Through the CAST the planner sees an expression, not
+// despite the statement cache, at 3 to 5 times the cost of running it (see
+// docs/notes/2026-12-01-performance-rounds.md, "Statements compiled at every execution"). Through the CAST the planner sees an expression, not
 // a bound value, and the cached statement is reused. The plan is the same, an equality probe of
 // messages_next (TestHotStatementPlans).
 const qNextCandidate = `
@@ -229,7 +229,7 @@ const (
 // Why the bound: PostgreSQL leaves a deleted row's index entries in place until VACUUM, so an
 // oldest-first batch that starts at the beginning of the index reads again every leaf page the
 // batches before it emptied; a purge of n rows read O(n²) index pages, each batch more than the
-// one before (docs/performance.md, "Retention"). The bound is an index condition: each batch starts
+// one before (docs/notes/2026-12-01-performance-rounds.md, "Retention"). The bound is an index condition: each batch starts
 // where the previous one stopped (TestPostgresPurgeResumes).
 
 const (

@@ -597,7 +597,7 @@ func (s *Store) readOn(ctx context.Context, op string, pool *sql.DB, fn func(q q
 // transaction of its own (autocommit): the statement is atomic and durable exactly as inside
 // ExecTx, without BEGIN IMMEDIATE and COMMIT as statements of their own and without database/sql's
 // transaction bookkeeping, which together cost more CPU than the statement itself (see
-// docs/performance.md, "Round 7"). It counts as one commit (Stats; Metrics.ObserveCommit with the
+// docs/notes/2026-12-01-performance-rounds.md, "Round 7"). It counts as one commit (Stats; Metrics.ObserveCommit with the
 // statement's duration, which includes its commit), or as one rollback when it fails. Only for a
 // single statement that is a whole write, on a SQLite store that does not record (a recorded write
 // takes the commit lock in ExecTx), with no transaction of this store in ctx.

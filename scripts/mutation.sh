@@ -59,7 +59,7 @@
 # line ends "-- oracle part P timed out after Ns in TestX". The default, 600 s, is over four times
 # gremlins' coverage pass of the whole oracle on both backends under load (143 s, both test
 # binaries built with coverage and all six tests run) and seven times the longest part measured
-# on SQLite alone (replay 82.8 s; docs/gate.md), so a slow but correct run is never cut short; and
+# on SQLite alone (replay 82.8 s; docs/notes/2026-12-01-gate-history.md), so a slow but correct run is never cut short; and
 # far below gremlins' limit (the coverage pass times the coefficient 30).
 set -euo pipefail
 # shellcheck source=scripts/env.sh

@@ -20,7 +20,7 @@
 # counterexample's one run (made with -v, it stops at its bug). The gate's corpora are made from
 # these (`pconform-corpus -from models/p/PCheckerOutput/recorded`). The verdict runs themselves go
 # without -v: -v roughly doubles a run's CPU, and nothing reads the logs of schedules past the
-# corpora's (docs/gate.md, "Why two runs per green test").
+# corpora's (docs/notes/2026-12-01-gate-history.md, "The checker's runs").
 #
 # Nothing is computed twice: every checker run's output is kept in a content-addressed cache,
 # keyed by the P sources (every .p and .pproj), `p --version`, the .NET runtimes, and the run's
