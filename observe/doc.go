@@ -1,6 +1,6 @@
 // Package observe checks what the real store did. It reads the history an actordelivery Recorder
 // wrote (JSON lines, or the same events as slog JSON records), puts it in commit order, turns it
-// into a pconform.trace/v1 trace of origin kind "observed", and checks that trace against the Go
+// into a trace (traces.Format) of origin kind "observed", and checks that trace against the Go
 // reference model, which must agree with every observed result when it steps through the history
 // in commit order (CheckModel).
 //

@@ -32,7 +32,7 @@ func ExampleWrite() {
 	}
 	// Output:
 	// {
-	//   "format": "pconform.trace/v1",
+	//   "format": "pconform.trace/v2",
 	//   "name": "enqueue-then-lease",
 	//   "origin": {
 	//     "kind": "hand"
@@ -58,7 +58,7 @@ func ExampleWrite() {
 
 // Errors name the file, the step and the field; a *ParseError carries them as values.
 func ExampleRead() {
-	const file = `{"format": "pconform.trace/v1", "name": "x", "origin": {"kind": "hand"},
+	const file = `{"format": "pconform.trace/v2", "name": "x", "origin": {"kind": "hand"},
  "expect": {"diverges_at": -1}, "final": null, "steps": [
   {"op": "lease", "at": 3, "args": {"mailbox": "inbox", "lease_for": 0}, "result": {"message": null}}]}`
 	_, err := traces.Read(strings.NewReader(file), "corpus/x.json")

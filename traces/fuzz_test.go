@@ -17,12 +17,13 @@ import (
 // a *ParseError wrapping ErrSyntax or ErrInvalid, or a trace that Marshal accepts and that reads
 // back equal, with a byte-identical second encoding. It must never panic.
 //
-// The seed corpus in testdata/fuzz/FuzzRead holds every file of testdata/good and testdata/bad
-// (TestFuzzCorpusInSync keeps it so). Run with
+// The seed corpus in testdata/fuzz/FuzzRead holds every file of testdata/good, testdata/bad and
+// testdata/versions (TestFuzzCorpusInSync keeps it so). Run with
 //
 //	go test ./traces -run '^$' -fuzz FuzzRead -fuzztime 60s
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"format": "pconform.trace/v2", "name": "n", "origin": {"kind": "hand"}, "expect": {"diverges_at": -1}, "steps": [], "final": null}`))
 	f.Add([]byte(`{"format": "pconform.trace/v1", "name": "n", "origin": {"kind": "hand"}, "expect": {"diverges_at": -1}, "steps": [], "final": null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := Unmarshal(data, "fuzz")
@@ -67,12 +68,12 @@ func checkRoundTrip(tr *Trace) error {
 	return nil
 }
 
-// TestFuzzCorpusInSync checks that the committed seed corpus holds exactly the good and bad example
-// files, in the go test fuzz v1 encoding; -update rewrites it.
+// TestFuzzCorpusInSync checks that the committed seed corpus holds exactly the good, bad and
+// earlier-version example files, in the go test fuzz v1 encoding; -update rewrites it.
 func TestFuzzCorpusInSync(t *testing.T) {
 	const dir = "testdata/fuzz/FuzzRead"
 	want := map[string][]byte{}
-	for _, pattern := range []string{"testdata/good/*.json", "testdata/bad/*.json"} {
+	for _, pattern := range []string{"testdata/good/*.json", "testdata/bad/*.json", "testdata/versions/*.json"} {
 		for _, path := range files(t, pattern) {
 			data, err := os.ReadFile(path)
 			if err != nil {

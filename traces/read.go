@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -312,6 +313,8 @@ func (p *treeParser) str() (string, error) {
 type decoder struct {
 	errCtx
 	v validator
+	// version is the file's format version, one of Formats.
+	version string
 }
 
 // presenceCheck inspects which members an object has before any value is decoded.
@@ -417,8 +420,8 @@ func (d *decoder) trace(root *node) (*Trace, error) {
 	}
 	// The format is checked before anything else, so a file of another format version is named as
 	// such instead of failing on some field that version introduced.
-	if f := root.get("format"); f != nil && f.kind == kindString && f.text != Format {
-		return nil, d.errf("format", "must be %q, got %q", Format, f.text)
+	if f := root.get("format"); f != nil && f.kind == kindString && !knownFormat(f.text) {
+		return nil, d.errf("format", "unknown format version %q; this reader reads %s", f.text, describeFormats())
 	}
 	present, err := d.members(root, "", func(k string) bool { return contains(topLevel, k) })
 	if err != nil {
@@ -428,9 +431,11 @@ func (d *decoder) trace(root *node) (*Trace, error) {
 		return nil, err
 	}
 	t := new(Trace)
-	if t.Format, err = d.str(present["format"], "format"); err != nil {
+	if d.version, err = d.str(present["format"], "format"); err != nil {
 		return nil, err
 	}
+	// Every version this reader knows is upgraded in memory to the current one as it is decoded.
+	t.Format = Format
 	if t.Name, err = d.str(present["name"], "name"); err != nil {
 		return nil, err
 	}
@@ -548,7 +553,7 @@ func (d *decoder) snapshot(n *node) (*Snapshot, error) {
 	if n.kind == kindNull {
 		return nil, nil
 	}
-	present, err := d.members(n, "final", func(k string) bool { return contains(snapshotMembers, k) })
+	present, err := d.members(n, "final", func(k string) bool { return k == "unknown" || contains(snapshotMembers, k) })
 	if err != nil {
 		return nil, err
 	}
@@ -556,13 +561,27 @@ func (d *decoder) snapshot(n *node) (*Snapshot, error) {
 		return nil, err
 	}
 	s := new(Snapshot)
-	if s.Messages, err = decodeRows(d, present["messages"], "final.messages", messageRowFields); err != nil {
+	// The declaration is read first, whatever its place in the file: it says which row fields
+	// must be absent.
+	if u := present["unknown"]; u != nil {
+		if d.version == FormatV1 {
+			return nil, d.errf("final.unknown", "not part of %s (it came with %s)", FormatV1, FormatV2)
+		}
+		if s.Unknown, err = d.columns(u, "final.unknown"); err != nil {
+			return nil, err
+		}
+	}
+	if s.Messages, err = decodeRows(d, present["messages"], "final.messages", messageRowFields, s.Unknown); err != nil {
 		return nil, err
 	}
-	if s.Outbox, err = decodeRows(d, present["outbox"], "final.outbox", outboxRowFields); err != nil {
+	if s.Outbox, err = decodeRows(d, present["outbox"], "final.outbox", outboxRowFields, s.Unknown); err != nil {
 		return nil, err
 	}
-	if s.DeadLetters, err = decodeRows(d, present["dead_letters"], "final.dead_letters", deadLetterRowFields); err != nil {
+	if d.version == FormatV1 {
+		if s.DeadLetters, err = d.deadLettersV1(present["dead_letters"], s); err != nil {
+			return nil, err
+		}
+	} else if s.DeadLetters, err = decodeRows(d, present["dead_letters"], "final.dead_letters", deadLetterRowFields, s.Unknown); err != nil {
 		return nil, err
 	}
 	eff := present["effects"]
@@ -588,18 +607,95 @@ func (d *decoder) snapshot(n *node) (*Snapshot, error) {
 	return s, nil
 }
 
-// decodeRows reads a snapshot table; an empty table reads as an empty, non-nil slice.
-func decodeRows[T any](d *decoder, n *node, path string, fields []field[T]) ([]T, error) {
+// decodeRows reads a snapshot table; an empty table reads as an empty, non-nil slice. A column
+// listed in unknown must be absent from every row; every other required field must be present.
+func decodeRows[T any](d *decoder, n *node, path string, fields []field[T], unknown []Column) ([]T, error) {
 	if n.kind != kindArray {
 		return nil, d.errf(path, "must be an array, got %s", n.describe())
 	}
+	table := strings.TrimPrefix(path, "final.")
 	rows := make([]T, len(n.items))
 	for i, item := range n.items {
-		if err := decodeObject(d, item, index(path, i), fields, &rows[i], requireAll(fields)); err != nil {
+		if err := decodeObject(d, item, index(path, i), fields, &rows[i], requireKnown(fields, table, unknown)); err != nil {
 			return nil, err
 		}
 	}
 	return rows, nil
+}
+
+// requireKnown demands every non-optional field of a row whose column is known, and refuses any
+// field whose column the snapshot declared unknown.
+func requireKnown[T any](fields []field[T], table string, unknown []Column) presenceCheck {
+	return func(d *decoder, _ *node, present map[string]*node, path string) error {
+		for _, f := range fields {
+			_, ok := present[f.name]
+			switch {
+			case ok && unknownIn(unknown, table, f.name):
+				return d.errf(join(path, f.name), "present, but final.unknown declares %s unknown; an unknown column is absent from every row", table+"."+f.name)
+			case !ok && !f.optional && !unknownIn(unknown, table, f.name):
+				return d.errf(join(path, f.name), "missing")
+			}
+		}
+		return nil
+	}
+}
+
+// deadLettersV1 reads the dead letters of a FormatV1 file, in either of its shapes (see
+// FormatV1). Rows in the first shape make the fields it lacked unknown for the whole table; one
+// file holds one shape.
+func (d *decoder) deadLettersV1(n *node, s *Snapshot) ([]DeadLetterRow, error) {
+	const path = "final.dead_letters"
+	if n.kind != kindArray {
+		return nil, d.errf(path, "must be an array, got %s", n.describe())
+	}
+	oldShape := -1 // index of the first row in the first shape
+	newShape := -1
+	for i, item := range n.items {
+		if item.kind != kindObject {
+			continue // decodeRows names it
+		}
+		old := true
+		for _, name := range v1OldDeadLetter {
+			if item.get(name) != nil {
+				old = false
+			}
+		}
+		if old && oldShape < 0 {
+			oldShape = i
+		}
+		if !old && newShape < 0 {
+			newShape = i
+		}
+	}
+	if oldShape >= 0 && newShape >= 0 {
+		return nil, d.errf(index(path, max(oldShape, newShape)), "mixes the two shapes of %s dead letters: row %d has none of %s, row %d has some", FormatV1, oldShape, strings.Join(v1OldDeadLetter, ", "), newShape)
+	}
+	if oldShape >= 0 {
+		for _, name := range v1OldDeadLetter {
+			s.Unknown = append(s.Unknown, Column("dead_letters."+name))
+		}
+		slices.Sort(s.Unknown)
+	}
+	return decodeRows(d, n, path, deadLetterRowFields, s.Unknown)
+}
+
+// columns reads final.unknown: a sorted list of distinct columns from Unknowable.
+func (d *decoder) columns(n *node, path string) ([]Column, error) {
+	if n.kind != kindArray {
+		return nil, d.errf(path, "must be an array of column names, got %s", n.describe())
+	}
+	var out []Column
+	for i, item := range n.items {
+		name, err := d.str(item, index(path, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Column(name))
+	}
+	if err := checkColumns(d.errCtx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func contains(list []string, s string) bool {

@@ -88,18 +88,22 @@ func TestSchemaAcceptsValidTraces(t *testing.T) {
 // parserOnly lists the bad files that break a rule JSON Schema cannot state, so only the parser
 // refuses them. Every other bad file that is well-formed JSON must be refused by both.
 var parserOnly = map[string]string{
-	"at-decreasing":                       "time order spans steps",
-	"expect-diverges-out-of-range":        "the range depends on the number of steps",
-	"claim-over-limit":                    "compares a result with an argument's value",
-	"claim-token-mismatch":                "compares array items with each other",
-	"result-token-reused":                 "token freshness spans steps",
-	"final-attempts-over-max":             "compares two fields' values",
-	"final-dead-letter-attempts-over-max": "compares two fields' values",
-	"final-unsorted":                      "row order",
-	"final-token-never-issued":            "token binding spans steps",
-	"top-duplicate-field":                 "a schema sees the decoded object, where a repeated key has vanished",
-	"result-redrive-after-step":           "compares a record's time with its step's",
-	"result-redrive-other-id":             "compares a record's id with the step's argument",
+	"at-decreasing":                          "time order spans steps",
+	"expect-diverges-out-of-range":           "the range depends on the number of steps",
+	"claim-over-limit":                       "compares a result with an argument's value",
+	"claim-token-mismatch":                   "compares array items with each other",
+	"result-token-reused":                    "token freshness spans steps",
+	"final-attempts-over-max":                "compares two fields' values",
+	"final-dead-letter-attempts-over-max":    "compares two fields' values",
+	"final-unsorted":                         "row order",
+	"final-token-never-issued":               "token binding spans steps",
+	"top-duplicate-field":                    "a schema sees the decoded object, where a repeated key has vanished",
+	"result-redrive-after-step":              "compares a record's time with its step's",
+	"result-redrive-other-id":                "compares a record's id with the step's argument",
+	"final-dead-letter-missing-max-attempts": "required unless final.unknown declares it, which ties a row's fields to a sibling list",
+	"final-unknown-reported":                 "ties a row's fields to a sibling list (final.unknown)",
+	"final-unknown-unsorted":                 "list order",
+	"final-dead-letter-v1-mixed":             "compares rows with each other",
 }
 
 func TestSchemaRejectsBadFiles(t *testing.T) {

@@ -2,10 +2,6 @@ package traces
 
 import "time"
 
-// Format is the value of every trace file's "format" field. A reader refuses any other value, so a
-// future incompatible format gets a new name rather than a silent misreading.
-const Format = "pconform.trace/v1"
-
 // Epoch is logical time zero. A step at time t happens at Epoch + t seconds; the store's clock is
 // set to exactly that instant before the step runs.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -28,7 +24,8 @@ func At(seconds int64) time.Time { return time.Unix(Epoch.Unix()+seconds, 0).UTC
 
 // Trace is one execution: where it came from, what happened step by step, and the state it ended in.
 type Trace struct {
-	// Format is always [Format].
+	// Format is always [Format] in memory; a file may carry any of [Formats] and is upgraded as it
+	// is read.
 	Format string `json:"format"`
 	// Name identifies the trace; for corpus files it is the file name without ".json".
 	Name   string `json:"name"`
@@ -197,6 +194,10 @@ type RedriveRecord struct {
 
 // Snapshot is the canonical state of a store: every slice sorted by ID (messages by mailbox, then ID).
 type Snapshot struct {
+	// Unknown lists, sorted and without repeats, the columns this snapshot does not state (see
+	// [Column]); each is absent from every row of its table and left out of comparisons. Empty
+	// when every column is known.
+	Unknown     []Column        `json:"unknown,omitempty"`
 	Messages    []MessageRow    `json:"messages"`
 	Outbox      []OutboxRow     `json:"outbox"`
 	DeadLetters []DeadLetterRow `json:"dead_letters"`

@@ -70,7 +70,10 @@ func (v *validator) header(t *Trace) error {
 	c := errCtx{file: v.file, step: -1}
 	v.variant = t.Expect.Variant != ""
 	if t.Format != Format {
-		return c.errf("format", "must be %q, got %q", Format, t.Format)
+		if knownFormat(t.Format) {
+			return c.errf("format", "must be %q in memory, got %q (Read upgrades an earlier version as it reads it)", Format, t.Format)
+		}
+		return c.errf("format", "unknown format version %q; want %q", t.Format, Format)
 	}
 	if err := nonEmpty(c, "name", t.Name); err != nil {
 		return err
@@ -453,10 +456,16 @@ func (v *validator) final(f *Snapshot) error {
 		return nil
 	}
 	c := errCtx{file: v.file, step: -1}
+	if err := checkColumns(c, f.Unknown); err != nil {
+		return err
+	}
+	if got := Reported(f, f.Unknown); len(got) > 0 {
+		return c.errf("final.unknown", "declares %s unknown, but a row states it", joinColumns(got))
+	}
 	for i := range f.Messages {
 		r := &f.Messages[i]
 		p := index("final.messages", i)
-		if err := v.messageRow(c, p, r); err != nil {
+		if err := v.messageRow(c, p, r, f); err != nil {
 			return err
 		}
 		if i > 0 {
@@ -469,7 +478,7 @@ func (v *validator) final(f *Snapshot) error {
 	for i := range f.Outbox {
 		r := &f.Outbox[i]
 		p := index("final.outbox", i)
-		if err := v.outboxRow(c, p, r); err != nil {
+		if err := v.outboxRow(c, p, r, f); err != nil {
 			return err
 		}
 		if i > 0 && r.ID <= f.Outbox[i-1].ID {
@@ -491,14 +500,8 @@ func (v *validator) final(f *Snapshot) error {
 		if err := text(c, p+".payload", r.Payload); err != nil {
 			return err
 		}
-		if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+		if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColDeadLetterMaxAttempts)); err != nil {
 			return err
-		}
-		if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
-			return err
-		}
-		if r.Attempts > r.MaxAttempts {
-			return c.errf(p+".attempts", "%d exceeds max_attempts %d", r.Attempts, r.MaxAttempts)
 		}
 		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
 			return err
@@ -533,7 +536,46 @@ func (v *validator) final(f *Snapshot) error {
 	return nil
 }
 
-func (v *validator) messageRow(c errCtx, p string, r *MessageRow) error {
+// checkColumns checks final.unknown: columns of Unknowable, sorted, without repeats.
+func checkColumns(c errCtx, cols []Column) error {
+	for i, col := range cols {
+		p := index("final.unknown", i)
+		if !slices.Contains(Unknowable, col) {
+			return c.errf(p, "%q is not a column a snapshot may declare unknown (%s)", col, joinColumns(Unknowable))
+		}
+		if i > 0 && col <= cols[i-1] {
+			return c.errf(p, "%q does not sort after %q; the list is sorted, without repeats", col, cols[i-1])
+		}
+	}
+	return nil
+}
+
+// attemptsWithin checks a row's attempts against its max_attempts, or only that attempts is a
+// count when max_attempts is unknown.
+func attemptsWithin(c errCtx, p string, attempts, maxAttempts int, maxUnknown bool) error {
+	if !maxUnknown {
+		if err := atLeast(c, p+".max_attempts", int64(maxAttempts), 1); err != nil {
+			return err
+		}
+	}
+	if err := atLeast(c, p+".attempts", int64(attempts), 0); err != nil {
+		return err
+	}
+	if !maxUnknown && attempts > maxAttempts {
+		return c.errf(p+".attempts", "%d exceeds max_attempts %d", attempts, maxAttempts)
+	}
+	return nil
+}
+
+func joinColumns(cols []Column) string {
+	s := make([]string, len(cols))
+	for i, c := range cols {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (v *validator) messageRow(c errCtx, p string, r *MessageRow, f *Snapshot) error {
 	if err := nonEmpty(c, p+".mailbox", r.Mailbox); err != nil {
 		return err
 	}
@@ -549,14 +591,8 @@ func (v *validator) messageRow(c errCtx, p string, r *MessageRow) error {
 	if err := oneOf(c, p+".state", r.State, StateReady, StateAcked); err != nil {
 		return err
 	}
-	if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+	if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColMessageMaxAttempts)); err != nil {
 		return err
-	}
-	if err := atLeast(c, p+".attempts", int64(r.Attempts), 0); err != nil {
-		return err
-	}
-	if r.Attempts > r.MaxAttempts {
-		return c.errf(p+".attempts", "%d exceeds max_attempts %d", r.Attempts, r.MaxAttempts)
 	}
 	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {
 		return err
@@ -564,7 +600,7 @@ func (v *validator) messageRow(c errCtx, p string, r *MessageRow) error {
 	return v.heldToken(c, p, leaseTokens, r.Token, "lease_until", r.LeaseUntil)
 }
 
-func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
+func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow, f *Snapshot) error {
 	if err := nonEmpty(c, p+".id", r.ID); err != nil {
 		return err
 	}
@@ -577,8 +613,10 @@ func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
 	if err := text(c, p+".payload", r.Payload); err != nil {
 		return err
 	}
-	if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
-		return err
+	if !f.unknown(ColOutboxMaxAttempts) {
+		if err := atLeast(c, p+".max_attempts", int64(r.MaxAttempts), 1); err != nil {
+			return err
+		}
 	}
 	if err := oneOf(c, p+".state", r.State, StatePending, StateCompleted, StateDeadLetter); err != nil {
 		return err
@@ -586,7 +624,7 @@ func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow) error {
 	if err := text(c, p+".reason", r.Reason); err != nil {
 		return err
 	}
-	if (r.State == StateDeadLetter) != (r.Reason != "") {
+	if !f.unknown(ColOutboxReason) && (r.State == StateDeadLetter) != (r.Reason != "") {
 		return c.errf(p+".reason", "a reason goes with state %q and only with it; got state %q, reason %q", StateDeadLetter, r.State, r.Reason)
 	}
 	if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 0); err != nil {

@@ -45,7 +45,7 @@ func TestValidate(t *testing.T) {
 			t.Final.Messages, t.Final.Outbox, t.Final.Effects = nil, nil, nil
 		}, ""},
 		{"nil steps", func(t *Trace) { t.Steps, t.Final = nil, nil }, ""},
-		{"wrong format", func(t *Trace) { t.Format = "v0" }, `traces: format: must be "pconform.trace/v1", got "v0"`},
+		{"wrong format", func(t *Trace) { t.Format = "v0" }, `traces: format: unknown format version "v0"; want "pconform.trace/v2"`},
 		{"empty name", func(t *Trace) { t.Name = "" }, `traces: name: must be non-empty`},
 		{"invalid utf-8", func(t *Trace) { t.Steps[0].Args.Payload = "\xff" }, `traces: step 0 (enqueue): args.payload: must be valid UTF-8`},
 		{"origin kind", func(t *Trace) { t.Origin.Kind = "" }, `traces: origin.kind: must be one of "p-checker", "property", "hand", "observed"; got ""`},

@@ -116,14 +116,26 @@ func encodeTrace(b []byte, t *Trace, identity bool) []byte {
 	} else {
 		f := t.Final
 		b = append(b, "{\n"...)
+		if len(f.Unknown) > 0 {
+			b = append(b, `    "unknown": [`...)
+			for i, c := range f.Unknown {
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = appendString(b, string(c))
+			}
+			b = append(b, "],\n"...)
+		}
 		b = append(b, `    "messages": `...)
-		b = appendLines(b, "    ", f.Messages, func(b []byte, r *MessageRow) []byte { return appendObject(b, messageRowFields, r) })
+		b = appendLines(b, "    ", f.Messages, func(b []byte, r *MessageRow) []byte { return appendRow(b, messageRowFields, r, "messages", f.Unknown) })
 		b = append(b, ",\n"...)
 		b = append(b, `    "outbox": `...)
-		b = appendLines(b, "    ", f.Outbox, func(b []byte, r *OutboxRow) []byte { return appendObject(b, outboxRowFields, r) })
+		b = appendLines(b, "    ", f.Outbox, func(b []byte, r *OutboxRow) []byte { return appendRow(b, outboxRowFields, r, "outbox", f.Unknown) })
 		b = append(b, ",\n"...)
 		b = append(b, `    "dead_letters": `...)
-		b = appendLines(b, "    ", f.DeadLetters, func(b []byte, r *DeadLetterRow) []byte { return appendObject(b, deadLetterRowFields, r) })
+		b = appendLines(b, "    ", f.DeadLetters, func(b []byte, r *DeadLetterRow) []byte {
+			return appendRow(b, deadLetterRowFields, r, "dead_letters", f.Unknown)
+		})
 		b = append(b, ",\n"...)
 		b = append(b, `    "effects": `...)
 		b = appendEffects(b, f.Effects)
@@ -174,6 +186,21 @@ func appendBlock[T any](b []byte, indent string, fields []field[T], v *T) []byte
 	b = append(b, '\n')
 	b = append(b, indent...)
 	return append(b, '}')
+}
+
+// appendRow writes a snapshot row on one line, leaving out zero optional fields and the columns
+// of table that the snapshot declares unknown.
+func appendRow[T any](b []byte, fields []field[T], v *T, table string, unknown []Column) []byte {
+	if len(unknown) == 0 {
+		return appendObject(b, fields, v)
+	}
+	known := make([]field[T], 0, len(fields))
+	for _, f := range fields {
+		if !unknownIn(unknown, table, f.name) {
+			known = append(known, f)
+		}
+	}
+	return appendObject(b, known, v)
 }
 
 // appendObject writes an object on one line, leaving out zero optional fields.

@@ -94,7 +94,7 @@ error, a target that would not start).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cobraUsage{err} })
-	root.AddCommand(newReplayCmd(), newExplainCmd(), newConvertCmd(), newHuntCmd(), newObserveCmd(), newObserveChildCmd(), newCheckCmd(), newEfficacyCmd())
+	root.AddCommand(newReplayCmd(), newExplainCmd(), newConvertCmd(), newHuntCmd(), newObserveCmd(), newObserveChildCmd(), newCheckCmd(), newEfficacyCmd(), newUpgradeCmd())
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true
 		c.SilenceErrors = true

@@ -87,7 +87,7 @@ func TestExplainWritesHTML(t *testing.T) {
 }
 
 func TestHelpForEveryCommand(t *testing.T) {
-	for _, cmd := range []string{"replay", "explain", "convert", "hunt"} {
+	for _, cmd := range []string{"replay", "explain", "convert", "hunt", "upgrade"} {
 		var out, errOut bytes.Buffer
 		if code := run([]string{cmd, "--help"}, &out, &errOut); code != exitPass {
 			t.Errorf("%s --help exited %d", cmd, code)

@@ -17,6 +17,10 @@ const (
 	markEnum     = "@OP_ENUM@"
 	markDispatch = "@OP_DISPATCH@"
 	markDefs     = "@OP_DEFS@"
+	// markFormats and markColumns are the format versions a reader reads and the columns a
+	// snapshot may declare unknown.
+	markFormats = "@FORMATS@"
+	markColumns = "@UNKNOWABLE@"
 )
 
 // fieldSchemas gives, for each argument and result field, the JSON Schema a value of it must
@@ -96,7 +100,7 @@ func ref(def string) string { return `{"$ref": "#/$defs/` + def + `"}` }
 // field this package has no schema for.
 func Schema() ([]byte, error) {
 	frame := string(schemaFrame)
-	for _, m := range []string{markEnum, markDispatch, markDefs} {
+	for _, m := range []string{markEnum, markDispatch, markDefs, markFormats, markColumns} {
 		if strings.Count(frame, m) != 1 {
 			return nil, fmt.Errorf("gen: schema frame must hold %s exactly once", m)
 		}
@@ -126,7 +130,13 @@ func Schema() ([]byte, error) {
 		defs.WriteString(def)
 	}
 
+	columns := make([]string, len(traces.Unknowable))
+	for i, c := range traces.Unknowable {
+		columns[i] = string(c)
+	}
 	out := strings.Replace(frame, markEnum, list(names), 1)
+	out = strings.Replace(out, markFormats, list(traces.Formats), 1)
+	out = strings.Replace(out, markColumns, list(columns), 1)
 	out = strings.Replace(out, markDispatch, dispatch.String(), 1)
 	out = strings.Replace(out, "    "+markDefs+"\n", defs.String(), 1)
 	return []byte(out), nil
