@@ -1,10 +1,11 @@
 # shellcheck shell=sh
 # Sourced by scripts/check.sh, scripts/pconform and .ci/run, and by people (`. scripts/env.sh` from
-# the repository root, in sh, dash, bash or zsh): puts the project's toolchains and the installed
-# pconform on PATH and points the Go command at the offline module mirror when one sits beside the
-# checkout. Installs nothing itself; scripts/bootstrap.sh does that. POSIX sh: a sourced file cannot
-# learn its own path portably, so bash's $BASH_SOURCE and zsh's $0 are used when there, and the
-# current directory otherwise (it must then be the repository root).
+# the repository root, in sh, dash, bash or zsh): puts the project's toolchains and pconform on
+# PATH (scripts/bin/pconform, which rebuilds the installed binary when the sources are newer) and
+# points the Go command at the offline module mirror when one sits beside the checkout. Installs
+# nothing itself; scripts/bootstrap.sh does that. POSIX sh: a sourced file cannot learn its own
+# path portably, so bash's $BASH_SOURCE and zsh's $0 are used when there, and the current
+# directory otherwise (it must then be the repository root).
 
 if [ -n "${BASH_SOURCE:-}" ]; then
   pconform_env_file=$BASH_SOURCE
@@ -35,5 +36,5 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
 case ":$PATH:" in
   *":$PCONFORM_TOOLS/go/bin:"*) ;;
-  *) PATH="$PCONFORM_TOOLS/bin:$PCONFORM_TOOLS/go/bin:$PCONFORM_TOOLS/p:$PATH"; export PATH ;;
+  *) PATH="$PCONFORM_ROOT/scripts/bin:$PCONFORM_TOOLS/bin:$PCONFORM_TOOLS/go/bin:$PCONFORM_TOOLS/p:$PATH"; export PATH ;;
 esac

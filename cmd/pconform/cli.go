@@ -30,6 +30,10 @@ var errFinding = errors.New("finding")
 // already been printed).
 var errCannotRun = errors.New("could not run")
 
+// errUsageReported marks a command that reported, per trace, a usage error (its message has
+// already been printed).
+var errUsageReported = errors.New("usage error")
+
 // usageError marks bad flags or arguments.
 type usageError struct{ err error }
 
@@ -46,7 +50,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runRoot executes root with args and maps its error to an exit code, printing it on stderr.
 func runRoot(root *cobra.Command, args []string, stderr io.Writer) int {
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
+	help := "pconform --help"
+	if cmd != nil {
+		help = cmd.CommandPath() + " --help"
+	}
 	switch {
 	case err == nil:
 		return exitPass
@@ -54,8 +62,10 @@ func runRoot(root *cobra.Command, args []string, stderr io.Writer) int {
 		return exitFinding
 	case errors.Is(err, errCannotRun):
 		return exitCannotRun
+	case errors.Is(err, errUsageReported):
+		return exitUsage
 	case errors.As(err, new(usageError)) || isCobraUsage(err):
-		fmt.Fprintf(stderr, "pconform: %v\nRun 'pconform --help' for usage.\n", err)
+		fmt.Fprintf(stderr, "pconform: %v\nRun '%s' for usage.\n", err, help)
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "pconform: could not run: %v\n", err)
@@ -88,7 +98,11 @@ error, a target that would not start).`,
 			}
 			return nil
 		},
-		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+		RunE: func(c *cobra.Command, _ []string) error {
+			c.SetOut(c.ErrOrStderr())
+			_ = c.Help()
+			return cobraUsage{errors.New("no command given")}
+		},
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)

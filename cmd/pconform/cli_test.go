@@ -53,6 +53,13 @@ func TestExitCodes(t *testing.T) {
 		{"convert needs a test case", []string{"convert", missing}, exitUsage, "", "--test-case is required"},
 		{"hunt unknown variant", []string{"hunt", "--variant", "nope"}, exitUsage, "", `unknown --variant "nope"`},
 		{"version", []string{"--version"}, exitPass, "pconform ", ""},
+		{"no command", nil, exitUsage, "", "no command given"},
+		{"a usage error names the subcommand's help", []string{"replay", okTrace, "--frobnicate"}, exitUsage, "", "Run 'pconform replay --help' for usage."},
+		{"a crash past the end", []string{"replay", okTrace, "--crash-before", "99"}, exitUsage, "", "--crash-before 99 is past the end of leased-stale-ack, whose steps are #0 to #20"},
+		{"a crash without a database", []string{"replay", okTrace, "--crash-every-step", "--target", "model"}, exitUsage, "", "--target model keeps no database"},
+		{"explain a crash without a database", []string{"explain", okTrace, "--crash-before", "1", "--target", "model"}, exitUsage, "", "Run 'pconform explain --help'"},
+		{"an unknown expect.variant", []string{"replay", "testdata/unknown-variant.json"}, exitUsage, "", `expect.variant "nosuchvariant" is not a known broken variant`},
+		{"explain an unknown expect.variant", []string{"explain", "testdata/unknown-variant.json"}, exitUsage, "", `"nosuchvariant"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

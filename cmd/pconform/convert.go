@@ -22,16 +22,18 @@ func newConvertCmd() *cobra.Command {
 schedule) or the JSON trace of a bug it found — extracts the observations the models announce, and
 writes one trace file per schedule into --out, named after the test case, seed and schedule.
 
---test-case names the P test case the log came from: it decides whether the traces describe the
-correct store or a known-broken variant (the *Counterexample test cases).
+--test-case names the P test case the log came from (required for a P log, refused with --events):
+it decides whether the traces describe the correct store or a known-broken variant (the
+*Counterexample test cases).
 
 With --events, it reads instead the history a store recorded (actordelivery's Recorder: JSON
 lines, or the same events as slog JSON records) and writes one trace of origin kind "observed", its
 steps in commit order, into --out (a directory; the trace is named after the log). A gap or a
 repeat in the sequence numbers is refused naming the gap, an unknown event or a result that does
 not fit its operation naming the line; an incomplete last line is reported and ignored.`,
-		Example: `  pconform convert models/p/PCheckerOutput/BugFinding/PConform_0_0.trace.json --test-case tcOutboxSplitWriteCounterexample --out /tmp/traces
-  pconform convert --events /var/log/app/events.jsonl --out /tmp/traces`,
+		Example: `  pconform convert bridge/testdata/logs/bad_bug.json --test-case tcLeaselessRawAttemptsCounterexample --out /tmp/traces
+  pconform observe --seed 1 --budget 1s --out /tmp/observed.json --events /tmp/events.jsonl
+  pconform convert --events /tmp/events.jsonl --out /tmp/traces`,
 		Args: func(c *cobra.Command, args []string) error {
 			if events != "" {
 				return exactArgs(0, "no P log with --events")(c, args)
@@ -64,7 +66,7 @@ not fit its operation naming the line; an incomplete last line is reported and i
 				return nil
 			}
 			if testCase == "" {
-				return usagef("--test-case is required: the P test case the log came from")
+				return usagef("--test-case is required with a P log: the P test case the log came from")
 			}
 			ts, err := bridge.ConvertLogFile(args[0], testCase)
 			if err != nil {
@@ -86,7 +88,7 @@ not fit its operation naming the line; an incomplete last line is reported and i
 			return nil
 		},
 	}
-	c.Flags().StringVar(&testCase, "test-case", "", "the P test case the log came from (required)")
+	c.Flags().StringVar(&testCase, "test-case", "", "the P test case the log came from (required for a P log; not with --events)")
 	c.Flags().StringVar(&outDir, "out", ".", "directory to write the traces into")
 	c.Flags().StringVar(&events, "events", "", "a store's recorded event log (JSON lines) to convert instead of a P log")
 	c.Flags().StringVar(&variant, "variant", "", "with --events: the broken variant the store ran, if any")

@@ -260,7 +260,8 @@ correct store had no finding; 1 otherwise.`,
 	c.Flags().DurationVar(&correctBudget, "correct-budget", time.Second, "workload time per correct-store seed")
 	c.Flags().StringSliceVar(&variants, "variants", efficacyVariants(), "the broken variants to observe")
 	c.Flags().BoolVar(&kill, "kill", false, "observe every run with child processes SIGKILLed at random (as observe --kill)")
-	oracles.register(c)
+	// Only --models: efficacy always runs the P oracle, so observe's --p switch would do nothing here.
+	c.Flags().StringVar(&oracles.models, "models", filepath.Join("models", "p"), "the P project whose spec monitors the P oracle uses")
 	return c
 }
 

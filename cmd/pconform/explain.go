@@ -46,6 +46,9 @@ finding, 2 usage, 3 could not run.`,
 			if window < 0 && window != -1 {
 				return usagef("--window must be >= 0, or -1 for every step; got %d", window)
 			}
+			if err := checkFits(t, opts); err != nil {
+				return err
+			}
 			in := timeline.Input{Trace: t, Window: window}
 			var v replay.Verdict
 			var j replay.Judgement

@@ -4,19 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestReadmeFromAFreshClone is what a new user does: on a fresh copy of the repository (every
 // tracked and unignored file, committed into a new git repository, with no .tools/bin and no
 // pconform anywhere) and in a fresh shell (POSIX sh with only the system PATH and HOME), it runs
 // the README's first two commands verbatim. Both must exit 0. Then it checks that the wrapper
-// announces a build, that --version names the commit, and that the built binary and the wrapper
-// give the same exit codes for a match, a finding, a usage error and a trace that cannot be read.
+// announces a build, that --version names the commit, that every subcommand's help examples exit
+// as documented, and that the built binary and the wrapper give the same exit codes for a match, a finding, a usage error and a trace that cannot be read.
 //
 // The copy links .tools/go and .tools/p to this checkout's (installing them again would take
 // minutes and the network) and ../shared to this checkout's neighbour; the Go build cache in HOME
@@ -121,6 +127,9 @@ func TestReadmeFromAFreshClone(t *testing.T) {
 		t.Errorf("pconform is not on PATH after . scripts/env.sh in sh: exit %d\n%s", code, errOut)
 	}
 
+	// Every subcommand's help examples run as documented, through the pconform env.sh puts on PATH.
+	runExamples(t, shell, filepath.Join(parent, "examples"))
+
 	// The same exit codes built and through the wrapper.
 	cases := []struct {
 		name, args string
@@ -137,6 +146,83 @@ func TestReadmeFromAFreshClone(t *testing.T) {
 			if code, out, errOut := shell(bin + " " + tc.args); code != tc.code {
 				t.Errorf("%s: %s %s exited %d, want %d\n%s%s", tc.name, bin, tc.args, code, tc.code, out, errOut)
 			}
+		}
+	}
+}
+
+// example is one line of a subcommand's Examples block and the exit code it documents.
+type example struct {
+	command, line string
+	exit          int
+}
+
+// exampleOrder runs the commands whose examples write files before those that read them.
+var exampleOrder = []string{"observe", "check", "convert"}
+
+// helpExamples collects every subcommand's Examples block, one line per command line. A line may
+// end in "# exit N: why" for a documented non-zero exit; without it the example exits 0.
+func helpExamples(t *testing.T) []example {
+	t.Helper()
+	cmds := newRoot(io.Discard, io.Discard).Commands()
+	rank := func(name string) int {
+		if i := slices.Index(exampleOrder, name); i >= 0 {
+			return i
+		}
+		return len(exampleOrder)
+	}
+	slices.SortStableFunc(cmds, func(a, b *cobra.Command) int { return rank(a.Name()) - rank(b.Name()) })
+	var out []example
+	for _, c := range cmds {
+		for _, l := range strings.Split(c.Example, "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" {
+				continue
+			}
+			e := example{command: c.Name(), line: l}
+			if cmd, comment, ok := strings.Cut(l, "#"); ok {
+				e.line = strings.TrimSpace(cmd)
+				if n, ok := strings.CutPrefix(strings.TrimSpace(comment), "exit "); ok {
+					code, err := strconv.Atoi(strings.TrimRight(strings.Fields(n)[0], ":"))
+					if err != nil {
+						t.Fatalf("%s example %q: the comment does not say which exit code", c.Name(), l)
+					}
+					e.exit = code
+				}
+			}
+			if !strings.HasPrefix(e.line, "pconform ") {
+				t.Errorf("%s example %q does not start with pconform", c.Name(), l)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// runExamples runs every help example in the clone, its /tmp/ paths moved under scratch, and
+// checks each documented exit code. An example that needs a PostgreSQL server runs only when
+// PCONFORM_PG_DSN names one.
+func runExamples(t *testing.T, shell func(string) (int, string, string), scratch string) {
+	t.Helper()
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	examples := helpExamples(t)
+	if len(examples) < 10 {
+		t.Fatalf("only %d help examples", len(examples))
+	}
+	for _, e := range examples {
+		line := strings.ReplaceAll(e.line, "/tmp/", scratch+"/")
+		if strings.Contains(line, "--backend postgres") {
+			dsn := os.Getenv("PCONFORM_PG_DSN")
+			if dsn == "" {
+				t.Logf("skipped (no PCONFORM_PG_DSN): %s", e.line)
+				continue
+			}
+			line = regexp.MustCompile(`--dsn \S+`).ReplaceAllString(line, "--dsn "+dsn)
+		}
+		code, out, errOut := shell(". scripts/env.sh && " + line)
+		if code != e.exit {
+			t.Errorf("%s --help example %q exited %d, its help says %d\nstdout:\n%s\nstderr:\n%s", e.command, e.line, code, e.exit, out, errOut)
 		}
 	}
 }

@@ -23,14 +23,17 @@ func newHuntCmd() *cobra.Command {
 		Long: `Hunt generates random sequences of store operations and consumer/publisher steps, runs each
 against the chosen variant of the real store with the reference model as the oracle, and stops at
 the first sequence that breaks a result or an invariant. It shrinks that sequence to a minimal one
-and writes it as a trace (expected results from the model), so 'pconform replay' and 'pconform
-explain' reproduce it on their own: the correct store matches it, the variant diverges from it.
+and writes it as a counterexample trace (expect.variant names the variant). The trace records what
+the variant did, bug included: 'pconform replay' against the variant matches it, and the correct
+store refuses the bug at the step the trace predicts (expect.diverges_at). 'pconform explain' shows
+both sides of that step.
 
 The seed fixes every random choice; a seed reproduces a hunt only on the same commit.
 
-Exit 0 when nothing was found within the budget, 1 when a counterexample was found.`,
-		Example: `  pconform hunt --variant raw-attempts --seed 7
-  pconform hunt --variant store --sequences 5000 --seed 1`,
+Exit codes: 0 nothing was found within the budget, 1 a counterexample was found, 2 usage error,
+3 the hunt could not run.`,
+		Example: `  pconform hunt --variant raw-attempts --seed 7 --out /tmp/hunt   # exit 1: it finds the bug
+  pconform hunt --variant store --sequences 200 --seed 1 --out /tmp/hunt`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			known := append([]string{"store"}, replay.BrokenVariants()...)
@@ -71,7 +74,7 @@ Exit 0 when nothing was found within the budget, 1 when a counterexample was fou
 			fmt.Fprintf(out, "against %s: %s\n", cfg.Variant, res.Variant)
 			if res.Path != "" {
 				fmt.Fprintf(out, "trace: %s\n", res.Path)
-				fmt.Fprintf(out, "explain: pconform explain %s --target %s --html %s\n", res.Path, cfg.Variant, strings.TrimSuffix(res.Path, ".json")+".html")
+				fmt.Fprintf(out, "explain: pconform explain %s --html %s\n", res.Path, strings.TrimSuffix(res.Path, ".json")+".html")
 			}
 			fmt.Fprintf(out, "rerun: %s\n", cfg.Command)
 			return errFinding

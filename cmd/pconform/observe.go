@@ -50,9 +50,9 @@ children's reads, merged by commit sequence.
 Exit codes: 0 the model agrees with every result, 1 a finding, 2 usage error, 3 the run could not
 happen. The run is not reproducible from its seed (the scheduler decides the interleaving): the
 written trace is the evidence; 'pconform check' checks it again.`,
-		Example: `  pconform observe --seed 1 --budget 5s --out /tmp/observed.json
-  pconform observe --target unfenced-ack --seed 3 --out /tmp/unfenced.json
-  pconform observe --kill --seed 2 --budget 5s --out /tmp/killed.json`,
+		Example: `  pconform observe --seed 1 --budget 1s --out /tmp/observed.json
+  pconform observe --target unfenced-ack --seed 3 --out /tmp/unfenced.json   # exit 1: the model refuses the bug
+  pconform observe --kill --seed 2 --budget 2s --out /tmp/killed.json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !slices.Contains(replay.Targets(), target) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -64,6 +65,9 @@ type traceResult struct {
 func (r traceResult) failed(err error) traceResult {
 	r.Outcome, r.Error, r.Exit = "error", err.Error(), exitCannotRun
 	r.Summary = "could not run: " + err.Error()
+	if errors.As(err, new(usageError)) {
+		r.Exit, r.Summary = exitUsage, "usage: "+err.Error()
+	}
 	return r
 }
 
@@ -104,14 +108,17 @@ func (r traceResult) rerunPath(evidenceDir string) string {
 	return r.File
 }
 
-// exitOf combines per-trace exit codes: any finding wins, then any trace that could not run.
+// exitOf combines per-trace exit codes: any finding wins, then a trace the options do not fit
+// (usage), then any trace that could not run.
 func exitOf(results []traceResult) int {
 	code := exitPass
 	for _, r := range results {
 		switch {
 		case r.Exit == exitFinding:
 			return exitFinding
-		case r.Exit == exitCannotRun:
+		case r.Exit == exitUsage:
+			code = exitUsage
+		case r.Exit == exitCannotRun && code != exitUsage:
 			code = exitCannotRun
 		}
 	}
@@ -133,6 +140,8 @@ func writeResults(w, errw io.Writer, results []traceResult, o outputFlags) error
 		}
 	} else if len(results) == 1 && results[0].Exit == exitCannotRun && results[0].verdict == nil {
 		fmt.Fprintf(errw, "pconform: %s\n", results[0].Summary)
+	} else if len(results) == 1 && results[0].Exit == exitUsage {
+		fmt.Fprintf(errw, "pconform: %s\nRun 'pconform replay --help' for usage.\n", results[0].Error)
 	} else {
 		var b strings.Builder
 		for i, r := range results {
@@ -151,6 +160,8 @@ func writeResults(w, errw io.Writer, results []traceResult, o outputFlags) error
 	switch code {
 	case exitFinding:
 		return errFinding
+	case exitUsage:
+		return errUsageReported
 	case exitCannotRun:
 		return errCannotRun
 	}
@@ -198,12 +209,16 @@ func writeTable(b *strings.Builder, results []traceResult) {
 				verdict = "diverged at the final snapshot"
 			}
 		}
-		result := map[int]string{exitPass: "as claimed", exitFinding: "FINDING", exitCannotRun: "COULD NOT RUN"}[r.Exit]
+		result := map[int]string{exitPass: "as claimed", exitFinding: "FINDING", exitUsage: "USAGE", exitCannotRun: "COULD NOT RUN"}[r.Exit]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.File, r.Target, verdict, result)
 		counts[r.Exit]++
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(b, "%d traces: %d as claimed, %d findings, %d could not run\n", len(results), counts[exitPass], counts[exitFinding], counts[exitCannotRun])
+	usage := ""
+	if n := counts[exitUsage]; n > 0 {
+		usage = fmt.Sprintf(", %d usage errors", n)
+	}
+	fmt.Fprintf(b, "%d traces: %d as claimed, %d findings%s, %d could not run\n", len(results), counts[exitPass], counts[exitFinding], usage, counts[exitCannotRun])
 }
 
 // progress reports which trace is running, on a terminal only, redrawn in place.

@@ -62,6 +62,9 @@ func (f *replayFlags) options() (replay.Options, error) {
 	} else if f.dsn != "" {
 		return replay.Options{}, usagef("--dsn is for --backend postgres")
 	}
+	if _, hasDB := replay.Parts(f.target); !hasDB && (f.crashBefore >= 0 || f.crashEveryStep) {
+		return replay.Options{}, usagef("--target %s keeps no database, so a crash option has nothing to reopen; crash options are for the store and its variants", f.target)
+	}
 	opts := replay.DefaultOptions()
 	opts.CrashBefore = f.crashBefore
 	opts.CrashEveryStep = f.crashEveryStep
@@ -95,7 +98,7 @@ not be read or run (and no finding).`,
   pconform replay traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json --target split-write
   pconform replay traces/corpus --quiet
   pconform replay traces/corpus --quiet --backend postgres --dsn postgres://user@127.0.0.1:5432/scratch
-  pconform replay - --json < trace.json`,
+  pconform replay - --json < traces/corpus/tcOutboxSplitWriteCounterexample-s1-1-bad.json`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cobraUsage{fmt.Errorf("expected one or more trace files, directories or -, got none")}
@@ -195,6 +198,9 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	if err != nil {
 		return r.failed(err)
 	}
+	if err := checkFits(t, opts); err != nil {
+		return r.failed(err)
+	}
 	v, _, err := replayTrace(ctx, t, f, opts, nil)
 	if err != nil {
 		return r.failed(err)
@@ -255,4 +261,17 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 	}
 	v, err := replay.Run(ctx, t, tg, opts)
 	return v, after, err
+}
+
+// checkFits refuses, as a usage error naming the value, a trace the options or the registry
+// cannot honestly replay: a broken variant no target knows (the claim could never be checked),
+// or a crash step past the trace's end (the crash would never happen).
+func checkFits(t *traces.Trace, opts replay.Options) error {
+	if v := t.Expect.Variant; v != "" && (!slices.Contains(replay.Targets(), v) || replay.IsCorrectTarget(v)) {
+		return usagef("%s: expect.variant %q is not a known broken variant (known: %s)", t.Name, v, strings.Join(replay.BrokenVariants(), ", "))
+	}
+	if opts.CrashBefore >= len(t.Steps) {
+		return usagef("--crash-before %d is past the end of %s, whose steps are #0 to #%d", opts.CrashBefore, t.Name, len(t.Steps)-1)
+	}
+	return nil
 }
