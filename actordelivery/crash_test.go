@@ -41,6 +41,9 @@ func crashChild(mode string, b Backend, target string) int {
 	if mode == "fold" {
 		return crashFold(ctx, s)
 	}
+	if mode == appTxCrashMode {
+		return crashAppTx(ctx, s)
+	}
 	if path, ok := strings.CutPrefix(mode, workersChildMode); ok {
 		return workersChild(s, map[string]Path{"leased": PathLeased, "leaseless": PathLeaseless}[path])
 	}
@@ -95,7 +98,7 @@ func crashChild(mode string, b Backend, target string) int {
 	return die()
 }
 
-// dyingComplete is an outboxStore whose OutboxComplete kills the process after the completion
+// dyingComplete is an OutboxStore whose OutboxComplete kills the process after the completion
 // ran inside the fold's transaction, before the commit.
 type dyingComplete struct{ *Store }
 

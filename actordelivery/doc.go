@@ -29,7 +29,16 @@
 // ExecTx puts a transaction in the context it hands its callback; every store call made with that
 // context joins it, nested ExecTx calls included. So a Handler's Effects (SaveCheckpoint,
 // MarkProcessed, OutboxEnqueue, ...) commit together with the message's acknowledgement, or not at
-// all. A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
+// all.
+//
+// The application's own SQL joins it too: Tx(ctx) returns a Querier bound to the transaction, in an
+// ExecTx callback and in a Handler's Effects. A business row and the outbox row announcing it thus
+// commit or roll back together (ExampleTx). Isolation: on SQLite the transaction holds the single
+// writer lock, so it is serializable and every other writer waits for it; on PostgreSQL it runs at
+// the server's default level (READ COMMITTED unless configured), a read-only one at REPEATABLE READ.
+// The handle refuses statements that end the transaction (COMMIT, ROLLBACK, SAVEPOINT, ...): ExecTx
+// commits. Outside a transaction, or after it ended, Tx and the handle fail with ErrNoTransaction;
+// in a read-only ExecTx the handle refuses writes. A commit error is always returned. On SQLite, write transactions take the writer lock at BEGIN
 // (_txlock=immediate) on the store's single writer connection; read-only transactions and reads
 // outside a transaction use a separate pool of query_only connections and never take the writer
 // lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap. The leased

@@ -27,6 +27,9 @@ var (
 	ErrBusy = errors.New("database busy")
 	// ErrVersionConflict: a checkpoint write expected a version the stored checkpoint no longer has.
 	ErrVersionConflict = errors.New("version conflict")
+	// ErrNoTransaction: Tx was called with a context that carries no store transaction, or a
+	// handle from Tx was used after its transaction ended. Nothing ran.
+	ErrNoTransaction = errors.New("no transaction")
 	// ErrDrainTimeout is the cause (context.Cause) with which RunWorkers cancels a handler's
 	// context when its drain timeout ran out (ConsumerOptions.DrainTimeout). The delivery
 	// commits nothing: its message stays as stored, for the lease or peek rules to find again.

@@ -189,18 +189,17 @@ func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessag
 	// PostgreSQL's row locks do not: a concurrent DeadLetter of this id may have committed after
 	// the guard's snapshot (the insert then waited for its delete). Checking again in a new
 	// statement sees any such move, and the insert is undone. The check carries the transaction's
-	// NOTIFY for the mailbox when it is the first (a spurious wake-up, should the insert then be
-	// undone, only makes a listener poll).
+	// NOTIFY for the mailbox when it is the first wake of the mailbox and the insert stands: an
+	// undone insert wakes nobody, here or in other processes.
 	var dead bool
-	if s.wakeLocal(ts, t) {
-		var sent string
-		err = ts.tx.QueryRowContext(ctx, qDeadLetterRecheckNotify, named("id", m.ID),
-			named("channel", s.channel()), named("payload", s.notifyPayload(t))).Scan(&dead, &sent)
-	} else {
-		err = ts.tx.QueryRowContext(ctx, qDeadLetterIDExists, named("id", m.ID)).Scan(&dead)
-	}
+	var sent sql.NullString
+	err = ts.tx.QueryRowContext(ctx, qDeadLetterRecheckNotify, named("id", m.ID), named("notify", !ts.woken[t]),
+		named("channel", s.channel()), named("payload", s.notifyPayload(t))).Scan(&dead, &sent)
 	if err != nil {
 		return s.dbErr(op+" "+m.ID, err)
+	}
+	if !dead {
+		s.wakeLocal(ts, t)
 	}
 	if dead {
 		if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", m.ID)); err != nil {

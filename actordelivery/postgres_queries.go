@@ -101,11 +101,11 @@ const (
 	// delivers it only when the transaction commits.
 	qNotify = `SELECT pg_notify(:channel, :payload)`
 	// qDeadLetterRecheckNotify is Enqueue's check, after its insert, that the id was not
-	// dead-lettered meanwhile (see Enqueue), and the wake-up's NOTIFY, in one round trip. The
-	// NOTIFY is sent even when the check then undoes the insert: a wake-up is a hint, and a
-	// spurious one only makes a listener poll.
-	qDeadLetterRecheckNotify = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id),
-    CAST(pg_notify(:channel, :payload) AS TEXT)`
+	// dead-lettered meanwhile (see Enqueue), and, when :notify is set and the id is not dead, the
+	// wake-up's NOTIFY, in one round trip. CASE evaluates pg_notify only in the branch it takes.
+	qDeadLetterRecheckNotify = `SELECT d.dead,
+    CASE WHEN NOT d.dead AND CAST(:notify AS BOOLEAN) THEN CAST(pg_notify(:channel, :payload) AS TEXT) END
+FROM (SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id) AS dead) d`
 	// qMigrationLock serializes concurrent migrators of one prefix until their transaction ends.
 	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtext(:name))`
 )

@@ -69,8 +69,6 @@ RETURNING ` + msgCols
             WHERE state = 'ready' AND token IS NOT NULL AND lease_until <= :now),
     EXISTS (SELECT 1 ` + qNextCandidate + `)`
 
-	qDeadLetterIDExists = `SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id)`
-
 	// qEnqueue inserts the message unless its id is taken: by a dead letter or by an id Purge
 	// retired whose dedup horizon has not passed (the guard), or by any message (the conflict);
 	// no row affected means a duplicate. One statement, so the check and the insert cost one

@@ -420,10 +420,12 @@ type txKey struct{}
 // txState is the transaction a context carries. It belongs to one store: a context carrying another
 // store's transaction does not make this store join it.
 type txState struct {
-	store       *Store
-	sqltx       *sql.Tx
-	tx          querier // sqltx through the store's dialect
-	readOnly    bool
+	store    *Store
+	sqltx    *sql.Tx
+	tx       querier // sqltx through the store's dialect
+	readOnly bool
+	// ended is set once ExecTx is past fn: the application's handles (Tx) refuse from then on.
+	ended       atomic.Bool
 	afterCommit []func()
 	// woken holds the topics whose wake-up this transaction has scheduled (see wakeLocal).
 	woken map[topic]bool
@@ -487,6 +489,7 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 	ts := &txState{store: s, sqltx: tx, tx: boundQuerier{q: tx, d: s.d}, readOnly: readOnly}
 	done := false
 	defer func() {
+		ts.ended.Store(true)
 		if !done {
 			_ = tx.Rollback()
 			if !readOnly {
@@ -502,7 +505,9 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 			return err
 		}
 	}
-	if err := fn(context.WithValue(ctx, txKey{}, ts)); err != nil {
+	err = fn(context.WithValue(ctx, txKey{}, ts))
+	ts.ended.Store(true)
+	if err != nil {
 		return err
 	}
 	if ts.recording && !readOnly {

@@ -1,0 +1,141 @@
+package actordelivery
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestPostgresNoWakeForUndoneEnqueue: an enqueue that does not stand wakes no store, neither the
+// enqueuing one (its local signal) nor another on the same database (NOTIFY). Two cases: the
+// enqueue's transaction rolls back, and the insert is undone because a concurrent DeadLetter of
+// the id committed while it waited (Enqueue's re-check).
+//
+// Absence is observed without a timeout: after each case the test commits an enqueue into a
+// marker mailbox that the listening store also subscribes to. The server delivers notifications in
+// commit order over the one listening connection, so once the marker's signal arrived, a signal
+// for the undone enqueue would already be there.
+func TestPostgresNoWakeForUndoneEnqueue(t *testing.T) {
+	target := testTarget(t, BackendPostgres)
+	a := openAt(t, BackendPostgres, target, Options{})
+	b := openAt(t, BackendPostgres, target, Options{})
+	admin := pgAdmin(t, target)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	localWake, stopLocal := a.Subscribe("m")
+	defer stopLocal()
+	remoteWake, stopRemote := b.Subscribe("m")
+	defer stopRemote()
+	markerWake, stopMarker := b.Subscribe("marker")
+	defer stopMarker()
+	marker := 0
+	// settle waits until every notification committed so far reached b, then empties the
+	// channels of mailbox m.
+	settle := func() {
+		t.Helper()
+		marker++
+		mustEnqueue(t, a, NewMessage{Mailbox: "marker", ID: "marker-" + string(rune('a'+marker))})
+		select {
+		case <-markerWake:
+		case <-ctx.Done():
+			t.Fatal("the marker's notification did not arrive within 30s")
+		}
+	}
+	drained := func(what string) {
+		t.Helper()
+		select {
+		case <-localWake:
+			t.Fatalf("%s: the enqueuing store's subscriber was woken", what)
+		default:
+		}
+		select {
+		case <-remoteWake:
+			t.Fatalf("%s: another store was woken (NOTIFY)", what)
+		default:
+		}
+	}
+	// The control: a standing enqueue wakes both, so the checks below can fail.
+	mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: "x"})
+	settle()
+	for name, ch := range map[string]<-chan struct{}{"local": localWake, "remote": remoteWake} {
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("control: a committed enqueue did not wake the %s subscriber", name)
+		}
+	}
+
+	// Case 1: the transaction rolls back.
+	err := a.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := a.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "rolled-back", MaxAttempts: 1}); err != nil {
+			return err
+		}
+		return errBusinessRule
+	})
+	if err == nil {
+		t.Fatal("the rolled-back ExecTx returned nil")
+	}
+	settle()
+	drained("rolled-back enqueue")
+
+	// Case 2: Enqueue("x") waits on the id's row while a DeadLetter("x") holds it; once the dead
+	// letter commits, the insert goes through and the re-check undoes it.
+	locked := make(chan int, 1)
+	release := make(chan struct{})
+	moved := make(chan error, 1)
+	go func() {
+		moved <- a.ExecTx(ctx, false, func(ctx context.Context) error {
+			if err := a.DeadLetter(ctx, "x", "test"); err != nil {
+				return err
+			}
+			var pid int
+			if err := a.txFrom(ctx).tx.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid); err != nil {
+				return err
+			}
+			locked <- pid
+			<-release
+			return nil
+		})
+	}()
+	var mover int
+	select {
+	case mover = <-locked:
+	case err := <-moved:
+		t.Fatalf("the dead-letter transaction ended early: %v", err)
+	}
+	type enq struct {
+		dup bool
+		err error
+	}
+	enqueued := make(chan enq, 1)
+	go func() {
+		dup, err := a.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "x", MaxAttempts: 1})
+		enqueued <- enq{dup, err}
+	}()
+	for {
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))`, mover).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the enqueue never waited on the dead letter's lock within 30s")
+		}
+	}
+	close(release)
+	if err := <-moved; err != nil {
+		t.Fatalf("dead-letter transaction: %v", err)
+	}
+	got := <-enqueued
+	if got.err != nil || !got.dup {
+		t.Fatalf("Enqueue of the id dead-lettered meanwhile = duplicate %v, %v; want an undone insert (duplicate)", got.dup, got.err)
+	}
+	if _, err := a.GetMessage(ctx, "x"); err == nil {
+		t.Fatal("the undone insert left the message in the mailbox")
+	}
+	settle()
+	drained("enqueue undone by the dead-letter re-check")
+}
