@@ -223,7 +223,7 @@ func (c *countingStore) OutboxClaim(ctx context.Context, limit int, claimFor tim
 
 // BenchmarkOutboxDeliver measures delivering b.N outbox rows one claim per row (Batch 1), so
 // commits/msg shows the cost of each mode: fold = claim + one delivery transaction, split = claim +
-// enqueue + completion. commits/msg is counted twice, by a wrapping outboxStore and by the store's
+// enqueue + completion. commits/msg is counted twice, by a wrapping OutboxStore and by the store's
 // own commit counter (store-commits/msg); the two must agree.
 func BenchmarkOutboxDeliver(b *testing.B) { forBackends(b, benchOutboxDeliver) }
 

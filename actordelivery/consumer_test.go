@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -626,35 +624,6 @@ func testConsumerRunStopsOnClose(t *testing.T, b Backend) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("Run kept going on a closed store")
 	}
-}
-
-func ExampleConsumer_Step() {
-	dir, _ := osMkdirTemp()
-	defer os.RemoveAll(dir)
-	clk := NewManualClock(base)
-	s, err := Open(filepath.Join(dir, "example.db"), Options{Clock: clk})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ctx := context.Background()
-	_, _ = s.Enqueue(ctx, NewMessage{Mailbox: "greeter", ID: "m1", MaxAttempts: 2, Payload: []byte("hi")})
-	c, _ := NewConsumer(s, func(ctx context.Context, m *Message) (Effects, error) {
-		return nil, fmt.Errorf("cannot greet %q yet", m.Payload)
-	}, ConsumerOptions{Mailbox: "greeter", Path: PathLeaseless, Retry: Backoff{Base: time.Second}})
-	for range 3 {
-		out, _ := c.Step(ctx)
-		fmt.Println(out.Action, out.Attempt)
-		clk.Advance(time.Second)
-	}
-	dls, _ := s.ListDeadLetters(ctx)
-	fmt.Println(dls[0].ID, dls[0].Attempts, dls[0].Reason)
-	// Output:
-	// retried 1
-	// dead_lettered 2
-	// idle 0
-	// m1 2 max attempts reached
 }
 
 // TestLeaselessDecidesFromTheStoredRow: a nack_by_id that lands between the leaseless fetch and a

@@ -3,7 +3,6 @@ package actordelivery
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -107,9 +106,6 @@ func wantErr(t testing.TB, err, target error) {
 		t.Fatalf("error = %v, want %v", err, target)
 	}
 }
-
-// osMkdirTemp makes a scratch directory for examples, which have no testing.T.
-func osMkdirTemp() (string, error) { return os.MkdirTemp("", "actordelivery-example-") }
 
 // inBubble runs f in a synctest bubble on SQLite, where settle is synctest.Wait: it returns once
 // every goroutine of the test is durably blocked, and the bubble's clock only moves when they all

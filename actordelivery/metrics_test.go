@@ -11,7 +11,6 @@ import (
 	"go/parser"
 	"go/token"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -310,56 +309,4 @@ func testLogRecordKeys(t *testing.T, b Backend) {
 			t.Errorf("key %q is not snake_case", k)
 		}
 	}
-}
-
-// statsClient stands for the client of whatever metrics library an application uses (a StatsD,
-// Prometheus or OpenTelemetry client): counters with tags, timings, gauges.
-type statsClient interface {
-	Incr(name string, tags []string, n int64)
-	Timing(name string, d time.Duration)
-	Gauge(name string, tags []string, v float64)
-}
-
-// statsMetrics adapts a statsClient to Metrics: one method per figure, the mailbox as a tag.
-type statsMetrics struct{ c statsClient }
-
-func (m statsMetrics) Count(c Counter, mailbox string, n int64) {
-	m.c.Incr("actordelivery."+c.String(), []string{"mailbox:" + mailbox}, n)
-}
-func (m statsMetrics) ObserveCommit(d time.Duration) { m.c.Timing("actordelivery.commit", d) }
-func (m statsMetrics) QueueDepth(mailbox string, n int64) {
-	m.c.Gauge("actordelivery.queue_depth", []string{"mailbox:" + mailbox}, float64(n))
-}
-
-// printClient is a statsClient that prints counters (timings vary from run to run, so it drops
-// them here).
-type printClient struct{}
-
-func (printClient) Incr(name string, tags []string, n int64) { fmt.Println(name, tags, n) }
-func (printClient) Timing(string, time.Duration)             {}
-func (printClient) Gauge(name string, tags []string, v float64) {
-	fmt.Println(name, tags, v)
-}
-
-// Plugging a metrics library of one's choice into the store: write a Metrics with three
-// methods that forward to the library's client, and pass it in Options.Metrics. The consumer,
-// the publisher, RunWorkers and the store itself then report through it.
-func ExampleMetrics() {
-	dir, _ := osMkdirTemp()
-	defer os.RemoveAll(dir)
-	s, err := Open(filepath.Join(dir, "example.db"), Options{Clock: NewManualClock(base),
-		Metrics: statsMetrics{c: printClient{}}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer s.Close()
-	ctx := context.Background()
-	_, _ = s.Enqueue(ctx, NewMessage{Mailbox: "greeter", ID: "m1", MaxAttempts: 2})
-	c, _ := NewConsumer(s, func(context.Context, *Message) (Effects, error) { return nil, nil },
-		ConsumerOptions{Mailbox: "greeter"})
-	_, _ = c.Step(ctx)
-	// Output:
-	// actordelivery.fetched [mailbox:greeter] 1
-	// actordelivery.acked [mailbox:greeter] 1
 }

@@ -19,10 +19,14 @@ const (
 	// A delivery whose Check refused the row reports ActionDeadLettered (as the consumer does).
 )
 
-// outboxStore is what a Publisher needs from a store: a *Store. It is an interface, and
-// unexported, so that conformance replay can wrap the store from outside to inject a delivery's
-// faults (a commit that fails, a crash between commits) while a user's API shows only *Store.
-type outboxStore interface {
+// OutboxStore is what a Publisher needs from a store; *Store implements it. NewPublisher takes the
+// interface rather than *Store so that a caller can stand between the publisher and the store: to
+// trace or time each call, or to inject a delivery's faults (a commit that fails, a crash between
+// the split profile's two commits) in a test of the code around the publisher. pconform's
+// conformance replay is such a caller. A wrapper must keep the store's meaning: every call made
+// with a context from ExecTx joins that transaction. Wake-ups (Run's wait) and Metrics come from
+// the *Store the wrapper embeds, if it embeds one; otherwise Run polls and nothing is counted.
+type OutboxStore interface {
 	ExecTx(ctx context.Context, readOnly bool, fn func(context.Context) error) error
 	Enqueue(ctx context.Context, m NewMessage) (bool, error)
 	OutboxClaim(ctx context.Context, limit int, claimFor time.Duration) ([]OutboxRow, error)
@@ -30,6 +34,8 @@ type outboxStore interface {
 	OutboxFail(ctx context.Context, id, token string, delay time.Duration) error
 	OutboxDeadLetter(ctx context.Context, id, token, reason string) error
 }
+
+var _ OutboxStore = (*Store)(nil)
 
 // PublishMode is how a delivery commits.
 type PublishMode int
@@ -93,7 +99,7 @@ type DeliveryResult struct {
 
 // Publisher moves outbox rows into their target mailboxes.
 type Publisher struct {
-	st       outboxStore
+	st       OutboxStore
 	mode     PublishMode
 	batch    int
 	claimFor time.Duration
@@ -108,11 +114,11 @@ type Publisher struct {
 	check func(context.Context, OutboxRow) error
 }
 
-// NewPublisher returns a publisher over st, a *Store.
+// NewPublisher returns a publisher over st: a *Store, or a wrapper of one (see OutboxStore).
 //
 // Errors: ErrInvalidArgument (nil store, unknown mode, negative batch, durations
 // outside [0, MaxDuration]).
-func NewPublisher(st outboxStore, opts PublisherOptions) (*Publisher, error) {
+func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 	const op = "NewPublisher"
 	switch {
 	case st == nil:

@@ -41,7 +41,7 @@ func (f *faultyStore) ExecTx(ctx context.Context, readOnly bool, fn func(context
 	return f.Store.ExecTx(ctx, readOnly, fn)
 }
 
-func newPublisher(t testing.TB, st outboxStore, opts PublisherOptions) *Publisher {
+func newPublisher(t testing.TB, st OutboxStore, opts PublisherOptions) *Publisher {
 	t.Helper()
 	p, err := NewPublisher(st, opts)
 	if err != nil {
@@ -262,7 +262,7 @@ func testPublisherBadInput(t *testing.T, b Backend) {
 	s, _ := testStore(t, b)
 	for _, tc := range []struct {
 		name string
-		st   outboxStore
+		st   OutboxStore
 		opts PublisherOptions
 		arg  string
 	}{

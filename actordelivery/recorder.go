@@ -276,6 +276,12 @@ func recordStep(ctx context.Context, read bool, op string, a EventArgs, r EventR
 // kept, Seq and At are the transaction's. Like the package's own steps, it stands for every store
 // call of the transaction; a Read step (one that changed nothing) keeps its place even if the
 // transaction rolls back. It does nothing when ctx carries no transaction of a recording store.
+//
+// Why it is public: a recorded history is checked step by step against the model (docs/observed.md),
+// and a consumer loop written on Fetch-like store calls (Lease, Ack, NackByID, ...) would otherwise
+// record its store operations, not the consumer_handle step the model knows. pconform's own broken
+// consumers (internal/brokenstore) are such loops; so is any application that drives the store
+// without Consumer and wants its history checked.
 func RecordStep(ctx context.Context, ev Event) { recordStep(ctx, ev.Read, ev.Op, ev.Args, ev.Result) }
 
 // recordingStore returns the recording store whose transaction ctx carries, or nil.
