@@ -36,15 +36,17 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # ---- stages --------------------------------------------------------------------------------------
 # One row per stage: its name and the stages it needs ("-" for none). The body is the function
 # stage_<name>; its first output line "what: ..." describes it in the table. Rows are in order of
-# preference: when more stages are ready than may run, the earlier row starts first (the longest
-# chain, models -> replay, leads). Adding a stage is a row here and a function below.
+# preference: when more stages are ready than may run, the earlier row starts first. The longest
+# stages lead: models and properties start at once (after build), and replay takes the slot models
+# leaves; unit and lint fill the third slot (docs/notes/2026-12-01-gate-cost.md). Adding a stage is
+# a row here and a function below.
 FULL_STAGES=(
   "build       -"
   "models      -"
+  "properties  build"
+  "replay      build,models"
   "unit        build"
   "lint        build"
-  "replay      build,models"
-  "properties  build"
   "observe     build"
 )
 QUICK_STAGES=(
