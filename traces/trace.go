@@ -1,6 +1,9 @@
 package traces
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Epoch is logical time zero. A step at time t happens at Epoch + t seconds; the store's clock is
 // set to exactly that instant before the step runs.
@@ -252,4 +255,29 @@ type DeadLetterRow struct {
 	Reason      string `json:"reason"`
 	// DeadAt is the logical time of the move to the dead letters.
 	DeadAt int64 `json:"dead_at"`
+}
+
+// Seconds converts an instant the store reports back to logical seconds: the inverse of [At]. The
+// zero time (no lease, no claim) is 0; an instant before Epoch is negative, so a validator refuses
+// it instead of reading a wrapped value.
+func Seconds(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix() - Epoch.Unix()
+}
+
+// Duration converts a trace duration (delay, lease_for, claim_for, retry_delay, ttl) to a
+// time.Duration. A valid trace keeps durations within MaxSeconds, far inside time.Duration's
+// range; a larger value (a trace built in code and never validated) saturates instead of
+// wrapping, so a store refuses it as too long rather than reading a negative or short duration.
+func Duration(seconds int64) time.Duration {
+	const most = int64(math.MaxInt64 / int64(time.Second))
+	switch {
+	case seconds > most:
+		return math.MaxInt64
+	case seconds < -most:
+		return math.MinInt64
+	}
+	return time.Duration(seconds) * time.Second
 }
