@@ -46,22 +46,19 @@ git checkout -q -b side && commit "side: a branch" side/x.go && git checkout -q 
 git merge -q --no-ff side -m "Merge branch 'side' with a subject that is not checked at all, being a merge"
 expect 0 "7 commit subjects after" "$base"
 
+# Each refused subject, after the good commits, with the reason the lint must give.
 good=$(git rev-parse HEAD)
-commit "replay: a subject of seventy-three characters, one more than the limit xx"
-expect 1 "73 characters, at most 72" "$base"
-git reset -q --hard "$good"
-commit "Replay: Move targets"
-expect 1 "not of the form 'pkg: verb phrase'" "$base"
-git reset -q --hard "$good"
-commit "move targets into internal/targets"
-expect 1 "not of the form 'pkg: verb phrase'" "$base"
-git reset -q --hard "$good"
-commit "replay: move targets."
-expect 1 "ends with a period" "$base"
-git reset -q --hard "$good"
-commit "nosuchpkg: add a thing"
-expect 1 "'nosuchpkg' is neither a path nor a package" "$base"
-git reset -q --hard "$good"
+while IFS='|' read -r subject reason; do
+  commit "$subject"
+  expect 1 "$reason" "$base"
+  git reset -q --hard "$good"
+done <<'CASES'
+replay: a subject of seventy-three characters, one more than the limit xx|73 characters, at most 72
+Replay: Move targets|not of the form 'pkg: verb phrase'
+move targets into internal/targets|not of the form 'pkg: verb phrase'
+replay: move targets.|ends with a period
+nosuchpkg: add a thing|'nosuchpkg' is neither a path nor a package
+CASES
 expect 0 "0 refused" "$base"
 
 # The default base is not in this repository and it is not shallow: a usage error.
