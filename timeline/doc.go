@@ -8,7 +8,8 @@
 // far from the focus are. Each row has two sides, each drawn from one source: the expected side
 // (what the trace records, with rows from a replay against the target it claims to match) and the
 // observed side (what the replay target did). A view draws one side per row, so a row never
-// contradicts itself; the diverging row shows both.
+// contradicts itself; the diverging row shows both. An observed run is also drawn as intervals,
+// one row per worker and publisher, with the commit order through them ([BuildIntervals]).
 //
 // It renders as plain text for a terminal ([WriteText]) and as one self-contained HTML page with no
 // external resources ([WriteHTML]). The package is pure: it reads values and writes to an io.Writer;

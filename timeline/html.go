@@ -22,7 +22,9 @@ var pageTemplate string
 // have class "causal"; the runs between them are collapsed into one row each (class "gap",
 // data-first and data-last name the steps it stands for); the page's script lands a link to any
 // of those steps, #step-N, on that row, marked with class "reached" as a link target is. Expected
-// values are blue, observed ones orange. The final-state diff closes the page (id "final").
+// values are blue, observed ones orange. An observed run also gets its interval view (an inline
+// SVG, id "intervals", see [Intervals]): a click on a bar marks every bar and step row of its
+// messages with class "followed". The final-state diff closes the page (id "final").
 func WriteHTML(w io.Writer, tl Timeline) error {
 	tmpl, err := template.New("timeline").Funcs(template.FuncMap{
 		"cell": tl.Cell,

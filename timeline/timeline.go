@@ -57,6 +57,8 @@ type Timeline struct {
 	FinalNote string
 	// Divergence is the diverging step, nil on a match or when not replayed.
 	Divergence *Divergence
+	// Intervals draws an observed run as intervals per caller; nil for other traces.
+	Intervals *Intervals
 }
 
 // OtherLanes is the column that stands for every lane no shown step takes part in.
@@ -88,6 +90,8 @@ type Row struct {
 	// states of the target the trace claims to match, the observed side from the replay target's
 	// results and states. Either is nil when that side is unknown (not replayed, not run).
 	ExpectedState, ObservedState map[string][]string
+	// IDs are the messages and outbox rows the step names, returns or handles.
+	IDs []string
 	// Gap, when > 0, makes this row a placeholder for Gap collapsed steps, Index to Index+Gap-1.
 	Gap int
 
@@ -224,7 +228,11 @@ func Build(in Input) Timeline {
 			tl.Collapsed++
 		} else {
 			row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result), Causal: causal[i]}
-			if h, ok := handled[i]; ok {
+			h, isHandle := handled[i]
+			refs, _ := stepRefs(s, h, isHandle)
+			slices.Sort(refs)
+			row.IDs = slices.Compact(refs)
+			if isHandle {
 				row.Handles = h.ID
 				if h.Token != 0 {
 					row.Handles += fmt.Sprintf(" (lease token %d)", h.Token)
@@ -269,6 +277,9 @@ func Build(in Input) Timeline {
 	}
 	tl.Columns, tl.Others = columns(tl)
 	finalDiff(&tl, t, in.Verdict)
+	if iv, ok := BuildIntervals(tl, t); ok {
+		tl.Intervals = &iv
+	}
 	return tl
 }
 

@@ -290,3 +290,78 @@ func TestWidePageFitsInBrowser(t *testing.T) {
 		t.Errorf("with the expected side chosen, matched rows show %v (expected, observed) side blocks, want some and none", shown)
 	}
 }
+
+// TestIntervalViewFollowsAMessage: the page of an observed run draws its intervals, one row per
+// worker and publisher and one for the other callers, with the commit order as a line through
+// every shown commit. The diverging handle's bar starts at the fetch that gave the worker its
+// message, and a click on it marks every bar and step row of that message, in several rows.
+func TestIntervalViewFollowsAMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a headless Chromium")
+	}
+	tr, err := traces.ReadFile(observedUnfencedAck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "intervals.html")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"explain", observedUnfencedAck, "--target", "model", "--html", page}, &stdout, &stderr); code != exitPass {
+		t.Fatalf("explain exited %d, want %d\n%s", code, exitPass, stderr.String())
+	}
+	bctx := headless(t, 1400)
+	if err := chromedp.Do(bctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible("#divergence")); err != nil {
+		t.Fatalf("loading the page: %v", err)
+	}
+	callers := mustRun(t, bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#intervals text.caller")).map(function (e) { return e.textContent; })`))
+	workers := map[int]bool{}
+	publishers := map[int]bool{}
+	for _, s := range tr.Steps {
+		switch s.Op {
+		case traces.OpConsumerFetch, traces.OpConsumerHandle:
+			workers[s.Args.Worker] = true
+		case traces.OpPublisherDeliver:
+			publishers[s.Args.Publisher] = true
+		}
+	}
+	if want := len(workers) + len(publishers) + 1; len(callers) != want {
+		t.Errorf("interval rows %v, want %d (each worker and publisher, and the other callers)", callers, want)
+	}
+	points := mustRun(t, bctx, chromedp.Evaluate[int](`document.querySelector("#intervals .linearization").points.numberOfItems`))
+	shown := mustRun(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#steps tr[data-step]").length`))
+	if points != shown || points == 0 {
+		t.Errorf("the linearization has %d points, the page shows %d steps", points, shown)
+	}
+	// The diverging bar: from its fetch to its handle, so wider than one commit.
+	bar := mustRun(t, bctx, chromedp.Evaluate[[]float64](`(function () {
+		var g = document.querySelector("#intervals .bar.diverged");
+		if (!g) return [];
+		return [g.querySelector("rect").getBBox().width, Number(g.dataset.step)];
+	})()`))
+	step := mustRun(t, bctx, chromedp.AttributeValue("#divergence", "data-step")).Value
+	if len(bar) != 2 || bar[0] <= 16 || itoa(int(bar[1])) != step {
+		t.Fatalf("the diverging bar is %v (width, step), want a bar wider than one commit ending at the diverging step #%s", bar, step)
+	}
+	// A real mouse click at the bar's centre (chromedp's Click waits for a layout box SVG lacks).
+	at := mustRun(t, bctx, chromedp.Evaluate[[]float64](`(function () {
+		var r = document.querySelector("#intervals .bar.diverged rect");
+		r.scrollIntoView({block: "center"});
+		var b = r.getBoundingClientRect();
+		return [b.left + b.width / 2, b.top + b.height / 2];
+	})()`))
+	if err := chromedp.Do(bctx, chromedp.MouseClickXY(at[0], at[1])); err != nil {
+		t.Fatalf("clicking the diverging bar: %v", err)
+	}
+	followed := mustRun(t, bctx, chromedp.Evaluate[[]int](`(function () {
+		var rows = {};
+		document.querySelectorAll("#intervals .bar.followed").forEach(function (g) { rows[g.dataset.row] = true; });
+		return [document.querySelectorAll("#intervals .bar.followed").length, Object.keys(rows).length,
+			document.querySelectorAll("#steps tr.followed").length];
+	})()`))
+	if len(followed) != 3 || followed[1] < 2 || followed[2] < followed[0] {
+		t.Errorf("after the click %v (bars followed, their rows, step rows followed): want the message followed through several rows and the steps", followed)
+	}
+	msg := mustRun(t, bctx, chromedp.Text("#followed"))
+	if !strings.Contains(msg, "o1") {
+		t.Errorf("the page says %q, want it to name the followed message o1", msg)
+	}
+}
