@@ -386,3 +386,41 @@ func assertionMessage(path string) (string, error) {
 	}
 	return "", fmt.Errorf("%w: %s has no <ErrorLog> line", ErrNoBugLog, path)
 }
+
+var (
+	monitorLocation = regexp.MustCompile(`\((PSpec/[A-Za-z0-9_]+\.p):(\d+):\d+\)$`)
+	livenessMonitor = regexp.MustCompile(`^PImplementation\.([A-Za-z0-9_]+) detected liveness bug`)
+	specLine        = regexp.MustCompile(`^spec ([A-Za-z0-9_]+) `)
+)
+
+// MonitorOf names the spec monitor a violation message of the project in projectDir comes from:
+// the monitor of a liveness report, or the spec block holding the assertion's location (the
+// "(PSpec/File.p:line:col)" a safety monitor's message ends with). It returns "" when the message
+// names neither or the file cannot be read.
+func MonitorOf(projectDir, msg string) string {
+	if m := livenessMonitor.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	m := monitorLocation.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	at, err := strconv.Atoi(m[2])
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(projectDir, filepath.FromSlash(m[1])))
+	if err != nil {
+		return ""
+	}
+	name := ""
+	for i, l := range strings.Split(string(data), "\n") {
+		if i+1 > at {
+			break
+		}
+		if s := specLine.FindStringSubmatch(l); s != nil {
+			name = s[1]
+		}
+	}
+	return name
+}

@@ -45,7 +45,7 @@ func (n *State) saveCheckpoint(actor string, expect int, payload string) (versio
 // the acknowledgement's transaction, so its version is the number of committed effects.
 func (n *State) loadCheckpoint(actor string) (version int, ok bool) {
 	if mailbox, isLog := strings.CutPrefix(actor, traces.EffectsActorPrefix); isLog {
-		v := len(n.effects[mailbox])
+		v := n.effectsForgotten[mailbox] + len(n.effects[mailbox])
 		return v, v > 0
 	}
 	cp, ok := n.checkpoints[actor]

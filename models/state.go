@@ -42,6 +42,9 @@ type State struct {
 	retired map[string]int64
 	// effects maps a mailbox to the ids whose handler effect committed, in commit order.
 	effects map[string][]string
+	// effectsForgotten counts, per mailbox, the committed effects whose ids Machine.Forget
+	// dropped from effects: the effect log's version is their number plus len(effects).
+	effectsForgotten map[string]int
 	// inflight maps a worker to the delivery it fetched and has not handled yet.
 	inflight map[int]delivery
 	// processed maps a (consumer, message id) record to the time it expires: it is live while
@@ -169,6 +172,7 @@ func (s State) clone() State {
 	n.pending = cloneMap(s.pending)
 	n.retired = cloneMap(s.retired)
 	n.effects = cloneSlices(s.effects)
+	n.effectsForgotten = cloneMap(s.effectsForgotten)
 	n.inflight = cloneMap(s.inflight)
 	n.processed = cloneMap(s.processed)
 	n.checkpoints = cloneMap(s.checkpoints)
@@ -200,6 +204,7 @@ func Equal(a, b State) bool {
 		maps.Equal(a.outbox, b.outbox) &&
 		maps.Equal(a.retired, b.retired) &&
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
+		maps.Equal(a.effectsForgotten, b.effectsForgotten) &&
 		maps.Equal(a.inflight, b.inflight) &&
 		maps.Equal(a.processed, b.processed) &&
 		maps.Equal(a.checkpoints, b.checkpoints) &&

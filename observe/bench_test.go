@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,4 +104,97 @@ func BenchmarkCheckP(b *testing.B) {
 	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events), "events")
 	b.ReportMetric(float64(len(ts)), "traces")
+}
+
+// BenchmarkStreamCheck measures the streaming model oracle (Check: decode, order, step, compare)
+// on synthetic logs of 10^5 and 10^6 events, and of 10^7 with PCONFORM_BENCH_1E7=1 (about half a
+// minute per iteration on an idle core; run it alone, -benchtime 1x, for its peak RSS). It reports
+// events/s, ns/event, the heap after a GC at the end per live row, and the process's peak RSS.
+// The leased mailbox keeps 100 ready messages, and 1,000 in one run at 10^5: the model's lease
+// and expire look at every ready row, so their cost follows the backlog.
+// The log is made as it is read (synthLog); BenchmarkSynthLog measures that part alone.
+func BenchmarkStreamCheck(b *testing.B) {
+	sizes := []int{100_000, 1_000_000}
+	if os.Getenv("PCONFORM_BENCH_1E7") != "" {
+		sizes = append(sizes, 10_000_000)
+	}
+	type size struct{ n, backlog int }
+	var runs []size
+	for _, n := range sizes {
+		runs = append(runs, size{n, 100})
+	}
+	runs = append(runs, size{100_000, 1000}) // the model's fetch costs time in the ready backlog
+	for _, sz := range runs {
+		n := sz.n
+		b.Run(fmt.Sprintf("events=%d/backlog=%d", n, sz.backlog), func(b *testing.B) {
+			var events int64
+			var heap uint64
+			var live int
+			cpu0 := cpuTime()
+			for b.Loop() {
+				src := observe.NewOrdered(observe.NewDecoder(newSynthLog(n, sz.backlog), "synth"), 0)
+				sum, f, err := observe.Check(src, observe.CheckOptions{Progress: func(s observe.Summary) {
+					if s.Events >= int64(n) { // the final call: the oracle's state is still live
+						runtime.GC()
+						var ms runtime.MemStats
+						runtime.ReadMemStats(&ms)
+						heap, live = ms.HeapAlloc, s.LiveRows
+					}
+				}, ProgressEvery: 1 << 30})
+				if err != nil || f != nil {
+					b.Fatal(f, err)
+				}
+				events = sum.Events
+			}
+			b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events)/float64(b.N), "ns/event")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(events)/float64(b.N), "cpu-ns/event")
+			b.ReportMetric(float64(heap)/float64(max(live, 1)), "heap-B/live-row")
+			b.ReportMetric(float64(live), "live-rows")
+			b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+		})
+	}
+}
+
+// BenchmarkSynthLog measures making the synthetic log alone, the part of BenchmarkStreamCheck
+// that is not the oracle.
+func BenchmarkSynthLog(b *testing.B) {
+	const n = 1_000_000
+	buf := make([]byte, 64<<10)
+	for b.Loop() {
+		r := newSynthLog(n, 100)
+		for {
+			if _, err := r.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// cpuTime is the CPU time the process has used (user and system): on a shared machine the
+// figure to compare, since the wall time also counts the other processes' turns.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), 0 where /proc does not say.
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
+			if err == nil {
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
 }

@@ -51,7 +51,7 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 			return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, last)
 		}
 		last = at
-		t.Steps = append(t.Steps, step(ev, at, &sym))
+		t.Steps = append(t.Steps, step(ev, at, sym.of))
 	}
 	if err := traces.Validate(t); err != nil {
 		var pe *traces.ParseError
@@ -70,21 +70,29 @@ type symbols struct {
 	next         int
 }
 
-func (s *symbols) of(space map[string]int, tok string) int {
+func (s *symbols) of(space traces.TokenSpace, tok string) int {
 	if tok == "" {
 		return 0
 	}
-	if k, ok := space[tok]; ok {
+	m := s.lease
+	if space == traces.ClaimTokens {
+		m = s.claim
+	}
+	if k, ok := m[tok]; ok {
 		return k
 	}
 	s.next++
-	space[tok] = s.next
+	m[tok] = s.next
 	return s.next
 }
 
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
 
-func step(ev Event, at int64, sym *symbols) traces.Step {
+// tokenOf names a real token of a namespace as an integer: a trace symbol, or a model token.
+type tokenOf func(space traces.TokenSpace, tok string) int
+
+// step is ev as a trace step at logical time at, its tokens named by tok.
+func step(ev Event, at int64, tok tokenOf) traces.Step {
 	a, r := ev.Args, ev.Result
 	op := traces.Op(ev.Op)
 	st := traces.Step{Op: op, At: at}
@@ -96,18 +104,14 @@ func step(ev Event, at int64, sym *symbols) traces.Step {
 		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
 		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
 	}
-	space := sym.lease
-	if traces.Spec[op].Tokens == traces.ClaimTokens {
-		space = sym.claim
-	}
-	st.Args.Token = sym.of(space, a.Token)
+	st.Args.Token = tok(traces.Spec[op].Tokens, a.Token)
 	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt,
 		Version: int(r.Version)}
 	if r.Message != nil {
-		st.Result.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: sym.of(sym.lease, r.Message.Token)}
+		st.Result.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: tok(traces.LeaseTokens, r.Message.Token)}
 	}
 	for _, c := range r.Claimed {
-		st.Result.Claimed = append(st.Result.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: sym.of(sym.claim, c.Token)})
+		st.Result.Claimed = append(st.Result.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: tok(traces.ClaimTokens, c.Token)})
 	}
 	return st
 }

@@ -4,6 +4,13 @@
 // reference model, which must agree with every observed result when it steps through the history
 // in commit order (CheckModel).
 //
+// Streaming: Check reads a log of any length as it goes (Decoder, then Ordered, which puts
+// events in commit order within a reorder window) and steps a ModelOracle through it, handing each
+// event also to a list of Checkers, the seam for rules checked event by event beside the model.
+// It keeps only live state (the model's rows, the token bindings rows still carry, each live row's
+// events for a finding's window), so memory follows the live rows, not the log. A Follower tails
+// a growing log for Check. ReadLog and CheckModel are the whole-history forms, for traces.
+//
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
 // a store. A log it cannot trust is refused with an error naming the line (a malformed or unknown
 // event, a result its operation cannot report) or the sequence numbers (a gap or a repeat); a

@@ -60,32 +60,20 @@ var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id
 // shape, an unknown op, a missing seq or at, a negative seq; or the sequence numbers: a repeated
 // write number, a gap in 1..n, a read placed after a commit that never came.
 func ReadLog(r io.Reader, name string) (*Log, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("observe: read %s: %w", name, err)
-	}
 	lg := &Log{}
 	var events []Event
-	n := 0
-	for len(data) > 0 {
-		n++
-		raw, rest, complete := bytes.Cut(data, []byte("\n"))
-		data = rest
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
+	dec := NewDecoder(r, name)
+	for {
+		ev, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		ev, err := parseLine(raw)
 		if err != nil {
-			if !complete {
-				// The last line has no newline: a writer stopped in the middle of it.
-				lg.Truncated = n
-				break
-			}
-			return nil, fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, name, n, err)
+			return nil, err
 		}
-		ev.Line = n
 		events = append(events, ev)
 	}
+	lg.Truncated = dec.Truncated
 	if err := order(lg, events, name); err != nil {
 		return nil, err
 	}

@@ -17,13 +17,27 @@ import (
 type Finding struct {
 	// Oracle is "model" (the Go reference model) or "p" (the P spec monitors).
 	Oracle string
-	// Step is the index of the first step the oracle refuses, -1 when it names no step.
+	// Step is the index of the first step the oracle refuses (for an event log, the event's
+	// position in commit order, from 0), -1 when it names no step.
 	Step int
+	// Seq and Line are the refused event's sequence number and line in its log (0 for a trace).
+	Seq  int64
+	Line int
 	// Message says what is wrong.
 	Message string
+	// Window is a trace of the events that matter to the finding (the rows and tokens involved,
+	// back to their creation, and the latest events before it), for explain and replay; nil when
+	// the finding names no event. WindowReproduces says whether the model refuses the window's
+	// last step on its own; WindowErr why no window could be made.
+	Window           *traces.Trace
+	WindowReproduces bool
+	WindowErr        error
 }
 
 func (f *Finding) String() string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s oracle: event %d (line %d, seq %d): %s", f.Oracle, f.Step, f.Line, f.Seq, f.Message)
+	}
 	if f.Step >= 0 {
 		return fmt.Sprintf("%s oracle: step %d: %s", f.Oracle, f.Step, f.Message)
 	}

@@ -90,6 +90,10 @@ correct store had no finding; 1 otherwise.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			w := c.OutOrStdout()
 			ctx := context.Background()
+			modelsDir, err := oracles.modelsDir()
+			if err != nil {
+				return err
+			}
 			results := map[string][]*seedRun{}
 			var pTraces []*traces.Trace
 			var pRuns []*seedRun
@@ -139,7 +143,7 @@ correct store had no finding; 1 otherwise.`,
 			pFalse := 0
 			if len(pTraces) > 0 {
 				start := time.Now()
-				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: oracles.models}, pTraces)
+				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: modelsDir}, pTraces)
 				if err != nil {
 					return err
 				}
@@ -184,7 +188,7 @@ correct store had no finding; 1 otherwise.`,
 			}
 			if len(lastTraces) > 0 {
 				start := time.Now()
-				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: oracles.models}, lastTraces)
+				msgs, err := bridge.CheckObservedAll(ctx, bridge.Config{ProjectDir: modelsDir}, lastTraces)
 				if err != nil {
 					return err
 				}

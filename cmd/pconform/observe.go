@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/actordelivery"
-	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
 	"github.com/pconform/pconform/replay"
@@ -190,89 +189,4 @@ func convertEvents(r io.Reader, name string, opts observe.Options) (*traces.Trac
 		fmt.Fprintf(os.Stderr, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", name, lg.Truncated)
 	}
 	return observe.Convert(lg, opts)
-}
-
-// oracleFlags choose the oracles check and observe run.
-type oracleFlags struct {
-	p      bool
-	models string
-}
-
-func (o *oracleFlags) register(c *cobra.Command) {
-	c.Flags().BoolVar(&o.p, "p", false, "also run the P oracle: the project's spec monitors over the observed events, on the P checker (compiles a driver; slow)")
-	c.Flags().StringVar(&o.models, "models", filepath.Join("models", "p"), "the P project whose spec monitors the P oracle uses")
-}
-
-// checkTrace runs the oracles on t and prints the verdict; a finding is errFinding.
-func checkTrace(w io.Writer, t *traces.Trace, path string, o oracleFlags) error {
-	f, err := observe.CheckModel(t)
-	if err != nil {
-		return err
-	}
-	found := f != nil
-	if f == nil {
-		fmt.Fprintf(w, "model oracle: agrees with all %d observed steps\n", len(t.Steps))
-	} else {
-		fmt.Fprintf(w, "FINDING %s\n", f)
-		fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
-	}
-	if o.p {
-		msg, err := bridge.CheckObserved(context.Background(), bridge.Config{ProjectDir: o.models}, t)
-		if err != nil {
-			return err
-		}
-		if msg == "" {
-			fmt.Fprintf(w, "P oracle: monitors %s hold\n", strings.Join(bridge.ObservedMonitors, ", "))
-		} else {
-			found = true
-			fmt.Fprintf(w, "FINDING P oracle: %s\n", msg)
-		}
-	}
-	if found {
-		return errFinding
-	}
-	return nil
-}
-
-func newCheckCmd() *cobra.Command {
-	var oracles oracleFlags
-	c := &cobra.Command{
-		Use:   "check TRACE...",
-		Short: "Check observed traces with the oracles (the reference model must agree with every result)",
-		Long: `Check steps the reference model through each trace in its order (for an observed trace, the
-commit order) and reports the first step whose observed result the model does not give. With --p it
-also raises the trace's spec events into the project's P spec monitors on the P checker and reports
-the monitor's own assertion message.
-
-Exit codes: 0 the model agrees with every trace, 1 a finding, 2 usage error, 3 a trace could not be
-read.`,
-		Example: `  pconform check /tmp/observed.json`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cobraUsage{fmt.Errorf("expected one or more trace files")}
-			}
-			return nil
-		},
-		RunE: func(c *cobra.Command, args []string) error {
-			finding := false
-			for _, path := range args {
-				t, err := traces.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(c.OutOrStdout(), "%s: ", path)
-				if err := checkTrace(c.OutOrStdout(), t, path, oracles); err == errFinding {
-					finding = true
-				} else if err != nil {
-					return err
-				}
-			}
-			if finding {
-				return errFinding
-			}
-			return nil
-		},
-	}
-	oracles.register(c)
-	return c
 }

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/traces"
+)
+
+// oracleFlags choose the oracles check and observe run.
+type oracleFlags struct {
+	p      bool
+	models string
+}
+
+func (o *oracleFlags) register(c *cobra.Command) {
+	c.Flags().BoolVar(&o.p, "p", false, "also run the P oracle on traces: the project's spec monitors over the observed events, on the P checker (compiles a driver; slow)")
+	c.Flags().StringVar(&o.models, "models", "", "the P project whose spec monitors the P oracle uses (default: models/p of the repository holding the current directory)")
+}
+
+// modelsDir is the P project the P oracle uses: --models, or models/p in the current directory or
+// the nearest parent that has one.
+func (o oracleFlags) modelsDir() (string, error) {
+	if o.models != "" {
+		if _, err := os.Stat(filepath.Join(o.models, "PSpec")); err != nil {
+			return "", usagef("--models %s is not a P project with spec monitors (no PSpec in it)", o.models)
+		}
+		return o.models, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		p := filepath.Join(dir, "models", "p")
+		if _, err := os.Stat(filepath.Join(p, "PSpec")); err == nil {
+			return p, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", usagef("models/p not found in %s or any parent; pass --models DIR (the P project holding PSpec)", wd)
+		}
+	}
+}
+
+// checkTrace runs the oracles on t and prints the verdict. A counterexample trace (one that
+// names a broken variant and the step where the correct store refuses it) claims a refusal at
+// that step: the model oracle refusing exactly there, and the P oracle reporting the monitor the
+// trace says it violates, is the verdict it claims. Anything else the oracles report is a
+// finding (errFinding).
+func checkTrace(w io.Writer, t *traces.Trace, path string, o oracleFlags) error {
+	f, err := observe.CheckModel(t)
+	if err != nil {
+		return err
+	}
+	claims := t.Expect.Variant != "" && t.Expect.DivergesAt >= 0
+	found := false
+	switch {
+	case f == nil && !claims:
+		fmt.Fprintf(w, "model oracle: agrees with all %d steps\n", len(t.Steps))
+	case f == nil:
+		found = true
+		fmt.Fprintf(w, "FINDING model oracle: agrees with all %d steps, but the trace claims the correct store refuses step %d\n", len(t.Steps), t.Expect.DivergesAt)
+	case claims && f.Step == t.Expect.DivergesAt:
+		fmt.Fprintf(w, "model oracle: refuses step %d, as the trace claims (%s): %s\n", f.Step, t.Expect.Variant, f.Message)
+	default:
+		found = true
+		fmt.Fprintf(w, "FINDING %s\n", f)
+		if claims {
+			fmt.Fprintf(w, "  the trace claims the refusal at step %d\n", t.Expect.DivergesAt)
+		}
+		fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
+	}
+	if o.p {
+		dir, err := o.modelsDir()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "pconform: P oracle: compiling the spec monitors of %s with the trace's driver (about a minute)\n", dir)
+		msg, err := bridge.CheckObserved(context.Background(), bridge.Config{ProjectDir: dir}, t)
+		if err != nil {
+			return err
+		}
+		if pFound := pVerdict(w, t, msg, dir); pFound {
+			found = true
+		}
+	}
+	if found {
+		return errFinding
+	}
+	return nil
+}
+
+// pVerdict prints the P oracle's verdict on t (msg is the firing monitor's message, "" when every
+// monitor held) and reports whether it is a finding.
+func pVerdict(w io.Writer, t *traces.Trace, msg, dir string) bool {
+	claimed := t.Expect.Violates
+	checkable := claimed == "" || slices.Contains(bridge.ObservedMonitors, bridge.MonitorOf(dir, claimed))
+	switch {
+	case msg == "" && claimed == "":
+		fmt.Fprintf(w, "P oracle: monitors %s hold\n", strings.Join(bridge.ObservedMonitors, ", "))
+		return false
+	case msg == "" && !checkable:
+		fmt.Fprintf(w, "P oracle: not checked: the trace violates %q, a monitor that watches row state an observed history does not state (the P oracle runs %s, which hold)\n",
+			claimed, strings.Join(bridge.ObservedMonitors, ", "))
+		return false
+	case msg == "":
+		fmt.Fprintf(w, "FINDING P oracle: monitors %s hold, but the trace claims it violates: %s\n", strings.Join(bridge.ObservedMonitors, ", "), claimed)
+		return true
+	case msg == claimed:
+		fmt.Fprintf(w, "P oracle: violated, as the trace claims: %s\n", msg)
+		return false
+	default:
+		fmt.Fprintf(w, "FINDING P oracle: violated: %s\n", msg)
+		return true
+	}
+}
+
+func newCheckCmd() *cobra.Command {
+	var (
+		oracles       oracleFlags
+		keepGoing     bool
+		follow        string
+		variant       string
+		findings      string
+		window        int
+		stopAfterIdle time.Duration
+		progressEvery time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "check LOG|TRACE...",
+		Short: "Check recorded event logs or observed traces with the oracles",
+		Long: `Check reads each file as it goes. An event log (JSON lines from the store's recorder, a commit
+log, or a merged log of several processes) is put in commit order within a reorder window and
+checked event by event against the reference model, which keeps only live state: a log of any
+length is checked in memory that follows the live rows. A trace (pconform.trace/v1) is checked
+step by step the same way; with --p the P spec monitors check it too.
+
+A finding names its event's position in commit order, its line and its sequence number, and
+writes a trace of the events that matter (the rows involved, back to their creation) into
+--findings, which 'pconform explain' and 'pconform replay' take. Checking stops at the first
+finding unless --keep-going. --follow FILE tails a growing log and reports a finding as soon as
+its event arrives; a truncated or rotated file is said and read again from its new start.
+
+Progress goes to stderr: a live line on a terminal (events/s, position, ETA), plain lines every
+--progress otherwise. A summary ends every check.
+
+Exit codes: 0 every file is as it claims (an event log or observed trace: the model agrees with
+every event; a counterexample trace: refused at the step it names), 1 a finding, 2 usage error,
+3 a file could not be read (a log that is not JSON lines, a gap or repeat in its sequence
+numbers, an unknown event kind, an impossible result: the error names the line).`,
+		Example: `  pconform check /tmp/observed.json
+  pconform observe --events-only --steps 1000000 --events /tmp/big.jsonl && pconform check /tmp/big.jsonl
+  pconform check --follow /tmp/live.jsonl`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 && follow == "" {
+				return cobraUsage{fmt.Errorf("expected one or more files to check, or --follow FILE")}
+			}
+			if len(args) > 0 && follow != "" {
+				return cobraUsage{fmt.Errorf("--follow takes one file and no other arguments")}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			w := c.OutOrStdout()
+			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
+				progressEvery: progressEvery}
+			if follow != "" {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+				defer stop()
+				return lc.follow(ctx, follow, stopAfterIdle)
+			}
+			finding := false
+			for _, path := range args {
+				isLog, err := sniffLog(path)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "%s: ", path)
+				if isLog {
+					err = lc.file(path)
+				} else {
+					var t *traces.Trace
+					if t, err = traces.ReadFile(path); err != nil {
+						return err
+					}
+					err = checkTrace(w, t, path, oracles)
+				}
+				if errors.Is(err, errFinding) {
+					finding = true
+				} else if err != nil {
+					return err
+				}
+			}
+			if finding {
+				return errFinding
+			}
+			return nil
+		},
+	}
+	oracles.register(c)
+	c.Flags().BoolVar(&keepGoing, "keep-going", false, "go on past a finding to the end of the log")
+	c.Flags().StringVar(&follow, "follow", "", "tail this growing event log, checking each event as it arrives (Ctrl-C ends with a summary)")
+	c.Flags().DurationVar(&stopAfterIdle, "stop-after-idle", 0, "with --follow, end once the log has not grown for this long (0: never)")
+	c.Flags().StringVar(&variant, "variant", "", "the store variant that wrote the log, if a broken one (its protocol steps may end in ways the correct store's never do)")
+	c.Flags().StringVar(&findings, "findings", "", "where to write a finding's window trace (default: a new directory under the system's temporary directory)")
+	c.Flags().IntVar(&window, "window", observe.DefaultWindow, "reorder window: how many events are held back to put the log in commit order")
+	c.Flags().DurationVar(&progressEvery, "progress", 10*time.Second, "when stderr is not a terminal, how often to print a progress line (0: never)")
+	return c
+}
+
+// sniffLog reports whether path is an event log (its first non-empty line is an event) rather
+// than a trace file.
+func sniffLog(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadSlice('\n')
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			return observe.IsEvent(t) || t[0] == '{' && bytes.Contains(t, []byte(`"op"`)) && bytes.Contains(t, []byte(`"seq"`)), nil
+		}
+		if err != nil {
+			return false, nil // empty, or one very long line: let the trace reader say what it is
+		}
+	}
+}
+
+// logCheck checks event logs with the streaming oracle and prints what it finds.
+type logCheck struct {
+	w, errw       io.Writer
+	variant       string
+	keepGoing     bool
+	findings      string
+	window        int
+	progressEvery time.Duration
+}
+
+// file checks one event log to its end.
+func (lc *logCheck) file(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	dec := observe.NewDecoder(f, path)
+	pr := newCheckProgress(lc.errw, path, size, dec, lc.progressEvery)
+	start := time.Now()
+	sum, first, err := observe.Check(observe.NewOrdered(dec, lc.window), lc.options(path, pr))
+	pr.done()
+	if dec.Truncated > 0 {
+		fmt.Fprintf(lc.errw, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", path, dec.Truncated)
+	}
+	if err != nil {
+		return err
+	}
+	return lc.summary(sum, first, time.Since(start))
+}
+
+func (lc *logCheck) options(path string, pr *checkProgress) observe.CheckOptions {
+	return observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing, Progress: pr.update,
+		OnFinding: func(f *observe.Finding) error { return lc.report(path, f) }}
+}
+
+// report prints a finding and writes its window.
+func (lc *logCheck) report(path string, f *observe.Finding) error {
+	fmt.Fprintf(lc.w, "FINDING %s\n", f)
+	if f.Window == nil {
+		if f.WindowErr != nil {
+			fmt.Fprintf(lc.w, "  no window trace: %v\n", f.WindowErr)
+		}
+		return nil
+	}
+	dir := lc.findings
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pconform-findings-")
+		if err != nil {
+			return err
+		}
+		lc.findings, dir = d, d
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	f.Window.Name = fmt.Sprintf("%s-line%d", base, f.Line)
+	out := filepath.Join(dir, f.Window.Name+".json")
+	if err := traces.WriteFile(out, f.Window); err != nil {
+		return err
+	}
+	how := "its last step is the finding, and the model refuses it there on its own"
+	if !f.WindowReproduces {
+		how = "the model does not refuse its last step on its own (a row outside the window decided it); check the whole log with --keep-going"
+	}
+	fmt.Fprintf(lc.w, "  window: %s (%d steps: the rows involved back to their creation; %s)\n", out, len(f.Window.Steps), how)
+	fmt.Fprintf(lc.w, "  to see it: pconform explain %s --target model\n", out)
+	return nil
+}
+
+// summary prints the verdict line of a checked log; a finding is errFinding.
+func (lc *logCheck) summary(sum observe.Summary, first *observe.Finding, took time.Duration) error {
+	rate := float64(sum.Events) / max(took.Seconds(), 1e-9)
+	what := "the model agrees with every event"
+	switch {
+	case first != nil && sum.Stopped:
+		what = fmt.Sprintf("%d finding(s), stopped at the first (--keep-going goes on)", sum.Findings)
+	case first != nil:
+		what = fmt.Sprintf("%d finding(s)", sum.Findings)
+	}
+	fmt.Fprintf(lc.w, "%d events (%d writes) checked in %s (%.0f events/s), %d live rows: %s\n",
+		sum.Events, sum.Writes, took.Round(time.Millisecond), rate, sum.LiveRows, what)
+	if first != nil {
+		return errFinding
+	}
+	return nil
+}
+
+// follow checks a growing log until ctx ends, the log stays idle for stopAfterIdle, or (without
+// --keep-going) a finding. A log that starts again at seq 1 is a new history: its check starts
+// again too.
+func (lc *logCheck) follow(ctx context.Context, path string, stopAfterIdle time.Duration) error {
+	fl := &observe.Follower{Path: path, StopAfterIdle: stopAfterIdle, Window: lc.window,
+		Say: func(s string) { fmt.Fprintf(lc.errw, "pconform: %s\n", s) }}
+	defer fl.Close()
+	found := false
+	for {
+		start := time.Now()
+		var pr *checkProgress
+		src := observe.SourceFunc(func() (observe.Event, error) {
+			ev, err := fl.Next(ctx)
+			if pr == nil && fl.Decoder() != nil {
+				pr = newCheckProgress(lc.errw, path, 0, fl.Decoder(), lc.progressEvery)
+			}
+			return ev, err
+		})
+		opts := observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing,
+			OnFinding: func(f *observe.Finding) error { return lc.report(path, f) },
+			Progress: func(s observe.Summary) {
+				if pr != nil {
+					pr.update(s)
+				}
+			}}
+		sum, first, err := observe.Check(src, opts)
+		if pr != nil {
+			pr.done()
+		}
+		fmt.Fprintf(lc.w, "%s: ", path)
+		restarted := errors.Is(err, observe.ErrLogRestarted)
+		if err != nil && !restarted && !errors.Is(err, observe.ErrIdle) && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if lc.summary(sum, first, time.Since(start)) != nil {
+			found = true
+			if !lc.keepGoing {
+				return errFinding
+			}
+		}
+		if !restarted {
+			break
+		}
+		fmt.Fprintf(lc.errw, "pconform: %s starts again at seq 1: a new history, checked from its start\n", path)
+	}
+	if found {
+		return errFinding
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// logLine is one event line of a recorder's log; at is logical seconds.
+func logLine(seq int, at int64, op, args, result string) string {
+	return `{"seq":` + strconv.Itoa(seq) + `,"at":"` + traces.At(at).Format(time.RFC3339) + `","op":"` + op + `","args":` + args + `,"result":` + result + "}\n"
+}
+
+// doubleAck is a log whose last event, a second ack of one lease, the model refuses.
+var doubleAck = logLine(1, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`) +
+	logLine(2, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":1,"token":"T1"}}`) +
+	logLine(3, 2, "ack", `{"id":"m1","token":"T1"}`, `{}`) +
+	logLine(4, 3, "ack", `{"id":"m1","token":"T1"}`, `{}`)
+
+// TestCheckLog: check streams an event log: 0 when the model agrees, 1 with a finding that names
+// its event and writes a window trace replay takes, 3 for a log it cannot trust, naming the line.
+func TestCheckLog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.jsonl", strings.Join(strings.SplitAfter(doubleAck, "\n")[:3], ""))
+	bad := write("bad.jsonl", doubleAck)
+	broken := write("broken.jsonl", doubleAck[:strings.Index(doubleAck, "\n")+1]+"{not json}\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check", good}, &out, &errOut); code != exitPass || !strings.Contains(out.String(), "3 events (3 writes) checked") {
+		t.Fatalf("check of an agreeing log exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	findings := filepath.Join(dir, "findings")
+	if code := run([]string{"check", "--findings", findings, bad}, &out, &errOut); code != exitFinding {
+		t.Fatalf("check of a refused log exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"FINDING model oracle: event 3 (line 4, seq 4)", "lease_lost", "window: ", "the model refuses it there on its own"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("check printed no %q:\n%s", want, out.String())
+		}
+	}
+	window := filepath.Join(findings, "bad-line4.json")
+	out.Reset()
+	if code := run([]string{"replay", window, "--target", "model"}, &out, &errOut); code != exitFinding || !strings.Contains(out.String(), "#3") {
+		t.Fatalf("replay of the window exited %d, want %d (the model refuses step #3):\n%s%s", code, exitFinding, out.String(), errOut.String())
+	}
+	errOut.Reset()
+	if code := run([]string{"check", broken}, &out, &errOut); code != exitCannotRun || !strings.Contains(errOut.String(), "line 2: not an event") {
+		t.Fatalf("check of a broken log exited %d:\n%s", code, errOut.String())
+	}
+}
+
+// TestCheckCounterexamples: every counterexample of the corpus is, to the model oracle, what it
+// claims: the correct store refuses it at the step it names (exit 0).
+func TestCheckCounterexamples(t *testing.T) {
+	bad, err := filepath.Glob(filepath.Join("..", "..", "traces", "corpus", "*-bad.json"))
+	if err != nil || len(bad) == 0 {
+		t.Fatalf("no counterexamples in the corpus (%v)", err)
+	}
+	for _, path := range bad {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"check", path}, &out, &errOut); code != exitPass || !strings.Contains(out.String(), "as the trace claims") {
+			t.Errorf("check %s exited %d:\n%s%s", path, code, out.String(), errOut.String())
+		}
+	}
+}
+
+// TestCheckPModelsNotFound: the P oracle run where no models/p can be found says how to name it.
+func TestCheckPModelsNotFound(t *testing.T) {
+	trace, err := filepath.Abs(filepath.Join("..", "..", "traces", "corpus", "tcOutboxSplitWriteCounterexample-s1-1-bad.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check", "--p", trace}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "models/p not found") || !strings.Contains(errOut.String(), "--models") {
+		t.Fatalf("check --p outside the repository exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+}

@@ -1,0 +1,69 @@
+package models
+
+import "github.com/pconform/pconform/traces"
+
+// What a streaming checker asks of a long-running Machine. A checker that reads a history as a
+// stream (observe.Check) keeps bindings and row histories of its own beside the model; these let
+// it forget what no later step can refer to, so its memory follows the live rows, not the
+// history's length.
+
+// Forget drops the state entries that mean nothing any more at the machine's current time: the
+// processed marks that have expired (an expired mark counts as absent) and the purged ids whose
+// dedup horizon has passed (they are no longer duplicates). Times never go back, so no later step
+// can tell a forgotten entry from an absent one. It also drops the ids of the committed effects
+// and keeps their number, which is all a later step reads of them (an effect log's version).
+// Every later result is the same; the snapshot's effect lists then hold only the effects
+// committed since. It returns how many entries remain, for the caller to space its calls by (a
+// call costs time linear in them).
+func (m *Machine) Forget() int {
+	now := m.s.now
+	for mailbox, ids := range m.s.effects {
+		if m.s.effectsForgotten == nil {
+			m.s.effectsForgotten = map[string]int{}
+		}
+		m.s.effectsForgotten[mailbox] += len(ids)
+		delete(m.s.effects, mailbox)
+	}
+	for k, exp := range m.s.processed {
+		if exp <= now {
+			delete(m.s.processed, k)
+		}
+	}
+	for id, until := range m.s.retired {
+		if until <= now {
+			delete(m.s.retired, id)
+		}
+	}
+	return len(m.s.processed) + len(m.s.retired)
+}
+
+// HeldTokens calls held for every token a row or an unhandled fetch still carries, in its
+// namespace. A token no row carries can only be stale: a later step naming it fails as a
+// token that matches nothing would.
+func (m *Machine) HeldTokens(held func(space traces.TokenSpace, token int)) {
+	for _, msg := range m.s.messages {
+		if msg.token != 0 {
+			held(traces.LeaseTokens, msg.token)
+		}
+	}
+	for _, o := range m.s.outbox {
+		if o.token != 0 {
+			held(traces.ClaimTokens, o.token)
+		}
+	}
+	for _, d := range m.s.inflight {
+		if d.token != 0 {
+			held(traces.LeaseTokens, d.token)
+		}
+	}
+}
+
+// Holds reports whether id names a row the machine keeps: a message (ready or acked), a dead
+// letter, an outbox row, or a purged id inside its dedup horizon.
+func (m *Machine) Holds(id string) bool {
+	_, outbox := m.s.outbox[id]
+	return outbox || m.s.has(id)
+}
+
+// Rows is the number of rows the machine keeps: messages, dead letters and outbox rows.
+func (m *Machine) Rows() int { return len(m.s.messages) + len(m.s.dead) + len(m.s.outbox) }

@@ -1,0 +1,122 @@
+package observe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxLineBytes bounds one line of an event log. A recorded event is a few hundred bytes; a longer
+// line is not an event, and reading it whole would let one bad file take any amount of memory.
+const MaxLineBytes = 1 << 20
+
+// Decoder reads an event log one line at a time, in file order (not commit order: see Ordered).
+// It holds one line at a time, so reading costs memory independent of the log's length.
+type Decoder struct {
+	r    *bufio.Reader
+	name string
+	line int
+	// Truncated is the number of an incomplete last line that was ignored (a writer killed
+	// mid-line), 0 while none was found.
+	Truncated int
+	// Bytes counts the bytes read so far, for progress.
+	Bytes int64
+	// partial holds the start of a line whose end has not been read yet (Follow mode).
+	partial []byte
+	// Follow makes an incomplete last line wait for more data instead of ending the log: Next
+	// returns io.EOF with the partial line kept, and a later Next goes on from it.
+	Follow bool
+}
+
+// NewDecoder reads from r; name is used in errors.
+func NewDecoder(r io.Reader, name string) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// Name is the log's name as errors give it.
+func (d *Decoder) Name() string { return d.name }
+
+// Line is the number of the last line read.
+func (d *Decoder) Line() int { return d.line }
+
+// Reset makes the decoder read r from its start, as a log that was truncated or rotated: line
+// numbers and the byte count start again.
+func (d *Decoder) Reset(r io.Reader) {
+	d.r.Reset(r)
+	d.line, d.Bytes, d.Truncated, d.partial = 0, 0, 0, nil
+}
+
+// Next returns the next event in file order, or io.EOF at the end of the log. Errors wrap
+// ErrBadLog and name the line (see ReadLog).
+func (d *Decoder) Next() (Event, error) {
+	for {
+		raw, complete, err := d.readLine()
+		if err != nil {
+			return Event{}, err
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			if !complete {
+				return Event{}, io.EOF
+			}
+			continue
+		}
+		ev, perr := parseLine(raw)
+		if perr != nil {
+			if !complete {
+				// The last line has no newline: a writer stopped in the middle of it.
+				d.Truncated = d.line
+				return Event{}, io.EOF
+			}
+			return Event{}, fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
+		}
+		ev.Line = d.line
+		return ev, nil
+	}
+}
+
+// readLine returns the next line without its newline; complete is false for a last line that has
+// none. At the end of the log (nothing left to read) it returns io.EOF.
+func (d *Decoder) readLine() (line []byte, complete bool, err error) {
+	buf := d.partial
+	d.partial = nil
+	for {
+		chunk, err := d.r.ReadSlice('\n')
+		d.Bytes += int64(len(chunk))
+		if len(buf)+len(chunk) > MaxLineBytes {
+			return nil, false, fmt.Errorf("%w: %s: line %d is longer than %d bytes: not an event log of JSON lines", ErrBadLog, d.name, d.line+1, MaxLineBytes)
+		}
+		switch {
+		case err == nil:
+			d.line++
+			if buf == nil {
+				return chunk[:len(chunk)-1], true, nil
+			}
+			return append(buf, chunk[:len(chunk)-1]...), true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			buf = append(buf, chunk...)
+		case errors.Is(err, io.EOF):
+			buf = append(buf, chunk...)
+			if len(buf) == 0 {
+				return nil, false, io.EOF
+			}
+			if d.Follow {
+				// Keep the start of the line: its writer may still be writing it.
+				d.partial = buf
+				return nil, false, io.EOF
+			}
+			d.line++
+			return buf, false, nil
+		default:
+			return nil, false, fmt.Errorf("observe: read %s: %w", d.name, err)
+		}
+	}
+}
+
+// IsEvent reports whether line is one event line of a log (as opposed to, say, the first line of
+// a pconform.trace/v1 file).
+func IsEvent(line []byte) bool {
+	_, err := parseLine(line)
+	return err == nil
+}

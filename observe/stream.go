@@ -1,0 +1,558 @@
+package observe
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/traces"
+)
+
+// Checker is one rule checked event by event beside the reference model. Check hands every
+// checker each event in commit order, after the model has stepped through it; a checker keeps
+// only the state its rule needs. A checker that reports nothing more at the end returns nil from
+// End.
+type Checker interface {
+	// Observe sees the next event in commit order and returns a finding when the history
+	// breaks the checker's rule at it. Check fills in the finding's position, seq and line when
+	// the checker leaves Line 0.
+	Observe(ev Event) *Finding
+	// End is called once, after the last event.
+	End() *Finding
+}
+
+// Source gives events in commit order: an *Ordered, or a follower of a growing log. Next
+// returns io.EOF at the end.
+type Source interface {
+	Next() (Event, error)
+}
+
+// SourceFunc is a function as a Source.
+type SourceFunc func() (Event, error)
+
+// Next calls f.
+func (f SourceFunc) Next() (Event, error) { return f() }
+
+// CheckOptions configure Check. The zero value checks with the reference model alone and stops
+// at the first finding.
+type CheckOptions struct {
+	// Variant is the store configuration that wrote the log, as Options.Variant: a broken
+	// variant's protocol steps may end in ways the correct store's never do, so for one only
+	// the vocabulary of their actions is checked, not how the action fits the outcome or fault.
+	Variant string
+	// Checkers are checked beside the model, in order.
+	Checkers []Checker
+	// KeepGoing goes on past a finding; otherwise Check stops at the first one.
+	KeepGoing bool
+	// OnFinding is called with each finding as it is found; an error stops the check.
+	OnFinding func(*Finding) error
+	// Progress, when set, is called every ProgressEvery events (0: 65,536) and once at the end.
+	Progress      func(Summary)
+	ProgressEvery int
+	_             struct{}
+}
+
+// Summary counts what a check did.
+type Summary struct {
+	// Events is the number of events checked, Writes the write events among them.
+	Events, Writes int64
+	// Findings is the number of findings reported.
+	Findings int
+	// LiveRows is the number of rows the model keeps: messages (ready or acked, until purged),
+	// dead letters and outbox rows.
+	LiveRows int
+	// Stopped is set when the check stopped before the end of the log: at a finding (without
+	// KeepGoing), or because the model could not take a step.
+	Stopped bool
+}
+
+// Check reads src to its end, steps the reference model (the correct store's configuration)
+// through every event and hands each to opts.Checkers; it returns the summary and the first
+// finding (nil when none). It holds only live state: the model's rows, the token bindings still
+// carried, and each live row's events back to its creation (for a finding's window). Errors are
+// about the log (wrapping ErrBadLog, naming the line) or come from OnFinding; a disagreement is a
+// finding, never an error.
+func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
+	o := NewModelOracle(opts.Variant)
+	every := int64(opts.ProgressEvery)
+	if every <= 0 {
+		every = 1 << 16
+	}
+	var sum Summary
+	var first *Finding
+	report := func(f *Finding) error {
+		sum.Findings++
+		if first == nil {
+			first = f
+		}
+		if opts.OnFinding != nil {
+			return opts.OnFinding(f)
+		}
+		return nil
+	}
+	done := func(err error) (Summary, *Finding, error) {
+		sum.LiveRows = o.m.Rows()
+		if opts.Progress != nil {
+			opts.Progress(sum)
+		}
+		return sum, first, err
+	}
+	for {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return done(err)
+		}
+		f, err := o.Observe(ev)
+		if err != nil {
+			return done(err)
+		}
+		sum.Events++
+		if !ev.Read {
+			sum.Writes++
+		}
+		if f != nil {
+			if err := report(f); err != nil {
+				return done(err)
+			}
+			if !opts.KeepGoing || o.stopped {
+				sum.Stopped = true
+				return done(nil)
+			}
+		}
+		for _, c := range opts.Checkers {
+			if f := c.Observe(ev); f != nil {
+				if f.Line == 0 {
+					f.Step, f.Seq, f.Line = int(sum.Events-1), ev.Seq, ev.Line
+				}
+				if err := report(f); err != nil {
+					return done(err)
+				}
+				if !opts.KeepGoing {
+					sum.Stopped = true
+					return done(nil)
+				}
+			}
+		}
+		if opts.Progress != nil && sum.Events%every == 0 {
+			sum.LiveRows = o.m.Rows()
+			opts.Progress(sum)
+		}
+	}
+	for _, c := range opts.Checkers {
+		if f := c.End(); f != nil {
+			if err := report(f); err != nil {
+				return done(err)
+			}
+			if !opts.KeepGoing {
+				break
+			}
+		}
+	}
+	return done(nil)
+}
+
+// ModelOracle steps the reference model through events one at a time, as Check does. Its memory
+// follows the live state: token bindings no row carries any more, row histories of rows the model
+// no longer keeps, expired processed marks and purged ids past their horizon are forgotten as it
+// goes, at a cost amortised over the events.
+type ModelOracle struct {
+	variant string
+	m       *models.Machine
+	bind    binder
+	hist    histories
+	// fetched maps a worker to the id of the message its last fetch returned and no handle has
+	// consumed yet, so a handle's events join that row's history.
+	fetched map[int]string
+	pos     int
+	lastAt  int64
+	// stopped is set once the model refused a step: it takes no more.
+	stopped bool
+	// forgetAt is the position of the next pruning.
+	forgetAt int
+}
+
+// NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
+// store).
+func NewModelOracle(variant string) *ModelOracle {
+	return &ModelOracle{variant: variant, m: models.NewMachine(models.Init(models.Config{})), bind: newBinder(),
+		hist: newHistories(), fetched: map[int]string{}, forgetAt: pruneEvery}
+}
+
+// pruneEvery is the least number of events between two prunings.
+const pruneEvery = 1 << 15
+
+// Observe steps the model through ev, the next event in commit order, and returns a finding when
+// the model's result differs from the observed one or the model cannot take the step. Errors are
+// about the event itself (ErrBadLog, naming its line).
+func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
+	if o.stopped {
+		return nil, nil
+	}
+	if ev.At.Before(traces.Epoch) {
+		return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
+	}
+	at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+	if at < o.lastAt {
+		return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, o.lastAt)
+	}
+	if err := o.validate(ev, at); err != nil {
+		return nil, err
+	}
+	o.lastAt = at
+	pos := o.pos
+	o.pos++
+	op := traces.Op(ev.Op)
+	st := step(ev, at, o.bind.arg)
+	got, err := o.m.Step(op, at, st.Args)
+	keys := o.keys(ev, got)
+	pe := o.hist.add(pos, ev, keys)
+	if err != nil {
+		o.stopped = true
+		if errors.Is(err, models.ErrMalformed) {
+			return o.finding(pe, fmt.Sprintf("the model cannot take the observed step: %v", err)), nil
+		}
+		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
+	}
+	want := o.bind.observed(ev, got)
+	if !sameResult(want, got) {
+		return o.finding(pe, fmt.Sprintf("%s at t=%d: the store observed %s, the model gives %s",
+			models.DescribeOp(op, st.Args), at, show(want), show(got))), nil
+	}
+	if o.pos >= o.forgetAt {
+		o.prune()
+	}
+	return nil, nil
+}
+
+// validate checks ev against the trace format's rules for one step, its tokens numbered within
+// the step (a token's history across steps is the model's to judge).
+func (o *ModelOracle) validate(ev Event, at int64) error {
+	var local []string // a step names a few tokens at most
+	st := step(ev, at, func(_ traces.TokenSpace, tok string) int {
+		if tok == "" {
+			return 0
+		}
+		if k := slices.Index(local, tok); k >= 0 {
+			return k + 1
+		}
+		local = append(local, tok)
+		return len(local)
+	})
+	t := traces.Trace{Format: traces.Format, Name: "event", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{Variant: o.variant, DivergesAt: -1}, Steps: []traces.Step{st}}
+	if err := traces.Validate(&t); err != nil {
+		var pe *traces.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%w: line %d (seq %d, %s): %s: %s", ErrBadLog, ev.Line, ev.Seq, ev.Op, pe.Field, pe.Msg)
+		}
+		return fmt.Errorf("%w: line %d (seq %d, %s): %w", ErrBadLog, ev.Line, ev.Seq, ev.Op, err)
+	}
+	return nil
+}
+
+// keys names the rows and checkpoints ev touches: its id, the rows its result and the model's
+// name, the message a handle's worker fetched, the actor of a checkpoint.
+func (o *ModelOracle) keys(ev Event, got traces.Result) []string {
+	var keys []string
+	add := func(k string) {
+		if k != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	a, r := ev.Args, ev.Result
+	add(a.ID)
+	if a.Actor != "" {
+		add(actorKey + a.Actor)
+	}
+	if r.Message != nil {
+		add(r.Message.ID)
+	}
+	for _, c := range r.Claimed {
+		add(c.ID)
+	}
+	if got.Message != nil {
+		add(got.Message.ID)
+	}
+	for _, c := range got.Claimed {
+		add(c.ID)
+	}
+	switch traces.Op(ev.Op) {
+	case traces.OpConsumerFetch:
+		if r.Message != nil {
+			o.fetched[a.Worker] = r.Message.ID
+		}
+	case traces.OpConsumerHandle:
+		add(o.fetched[a.Worker])
+		delete(o.fetched, a.Worker)
+	}
+	return keys
+}
+
+// actorKey prefixes a checkpoint's actor among the history keys, apart from row ids.
+const actorKey = "\x00actor:"
+
+// finding makes the finding at pe with its window: the events of the rows it touches back to
+// their creation, closed under the rows those events touch. Replaying the window on the model
+// must refuse its last step; where it refuses an earlier one instead (a row the window left out
+// decided that step in the full history), the rows of that step's model result join the window
+// and it is tried again, a few times.
+func (o *ModelOracle) finding(pe *posEvent, msg string) *Finding {
+	ev := pe.ev
+	f := &Finding{Oracle: "model", Step: pe.pos, Seq: ev.Seq, Line: ev.Line, Message: msg}
+	keys := slices.Clone(pe.keys)
+	for range windowRepairs {
+		window := o.hist.window(keys, pe, nil)
+		events := make([]Event, len(window))
+		for i, w := range window {
+			events[i] = w.ev
+		}
+		t, err := Convert(&Log{Events: events}, Options{Name: fmt.Sprintf("finding-line%d", ev.Line), Variant: o.variant,
+			Command: fmt.Sprintf("the window of the model oracle's finding at line %d (seq %d)", ev.Line, ev.Seq)})
+		if err != nil {
+			f.Window, f.WindowErr = nil, err
+			return f
+		}
+		f.Window, f.WindowErr = t, nil
+		results, _, _ := models.RunTrace(models.Config{}, t)
+		j := firstDifference(t, results)
+		if j == len(t.Steps)-1 {
+			f.WindowReproduces = true
+			return f
+		}
+		if j < 0 || j >= len(results) {
+			return f
+		}
+		grown := len(keys)
+		for _, id := range resultIDs(results[j]) {
+			if !slices.Contains(keys, id) {
+				keys = append(keys, id)
+			}
+		}
+		if len(keys) == grown {
+			return f
+		}
+	}
+	return f
+}
+
+// windowRepairs bounds the attempts at a window that reproduces its finding.
+const windowRepairs = 6
+
+// firstDifference is the first step whose result in results differs from t's, len(results) when
+// the model stopped there (a malformed step), -1 when none differs.
+func firstDifference(t *traces.Trace, results []traces.Result) int {
+	for i, r := range results {
+		if !sameResult(t.Steps[i].Result, r) {
+			return i
+		}
+	}
+	if len(results) < len(t.Steps) {
+		return len(results)
+	}
+	return -1
+}
+
+// resultIDs are the rows a result names.
+func resultIDs(r traces.Result) []string {
+	var ids []string
+	if r.Message != nil {
+		ids = append(ids, r.Message.ID)
+	}
+	for _, c := range r.Claimed {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// prune forgets what no later event can refer to, and schedules the next pruning so that its
+// cost, linear in the live state, is amortised over the events in between.
+func (o *ModelOracle) prune() {
+	live := o.m.Forget()
+	live += o.bind.prune(o.m)
+	live += o.hist.prune(o.m)
+	o.forgetAt = o.pos + max(pruneEvery, live)
+}
+
+// binder binds the store's tokens to the model's, in each namespace, as traces.Binder binds
+// symbols: a real token is bound the first time a result shows it, to the token the model issued
+// there, unless that model token is bound already. It forgets the bindings of tokens no row
+// carries any more (prune): a later step naming such a token is stale either way.
+type binder struct {
+	fwd    [2]map[string]int
+	rev    [2]map[int]string
+	forged int
+}
+
+func newBinder() binder {
+	return binder{fwd: [2]map[string]int{{}, {}}, rev: [2]map[int]string{{}, {}}}
+}
+
+// arg is the model token passed for a real token argument: its binding, or -1, which no row
+// carries.
+func (b *binder) arg(space traces.TokenSpace, tok string) int {
+	if k, ok := b.fwd[space][tok]; ok && tok != "" {
+		return k
+	}
+	return -1
+}
+
+// result names the real token tok of a result as a model token, binding it to model (the token
+// the model's result has there) if neither is bound; an unbound token the model cannot match
+// gets a negative number of its own, so the comparison shows the difference.
+func (b *binder) result(space traces.TokenSpace, tok string, model int) int {
+	if tok == "" {
+		return 0
+	}
+	if k, ok := b.fwd[space][tok]; ok {
+		return k
+	}
+	if model > 0 {
+		if _, taken := b.rev[space][model]; !taken {
+			b.fwd[space][tok] = model
+			b.rev[space][model] = tok
+			return model
+		}
+	}
+	b.forged--
+	return b.forged
+}
+
+// observed is ev's result with its tokens named as model tokens, binding against got.
+func (b *binder) observed(ev Event, got traces.Result) traces.Result {
+	r := ev.Result
+	want := traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt, Version: int(r.Version)}
+	if r.Message != nil {
+		var model int
+		if got.Message != nil {
+			model = got.Message.Token
+		}
+		want.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: b.result(traces.LeaseTokens, r.Message.Token, model)}
+	}
+	if len(r.Claimed) > 0 {
+		want.Claimed = make([]traces.Claimed, len(r.Claimed))
+		for i, c := range r.Claimed {
+			var model int
+			if i < len(got.Claimed) {
+				model = got.Claimed[i].Token
+			}
+			want.Claimed[i] = traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: b.result(traces.ClaimTokens, c.Token, model)}
+		}
+	}
+	return want
+}
+
+// prune keeps the bindings of the tokens m's rows still carry; it returns how many it kept.
+func (b *binder) prune(m *models.Machine) int {
+	held := [2]map[int]bool{{}, {}}
+	m.HeldTokens(func(space traces.TokenSpace, tok int) { held[space][tok] = true })
+	n := 0
+	for space := range b.fwd {
+		for tok, k := range b.fwd[space] {
+			if !held[space][k] {
+				delete(b.fwd[space], tok)
+				delete(b.rev[space], k)
+				continue
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// sameResult is the comparison CheckModel makes (go-cmp with empty slices equal to nil) written
+// out for speed; TestSameResultCoversResult keeps it in step with traces.Result's fields.
+func sameResult(a, b traces.Result) bool {
+	if a.Err != b.Err || a.Duplicate != b.Duplicate || a.Affected != b.Affected || a.Action != b.Action ||
+		a.Attempt != b.Attempt || a.Version != b.Version {
+		return false
+	}
+	if (a.Message == nil) != (b.Message == nil) || a.Message != nil && *a.Message != *b.Message {
+		return false
+	}
+	return slices.Equal(a.Claimed, b.Claimed) && slices.Equal(a.Redrives, b.Redrives)
+}
+
+// histories keeps, per row (and per checkpoint actor), the events that touched it since its
+// creation; a finding's window is made from them.
+type histories struct {
+	byKey map[string][]*posEvent
+}
+
+// posEvent is an event kept in the histories: its position in commit order and the keys it
+// touched.
+type posEvent struct {
+	pos  int
+	ev   Event
+	keys []string
+}
+
+const (
+	// maxKeyEvents bounds one key's history (a checkpoint's saves go on for ever): its first
+	// event and the latest ones are kept.
+	maxKeyEvents = 256
+	// maxWindowEvents bounds a finding's window.
+	maxWindowEvents = 20_000
+)
+
+func newHistories() histories { return histories{byKey: map[string][]*posEvent{}} }
+
+func (h *histories) add(pos int, ev Event, keys []string) *posEvent {
+	pe := &posEvent{pos: pos, ev: ev, keys: keys}
+	for _, k := range keys {
+		l := h.byKey[k]
+		if len(l) >= maxKeyEvents {
+			l = append(l[:1], l[len(l)-maxKeyEvents/2:]...)
+		}
+		h.byKey[k] = append(l, pe)
+	}
+	return pe
+}
+
+// window is the events of keys' histories, closed under the keys those events touch (a claim's
+// other rows, a delivery's message), in commit order, ending with last.
+func (h *histories) window(keys []string, last *posEvent, more map[*posEvent]bool) []*posEvent {
+	seen := map[string]bool{}
+	in := map[*posEvent]bool{last: true}
+	for pe := range more {
+		in[pe] = true
+	}
+	queue := slices.Clone(keys)
+	for len(queue) > 0 && len(in) < maxWindowEvents {
+		k := queue[0]
+		queue = queue[1:]
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		for _, pe := range h.byKey[k] {
+			if pe.pos > last.pos || in[pe] {
+				continue
+			}
+			in[pe] = true
+			queue = append(queue, pe.keys...)
+		}
+	}
+	all := slices.Collect(maps.Keys(in))
+	slices.SortFunc(all, func(a, b *posEvent) int { return a.pos - b.pos })
+	return all
+}
+
+// prune forgets the histories of rows m no longer keeps; it returns how many events it kept.
+func (h *histories) prune(m *models.Machine) int {
+	n := 0
+	for k, l := range h.byKey {
+		if len(k) > 0 && k[0] != 0 && !m.Holds(k) {
+			delete(h.byKey, k)
+			continue
+		}
+		n += len(l)
+	}
+	return n
+}
