@@ -10,7 +10,7 @@ import (
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/commands"
 
-	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -74,7 +74,7 @@ func (c *cmd) String() string {
 	// The token shows as the serial of the command that issued it.
 	a := c.args
 	a.Token = c.tok
-	s, _, _ := strings.Cut(replay.FormatStep(c.serial, c.op, c.at, a, traces.Result{}), " -> ")
+	s, _, _ := strings.Cut(tracefmt.Step(c.serial, c.op, c.at, a, traces.Result{}), " -> ")
 	return s
 }
 
@@ -206,7 +206,7 @@ func (o *outcome) judge(c *cmd, w *world) *Failure {
 	} else {
 		if !same(w.last, o.res) {
 			add(CheckResult, "%s: the model says %s, the target observed %s",
-				c.op, replay.FormatResult(c.op, w.last), replay.FormatResult(c.op, o.res))
+				c.op, tracefmt.Result(c.op, w.last), tracefmt.Result(c.op, o.res))
 		}
 		for _, v := range o.broken {
 			add(v.check, "%s", v.detail)

@@ -9,8 +9,8 @@
 //	if res.Found { ... }    // res.Shrunk is the trace, res.Path its file, res.Failure what broke
 //
 // The CLI's `pconform hunt` calls Hunt; `pconform replay FILE --target VARIANT` replays what it
-// wrote. Targets and broken variants come from replay's registry (replay.NewTarget,
-// replay.BrokenVariants), the one list the CLI and replay resolve names against too.
+// wrote. Targets and broken variants come from replay's registry (targets.New,
+// targets.BrokenVariants), the one list the CLI and replay resolve names against too.
 //
 // # Contract
 //
@@ -57,7 +57,7 @@
 //   - Known issues. A divergence between the store and the model that is found and not fixed yet
 //     is listed in KnownIssues; hunts avoid its steps unless HuntConfig.IncludeKnownIssues is set,
 //     and a test fails once it is fixed, so the entry goes.
-//   - Broken variants are replay's: every name in replay.BrokenVariants is hunted (HuntedVariants;
+//   - Broken variants are replay's: every name in targets.BrokenVariants is hunted (HuntedVariants;
 //     notHunted would name one that is not, and why), and none lives
 //     behind a flag in actordelivery (they are built in internal/brokenstore).
 //

@@ -18,6 +18,9 @@ import (
 	"github.com/leanovate/gopter/gen"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -34,7 +37,7 @@ const (
 // HuntConfig configures one hunt. Every field is optional except Variant.
 type HuntConfig struct {
 	// Variant is the system under test: "store" (the correct store), a broken variant (see
-	// replay.BrokenVariants) or any other name replay.NewTarget accepts.
+	// targets.BrokenVariants) or any other name targets.New accepts.
 	Variant string
 	// Seed fixes every random choice of the hunt: the sequences, their shrinking and the own
 	// shrinking pass. A seed reproduces a hunt only on the same commit.
@@ -56,7 +59,7 @@ type HuntConfig struct {
 	Dir string
 	// Server, when set, runs the store-backed targets on PostgreSQL (each sequence under a table
 	// prefix of its own on the server); nil runs them on SQLite files in WorkDir.
-	Server *replay.PGServer
+	Server *targets.PGServer
 	// WorkDir holds the scratch databases (one per sequence, deleted after it); "" means
 	// ScratchDir().
 	WorkDir string
@@ -164,7 +167,7 @@ func (cfg HuntConfig) defaultCommand() string {
 	switch {
 	case plain && slices.Contains(HuntedVariants(), cfg.Variant):
 		return fmt.Sprintf("go test ./properties/ -run 'TestHuntVariants/^%s$/^seed-%d$' -seed %d", cfg.Variant, cfg.Seed, cfg.Seed)
-	case plain && cfg.Variant == replay.TargetStore:
+	case plain && cfg.Variant == targets.Store:
 		return fmt.Sprintf("go test ./properties/ -run 'TestPropertyStore$' -seed %d", cfg.Seed)
 	}
 	return fmt.Sprintf("properties.Hunt(ctx, properties.HuntConfig{Variant: %q, Seed: %d, Sequences: %d, MinSteps: %d, MaxSteps: %d, ShrinkRuns: %d, IncludeKnownIssues: %v})",
@@ -175,8 +178,8 @@ func (cfg HuntConfig) check() error {
 	switch {
 	case cfg.Variant == "":
 		return errors.New("properties: HuntConfig.Variant is empty")
-	case !slices.Contains(replay.Targets(), cfg.Variant):
-		return fmt.Errorf("%w %q (known: %q)", replay.ErrUnknownTarget, cfg.Variant, replay.Targets())
+	case !slices.Contains(targets.Names(), cfg.Variant):
+		return fmt.Errorf("%w %q (known: %q)", targets.ErrUnknown, cfg.Variant, targets.Names())
 	case cfg.Sequences < 1:
 		return fmt.Errorf("properties: HuntConfig.Sequences %d is below 1", cfg.Sequences)
 	case cfg.MinSteps < 1 || cfg.MaxSteps < cfg.MinSteps:
@@ -262,7 +265,7 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 		res.Path = filepath.Join(cfg.Dir, trace.Name+".json")
 	}
 	verr := h.verify(&res)
-	if verr == nil && cfg.Variant != replay.TargetStore {
+	if verr == nil && cfg.Variant != targets.Store {
 		verr = h.claimBug(&res)
 	}
 	if cfg.Dir != "" {
@@ -294,7 +297,7 @@ func (r HuntResult) Report(w io.Writer) error {
 			whose = fmt.Sprintf("the results of variant %s; the correct store refuses them at %s", e.Variant, predictedAt(e.DivergesAt))
 		}
 		fmt.Fprintf(&b, "trace %s (%s):\n", r.Shrunk.Name, whose)
-		for _, line := range replay.History(r.Shrunk) {
+		for _, line := range tracefmt.History(r.Shrunk) {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
 	}
@@ -329,7 +332,7 @@ type hunter struct {
 	setupErr error
 	// template is the migrated SQLite database the hunt's SQLite targets start from; made by the
 	// first newTarget on SQLite.
-	template *replay.SQLiteTemplate
+	template *targets.SQLiteTemplate
 	// wrap, when set, wraps every system-under-test target: how this package's tests stand a
 	// bug no registered variant has in front of the probes.
 	wrap func(replay.Target) replay.Target
@@ -426,17 +429,17 @@ func (h *hunter) verify(res *HuntResult) error {
 			return replay.Verdict{}, err
 		}
 		defer t.Close()
-		v, err := replay.Run(h.ctx, res.Shrunk, t, replay.DefaultOptions())
+		v, err := replay.Run(h.ctx, res.Shrunk, t, replay.Options{})
 		if err != nil {
 			return v, fmt.Errorf("properties: replay of the shrunk trace against %s: %w", target, err)
 		}
 		return v, nil
 	}
 	var err error
-	if res.Store, err = run(replay.TargetStore); err != nil {
+	if res.Store, err = run(targets.Store); err != nil {
 		return err
 	}
-	if h.cfg.Variant == replay.TargetStore {
+	if h.cfg.Variant == targets.Store {
 		// A finding against the store itself: the trace must show it as a divergence.
 		res.Variant = res.Store
 		if res.Store.Outcome != replay.Diverged {
@@ -491,18 +494,18 @@ func (h *hunter) claimBug(res *HuntResult) error {
 		return fmt.Errorf("properties: recording %s's run of the shrunk trace: %w", h.cfg.Variant, err)
 	}
 	rec.Expect = traces.Expect{Variant: h.cfg.Variant, DivergesAt: -1, Violates: res.Failure.Violates()}
-	judge := func(target string) (replay.Verdict, replay.Judgement, error) {
+	judge := func(target string) (replay.Verdict, report.Judgement, error) {
 		var v replay.Verdict
 		err := withTarget(target, func(t replay.Target) (err error) {
-			v, err = replay.Run(h.ctx, rec, t, replay.DefaultOptions())
+			v, err = replay.Run(h.ctx, rec, t, replay.Options{})
 			return err
 		})
 		if err != nil {
-			return v, replay.Judgement{}, fmt.Errorf("properties: replay of the recorded trace against %s: %w", target, err)
+			return v, report.Judgement{}, fmt.Errorf("properties: replay of the recorded trace against %s: %w", target, err)
 		}
-		return v, replay.Judge(rec, target, v), nil
+		return v, report.Judge(rec, target, v), nil
 	}
-	store, _, err := judge(replay.TargetStore)
+	store, _, err := judge(targets.Store)
 	if err != nil {
 		return err
 	}
@@ -530,15 +533,15 @@ func (h *hunter) claimBug(res *HuntResult) error {
 func (h *hunter) newTarget(name, dir string) (replay.Target, error) {
 	if h.cfg.Server == nil {
 		if h.template == nil {
-			tp, err := replay.NewSQLiteTemplate(h.cfg.WorkDir)
+			tp, err := targets.NewSQLiteTemplate(h.cfg.WorkDir)
 			if err != nil {
 				return nil, fmt.Errorf("properties: %w", err)
 			}
 			h.template = tp
 		}
-		return replay.NewTargetOn(name, replay.StoreDB{Dir: dir, Template: h.template})
+		return targets.NewOn(name, targets.StoreDB{Dir: dir, Template: h.template})
 	}
-	t, err := replay.NewTargetOn(name, replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: h.cfg.Server})
+	t, err := targets.NewOn(name, targets.StoreDB{Backend: actordelivery.BackendPostgres, Server: h.cfg.Server})
 	if err != nil {
 		return nil, fmt.Errorf("properties: target %q on postgres: %w", name, err)
 	}

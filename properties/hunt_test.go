@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -37,7 +39,7 @@ func TestHuntVariants(t *testing.T) {
 	base := baseSeed(t)
 	type hunt struct {
 		variant string
-		server  *replay.PGServer
+		server  *targets.PGServer
 	}
 	var hunts []hunt
 	for _, variant := range HuntedVariants() {
@@ -145,7 +147,7 @@ func TestHuntedTraces(t *testing.T) {
 	}
 	// servers are the backends each example replays on: SQLite (nil), and PostgreSQL when a
 	// server is configured.
-	servers := []*replay.PGServer{nil}
+	servers := []*targets.PGServer{nil}
 	if srv := pgServer(t); srv != nil {
 		servers = append(servers, srv)
 	}
@@ -167,18 +169,18 @@ func TestHuntedTraces(t *testing.T) {
 			}
 			// The trace claims both: the variant reproduces it, the correct store refuses it where
 			// expect.diverges_at says.
-			for _, target := range []string{replay.TargetStore, variant} {
+			for _, target := range []string{targets.Store, variant} {
 				for _, srv := range servers {
 					v := replayFile(t, tr, target, srv)
-					if j := replay.Judge(tr, target, v); !j.AsClaimed {
-						var report strings.Builder
-						_ = v.Report(&report)
+					if j := report.Judge(tr, target, v); !j.AsClaimed {
+						var text strings.Builder
+						_ = v.Report(&text)
 						on := "sqlite"
 						if srv != nil {
 							on = "postgres"
 						}
 						t.Errorf("replay of %s against %s on %s: %s\n%s\nreproduce: pconform replay %s --target %s --backend %s",
-							path, target, on, j.Summary, report.String(), path, target, on)
+							path, target, on, j.Summary, text.String(), path, target, on)
 					}
 				}
 			}
@@ -192,18 +194,18 @@ func TestHuntedTraces(t *testing.T) {
 }
 
 // replayFile replays tr against target on SQLite (srv nil) or on the PostgreSQL server srv.
-func replayFile(t *testing.T, tr *traces.Trace, target string, srv *replay.PGServer) replay.Verdict {
+func replayFile(t *testing.T, tr *traces.Trace, target string, srv *targets.PGServer) replay.Verdict {
 	t.Helper()
-	db := replay.StoreDB{Dir: t.TempDir()}
+	db := targets.StoreDB{Dir: t.TempDir()}
 	if srv != nil {
-		db = replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}
+		db = targets.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}
 	}
-	tg, err := replay.NewTargetOn(target, db)
+	tg, err := targets.NewOn(target, db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	v, err := replay.Run(context.Background(), tr, tg, replay.DefaultOptions())
+	v, err := replay.Run(context.Background(), tr, tg, replay.Options{})
 	if err != nil {
 		t.Fatalf("replay against %s could not run: %v", target, err)
 	}
@@ -231,7 +233,7 @@ func TestHuntKnownIssues(t *testing.T) {
 	}
 	for name, cmds := range repro {
 		t.Run(name, func(t *testing.T) {
-			h := &hunter{cfg: HuntConfig{Variant: replay.TargetStore, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
+			h := &hunter{cfg: HuntConfig{Variant: targets.Store, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
 			k, open := known[name]
 			if open {
 				w := newWorld(h.set)
@@ -246,7 +248,7 @@ func TestHuntKnownIssues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := replayFile(t, tr, replay.TargetStore, nil)
+			v := replayFile(t, tr, targets.Store, nil)
 			switch {
 			case open && v.Outcome == replay.Diverged:
 				t.Logf("still present: %s\n%s", v, k.Description)
@@ -264,7 +266,7 @@ func TestHuntKnownIssues(t *testing.T) {
 func TestHuntDeterministic(t *testing.T) {
 	var hashes []string
 	for range 2 {
-		res, err := Hunt(context.Background(), HuntConfig{Variant: replay.TargetRawAttempts, Seed: baseSeed(t)})
+		res, err := Hunt(context.Background(), HuntConfig{Variant: targets.RawAttempts, Seed: baseSeed(t)})
 		if err != nil || !res.Found {
 			t.Fatalf("found=%v, %v", res.Found, err)
 		}
@@ -290,7 +292,7 @@ func TestHuntErrors(t *testing.T) {
 		want error
 		text string
 	}{
-		{"unknown variant", context.Background(), HuntConfig{Variant: "no-such"}, replay.ErrUnknownTarget, `"no-such"`},
+		{"unknown variant", context.Background(), HuntConfig{Variant: "no-such"}, targets.ErrUnknown, `"no-such"`},
 		{"no variant", context.Background(), HuntConfig{}, nil, "Variant is empty"},
 		{"bad steps", context.Background(), HuntConfig{Variant: "store", MinSteps: 9, MaxSteps: 3}, nil, "steps [9, 3]"},
 		{"bad mix", context.Background(), HuntConfig{Variant: "store", Mix: Mix{"fly": 1}}, nil, `"fly"`},
@@ -318,7 +320,7 @@ func TestHuntWritesTrace(t *testing.T) {
 	dir := t.TempDir()
 	seed := baseSeed(t)
 	var calls, last, total int
-	res, err := Hunt(context.Background(), HuntConfig{Variant: replay.TargetSplitWrite, Seed: seed, Dir: dir,
+	res, err := Hunt(context.Background(), HuntConfig{Variant: targets.SplitWrite, Seed: seed, Dir: dir,
 		Progress: func(done, of int) { calls, last, total = calls+1, done, of }})
 	if err != nil || !res.Found {
 		t.Fatalf("found=%v, %v", res.Found, err)
@@ -343,7 +345,7 @@ func TestHuntWritesTrace(t *testing.T) {
 		t.Errorf("origin %+v", o)
 	}
 	e := got.Expect
-	if e.Variant != replay.TargetSplitWrite || e.DivergesAt < 0 || got.Final == nil ||
+	if e.Variant != targets.SplitWrite || e.DivergesAt < 0 || got.Final == nil ||
 		!strings.Contains(e.Violates, res.Failure.Checks[0].Statement()) {
 		t.Errorf("expect %+v, final %v: want the variant's results, the step the store refuses and the failure's property (%s)", e, got.Final, res.Failure)
 	}

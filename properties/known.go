@@ -1,6 +1,8 @@
 package properties
 
-import "github.com/pconform/pconform/replay"
+import (
+	"github.com/pconform/pconform/internal/targets"
+)
 
 // KnownIssue is a divergence between the correct store and the reference model that the
 // properties found and that is not fixed yet. Hunts avoid generating its steps unless
@@ -31,10 +33,10 @@ func KnownIssues() []KnownIssue {
 var notHunted = map[string]string{}
 
 // HuntedVariants lists the broken variants the property tests hunt and must find: every name in
-// replay.BrokenVariants but those in notHunted.
+// targets.BrokenVariants but those in notHunted.
 func HuntedVariants() []string {
 	var out []string
-	for _, v := range replay.BrokenVariants() {
+	for _, v := range targets.BrokenVariants() {
 		if _, skip := notHunted[v]; !skip {
 			out = append(out, v)
 		}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -77,11 +80,11 @@ func keepEvidence(t testing.TB, res HuntResult, target string) string {
 	// results on the hunted target.
 	v := res.Variant
 	if res.Shrunk.Expect.Variant != "" {
-		v, target = res.Store, replay.TargetStore
+		v, target = res.Store, targets.Store
 	}
 	if v.Outcome == replay.Diverged {
-		if _, err := replay.WriteEvidence(dir, replay.Evidence{
-			Trace: res.Shrunk, TracePath: path, Target: target, Options: replay.DefaultOptions(), Verdict: v,
+		if _, err := report.WriteEvidence(dir, report.Evidence{
+			Trace: res.Shrunk, TracePath: path, Target: target, Options: replay.Options{}, Verdict: v,
 		}); err != nil {
 			t.Errorf("keeping the replay evidence failed: %v", err)
 		}
@@ -94,5 +97,5 @@ func describe(res HuntResult) string {
 	if res.Shrunk == nil {
 		return "(no trace)"
 	}
-	return strings.Join(replay.History(res.Shrunk), "\n")
+	return strings.Join(tracefmt.History(res.Shrunk), "\n")
 }

@@ -6,20 +6,20 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/internal/targets"
 )
 
 // pgServers is the PostgreSQL server the property runs share in this test binary, opened on first
 // use and closed by TestMain.
 var pgServers struct {
 	sync.Mutex
-	s *replay.PGServer
+	s *targets.PGServer
 }
 
 // pgServer returns the shared PostgreSQL server of PCONFORM_PG_DSN. Without a DSN it fails the
 // test under CI=true; otherwise the property runs named *Postgres skip and the other callers get nil (and
 // run on SQLite only), saying so.
-func pgServer(t *testing.T) *replay.PGServer {
+func pgServer(t *testing.T) *targets.PGServer {
 	t.Helper()
 	dsn := pgDSN(t)
 	if dsn == "" {
@@ -32,7 +32,7 @@ func pgServer(t *testing.T) *replay.PGServer {
 	pgServers.Lock()
 	defer pgServers.Unlock()
 	if pgServers.s == nil {
-		s, err := replay.OpenPGServer(dsn)
+		s, err := targets.OpenPGServer(dsn)
 		if err != nil {
 			t.Fatal(err)
 		}

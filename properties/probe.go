@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -95,7 +96,7 @@ func (s *sut) probe(w *world) *Failure {
 		s.ran = append(s.ran, p)
 		return &Failure{Step: len(s.ran) - 1, Checks: []Check{CheckFencing, CheckResult}, Detail: fmt.Sprintf(
 			"[%s] fencing probe %s (a token no row carries): the model says %s, the target observed %s",
-			CheckFencing, p, replay.FormatResult(p.op, n.last), replay.FormatResult(p.op, got))}
+			CheckFencing, p, tracefmt.Result(p.op, n.last), tracefmt.Result(p.op, got))}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -32,7 +33,7 @@ func TestFencingProbes(t *testing.T) {
 		{serial: 3, op: traces.OpLease, at: 2, args: traces.Args{Mailbox: "a", LeaseFor: 5}},
 	}
 	run := func(wrap func(replay.Target) replay.Target) (*Failure, []*cmd) {
-		h := &hunter{ctx: context.Background(), cfg: HuntConfig{Variant: replay.TargetStore, Seed: 1}.filled(),
+		h := &hunter{ctx: context.Background(), cfg: HuntConfig{Variant: targets.Store, Seed: 1}.filled(),
 			set: newSetup(DefaultMix(), nil), wrap: wrap, log: HuntConfig{}.filled().Logger}
 		h.cfg.WorkDir = t.TempDir()
 		s := newSUT(h, false)
@@ -62,7 +63,7 @@ func TestFencingProbes(t *testing.T) {
 	}
 	// After the second lease, the probes try the first lease's stale token (serial 2) and a
 	// forged one on m1, with every fenced lease operation.
-	h0 := &hunter{cfg: HuntConfig{Variant: replay.TargetStore, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
+	h0 := &hunter{cfg: HuntConfig{Variant: targets.Store, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
 	w := newWorld(h0.set)
 	for _, c := range cmds {
 		w, _ = w.apply(c)
@@ -78,7 +79,7 @@ func TestFencingProbes(t *testing.T) {
 	}
 	// The failing sequence, probe included, is an ordinary trace: the correct store refuses the
 	// extend (lease_lost), as the model does.
-	h := &hunter{cfg: HuntConfig{Variant: replay.TargetStore, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
+	h := &hunter{cfg: HuntConfig{Variant: targets.Store, Seed: 1}.filled(), set: newSetup(DefaultMix(), nil)}
 	tr, err := h.trace(ran)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestFencingProbes(t *testing.T) {
 	if last := tr.Steps[len(tr.Steps)-1]; last.Result.Err != traces.ErrKindLeaseLost {
 		t.Errorf("the trace's probe step is %+v, want lease_lost", last)
 	}
-	if v := replayFile(t, tr, replay.TargetStore, nil); v.Outcome != replay.Match {
+	if v := replayFile(t, tr, targets.Store, nil); v.Outcome != replay.Match {
 		t.Errorf("the correct store does not match the probe's trace: %s", v)
 	}
 }

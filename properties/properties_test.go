@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/internal/targets"
 )
 
 // propertyCase is one target the properties must hold on.
@@ -25,20 +25,20 @@ type propertyCase struct {
 // run only on the same commit. On failure the shrunk trace and the replay evidence are kept in a
 // directory whose path is printed, with the commands that reproduce them.
 func TestPropertyStore(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyStore", target: replay.TargetStore, budget: DefaultSequences})
+	checkProperty(t, propertyCase{name: "TestPropertyStore", target: targets.Store, budget: DefaultSequences})
 }
 
 // TestPropertyStorePostgres is TestPropertyStore on PostgreSQL (PCONFORM_PG_DSN; skipped without
 // it, failed without it under CI=true). Rerun as TestPropertyStore.
 func TestPropertyStorePostgres(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyStorePostgres", target: replay.TargetStore, budget: DefaultSequences, postgres: true})
+	checkProperty(t, propertyCase{name: "TestPropertyStorePostgres", target: targets.Store, budget: DefaultSequences, postgres: true})
 }
 
 // TestPropertyModel runs the properties against the reference model itself as the system under
 // test: its results trivially agree with the oracle, so what this checks is that the model's own
 // states satisfy every invariant. Rerun as TestPropertyStore.
 func TestPropertyModel(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyModel", target: replay.TargetModel, budget: DefaultSequences})
+	checkProperty(t, propertyCase{name: "TestPropertyModel", target: targets.Model, budget: DefaultSequences})
 }
 
 // TestPropertyEligibilityCopy runs the properties against the copy of the store's eligibility SQL
@@ -46,14 +46,14 @@ func TestPropertyModel(t *testing.T) {
 // the store's own rules: it must pass like the store, which shows that those variants differ
 // from the store only by the rule they change. Rerun as TestPropertyStore.
 func TestPropertyEligibilityCopy(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopy", target: replay.TargetEligibilityCopy, budget: DefaultSequences / 2})
+	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopy", target: targets.EligibilityCopy, budget: DefaultSequences / 2})
 }
 
 // TestPropertyEligibilityCopyPostgres is TestPropertyEligibilityCopy on PostgreSQL, where the
 // copy is written in PostgreSQL's dialect (PCONFORM_PG_DSN; skipped without it, failed without
 // it under CI=true).
 func TestPropertyEligibilityCopyPostgres(t *testing.T) {
-	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopyPostgres", target: replay.TargetEligibilityCopy, budget: DefaultSequences / 2, postgres: true})
+	checkProperty(t, propertyCase{name: "TestPropertyEligibilityCopyPostgres", target: targets.EligibilityCopy, budget: DefaultSequences / 2, postgres: true})
 }
 
 func checkProperty(t *testing.T, pc propertyCase) {

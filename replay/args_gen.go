@@ -69,8 +69,8 @@ func TargetArgs(a traces.Args, token string) Args {
 	}
 }
 
-// traceArgs is a with its real token replaced by token, a target's own token as a number.
-func traceArgs(a Args, token int) traces.Args {
+// TraceArgs is a with its real token replaced by token, a target's own token as a number.
+func TraceArgs(a Args, token int) traces.Args {
 	return traces.Args{
 		Mailbox:             a.Mailbox,
 		ID:                  a.ID,
@@ -108,7 +108,7 @@ type Observation struct {
 	// Message is nil when no message was returned.
 	Message  *Message
 	Affected int
-	Claimed  []Claimed
+	Claimed  []ClaimedRow
 	Action   string
 	Attempt  int
 	Version  int
@@ -128,8 +128,8 @@ func resultOf(o Observation) traces.Result {
 	}
 }
 
-// observationOf copies r's fields except Message and Claimed, whose tokens need a binding.
-func observationOf(r traces.Result) Observation {
+// ObservationOf copies r's fields except Message and Claimed, whose tokens need a binding.
+func ObservationOf(r traces.Result) Observation {
 	return Observation{
 		Err:       r.Err,
 		Duplicate: r.Duplicate,

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"flag"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
 )
 
 // backendsFlag lists the store backends the replay tests run the store-backed targets on. The
@@ -47,7 +48,7 @@ func testBackends(t testing.TB) []actordelivery.Backend {
 // pgServers holds one PGServer per test binary, opened on first use and closed by TestMain.
 var pgServers struct {
 	sync.Mutex
-	s *PGServer
+	s *targets.PGServer
 }
 
 // sqliteTemplate is the migrated SQLite database the test binary's SQLite targets start from,
@@ -56,35 +57,35 @@ var pgServers struct {
 // copy of it is what a migration makes.
 var sqliteTemplate struct {
 	sync.Mutex
-	tp *SQLiteTemplate
+	tp *targets.SQLiteTemplate
 }
 
 // storeDB is a fresh database for one store-backed target of t on backend b: on SQLite a copy of
 // the migrated template in a directory of t's.
-func storeDB(t testing.TB, b actordelivery.Backend) StoreDB {
+func storeDB(t testing.TB, b actordelivery.Backend) targets.StoreDB {
 	t.Helper()
 	if b != actordelivery.BackendPostgres {
 		sqliteTemplate.Lock()
 		defer sqliteTemplate.Unlock()
 		if sqliteTemplate.tp == nil {
-			tp, err := NewSQLiteTemplate(t.TempDir())
+			tp, err := targets.NewSQLiteTemplate(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
 			sqliteTemplate.tp = tp
 		}
-		return StoreDB{Backend: b, Dir: t.TempDir(), Template: sqliteTemplate.tp}
+		return targets.StoreDB{Backend: b, Dir: t.TempDir(), Template: sqliteTemplate.tp}
 	}
 	pgServers.Lock()
 	defer pgServers.Unlock()
 	if pgServers.s == nil {
-		s, err := OpenPGServer(os.Getenv(pgDSNEnv))
+		s, err := targets.OpenPGServer(os.Getenv(pgDSNEnv))
 		if err != nil {
 			t.Fatal(err)
 		}
 		pgServers.s = s
 	}
-	return StoreDB{Backend: b, Server: pgServers.s}
+	return targets.StoreDB{Backend: b, Server: pgServers.s}
 }
 
 func TestMain(m *testing.M) {

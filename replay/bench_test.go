@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -26,7 +28,7 @@ func BenchmarkReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The bench trace must replay cleanly, or the engine would stop early and look fast.
-	if v := replayForBench(b, tr, TargetStore); v.Outcome != Match {
+	if v := replayForBench(b, tr, targets.Store); v.Outcome != replay.Match {
 		b.Fatalf("the benchmark trace does not match the store: %s", v)
 	}
 	steps := float64(len(tr.Steps))
@@ -68,7 +70,7 @@ func BenchmarkReplay(b *testing.B) {
 	b.Run("model", func(b *testing.B) {
 		start := time.Now()
 		for b.Loop() {
-			if _, err := Run(ctx, tr, NewModelTarget(models.Config{}), DefaultOptions()); err != nil {
+			if _, err := replay.Run(ctx, tr, targets.NewModelTarget(models.Config{}), replay.Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -81,14 +83,14 @@ func BenchmarkReplay(b *testing.B) {
 func benchEngine(b *testing.B, tr *traces.Trace) time.Duration {
 	b.StopTimer()
 	defer b.StartTimer()
-	tg, err := NewTarget(TargetStore, b.TempDir())
+	tg, err := targets.New(targets.Store, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
 	b.StartTimer()
 	start := time.Now()
-	_, err = Run(context.Background(), tr, tg, DefaultOptions())
+	_, err = replay.Run(context.Background(), tr, tg, replay.Options{})
 	elapsed := time.Since(start)
 	b.StopTimer()
 	if err != nil {
@@ -124,13 +126,13 @@ func benchDirect(b *testing.B, tr *traces.Trace) time.Duration {
 	return elapsed
 }
 
-func replayForBench(b *testing.B, tr *traces.Trace, target string) Verdict {
-	tg, err := NewTarget(target, b.TempDir())
+func replayForBench(b *testing.B, tr *traces.Trace, target string) replay.Verdict {
+	tg, err := targets.New(target, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	v, err := Run(context.Background(), tr, tg, DefaultOptions())
+	v, err := replay.Run(context.Background(), tr, tg, replay.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -163,10 +165,10 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 		switch s.Op {
 		case traces.OpEnqueue:
 			_, err = st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority,
-				MaxAttempts: a.MaxAttempts, Delay: seconds(a.Delay), Payload: payload(a.Payload)})
+				MaxAttempts: a.MaxAttempts, Delay: targets.Seconds(a.Delay), Payload: targets.Payload(a.Payload)})
 		case traces.OpLease:
 			var m *actordelivery.Message
-			if m, err = st.Lease(ctx, a.Mailbox, seconds(a.LeaseFor)); m != nil && s.Result.Message != nil {
+			if m, err = st.Lease(ctx, a.Mailbox, targets.Seconds(a.LeaseFor)); m != nil && s.Result.Message != nil {
 				lease[s.Result.Message.Token] = m.Token
 			}
 		case traces.OpPeek:
@@ -174,13 +176,13 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 		case traces.OpAck:
 			err = ignore(st.Ack(ctx, a.ID, tok(lease, a.Token)))
 		case traces.OpNack:
-			err = ignore(st.Nack(ctx, a.ID, tok(lease, a.Token), seconds(a.Delay)))
+			err = ignore(st.Nack(ctx, a.ID, tok(lease, a.Token), targets.Seconds(a.Delay)))
 		case traces.OpAckByID:
 			err = ignore(st.AckByID(ctx, a.ID))
 		case traces.OpNackByID:
-			err = ignore(st.NackByID(ctx, a.ID, seconds(a.Delay)))
+			err = ignore(st.NackByID(ctx, a.ID, targets.Seconds(a.Delay)))
 		case traces.OpExtend:
-			err = ignore(st.ExtendLease(ctx, a.ID, tok(lease, a.Token), seconds(a.LeaseFor)))
+			err = ignore(st.ExtendLease(ctx, a.ID, tok(lease, a.Token), targets.Seconds(a.LeaseFor)))
 		case traces.OpExpire:
 			_, err = st.ExpireLeases(ctx)
 		case traces.OpDeadLetter:
@@ -189,23 +191,23 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 			_, err = st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts})
 		case traces.OpOutboxClaim:
 			var rows []actordelivery.OutboxRow
-			if rows, err = st.OutboxClaim(ctx, a.Limit, seconds(a.ClaimFor)); len(rows) > 0 && len(s.Result.Claimed) > 0 {
+			if rows, err = st.OutboxClaim(ctx, a.Limit, targets.Seconds(a.ClaimFor)); len(rows) > 0 && len(s.Result.Claimed) > 0 {
 				claim[s.Result.Claimed[0].Token] = rows[0].ClaimToken
 			}
 		case traces.OpOutboxComplete:
 			err = ignore(st.OutboxComplete(ctx, a.ID, tok(claim, a.Token)))
 		case traces.OpOutboxFail:
-			err = ignore(st.OutboxFail(ctx, a.ID, tok(claim, a.Token), seconds(a.Delay)))
+			err = ignore(st.OutboxFail(ctx, a.ID, tok(claim, a.Token), targets.Seconds(a.Delay)))
 		case traces.OpConsumerFetch, traces.OpConsumerHandle:
 			path := actordelivery.PathLeased
 			if a.Profile == traces.ProfileLeaseless {
 				path = actordelivery.PathLeaseless
 			}
 			// The same handler as the store target's: the effect log is part of the work.
-			h := effectHandler(st, a.Outcome)
+			h := targets.EffectHandler(st, a.Outcome)
 			var c *actordelivery.Consumer
 			c, err = actordelivery.NewConsumer(st, h, actordelivery.ConsumerOptions{Mailbox: a.Mailbox, Path: path,
-				LeaseFor: max(seconds(a.LeaseFor), time.Nanosecond), Retry: fixedRetry(seconds(a.RetryDelay))})
+				LeaseFor: max(targets.Seconds(a.LeaseFor), time.Nanosecond), Retry: targets.FixedRetry(targets.Seconds(a.RetryDelay))})
 			if err != nil {
 				return st, err
 			}
@@ -226,7 +228,7 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 			if a.Profile == traces.ProfileSplit {
 				mode = actordelivery.ModeSplit
 			}
-			fst, _ := newFaultStore(st, a.Fault)
+			fst, _ := targets.NewFaultStore(st, a.Fault)
 			p, perr := actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{Mode: mode})
 			if perr != nil {
 				return st, perr
@@ -234,7 +236,7 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 			for _, r := range rows {
 				if r.ID == a.ID {
 					r.ClaimToken = tok(claim, a.Token)
-					if _, err = p.Deliver(ctx, r); fst.injected(err) {
+					if _, err = p.Deliver(ctx, r); fst.Injected(err) {
 						err = nil
 					}
 				}
@@ -264,12 +266,12 @@ func BenchmarkLongTrace(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, target := range []string{TargetModel, TargetStore} {
+		for _, target := range []string{targets.Model, targets.Store} {
 			b.Run(fmt.Sprintf("%s/%dk", target, n/1000), func(b *testing.B) {
 				var elapsed time.Duration
 				for b.Loop() {
 					start := time.Now()
-					if v := replayForBench(b, tr, target); v.Outcome != Match {
+					if v := replayForBench(b, tr, target); v.Outcome != replay.Match {
 						b.Fatalf("the long trace does not match %s: %s", target, v)
 					}
 					elapsed += time.Since(start)

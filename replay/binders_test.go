@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"bytes"
@@ -11,7 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -100,8 +103,8 @@ func TestSymbolPathsAgree(t *testing.T) {
 		tr, path := n.tr, n.path
 		t.Run(tr.Name, func(t *testing.T) {
 			direct := runTraceVerdict(t, tr)
-			model := replayOn(t, tr, TargetModel, actordelivery.BackendSQLite, DefaultOptions()).verdict
-			store := replayOn(t, tr, TargetStore, actordelivery.BackendSQLite, DefaultOptions()).verdict
+			model := replayOn(t, tr, targets.Model, actordelivery.BackendSQLite, replay.Options{}).verdict
+			store := replayOn(t, tr, targets.Store, actordelivery.BackendSQLite, replay.Options{}).verdict
 			for _, p := range []struct {
 				name string
 				v    pathVerdict
@@ -120,12 +123,12 @@ func TestSymbolPathsAgree(t *testing.T) {
 
 // pathVerdict is what one path made of a trace: its symbolized step lines and where it stopped.
 type pathVerdict struct {
-	outcome Outcome
+	outcome replay.Outcome
 	step    int
 	history []string
 }
 
-func verdictOf(v Verdict) pathVerdict {
+func verdictOf(v replay.Verdict) pathVerdict {
 	return pathVerdict{outcome: v.Outcome, step: v.Step, history: v.History}
 }
 
@@ -139,19 +142,19 @@ func runTraceVerdict(t *testing.T, tr *traces.Trace) pathVerdict {
 	}
 	var v pathVerdict
 	for i, st := range tr.Steps {
-		v.history = append(v.history, FormatStep(i, st.Op, st.At, st.Args, results[i]))
-		if d := cmp.Diff(st.Result, results[i], cmpOptions); d != "" {
-			v.outcome, v.step = Diverged, i
+		v.history = append(v.history, tracefmt.Step(i, st.Op, st.At, st.Args, results[i]))
+		if d := cmp.Diff(st.Result, results[i], replay.CmpOptions); d != "" {
+			v.outcome, v.step = replay.Diverged, i
 			return v
 		}
 	}
-	v.outcome, v.step = Match, len(tr.Steps)
+	v.outcome, v.step = replay.Match, len(tr.Steps)
 	if tr.Final != nil {
-		want := cloneSnapshot(*tr.Final)
+		want := replay.CloneSnapshot(*tr.Final)
 		traces.Canonicalize(&want)
 		traces.Canonicalize(&final)
-		if d := cmp.Diff(want, final, cmpOptions); d != "" {
-			v.outcome, v.step = Diverged, FinalStep
+		if d := cmp.Diff(want, final, replay.CmpOptions); d != "" {
+			v.outcome, v.step = replay.Diverged, replay.FinalStep
 		}
 	}
 	return v

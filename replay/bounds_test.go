@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -28,7 +30,7 @@ func TestBoundsAgree(t *testing.T) {
 	if at := traces.At(9_300_000_000); !at.After(traces.Epoch) {
 		t.Fatalf("traces.At(9.3e9) = %v, before the epoch: it wrapped", at)
 	}
-	if d := seconds(9_300_000_000); d <= 0 || d < actordelivery.MaxDuration {
+	if d := targets.Seconds(9_300_000_000); d <= 0 || d < actordelivery.MaxDuration {
 		t.Fatalf("seconds(9.3e9) = %v: it wrapped instead of saturating", d)
 	}
 }
@@ -43,13 +45,13 @@ func TestStoreRefusesHugeDurations(t *testing.T) {
 		name  string
 		steps []handStep
 	}{
-		{"enqueue delay", []handStep{{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 1, Delay: huge}}}},
-		{"lease_for", []handStep{{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}}, {traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: huge}}}},
-		{"nack_by_id delay", []handStep{{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}}, {traces.OpNackByID, 0, Args{ID: "m1", Delay: huge}}}},
-		{"claim_for", []handStep{{traces.OpOutboxEnqueue, 0, Args{ID: "o1", Target: "a", MaxAttempts: 1}}, {traces.OpOutboxClaim, 0, Args{Limit: 1, ClaimFor: huge}}}},
+		{"enqueue delay", []handStep{{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1, Delay: huge}}}},
+		{"lease_for", []handStep{{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}}, {traces.OpLease, 0, replay.Args{Mailbox: "a", LeaseFor: huge}}}},
+		{"nack_by_id delay", []handStep{{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}}, {traces.OpNackByID, 0, replay.Args{ID: "m1", Delay: huge}}}},
+		{"claim_for", []handStep{{traces.OpOutboxEnqueue, 0, replay.Args{ID: "o1", Target: "a", MaxAttempts: 1}}, {traces.OpOutboxClaim, 0, replay.Args{Limit: 1, ClaimFor: huge}}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tg, err := NewTarget(TargetStore, t.TempDir())
+			tg, err := targets.New(targets.Store, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}

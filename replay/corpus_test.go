@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -80,15 +83,15 @@ func readCorpus(t testing.TB) (trs []*traces.Trace, paths []string) {
 
 // replayed is one replay of a trace and the target's state after it.
 type replayed struct {
-	verdict Verdict
-	final   Snapshot
+	verdict replay.Verdict
+	final   replay.Snapshot
 }
 
 // replayOn replays tr against a fresh target of the named kind and returns the verdict and the
 // target's state after the run.
-func replayOn(t *testing.T, tr *traces.Trace, target string, b actordelivery.Backend, opts Options) replayed {
+func replayOn(t *testing.T, tr *traces.Trace, target string, b actordelivery.Backend, opts replay.Options) replayed {
 	t.Helper()
-	tg, err := NewTargetOn(target, storeDB(t, b))
+	tg, err := targets.NewOn(target, storeDB(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +100,7 @@ func replayOn(t *testing.T, tr *traces.Trace, target string, b actordelivery.Bac
 			t.Errorf("close %s: %v", target, err)
 		}
 	}()
-	v, err := Run(context.Background(), tr, tg, opts)
+	v, err := replay.Run(context.Background(), tr, tg, opts)
 	if err != nil {
 		t.Fatalf("replay against %s could not run: %v", target, err)
 	}
@@ -111,28 +114,28 @@ func replayOn(t *testing.T, tr *traces.Trace, target string, b actordelivery.Bac
 // expectVerdict fails the test unless v is a Match (divergesAt == -1) or a divergence at exactly
 // divergesAt. On failure it keeps the evidence in a directory that outlives the test, and prints
 // its path and the commands that reproduce the replay.
-func expectVerdict(t *testing.T, ev Evidence, divergesAt int) {
+func expectVerdict(t *testing.T, ev report.Evidence, divergesAt int) {
 	t.Helper()
 	v := ev.Verdict
 	switch {
-	case divergesAt == -1 && v.Outcome == Match:
+	case divergesAt == -1 && v.Outcome == replay.Match:
 		return
-	case divergesAt >= 0 && v.Outcome == Diverged && v.Step == divergesAt:
+	case divergesAt >= 0 && v.Outcome == replay.Diverged && v.Step == divergesAt:
 		return
 	}
 	want := "a match"
 	if divergesAt >= 0 {
 		want = fmt.Sprintf("a divergence at step #%d", divergesAt)
 	}
-	var report strings.Builder
-	if err := ev.WriteReport(&report); err != nil {
+	var text strings.Builder
+	if err := ev.WriteReport(&text); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := WriteEvidence(os.TempDir(), ev)
+	dir, err := report.WriteEvidence(os.TempDir(), ev)
 	if err != nil {
 		t.Errorf("keeping the evidence failed: %v", err)
 	}
-	t.Errorf("replay of %q against %s: want %s, got %s\n%s\nevidence kept in %s", ev.Trace.Name, ev.Target, want, v, report.String(), dir)
+	t.Errorf("replay of %q against %s: want %s, got %s\n%s\nevidence kept in %s", ev.Trace.Name, ev.Target, want, v, text.String(), dir)
 }
 
 // TestCorpus replays every corpus trace. A trace of the correct store (no expect.variant) must
@@ -157,10 +160,10 @@ func TestCorpus(t *testing.T) {
 			ran++
 			// check replays against target on every backend (once for the model targets, which
 			// have no store) and returns the SQLite run's result.
-			check := func(name, target string, opts Options, divergesAt int) replayed {
+			check := func(name, target string, opts replay.Options, divergesAt int) replayed {
 				var first replayed
 				for i, b := range backends {
-					if i > 0 && (target == TargetModel || target == TargetModelRawAttempts) {
+					if i > 0 && (target == targets.Model || target == targets.ModelRawAttempts) {
 						break
 					}
 					sub := name
@@ -169,8 +172,8 @@ func TestCorpus(t *testing.T) {
 					}
 					t.Run(sub, func(t *testing.T) {
 						r := replayOn(t, tr, target, b, opts)
-						expectVerdict(t, Evidence{Trace: tr, TracePath: path, Target: target, Backend: b, Options: opts, Verdict: r.verdict}, divergesAt)
-						if target == TargetStore && !opts.CrashEveryStep && r.verdict.Outcome == Match {
+						expectVerdict(t, report.Evidence{Trace: tr, TracePath: path, Target: target, Backend: b, Options: opts, Verdict: r.verdict}, divergesAt)
+						if target == targets.Store && !opts.ReopenEveryStep && r.verdict.Outcome == replay.Match {
 							matched[b] = append(matched[b], tr)
 						}
 						if i == 0 {
@@ -180,29 +183,29 @@ func TestCorpus(t *testing.T) {
 				}
 				return first
 			}
-			every := DefaultOptions()
-			every.CrashEveryStep = true
+			every := replay.Options{}
+			every.ReopenEveryStep = true
 			variant := tr.Expect.Variant
 			if variant == "" {
-				check("store", TargetStore, DefaultOptions(), -1)
-				check("store-crash-every-step", TargetStore, every, -1)
-				check("model", TargetModel, DefaultOptions(), -1)
+				check("store", targets.Store, replay.Options{}, -1)
+				check("store-crash-every-step", targets.Store, every, -1)
+				check("model", targets.Model, replay.Options{}, -1)
 				return
 			}
-			if name, ok := VariantTarget(variant); ok {
-				r := check(variant, name, DefaultOptions(), -1)
+			if name, ok := targets.ForVariant(variant); ok {
+				r := check(variant, name, replay.Options{}, -1)
 				if found := symptom(variant, r.final); len(found) > 0 {
 					symptoms[variant] = append(symptoms[variant], tr.Name)
 					t.Logf("%s symptom after the replay: %s", variant, strings.Join(found, "; "))
 				}
 			} else {
-				t.Errorf("variant %q has no target in the registry (known broken variants: %q)", variant, BrokenVariants())
+				t.Errorf("variant %q has no target in the registry (known broken variants: %q)", variant, targets.BrokenVariants())
 			}
-			if variant == TargetRawAttempts {
-				check(TargetModelRawAttempts, TargetModelRawAttempts, DefaultOptions(), -1)
+			if variant == targets.RawAttempts {
+				check(targets.ModelRawAttempts, targets.ModelRawAttempts, replay.Options{}, -1)
 			}
-			check("store", TargetStore, DefaultOptions(), tr.Expect.DivergesAt)
-			check("model", TargetModel, DefaultOptions(), tr.Expect.DivergesAt)
+			check("store", targets.Store, replay.Options{}, tr.Expect.DivergesAt)
+			check("model", targets.Model, replay.Options{}, tr.Expect.DivergesAt)
 		})
 	}
 	if ran < len(trs) {
@@ -220,7 +223,7 @@ func TestCorpus(t *testing.T) {
 	}
 	// The bug symptom must show in the final state of at least one trace of each main variant
 	// (a checker trace may stop at the first wrong result, before the symptom builds up).
-	for _, variant := range []string{TargetSplitWrite, TargetRawAttempts} {
+	for _, variant := range []string{targets.SplitWrite, targets.RawAttempts} {
 		n := 0
 		for _, tr := range trs {
 			if tr.Expect.Variant == variant {
@@ -241,14 +244,14 @@ func TestCorpus(t *testing.T) {
 // symptom describes the rows that show the named variant's bug in s: for split-write a completed
 // outbox row whose message never arrived in its target mailbox; for raw-attempts a message
 // stranded with attempts == max_attempts, ready, unleased and never dead-lettered.
-func symptom(variant string, s Snapshot) []string {
+func symptom(variant string, s replay.Snapshot) []string {
 	var found []string
 	dead := map[string]bool{}
 	for _, d := range s.DeadLetters {
 		dead[d.ID] = true
 	}
 	switch variant {
-	case TargetSplitWrite:
+	case targets.SplitWrite:
 		arrived := map[string]bool{}
 		for _, m := range s.Messages {
 			arrived[m.Mailbox+"\x00"+m.ID] = true
@@ -258,7 +261,7 @@ func symptom(variant string, s Snapshot) []string {
 				found = append(found, fmt.Sprintf("outbox row %q is completed but its message never arrived in %q", o.ID, o.Target))
 			}
 		}
-	case TargetRawAttempts:
+	case targets.RawAttempts:
 		for _, m := range s.Messages {
 			if m.State == traces.StateReady && m.Attempts == m.MaxAttempts && m.Token == "" && !dead[m.ID] {
 				found = append(found, fmt.Sprintf("message %q in %q is stranded: ready, attempts %d == max_attempts, not dead-lettered", m.ID, m.Mailbox, m.Attempts))

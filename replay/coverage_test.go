@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"slices"

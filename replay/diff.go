@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -18,7 +19,7 @@ func diffResults(op traces.Op, want, got traces.Result) string {
 	if cmp.Equal(want, got, cmpOptions) {
 		return ""
 	}
-	return renderDiff(DiffFields(resultParts(op, want), resultParts(op, got)))
+	return renderDiff(tracefmt.DiffFields(tracefmt.ResultParts(op, want), tracefmt.ResultParts(op, got)))
 }
 
 // diffSnapshots renders the rows that differ between two canonical snapshots: "- row" for a row
@@ -28,42 +29,7 @@ func diffSnapshots(want, got traces.Snapshot) string {
 	if cmp.Equal(want, got, cmpOptions) {
 		return ""
 	}
-	return renderDiff(DiffFields(formatSnapshot(want), formatSnapshot(got)))
-}
-
-// DiffFields compares two lists of lines as sets kept in order: lines both have are dropped,
-// the others come out signed ("- " expected only, "+ " observed only), each expected line before
-// the observed lines that follow it. Linear in the lengths of the lists.
-func DiffFields(expected, observed []string) []string {
-	inExp, inObs := make(map[string]bool, len(expected)), make(map[string]bool, len(observed))
-	for _, e := range expected {
-		inExp[e] = true
-	}
-	for _, o := range observed {
-		inObs[o] = true
-	}
-	var out []string
-	j := 0
-	for _, e := range expected {
-		if !inObs[e] {
-			out = append(out, "- "+e)
-			continue
-		}
-		for ; j < len(observed) && observed[j] != e; j++ {
-			if !inExp[observed[j]] {
-				out = append(out, "+ "+observed[j])
-			}
-		}
-		if j < len(observed) {
-			j++
-		}
-	}
-	for ; j < len(observed); j++ {
-		if !inExp[observed[j]] {
-			out = append(out, "+ "+observed[j])
-		}
-	}
-	return out
+	return renderDiff(tracefmt.DiffFields(tracefmt.SnapshotLines(want), tracefmt.SnapshotLines(got)))
 }
 
 func renderDiff(lines []string) string {

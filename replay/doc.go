@@ -4,34 +4,29 @@
 //
 // # Usage
 //
-//	target, err := replay.NewTarget("store", dir) // or "model", or a broken variant
+//	target, err := targets.New("store", dir) // internal/targets: "model", or a broken variant
 //	...
 //	defer target.Close()
-//	v, err := replay.Run(ctx, trace, target, replay.DefaultOptions())
+//	v, err := replay.Run(ctx, trace, target, replay.Options{})
 //	if err != nil { ... }          // the run could not happen (a target failed, bad input)
 //	if v.Outcome != replay.Match { // a finding, not an error
 //		v.Report(os.Stderr)
 //	}
 //
 // [Run] returns a [Verdict]: Match, Diverged (with the step, the expected and observed results,
-// a go-cmp diff, the target's rows involved and the history up to that step) or Inconclusive (the
-// run stopped early, e.g. its context ended, without a divergence). [WriteEvidence] keeps a
-// divergence on disk (the trace, the target, both histories tagged #i, the report) with the
-// commands that reproduce it. [Options] add durability checks: reopen the database before one
-// step, or before every step; a correct store must still match.
+// a diff, the target's rows involved and the history up to that step) or Inconclusive (the run
+// stopped early, e.g. its context ended, without a divergence). [Record] runs a trace's steps and
+// writes down what the target did, bug included. The zero [Options] is a plain replay; its
+// fields add durability checks: reopen the database before some steps, or before every step. A
+// correct store must still match.
 //
-// # Targets
+// Any implementation plugs in through the small [Target] interface. A driver other than Run
+// that calls a Target itself maps tokens through a [Binding] (or [NewBinder], [TargetArgs],
+// [Symbolize] and [SymbolizeSnapshot]).
 //
-// registry.go is the one target registry of the project: replay's tests, the properties' hunts
-// and the CLI's --target all resolve names through [NewTarget], [Targets] and [BrokenVariants].
-// It knows "store" (the SQLite store with its real Consumer and Publisher, see [StoreTarget]),
-// "model" (the pure reference model, [ModelTarget]), "model-raw-attempts" (the model with the
-// raw-attempts retry count), the control "eligibility-copy", and the broken variants
-// ([BrokenVariants]: split-write, raw-attempts, unfenced-ack, fetched-attempts, lease-boundary, lease-early,
-// fifo-overtake, outbox-unbounded, stale-extend). Every store-backed entry is built the same way: a store target whose
-// storeConfig replaces one part (the copied eligibility, extend and claim SQL, the consumer's handle, the split delivery)
-// by its broken counterpart from internal/brokenstore. Any other implementation plugs in through
-// the small [Target] interface.
+// The project's own targets (the store, the model, the broken variants, their registry and
+// fixtures) live in internal/targets; formatting in internal/tracefmt; claims and evidence
+// files in internal/report.
 //
 // # Contract
 //
@@ -48,9 +43,6 @@
 //   - A divergence is a value, never an error. Run returns an error only when the run itself
 //     could not happen. A Target's Do returns an error only for infrastructure failures; a lost
 //     lease or claim is an observation.
-//   - Broken variants are built in internal/brokenstore from actordelivery's public API, or on
-//     a copy of its eligibility SQL; actordelivery never carries a flag or hook for them.
 //
-// The engine core (binding, comparison, verdicts, histories) is pure; the store target and
-// [WriteEvidence] are the only parts that touch files, through actordelivery and os.
+// The engine is pure: it touches no file, database or clock of its own.
 package replay

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -7,13 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
 type handStep struct {
 	op traces.Op
 	at int64
-	a  Args
+	a  replay.Args
 }
 
 // TestLeaseBoundaryTargets drives the lease-boundary targets, the eligibility copy and the store,
@@ -21,54 +23,54 @@ type handStep struct {
 // expired, and through every path that reads the rule (lease, peek, expire, both consumer fetches).
 // Observations are compared without tokens, which differ between targets.
 func TestLeaseBoundaryTargets(t *testing.T) {
-	enqueue := handStep{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 3}}
-	lease2 := handStep{traces.OpLease, 0, Args{Mailbox: "a", LeaseFor: 2}}
-	got := func(id string, attempts int) Observation {
-		return Observation{Message: &Message{ID: id, Attempts: attempts}}
+	enqueue := handStep{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", MaxAttempts: 3}}
+	lease2 := handStep{traces.OpLease, 0, replay.Args{Mailbox: "a", LeaseFor: 2}}
+	got := func(id string, attempts int) replay.Observation {
+		return replay.Observation{Message: &replay.Message{ID: id, Attempts: attempts}}
 	}
-	none := Observation{}
+	none := replay.Observation{}
 	for _, c := range []struct {
 		name  string
 		steps []handStep
 		// want is the last step's observation per target: store, eligibility-copy,
 		// lease-boundary, lease-early.
-		want [4]Observation
+		want [4]replay.Observation
 	}{
-		{"lease at lease_until", []handStep{enqueue, lease2, {traces.OpLease, 2, Args{Mailbox: "a", LeaseFor: 1}}},
-			[4]Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
-		{"lease a second before lease_until", []handStep{enqueue, lease2, {traces.OpLease, 1, Args{Mailbox: "a", LeaseFor: 1}}},
-			[4]Observation{none, none, none, got("m1", 2)}},
-		{"peek at lease_until", []handStep{enqueue, lease2, {traces.OpPeek, 2, Args{Mailbox: "a"}}},
-			[4]Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
-		{"expire at lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 2, Args{}}},
-			[4]Observation{{Affected: 1}, {Affected: 1}, {}, {Affected: 1}}},
-		{"expire a second before lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 1, Args{}}},
-			[4]Observation{{}, {}, {}, {Affected: 1}}},
+		{"lease at lease_until", []handStep{enqueue, lease2, {traces.OpLease, 2, replay.Args{Mailbox: "a", LeaseFor: 1}}},
+			[4]replay.Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
+		{"lease a second before lease_until", []handStep{enqueue, lease2, {traces.OpLease, 1, replay.Args{Mailbox: "a", LeaseFor: 1}}},
+			[4]replay.Observation{none, none, none, got("m1", 2)}},
+		{"peek at lease_until", []handStep{enqueue, lease2, {traces.OpPeek, 2, replay.Args{Mailbox: "a"}}},
+			[4]replay.Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
+		{"expire at lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 2, replay.Args{}}},
+			[4]replay.Observation{{Affected: 1}, {Affected: 1}, {}, {Affected: 1}}},
+		{"expire a second before lease_until", []handStep{enqueue, lease2, {traces.OpExpire, 1, replay.Args{}}},
+			[4]replay.Observation{{}, {}, {}, {Affected: 1}}},
 		{"leased fetch at lease_until", []handStep{enqueue,
-			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-			{traces.OpConsumerFetch, 2, Args{Worker: 2, Mailbox: "a", Profile: "leased", LeaseFor: 2}}},
-			[4]Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
+			{traces.OpConsumerFetch, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpConsumerFetch, 2, replay.Args{Worker: 2, Mailbox: "a", Profile: "leased", LeaseFor: 2}}},
+			[4]replay.Observation{got("m1", 2), got("m1", 2), none, got("m1", 2)}},
 		{"leaseless fetch at lease_until", []handStep{enqueue, lease2,
-			{traces.OpConsumerFetch, 2, Args{Worker: 1, Mailbox: "a", Profile: "leaseless"}}},
-			[4]Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
+			{traces.OpConsumerFetch, 2, replay.Args{Worker: 1, Mailbox: "a", Profile: "leaseless"}}},
+			[4]replay.Observation{got("m1", 1), got("m1", 1), none, got("m1", 1)}},
 		{"keyed head leased until now blocks", []handStep{
-			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", Key: "k", MaxAttempts: 1}},
-			{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", Key: "k", MaxAttempts: 1}},
-			lease2, {traces.OpPeek, 2, Args{Mailbox: "a"}}},
-			[4]Observation{got("m2", 0), got("m2", 0), none, got("m2", 0)}},
+			{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", Key: "k", MaxAttempts: 1}},
+			{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m2", Key: "k", MaxAttempts: 1}},
+			lease2, {traces.OpPeek, 2, replay.Args{Mailbox: "a"}}},
+			[4]replay.Observation{got("m2", 0), got("m2", 0), none, got("m2", 0)}},
 		{"handle after a boundary fetch", []handStep{enqueue,
-			{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-			{traces.OpConsumerHandle, 1, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "fail", RetryDelay: 1}}},
-			[4]Observation{{Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}}},
+			{traces.OpConsumerFetch, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+			{traces.OpConsumerHandle, 1, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "fail", RetryDelay: 1}}},
+			[4]replay.Observation{{Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}, {Action: "retried", Attempt: 1}}},
 	} {
 		for _, b := range testBackends(t) {
 			t.Run(c.name+"@"+string(b), func(t *testing.T) {
-				for i, target := range []string{TargetStore, TargetEligibilityCopy, TargetLeaseBoundary, TargetLeaseEarly} {
-					tg, err := NewTargetOn(target, storeDB(t, b))
+				for i, target := range []string{targets.Store, targets.EligibilityCopy, targets.LeaseBoundary, targets.LeaseEarly} {
+					tg, err := targets.NewOn(target, storeDB(t, b))
 					if err != nil {
 						t.Fatal(err)
 					}
-					var last Observation
+					var last replay.Observation
 					for _, s := range c.steps {
 						if last, err = tg.Do(context.Background(), s.op, s.at, s.a); err != nil {
 							t.Fatalf("%s on %s: %s: %v", target, b, s.op, err)
@@ -94,20 +96,20 @@ func TestLeaseBoundaryTargets(t *testing.T) {
 // failure.
 func TestLeaseBoundaryEffects(t *testing.T) {
 	for _, b := range testBackends(t) {
-		for _, target := range []string{TargetStore, TargetEligibilityCopy} {
-			tg, err := NewTargetOn(target, storeDB(t, b))
+		for _, target := range []string{targets.Store, targets.EligibilityCopy} {
+			tg, err := targets.NewOn(target, storeDB(t, b))
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
 			for _, s := range []handStep{
-				{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}},
-				{traces.OpEnqueue, 0, Args{Mailbox: "a", ID: "m2", MaxAttempts: 2}},
-				{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-				{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
-				{traces.OpConsumerFetch, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
-				{traces.OpCrash, 0, Args{}},
-				{traces.OpConsumerHandle, 0, Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+				{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}},
+				{traces.OpEnqueue, 0, replay.Args{Mailbox: "a", ID: "m2", MaxAttempts: 2}},
+				{traces.OpConsumerFetch, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+				{traces.OpConsumerHandle, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
+				{traces.OpConsumerFetch, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", LeaseFor: 2}},
+				{traces.OpCrash, 0, replay.Args{}},
+				{traces.OpConsumerHandle, 0, replay.Args{Worker: 1, Mailbox: "a", Profile: "leased", Outcome: "ok"}},
 			} {
 				if _, err := tg.Do(ctx, s.op, s.at, s.a); err != nil {
 					t.Fatalf("%s on %s: %s: %v", target, b, s.op, err)
@@ -120,7 +122,7 @@ func TestLeaseBoundaryEffects(t *testing.T) {
 			if want := map[string][]string{"a": {"m1"}}; !cmp.Equal(snap.Effects, want) {
 				t.Errorf("%s on %s: effects %v, want %v", target, b, snap.Effects, want)
 			}
-			if i := slices.IndexFunc(snap.Messages, func(m MessageRow) bool { return m.ID == "m2" }); i < 0 || snap.Messages[i].Token == "" {
+			if i := slices.IndexFunc(snap.Messages, func(m replay.MessageRow) bool { return m.ID == "m2" }); i < 0 || snap.Messages[i].Token == "" {
 				t.Errorf("%s: m2 should still carry the lease the crashed worker took: %+v", target, snap.Messages)
 			}
 			if err := tg.Close(); err != nil {

@@ -11,17 +11,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/traces"
 )
 
-// Options configure a replay. Use [DefaultOptions] for a plain replay; the zero value reopens the
-// target before step 0 (a harmless reopen of an empty store), not "no crash".
+// Options configure a replay. The zero value is a plain replay: no reopen, no per-step snapshot.
 type Options struct {
-	// CrashBefore reopens the target (close and reopen its database, keeping fetched deliveries)
-	// before the step with this index; len(steps) reopens before the final snapshot; -1 never.
-	CrashBefore int
-	// CrashEveryStep reopens the target before every step and before the final snapshot.
-	CrashEveryStep bool
+	// ReopenBefore lists the steps before which the target is reopened (its database closed and
+	// opened again, fetched deliveries kept); len(steps) reopens before the final snapshot.
+	ReopenBefore []int
+	// ReopenEveryStep reopens the target before every step and before the final snapshot.
+	ReopenEveryStep bool
 	// AfterStep, when set, is called after every step that ran (the diverging one included)
 	// with the target's state at that point: tokens as symbols, canonicalized. It costs one
 	// snapshot per step; a failing snapshot makes Run return an error.
@@ -33,10 +33,9 @@ type Options struct {
 	_ struct{}
 }
 
-// DefaultOptions is a replay without extra reopens.
-func DefaultOptions() Options { return Options{CrashBefore: -1} }
-
-func (o Options) reopenBefore(i int) bool { return o.CrashEveryStep || o.CrashBefore == i }
+func (o Options) reopenBefore(i int) bool {
+	return o.ReopenEveryStep || slices.Contains(o.ReopenBefore, i)
+}
 
 // cmpOptions compare results and snapshots: an empty slice or map equals an absent one, since
 // the trace format omits empty fields.
@@ -56,7 +55,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	if err := traces.Validate(t); err != nil {
 		return Verdict{}, fmt.Errorf("replay: trace %q: %w", t.Name, err)
 	}
-	r := &run{t: t, target: target, b: newBinding(), fetched: map[int]string{}}
+	r := &run{t: t, target: target, b: NewBinding(), fetched: map[int]string{}}
 	for i, step := range t.Steps {
 		if err := ctx.Err(); err != nil {
 			return r.inconclusive(i, fmt.Sprintf("stopped: %v", err)), nil
@@ -66,7 +65,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 				return Verdict{}, fmt.Errorf("replay: trace %q: reopen before step #%d: %w", t.Name, i, err)
 			}
 		}
-		obs, err := target.Do(ctx, step.Op, step.At, r.b.args(step.Op, step.Args))
+		obs, err := target.Do(ctx, step.Op, step.At, r.b.Args(step.Op, step.Args))
 		switch {
 		case err != nil && errors.Is(err, ErrUnsupported):
 			return r.inconclusive(i, err.Error()), nil
@@ -75,14 +74,14 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 		case err != nil:
 			return Verdict{}, fmt.Errorf("replay: trace %q: step #%d (%s): %w", t.Name, i, step.Op, err)
 		}
-		got := r.b.result(&step.Result, obs)
-		r.history = append(r.history, FormatStep(i, step.Op, step.At, step.Args, got))
+		got := r.b.Result(&step.Result, obs)
+		r.history = append(r.history, tracefmt.Step(i, step.Op, step.At, step.Args, got))
 		if opts.AfterStep != nil && (opts.AfterStepOnly == nil || opts.AfterStepOnly(i)) {
 			snap, err := target.Snapshot(ctx)
 			if err != nil {
 				return Verdict{}, fmt.Errorf("replay: trace %q: snapshot after step #%d: %w", t.Name, i, err)
 			}
-			sym := r.b.snapshot(snap)
+			sym := r.b.Snapshot(snap)
 			traces.Canonicalize(&sym)
 			opts.AfterStep(i, sym)
 		}
@@ -95,7 +94,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	v := Verdict{Outcome: Match, Trace: t.Name, Step: n, History: r.history}
 	if t.Final == nil {
 		v.Reason = "every step matched; the trace has no final snapshot"
-		v.Tokens = r.b.tokens()
+		v.Tokens = r.b.Tokens()
 		return v, nil
 	}
 	if opts.reopenBefore(n) {
@@ -107,12 +106,12 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	if err != nil {
 		return Verdict{}, fmt.Errorf("replay: trace %q: final snapshot: %w", t.Name, err)
 	}
-	got := r.b.snapshot(snap)
+	got := r.b.Snapshot(snap)
 	traces.Canonicalize(&got)
 	want := cloneSnapshot(*t.Final)
 	traces.Canonicalize(&want)
 	v.FinalCompared = true
-	v.Tokens = r.b.tokens()
+	v.Tokens = r.b.Tokens()
 	v.End = &got
 	if diff := diffSnapshots(want, got); diff != "" {
 		v.Outcome, v.Step, v.Diff = Diverged, FinalStep, diff
@@ -128,7 +127,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 type run struct {
 	t       *traces.Trace
 	target  Target
-	b       *binding
+	b       *Binding
 	history []string
 	// fetched holds, per worker, the id of the message its last consumer_fetch returned, so a
 	// diverging consumer_handle (which names no id) can show that message's row.
@@ -149,7 +148,7 @@ func (r *run) remember(s traces.Step) {
 }
 
 func (r *run) inconclusive(i int, reason string) Verdict {
-	v := Verdict{Outcome: Inconclusive, Trace: r.t.Name, Step: i, Reason: reason, History: r.history, Tokens: r.b.tokens()}
+	v := Verdict{Outcome: Inconclusive, Trace: r.t.Name, Step: i, Reason: reason, History: r.history, Tokens: r.b.Tokens()}
 	if i < len(r.t.Steps) {
 		s := r.t.Steps[i]
 		v.Op, v.At, v.Args = s.Op, s.At, s.Args
@@ -161,18 +160,18 @@ func (r *run) diverged(ctx context.Context, i int, s traces.Step, got traces.Res
 	want := s.Result
 	v := Verdict{
 		Outcome: Diverged, Trace: r.t.Name, Step: i, Op: s.Op, At: s.At, Args: s.Args,
-		Expected: &want, Observed: &got, Raw: &obs, Diff: diff, History: r.history, Tokens: r.b.tokens(),
-		Reason: fmt.Sprintf("expected %s, observed %s", FormatResult(s.Op, want), FormatResult(s.Op, got)),
+		Expected: &want, Observed: &got, Raw: &obs, Diff: diff, History: r.history, Tokens: r.b.Tokens(),
+		Reason: fmt.Sprintf("expected %s, observed %s", tracefmt.Result(s.Op, want), tracefmt.Result(s.Op, got)),
 	}
 	snap, err := r.target.Snapshot(ctx)
 	if err != nil {
 		v.RowsErr = err.Error()
 		return v
 	}
-	end := r.b.snapshot(snap)
+	end := r.b.Snapshot(snap)
 	traces.Canonicalize(&end)
 	v.End = &end
-	v.Rows = involved(r.b.snapshot(snap), r.ids(s, got))
+	v.Rows = involved(r.b.Snapshot(snap), r.ids(s, got))
 	traces.Canonicalize(&v.Rows)
 	return v
 }

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -10,41 +10,44 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
 // scripted is a fake Target: it answers each Do with the next scripted observation and records
 // the arguments it was given, the reopens and the snapshot requests.
 type scripted struct {
-	answers []Observation
+	answers []replay.Observation
 	errAt   int   // index of the Do call that fails with err (-1: none)
 	err     error // returned by Do at errAt
-	snap    Snapshot
-	calls   []Args
+	snap    replay.Snapshot
+	calls   []replay.Args
 	ops     []traces.Op
 	reopens []int // number of Do calls made before each Reopen
 }
 
-func (s *scripted) Do(_ context.Context, op traces.Op, _ int64, a Args) (Observation, error) {
+func (s *scripted) Do(_ context.Context, op traces.Op, _ int64, a replay.Args) (replay.Observation, error) {
 	i := len(s.calls)
 	s.calls = append(s.calls, a)
 	s.ops = append(s.ops, op)
 	if i == s.errAt {
-		return Observation{}, s.err
+		return replay.Observation{}, s.err
 	}
 	if i >= len(s.answers) {
-		return Observation{}, fmt.Errorf("scripted: no answer for call %d", i)
+		return replay.Observation{}, fmt.Errorf("scripted: no answer for call %d", i)
 	}
 	return s.answers[i], nil
 }
-func (s *scripted) Snapshot(context.Context) (Snapshot, error) { return s.snap, nil }
+func (s *scripted) Snapshot(context.Context) (replay.Snapshot, error) { return s.snap, nil }
 func (s *scripted) Reopen(context.Context) error {
 	s.reopens = append(s.reopens, len(s.calls))
 	return nil
 }
 func (s *scripted) Close() error { return nil }
 
-func newScripted(answers ...Observation) *scripted { return &scripted{answers: answers, errAt: -1} }
+func newScripted(answers ...replay.Observation) *scripted {
+	return &scripted{answers: answers, errAt: -1}
+}
 
 // leaseTrace: enqueue two messages, lease both (symbols 1 and 2), ack the first with symbol 1 and
 // the second with symbol 2.
@@ -64,18 +67,18 @@ func leaseTrace() *traces.Trace {
 	}
 }
 
-func leaseAnswers(tok1, tok2 string) []Observation {
-	return []Observation{
+func leaseAnswers(tok1, tok2 string) []replay.Observation {
+	return []replay.Observation{
 		{}, {},
-		{Message: &Message{ID: "m1", Attempts: 1, Token: tok1}},
-		{Message: &Message{ID: "m2", Attempts: 1, Token: tok2}},
+		{Message: &replay.Message{ID: "m1", Attempts: 1, Token: tok1}},
+		{Message: &replay.Message{ID: "m2", Attempts: 1, Token: tok2}},
 		{}, {},
 	}
 }
 
-func mustRun(t *testing.T, tr *traces.Trace, target Target, opts Options) Verdict {
+func mustRun(t *testing.T, tr *traces.Trace, target replay.Target, opts replay.Options) replay.Verdict {
 	t.Helper()
-	v, err := Run(context.Background(), tr, target, opts)
+	v, err := replay.Run(context.Background(), tr, target, opts)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -84,8 +87,8 @@ func mustRun(t *testing.T, tr *traces.Trace, target Target, opts Options) Verdic
 
 func TestBindingTranslatesArgs(t *testing.T) {
 	target := newScripted(leaseAnswers("tokA", "tokB")...)
-	v := mustRun(t, leaseTrace(), target, DefaultOptions())
-	if v.Outcome != Match {
+	v := mustRun(t, leaseTrace(), target, replay.Options{})
+	if v.Outcome != replay.Match {
 		t.Fatalf("outcome %v, want match: %s", v.Outcome, v)
 	}
 	if got := []string{target.calls[4].Token, target.calls[5].Token}; !reflect.DeepEqual(got, []string{"tokA", "tokB"}) {
@@ -104,10 +107,10 @@ func TestUnboundSymbolMatchesNothing(t *testing.T) {
 	tr.Steps[4].Args.Token = 7 // never bound
 	tr.Steps[4].Result.Err = traces.ErrKindLeaseLost
 	answers := leaseAnswers("tokA", "tokB")
-	answers[4] = Observation{Err: traces.ErrKindLeaseLost}
+	answers[4] = replay.Observation{Err: traces.ErrKindLeaseLost}
 	target := newScripted(answers...)
-	v := mustRun(t, tr, target, DefaultOptions())
-	if v.Outcome != Match {
+	v := mustRun(t, tr, target, replay.Options{})
+	if v.Outcome != replay.Match {
 		t.Fatalf("outcome %v: %s", v.Outcome, v)
 	}
 	if got := target.calls[4].Token; got != "forged-lease-7" {
@@ -116,8 +119,8 @@ func TestUnboundSymbolMatchesNothing(t *testing.T) {
 }
 
 func TestOneRealTokenForTwoSymbolsDiverges(t *testing.T) {
-	v := mustRun(t, leaseTrace(), newScripted(leaseAnswers("tokA", "tokA")...), DefaultOptions())
-	if v.Outcome != Diverged || v.Step != 3 {
+	v := mustRun(t, leaseTrace(), newScripted(leaseAnswers("tokA", "tokA")...), replay.Options{})
+	if v.Outcome != replay.Diverged || v.Step != 3 {
 		t.Fatalf("got %s, want a divergence at step #3", v)
 	}
 	if v.Observed.Message.Token != 1 {
@@ -135,14 +138,14 @@ func TestBoundSymbolMustComeBackTheSame(t *testing.T) {
 		{Op: traces.OpOutboxClaim, Args: traces.Args{Limit: 2, ClaimFor: 5}, Result: traces.Result{Claimed: []traces.Claimed{
 			{ID: "o1", DeliveryAttempts: 1, Token: 1}, {ID: "o2", DeliveryAttempts: 1, Token: 1}}}},
 	}}
-	claim := func(t1, t2 string) Observation {
-		return Observation{Claimed: []Claimed{{ID: "o1", DeliveryAttempts: 1, Token: t1}, {ID: "o2", DeliveryAttempts: 1, Token: t2}}}
+	claim := func(t1, t2 string) replay.Observation {
+		return replay.Observation{Claimed: []replay.ClaimedRow{{ID: "o1", DeliveryAttempts: 1, Token: t1}, {ID: "o2", DeliveryAttempts: 1, Token: t2}}}
 	}
-	if v := mustRun(t, tr, newScripted(Observation{}, Observation{}, claim("x", "x")), DefaultOptions()); v.Outcome != Match {
+	if v := mustRun(t, tr, newScripted(replay.Observation{}, replay.Observation{}, claim("x", "x")), replay.Options{}); v.Outcome != replay.Match {
 		t.Errorf("one token for the batch: %s, want match", v)
 	}
-	v := mustRun(t, tr, newScripted(Observation{}, Observation{}, claim("x", "y")), DefaultOptions())
-	if v.Outcome != Diverged || v.Step != 2 {
+	v := mustRun(t, tr, newScripted(replay.Observation{}, replay.Observation{}, claim("x", "y")), replay.Options{})
+	if v.Outcome != replay.Diverged || v.Step != 2 {
 		t.Fatalf("two tokens for one symbol: %s, want a divergence at step #2", v)
 	}
 	if got := v.Observed.Claimed[1].Token; got != -1 {
@@ -155,8 +158,8 @@ func TestDivergesAtTheFirstDifferentStep(t *testing.T) {
 	answers[3].Message.Attempts = 2
 	answers[5].Err = traces.ErrKindLeaseLost // later differences are not reached
 	target := newScripted(answers...)
-	v := mustRun(t, leaseTrace(), target, DefaultOptions())
-	if v.Outcome != Diverged || v.Step != 3 || v.Op != traces.OpLease {
+	v := mustRun(t, leaseTrace(), target, replay.Options{})
+	if v.Outcome != replay.Diverged || v.Step != 3 || v.Op != traces.OpLease {
 		t.Fatalf("got %s, want a divergence at step #3 (lease)", v)
 	}
 	if len(target.calls) != 4 {
@@ -176,14 +179,14 @@ func TestFinalSnapshot(t *testing.T) {
 		{Mailbox: "a", ID: "m1", State: "acked", Attempts: 1, MaxAttempts: 3},
 		{Mailbox: "a", ID: "m2", State: "acked", Attempts: 1, MaxAttempts: 3},
 	}}
-	before := cloneSnapshot(*tr.Final)
-	good := Snapshot{Messages: []MessageRow{
+	before := replay.CloneSnapshot(*tr.Final)
+	good := replay.Snapshot{Messages: []replay.MessageRow{
 		{Mailbox: "a", ID: "m2", State: "acked", Attempts: 1, MaxAttempts: 3},
 		{Mailbox: "a", ID: "m1", State: "acked", Attempts: 1, MaxAttempts: 3},
 	}}
 	target := newScripted(leaseAnswers("tokA", "tokB")...)
 	target.snap = good
-	if v := mustRun(t, tr, target, DefaultOptions()); v.Outcome != Match || !v.FinalCompared {
+	if v := mustRun(t, tr, target, replay.Options{}); v.Outcome != replay.Match || !v.FinalCompared {
 		t.Errorf("equal snapshots in another order: %s, want a match with the final compared", v)
 	}
 	if !cmp.Equal(before, *tr.Final) {
@@ -191,12 +194,12 @@ func TestFinalSnapshot(t *testing.T) {
 	}
 
 	bad := good
-	bad.Messages = append([]MessageRow(nil), good.Messages...)
+	bad.Messages = append([]replay.MessageRow(nil), good.Messages...)
 	bad.Messages[0].State, bad.Messages[0].Token = "ready", "tokZ"
 	target = newScripted(leaseAnswers("tokA", "tokB")...)
 	target.snap = bad
-	v := mustRun(t, tr, target, DefaultOptions())
-	if v.Outcome != Diverged || v.Step != FinalStep {
+	v := mustRun(t, tr, target, replay.Options{})
+	if v.Outcome != replay.Diverged || v.Step != replay.FinalStep {
 		t.Fatalf("got %s, want a divergence at the final snapshot", v)
 	}
 	if v.ObservedFinal.Messages[1].Token != -1 {
@@ -213,7 +216,7 @@ func TestFinalSnapshot(t *testing.T) {
 func TestTargetErrorIsAnError(t *testing.T) {
 	target := newScripted(leaseAnswers("a", "b")...)
 	target.errAt, target.err = 2, errors.New("disk on fire")
-	_, err := Run(context.Background(), leaseTrace(), target, DefaultOptions())
+	_, err := replay.Run(context.Background(), leaseTrace(), target, replay.Options{})
 	if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "step #2") {
 		t.Fatalf("err = %v, want the target's error naming step #2", err)
 	}
@@ -221,16 +224,16 @@ func TestTargetErrorIsAnError(t *testing.T) {
 
 func TestInconclusive(t *testing.T) {
 	target := newScripted(leaseAnswers("a", "b")...)
-	target.errAt, target.err = 1, fmt.Errorf("fake: peek: %w", ErrUnsupported)
-	v := mustRun(t, leaseTrace(), target, DefaultOptions())
-	if v.Outcome != Inconclusive || v.Step != 1 {
+	target.errAt, target.err = 1, fmt.Errorf("fake: peek: %w", replay.ErrUnsupported)
+	v := mustRun(t, leaseTrace(), target, replay.Options{})
+	if v.Outcome != replay.Inconclusive || v.Step != 1 {
 		t.Errorf("unsupported op: %s, want inconclusive at step #1", v)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	v, err := Run(ctx, leaseTrace(), newScripted(leaseAnswers("a", "b")...), DefaultOptions())
-	if err != nil || v.Outcome != Inconclusive || v.Step != 0 {
+	v, err := replay.Run(ctx, leaseTrace(), newScripted(leaseAnswers("a", "b")...), replay.Options{})
+	if err != nil || v.Outcome != replay.Inconclusive || v.Step != 0 {
 		t.Errorf("cancelled context: %s, %v; want inconclusive at step #0 and no error", v, err)
 	}
 }
@@ -240,17 +243,17 @@ func TestCrashOptionsReopen(t *testing.T) {
 	tr.Final = &traces.Snapshot{}
 	for _, tc := range []struct {
 		name string
-		opts Options
+		opts replay.Options
 		want []int
 	}{
-		{"none", DefaultOptions(), nil},
-		{"before step 3", Options{CrashBefore: 3}, []int{3}},
-		{"before the final snapshot", Options{CrashBefore: 6}, []int{6}},
-		{"every step", Options{CrashBefore: -1, CrashEveryStep: true}, []int{0, 1, 2, 3, 4, 5, 6}},
+		{"none", replay.Options{}, nil},
+		{"before step 3", replay.Options{ReopenBefore: []int{3}}, []int{3}},
+		{"before the final snapshot", replay.Options{ReopenBefore: []int{6}}, []int{6}},
+		{"every step", replay.Options{ReopenEveryStep: true}, []int{0, 1, 2, 3, 4, 5, 6}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := newScripted(leaseAnswers("a", "b")...)
-			if v := mustRun(t, tr, target, tc.opts); v.Outcome != Match {
+			if v := mustRun(t, tr, target, tc.opts); v.Outcome != replay.Match {
 				t.Fatalf("%s", v)
 			}
 			if !reflect.DeepEqual(target.reopens, tc.want) {
@@ -262,17 +265,17 @@ func TestCrashOptionsReopen(t *testing.T) {
 
 func TestRowsInvolved(t *testing.T) {
 	answers := leaseAnswers("tokA", "tokB")
-	answers[4] = Observation{Err: traces.ErrKindLeaseLost}
+	answers[4] = replay.Observation{Err: traces.ErrKindLeaseLost}
 	target := newScripted(answers...)
-	target.snap = Snapshot{
-		Messages: []MessageRow{
+	target.snap = replay.Snapshot{
+		Messages: []replay.MessageRow{
 			{Mailbox: "a", ID: "m1", State: "ready", Attempts: 1, MaxAttempts: 3, Token: "tokA", LeaseUntil: 11},
 			{Mailbox: "a", ID: "m2", State: "ready", Attempts: 1, MaxAttempts: 3, Token: "tokB", LeaseUntil: 11},
 		},
 		Effects: map[string][]string{"a": {"m0", "m1", "m2"}},
 	}
-	v := mustRun(t, leaseTrace(), target, DefaultOptions())
-	if v.Outcome != Diverged || v.Step != 4 {
+	v := mustRun(t, leaseTrace(), target, replay.Options{})
+	if v.Outcome != replay.Diverged || v.Step != 4 {
 		t.Fatalf("got %s, want a divergence at step #4", v)
 	}
 	// Of the mailbox's effect log only the involved message's entry: the log grows with the
@@ -281,7 +284,7 @@ func TestRowsInvolved(t *testing.T) {
 		Messages: []traces.MessageRow{{Mailbox: "a", ID: "m1", State: "ready", Attempts: 1, MaxAttempts: 3, Token: 1, LeaseUntil: 11}},
 		Effects:  map[string][]string{"a": {"m1"}},
 	}
-	if diff := cmp.Diff(want, v.Rows, cmpOptions); diff != "" {
+	if diff := cmp.Diff(want, v.Rows, replay.CmpOptions); diff != "" {
 		t.Errorf("rows involved (-want +got):\n%s", diff)
 	}
 }
@@ -290,13 +293,13 @@ func TestRowsInvolved(t *testing.T) {
 // counterparts: same field names and types, except that tokens are strings.
 func TestArgsMirrorTraces(t *testing.T) {
 	for _, pair := range []struct{ ours, theirs any }{
-		{Args{}, traces.Args{}},
-		{Observation{}, traces.Result{}},
-		{Message{}, traces.Message{}},
-		{Claimed{}, traces.Claimed{}},
-		{MessageRow{}, traces.MessageRow{}},
-		{OutboxRow{}, traces.OutboxRow{}},
-		{Snapshot{}, traces.Snapshot{}},
+		{replay.Args{}, traces.Args{}},
+		{replay.Observation{}, traces.Result{}},
+		{replay.Message{}, traces.Message{}},
+		{replay.ClaimedRow{}, traces.Claimed{}},
+		{replay.MessageRow{}, traces.MessageRow{}},
+		{replay.OutboxRow{}, traces.OutboxRow{}},
+		{replay.Snapshot{}, traces.Snapshot{}},
 	} {
 		ours, theirs := reflect.TypeOf(pair.ours), reflect.TypeOf(pair.theirs)
 		if ours.NumField() != theirs.NumField() {
@@ -320,12 +323,12 @@ func TestArgsMirrorTraces(t *testing.T) {
 
 func TestAfterStep(t *testing.T) {
 	target := newScripted(leaseAnswers("tokA", "tokB")...)
-	target.snap = Snapshot{Messages: []MessageRow{{Mailbox: "a", ID: "m1", State: "ready", Attempts: 1, MaxAttempts: 3, Token: "tokA", LeaseUntil: 11}}}
+	target.snap = replay.Snapshot{Messages: []replay.MessageRow{{Mailbox: "a", ID: "m1", State: "ready", Attempts: 1, MaxAttempts: 3, Token: "tokA", LeaseUntil: 11}}}
 	var steps []int
 	var last traces.Snapshot
-	opts := DefaultOptions()
+	opts := replay.Options{}
 	opts.AfterStep = func(i int, s traces.Snapshot) { steps, last = append(steps, i), s }
-	if v := mustRun(t, leaseTrace(), target, opts); v.Outcome != Match {
+	if v := mustRun(t, leaseTrace(), target, opts); v.Outcome != replay.Match {
 		t.Fatalf("%s", v)
 	}
 	if !reflect.DeepEqual(steps, []int{0, 1, 2, 3, 4, 5}) {

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"flag"
@@ -10,6 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -41,17 +45,17 @@ func golden(t *testing.T, name, got string) {
 }
 
 // divergedLeaseTrace replays leaseTrace against a target whose second lease reports attempts 2.
-func divergedLeaseTrace(t *testing.T) Evidence {
+func divergedLeaseTrace(t *testing.T) report.Evidence {
 	answers := leaseAnswers("tokA", "tokB")
 	answers[3].Message.Attempts = 2
 	target := newScripted(answers...)
-	target.snap = Snapshot{Messages: []MessageRow{
+	target.snap = replay.Snapshot{Messages: []replay.MessageRow{
 		{Mailbox: "a", ID: "m1", State: "ready", Attempts: 1, MaxAttempts: 3, Token: "tokA", LeaseUntil: 11},
 		{Mailbox: "a", ID: "m2", State: "ready", Attempts: 2, MaxAttempts: 3, Token: "tokB", LeaseUntil: 11},
 	}}
 	tr := leaseTrace()
-	v := mustRun(t, tr, target, DefaultOptions())
-	return Evidence{Trace: tr, TracePath: "traces/corpus/lease-two.json", Target: "fake", Options: DefaultOptions(), Verdict: v}
+	v := mustRun(t, tr, target, replay.Options{})
+	return report.Evidence{Trace: tr, TracePath: "traces/corpus/lease-two.json", Target: "fake", Options: replay.Options{}, Verdict: v}
 }
 
 func TestReportGolden(t *testing.T) {
@@ -64,7 +68,7 @@ func TestReportGolden(t *testing.T) {
 
 func TestWriteEvidence(t *testing.T) {
 	ev := divergedLeaseTrace(t)
-	dir, err := WriteEvidence(t.TempDir(), ev)
+	dir, err := report.WriteEvidence(t.TempDir(), ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +104,7 @@ func TestWriteEvidence(t *testing.T) {
 }
 
 func TestDiffLines(t *testing.T) {
-	got := DiffLines([]string{"a", "b", "c"}, []string{"a", "x"})
+	got := tracefmt.DiffLines([]string{"a", "b", "c"}, []string{"a", "x"})
 	want := []string{"  a", "- b", "+ x", "- c"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("DiffLines = %q, want %q", got, want)
@@ -115,24 +119,24 @@ func TestRerunCommands(t *testing.T) {
 	}
 	cases := []struct {
 		name, path string
-		opts       Options
+		opts       replay.Options
 		cli, test  string
 	}{
-		{"corpus trace", "traces/corpus/tcX-s1-1-bad.json", DefaultOptions(),
+		{"corpus trace", "traces/corpus/tcX-s1-1-bad.json", replay.Options{},
 			"scripts/pconform replay traces/corpus/tcX-s1-1-bad.json --target store",
 			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
-		{"trace elsewhere names its directory", "/tmp/hunt/tcX-s1-1-bad.json", Options{CrashBefore: 2},
+		{"trace elsewhere names its directory", "/tmp/hunt/tcX-s1-1-bad.json", replay.Options{ReopenBefore: []int{2}},
 			"scripts/pconform replay /tmp/hunt/tcX-s1-1-bad.json --target store --crash-before 2",
 			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v -corpus " + abs},
-		{"path with a space is quoted", "my traces/t.json", DefaultOptions(),
+		{"path with a space is quoted", "my traces/t.json", replay.Options{},
 			"scripts/pconform replay 'my traces/t.json' --target store", "-corpus '"},
-		{"stdin", "-", DefaultOptions(),
+		{"stdin", "-", replay.Options{},
 			"scripts/pconform replay '<trace.json in this directory>' --target store",
 			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Evidence{Trace: tr, TracePath: tc.path, Target: TargetStore, Options: tc.opts}.RerunCommands()
+			got := report.Evidence{Trace: tr, TracePath: tc.path, Target: targets.Store, Options: tc.opts}.RerunCommands()
 			if got[0] != tc.cli {
 				t.Errorf("cli command\n got %s\nwant %s", got[0], tc.cli)
 			}
@@ -149,7 +153,7 @@ func TestWriteEvidenceMakesItsDirectory(t *testing.T) {
 	ev := divergedLeaseTrace(t)
 	ev.TracePath = "-"
 	root := filepath.Join(t.TempDir(), "not", "yet")
-	dir, err := WriteEvidence(root, ev)
+	dir, err := report.WriteEvidence(root, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +183,7 @@ func TestDiffFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := DiffFields(tc.expected, tc.observed); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
+			if got := tracefmt.DiffFields(tc.expected, tc.observed); !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
 				t.Errorf("DiffFields = %q, want %q", got, tc.want)
 			}
 		})

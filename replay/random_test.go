@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"flag"
@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -42,8 +45,8 @@ func TestRandomTraces(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		opts := DefaultOptions()
-		opts.CrashEveryStep = i%4 == 3
+		opts := replay.Options{}
+		opts.ReopenEveryStep = i%4 == 3
 		for _, b := range backends {
 			sub := name
 			if b != actordelivery.BackendSQLite {
@@ -54,13 +57,13 @@ func TestRandomTraces(t *testing.T) {
 	}
 }
 
-func replayRandom(t *testing.T, tr *traces.Trace, b actordelivery.Backend, opts Options, seed uint64, i int) {
-	r := replayOn(t, tr, TargetStore, b, opts)
-	if r.verdict.Outcome == Match {
+func replayRandom(t *testing.T, tr *traces.Trace, b actordelivery.Backend, opts replay.Options, seed uint64, i int) {
+	r := replayOn(t, tr, targets.Store, b, opts)
+	if r.verdict.Outcome == replay.Match {
 		return
 	}
-	ev := Evidence{Trace: tr, Target: TargetStore, Backend: b, Options: opts, Verdict: r.verdict}
-	dir, err := WriteEvidence(os.TempDir(), ev)
+	ev := report.Evidence{Trace: tr, Target: targets.Store, Backend: b, Options: opts, Verdict: r.verdict}
+	dir, err := report.WriteEvidence(os.TempDir(), ev)
 	if err != nil {
 		t.Errorf("keeping the evidence failed: %v", err)
 	}

@@ -1,9 +1,11 @@
-package replay
+package replay_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -23,12 +25,12 @@ func TestRecord(t *testing.T) {
 	ctx := context.Background()
 	record := func(t *testing.T, tr *traces.Trace, target string) *traces.Trace {
 		t.Helper()
-		tg, err := NewTarget(target, t.TempDir())
+		tg, err := targets.New(target, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tg.Close()
-		rec, err := Record(ctx, tr, tg)
+		rec, err := replay.Record(ctx, tr, tg)
 		if err != nil {
 			t.Fatalf("recording against %s: %v", target, err)
 		}
@@ -51,22 +53,22 @@ func TestRecord(t *testing.T) {
 			if string(want) != string(got) {
 				t.Errorf("recording %s against its own variant changed it:\n%s\nwant\n%s", path, got, want)
 			}
-			store := record(t, tr, TargetStore)
-			tg, err := NewTarget(TargetStore, t.TempDir())
+			store := record(t, tr, targets.Store)
+			tg, err := targets.New(targets.Store, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tg.Close()
-			if v, err := Run(ctx, store, tg, DefaultOptions()); err != nil || v.Outcome != Match {
+			if v, err := replay.Run(ctx, store, tg, replay.Options{}); err != nil || v.Outcome != replay.Match {
 				t.Errorf("the store does not match its own recording of %s: %v, %v", path, v, err)
 			}
 			if d := tr.Expect.DivergesAt; d >= 0 {
 				for i := range d {
-					if diff := diffResults(tr.Steps[i].Op, tr.Steps[i].Result, store.Steps[i].Result); diff != "" {
+					if diff := replay.DiffResults(tr.Steps[i].Op, tr.Steps[i].Result, store.Steps[i].Result); diff != "" {
 						t.Errorf("step #%d, before the predicted divergence at #%d, was recorded differently:\n%s", i, d, diff)
 					}
 				}
-				if diffResults(tr.Steps[d].Op, tr.Steps[d].Result, store.Steps[d].Result) == "" {
+				if replay.DiffResults(tr.Steps[d].Op, tr.Steps[d].Result, store.Steps[d].Result) == "" {
 					t.Errorf("the store's recording agrees with the trace at the predicted divergence #%d", d)
 				}
 			}
@@ -90,12 +92,12 @@ func TestRecordNamesUnexpectedTokens(t *testing.T) {
 				Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 2, Token: 1}}},
 		},
 	}
-	tg, err := NewTarget(TargetStore, t.TempDir())
+	tg, err := targets.New(targets.Store, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	rec, err := Record(context.Background(), tr, tg)
+	rec, err := replay.Record(context.Background(), tr, tg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"bytes"
@@ -13,8 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -85,7 +87,7 @@ func (c *countingRecorder) Record(ev actordelivery.Event) {
 // recordingTarget is the store target with what the test reads around each step: the events the
 // step recorded, the store's commit counter and the wake-ups of the step's enqueue.
 type recordingTarget struct {
-	*StoreTarget
+	*targets.StoreTarget
 	rec   *countingRecorder
 	steps []stepRecord
 }
@@ -102,7 +104,7 @@ type stepRecord struct {
 	woken bool
 }
 
-func (r *recordingTarget) Do(ctx context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+func (r *recordingTarget) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	st := r.Store()
 	before := st.Stats()
 	var wake <-chan struct{}
@@ -142,7 +144,7 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 	rec := &countingRecorder{next: actordelivery.JSONRecorder(&log, func(err error) { t.Errorf("recorder: %v", err) })}
 	db := storeDB(t, actordelivery.BackendSQLite)
 	db.Recorder, db.CommitLog = rec, commitLog
-	st, err := NewStoreTargetOn(db)
+	st, err := targets.NewStoreTargetOn(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +154,11 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 			t.Errorf("close: %v", err)
 		}
 	}()
-	v, err := Run(ctx, tr, target, DefaultOptions())
+	v, err := replay.Run(ctx, tr, target, replay.Options{})
 	if err != nil {
 		t.Fatalf("replay of %s against the recording store could not run: %v", path, err)
 	}
-	if v.Outcome != Match {
+	if v.Outcome != replay.Match {
 		t.Fatalf("replay of %s against the recording store: want a match (the store without a recorder matches), got %s", path, v)
 	}
 	how := fmt.Sprintf("(replay it with: go test ./replay/ -run 'TestRecordedHistory/^%s$' -v)", tr.Name)

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -7,26 +7,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
 // driveOn is drive on backend b: the steps' results (tokens as symbols) and the final snapshot.
-func driveOn(t *testing.T, target string, b actordelivery.Backend, steps []traces.Step) ([]traces.Result, Snapshot) {
+func driveOn(t *testing.T, target string, b actordelivery.Backend, steps []traces.Step) ([]traces.Result, replay.Snapshot) {
 	t.Helper()
-	tg, err := NewTargetOn(target, storeDB(t, b))
+	tg, err := targets.NewOn(target, storeDB(t, b))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
 	ctx := context.Background()
-	bind := newBinding()
+	bind := replay.NewBinding()
 	var results []traces.Result
 	for i, s := range steps {
-		obs, err := tg.Do(ctx, s.Op, s.At, bind.args(s.Op, s.Args))
+		obs, err := tg.Do(ctx, s.Op, s.At, bind.Args(s.Op, s.Args))
 		if err != nil {
 			t.Fatalf("%s on %s: step #%d: %v", target, b, i, err)
 		}
-		results = append(results, bind.result(nil, obs))
+		results = append(results, bind.Result(nil, obs))
 	}
 	snap, err := tg.Snapshot(ctx)
 	if err != nil {
@@ -83,15 +85,15 @@ func TestRetentionRedriveTargets(t *testing.T) {
 		at              int
 		broken, correct traces.Result
 	}{
-		{"purged id enqueued inside its horizon", TargetPurgeForgetsIDs, purge, 4,
+		{"purged id enqueued inside its horizon", targets.PurgeForgetsIDs, purge, 4,
 			traces.Result{}, traces.Result{Duplicate: true}},
-		{"redriven dead letter fetched again", TargetRedriveKeepsAttempts, redrive, 9,
+		{"redriven dead letter fetched again", targets.RedriveKeepsAttempts, redrive, 9,
 			traces.Result{}, traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 2}}},
 	} {
 		for _, b := range testBackends(t) {
 			t.Run(c.name+"@"+string(b), func(t *testing.T) {
-				storeRes, storeSnap := driveOn(t, TargetStore, b, c.steps)
-				copyRes, copySnap := driveOn(t, TargetEligibilityCopy, b, c.steps)
+				storeRes, storeSnap := driveOn(t, targets.Store, b, c.steps)
+				copyRes, copySnap := driveOn(t, targets.EligibilityCopy, b, c.steps)
 				if d := cmp.Diff(storeRes, copyRes); d != "" {
 					t.Errorf("eligibility-copy results differ from the store's (-store +copy):\n%s", d)
 				}

@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -83,8 +86,8 @@ func commandNames(cmds map[string]scriptCommand) []string {
 // scriptSide is one target with its own token numbering.
 type scriptSide struct {
 	name   string
-	target Target
-	b      *binding
+	target replay.Target
+	b      *replay.Binding
 }
 
 type scriptEnv struct {
@@ -93,17 +96,17 @@ type scriptEnv struct {
 }
 
 func newScriptEnv(t *testing.T) *scriptEnv {
-	store, err := NewTarget(TargetStore, t.TempDir())
+	store, err := targets.New(targets.Store, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	model, err := NewTarget(TargetModel, "")
+	model, err := targets.New(targets.Model, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &scriptEnv{sides: []scriptSide{
-		{name: TargetStore, target: store, b: newBinding()},
-		{name: TargetModel, target: model, b: newBinding()},
+		{name: targets.Store, target: store, b: replay.NewBinding()},
+		{name: targets.Model, target: model, b: replay.NewBinding()},
 	}}
 }
 
@@ -134,12 +137,12 @@ func (e *scriptEnv) op(t *testing.T, td *datadriven.TestData, op traces.Op) stri
 	a := scriptArgs(t, td, op, &e.now)
 	outs := make([]string, len(e.sides))
 	for i, s := range e.sides {
-		obs, err := s.target.Do(context.Background(), op, e.now, s.b.args(op, a))
+		obs, err := s.target.Do(context.Background(), op, e.now, s.b.Args(op, a))
 		if err != nil {
 			outs[i] = "error: " + err.Error()
 			continue
 		}
-		outs[i] = FormatResult(op, s.b.result(nil, obs))
+		outs[i] = tracefmt.Result(op, s.b.Result(nil, obs))
 	}
 	return e.agree(t, td, outs)
 }
@@ -164,16 +167,16 @@ func (e *scriptEnv) snapshot(t *testing.T, td *datadriven.TestData) string {
 			outs[i] = "error: " + err.Error()
 			continue
 		}
-		sym := s.b.snapshot(snap)
+		sym := s.b.Snapshot(snap)
 		traces.Canonicalize(&sym)
 		snaps = append(snaps, sym)
-		outs[i] = strings.Join(formatSnapshot(sym), "\n")
+		outs[i] = strings.Join(tracefmt.SnapshotLines(sym), "\n")
 		if outs[i] == "" {
 			outs[i] = "(empty)"
 		}
 	}
 	if len(snaps) == 2 {
-		if diff := cmp.Diff(snaps[0], snaps[1], cmpOptions); diff != "" {
+		if diff := cmp.Diff(snaps[0], snaps[1], replay.CmpOptions); diff != "" {
 			t.Errorf("%s: snapshots differ (-store +model):\n%s", td.Pos, diff)
 		}
 	}
@@ -187,7 +190,7 @@ func scriptArgs(t *testing.T, td *datadriven.TestData, op traces.Op, now *int64)
 	spec := traces.Spec[op]
 	var a traces.Args
 	v := reflect.ValueOf(&a).Elem()
-	names := jsonFields(v.Type())
+	names := tracefmt.JSONFields(v.Type())
 	seen := map[string]bool{}
 	for _, arg := range td.CmdArgs {
 		if len(arg.Vals) != 1 {

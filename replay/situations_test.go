@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -92,10 +94,10 @@ func TestCorpusCatchesBlindVariants(t *testing.T) {
 			variant, scripted, script string
 			every                     bool // every scripted trace must diverge, not just one
 		}{
-			{TargetLeaseBoundary, scriptedCase, "its script leases at lease_until", true},
-			{TargetStaleExtend, scriptedCase, "its script uses a stale token under a newer lease", true},
-			{TargetEarlyDeadLetterUnfenced, takeoverCase, "its script declines a failure after another worker took the lease", true},
-			{TargetExhaustedDeadLetterUnfenced, takeoverCase, "its script fails an exhausted delivery after a redrive and another worker's lease", committed},
+			{targets.LeaseBoundary, scriptedCase, "its script leases at lease_until", true},
+			{targets.StaleExtend, scriptedCase, "its script uses a stale token under a newer lease", true},
+			{targets.EarlyDeadLetterUnfenced, takeoverCase, "its script declines a failure after another worker took the lease", true},
+			{targets.ExhaustedDeadLetterUnfenced, takeoverCase, "its script fails an exhausted delivery after a redrive and another worker's lease", committed},
 		} {
 			variant := c.variant
 			t.Run(fmt.Sprintf("%s/%s", b, variant), func(t *testing.T) {
@@ -105,8 +107,8 @@ func TestCorpusCatchesBlindVariants(t *testing.T) {
 					if tr.Expect.Variant != "" || (first != "" && !isScripted) {
 						continue
 					}
-					r := replayOn(t, tr, variant, b, DefaultOptions())
-					diverged := r.verdict.Outcome == Diverged
+					r := replayOn(t, tr, variant, b, replay.Options{})
+					diverged := r.verdict.Outcome == replay.Diverged
 					if diverged && first == "" {
 						first = r.verdict.String()
 						t.Logf("first divergence from %s: %s", variant, first)

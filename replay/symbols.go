@@ -1,17 +1,21 @@
 package replay
 
 import (
+	"slices"
+
 	"github.com/pconform/pconform/traces"
 )
 
-// binding maps one replay's token symbols to the target's real tokens through the one binder
+// Binding maps one replay's token symbols to the target's real tokens through the one binder
 // every path shares ([traces.Binder]); unbound symbols, 0 included, are sent as
-// [traces.ForgedToken]s.
-type binding struct {
+// [traces.ForgedToken]s. A driver other than [Run] that calls a [Target] step by step uses one
+// Binding per run.
+type Binding struct {
 	b *traces.Binder[string]
 }
 
-func newBinding() *binding { return &binding{b: NewBinder()} }
+// NewBinding returns a Binding with nothing bound.
+func NewBinding() *Binding { return &Binding{b: NewBinder()} }
 
 // NewBinder returns the binder a store target's tokens need: unbound symbols, 0 included, are
 // sent as [traces.ForgedToken]s.
@@ -22,20 +26,23 @@ type Tokens struct {
 	Lease, Claim map[int]string
 }
 
-func (b *binding) tokens() Tokens {
+// Tokens returns the bindings so far, symbol to real token.
+func (b *Binding) Tokens() Tokens {
 	return Tokens{Lease: b.b.Bound(traces.LeaseTokens), Claim: b.b.Bound(traces.ClaimTokens)}
 }
 
-// args converts a step's arguments for the target.
-func (b *binding) args(op traces.Op, a traces.Args) Args {
+// Args converts a step's arguments for the target.
+func (b *Binding) Args(op traces.Op, a traces.Args) Args {
 	return TargetArgs(a, b.b.Arg(op, a.Token))
 }
 
-func (b *binding) result(want *traces.Result, o Observation) traces.Result {
+// Result maps an observation to symbols against the expected result want (see [Symbolize]).
+func (b *Binding) Result(want *traces.Result, o Observation) traces.Result {
 	return Symbolize(b.b, want, o)
 }
 
-func (b *binding) snapshot(s Snapshot) traces.Snapshot { return SymbolizeSnapshot(b.b, s) }
+// Snapshot maps a target snapshot to symbols without binding anything.
+func (b *Binding) Snapshot(s Snapshot) traces.Snapshot { return SymbolizeSnapshot(b.b, s) }
 
 // Symbolize maps an observation to symbols through b, position by position against the
 // expected result want, so that first appearances bind ([traces.Binder.Result]). With want nil
@@ -63,7 +70,7 @@ func Symbolize(b *traces.Binder[string], want *traces.Result, o Observation) tra
 // SymbolizeSnapshot maps a target snapshot to symbols through b without binding anything. It
 // does not canonicalize.
 func SymbolizeSnapshot(b *traces.Binder[string], s Snapshot) traces.Snapshot {
-	out := traces.Snapshot{Effects: map[string][]string{}}
+	out := traces.Snapshot{Unknown: slices.Clone(s.Unknown), Effects: map[string][]string{}}
 	for _, m := range s.Messages {
 		out.Messages = append(out.Messages, traces.MessageRow{
 			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: m.Payload,

@@ -41,7 +41,7 @@ type Message struct {
 }
 
 // Claimed is one row returned by outbox_claim.
-type Claimed struct {
+type ClaimedRow struct {
 	ID               string
 	DeliveryAttempts int
 	Token            string
@@ -50,6 +50,9 @@ type Claimed struct {
 // Snapshot is a target's state with real tokens and times in logical seconds. Its slices need not
 // be sorted; the engine canonicalizes after mapping tokens to symbols.
 type Snapshot struct {
+	// Unknown lists the columns the target does not report, as [traces.Snapshot.Unknown] does;
+	// nil for a target that reports every column (the project's store and model).
+	Unknown     []traces.Column
 	Messages    []MessageRow
 	Outbox      []OutboxRow
 	DeadLetters []traces.DeadLetterRow

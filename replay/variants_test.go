@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -6,27 +6,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
 // drive runs steps on a fresh target of the named kind, numbering tokens in order of first
 // appearance, and returns each step's result and the final state.
-func drive(t *testing.T, target string, steps []traces.Step) ([]traces.Result, Snapshot) {
+func drive(t *testing.T, target string, steps []traces.Step) ([]traces.Result, replay.Snapshot) {
 	t.Helper()
-	tg, err := NewTarget(target, t.TempDir())
+	tg, err := targets.New(target, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
 	ctx := context.Background()
-	b := newBinding()
+	b := replay.NewBinding()
 	var results []traces.Result
 	for i, s := range steps {
-		obs, err := tg.Do(ctx, s.Op, s.At, b.args(s.Op, s.Args))
+		obs, err := tg.Do(ctx, s.Op, s.At, b.Args(s.Op, s.Args))
 		if err != nil {
 			t.Fatalf("%s: step #%d: %v", target, i, err)
 		}
-		results = append(results, b.result(nil, obs))
+		results = append(results, b.Result(nil, obs))
 	}
 	snap, err := tg.Snapshot(ctx)
 	if err != nil {
@@ -72,10 +75,10 @@ func TestVariantSymptoms(t *testing.T) {
 		name, target string
 		steps        []traces.Step
 		// check returns what is wrong with the run, "" when it shows what it must.
-		check func(rs []traces.Result, s Snapshot) string
+		check func(rs []traces.Result, s replay.Snapshot) string
 	}{
-		{"raw-attempts strands the message", TargetRawAttempts, raw, func(rs []traces.Result, s Snapshot) string {
-			if found := symptom(TargetRawAttempts, s); len(found) != 1 {
+		{"raw-attempts strands the message", targets.RawAttempts, raw, func(rs []traces.Result, s replay.Snapshot) string {
+			if found := symptom(targets.RawAttempts, s); len(found) != 1 {
 				return "want one stranded message"
 			}
 			if rs[2].Attempt != 0 {
@@ -83,8 +86,8 @@ func TestVariantSymptoms(t *testing.T) {
 			}
 			return ""
 		}},
-		{"store dead-letters it", TargetStore, raw, func(rs []traces.Result, s Snapshot) string {
-			if len(symptom(TargetRawAttempts, s)) != 0 || len(s.DeadLetters) != 1 || s.DeadLetters[0].Attempts != 2 {
+		{"store dead-letters it", targets.Store, raw, func(rs []traces.Result, s replay.Snapshot) string {
+			if len(symptom(targets.RawAttempts, s)) != 0 || len(s.DeadLetters) != 1 || s.DeadLetters[0].Attempts != 2 {
 				return "want m1 dead-lettered with attempts 2 and nothing stranded"
 			}
 			if rs[4].Action != traces.ActionDeadLettered || rs[6].Action != traces.ActionIdle {
@@ -92,25 +95,25 @@ func TestVariantSymptoms(t *testing.T) {
 			}
 			return ""
 		}},
-		{"split-write completes an undelivered row", TargetSplitWrite, split, func(rs []traces.Result, s Snapshot) string {
-			if rs[2].Action != traces.ActionDelivered || len(symptom(TargetSplitWrite, s)) != 1 {
+		{"split-write completes an undelivered row", targets.SplitWrite, split, func(rs []traces.Result, s replay.Snapshot) string {
+			if rs[2].Action != traces.ActionDelivered || len(symptom(targets.SplitWrite, s)) != 1 {
 				return "want action delivered and a completed row whose message never arrived"
 			}
 			return ""
 		}},
-		{"store keeps the row pending", TargetStore, split, func(rs []traces.Result, s Snapshot) string {
-			if rs[2].Action != traces.ActionCommitFailed || len(symptom(TargetSplitWrite, s)) != 0 || s.Outbox[0].State != traces.StatePending {
+		{"store keeps the row pending", targets.Store, split, func(rs []traces.Result, s replay.Snapshot) string {
+			if rs[2].Action != traces.ActionCommitFailed || len(symptom(targets.SplitWrite, s)) != 0 || s.Outbox[0].State != traces.StatePending {
 				return "want commit_failed and the row still pending"
 			}
 			return ""
 		}},
-		{"unfenced-ack commits the effect twice", TargetUnfencedAck, unfenced, func(rs []traces.Result, s Snapshot) string {
+		{"unfenced-ack commits the effect twice", targets.UnfencedAck, unfenced, func(rs []traces.Result, s replay.Snapshot) string {
 			if rs[4].Action != traces.ActionAcked || !slices.Equal(s.Effects["in"], []string{"m1", "m1"}) {
 				return "want the stale worker's handle acked and the effect logged twice"
 			}
 			return ""
 		}},
-		{"store fences the stale ack", TargetStore, unfenced, func(rs []traces.Result, s Snapshot) string {
+		{"store fences the stale ack", targets.Store, unfenced, func(rs []traces.Result, s replay.Snapshot) string {
 			if rs[4].Action != traces.ActionLeaseLost || !slices.Equal(s.Effects["in"], []string{"m1"}) {
 				return "want the stale worker's handle lease_lost and the effect logged once"
 			}
@@ -122,7 +125,7 @@ func TestVariantSymptoms(t *testing.T) {
 			if problem := tc.check(rs, s); problem != "" {
 				lines := make([]string, len(rs))
 				for i, r := range rs {
-					lines[i] = FormatStep(i, tc.steps[i].Op, tc.steps[i].At, tc.steps[i].Args, r)
+					lines[i] = tracefmt.Step(i, tc.steps[i].Op, tc.steps[i].At, tc.steps[i].Args, r)
 				}
 				t.Errorf("%s: %s\n%s", tc.target, problem, strings.Join(lines, "\n"))
 			}
@@ -131,16 +134,16 @@ func TestVariantSymptoms(t *testing.T) {
 }
 
 func TestNewTargetUnknown(t *testing.T) {
-	if _, err := NewTarget("no-such-target", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no-such-target") {
+	if _, err := targets.New("no-such-target", t.TempDir()); err == nil || !strings.Contains(err.Error(), "no-such-target") {
 		t.Errorf("err = %v, want an unknown-target error naming it", err)
 	}
 	dir := t.TempDir()
-	tg, err := NewTarget(TargetStore, dir)
+	tg, err := targets.New(targets.Store, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	if _, err := NewTarget(TargetStore, dir); err == nil {
+	if _, err := targets.New(targets.Store, dir); err == nil {
 		t.Errorf("a second store target in the same directory was accepted")
 	}
 }

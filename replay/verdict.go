@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -71,7 +72,7 @@ type Verdict struct {
 	// the divergence, tokens as symbols. RowsErr is set instead when that snapshot failed.
 	Rows    traces.Snapshot
 	RowsErr string
-	// History is the observed history, one line per step run, as [FormatStep] renders it; the
+	// History is the observed history, one line per step run, as tracefmt.Step renders it; the
 	// last line is the diverging step.
 	History []string
 	// Tokens are the bindings at the end of the run, symbol to real token.
@@ -98,9 +99,9 @@ func (v Verdict) Report(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "replay: %s\n", v)
 	if v.Outcome == Diverged && v.Step != FinalStep {
-		fmt.Fprintf(&b, "  step:     %s\n", FormatStep(v.Step, v.Op, v.At, v.Args, *v.Expected))
-		fmt.Fprintf(&b, "  expected: %s\n", FormatResult(v.Op, *v.Expected))
-		fmt.Fprintf(&b, "  observed: %s\n", FormatResult(v.Op, *v.Observed))
+		fmt.Fprintf(&b, "  step:     %s\n", tracefmt.Step(v.Step, v.Op, v.At, v.Args, *v.Expected))
+		fmt.Fprintf(&b, "  expected: %s\n", tracefmt.Result(v.Op, *v.Expected))
+		fmt.Fprintf(&b, "  observed: %s\n", tracefmt.Result(v.Op, *v.Observed))
 	}
 	if v.Diff != "" {
 		b.WriteString("  diff (-expected +observed):\n")
@@ -108,7 +109,7 @@ func (v Verdict) Report(w io.Writer) error {
 	}
 	if v.Outcome == Diverged && v.Step != FinalStep {
 		b.WriteString("  rows involved (target state at the divergence):\n")
-		switch rows := formatSnapshot(v.Rows); {
+		switch rows := tracefmt.SnapshotLines(v.Rows); {
 		case v.RowsErr != "":
 			fmt.Fprintf(&b, "    (snapshot failed: %s)\n", v.RowsErr)
 		case len(rows) == 0:

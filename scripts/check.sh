@@ -376,7 +376,7 @@ stage_replay() {
   local scratch=${TMPDIR:-/tmp}
   if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch=/dev/shm; fi
   PCONFORM_CORPUS=$big TMPDIR=$scratch run_tests -run 'TestCorpus$' -- "$module/replay" || return 1
-  # The situation x count table of the wide corpus (replay/situations.go), in the stage log, and
+  # The situation x count table of the wide corpus (replay/situations_gate_test.go), in the stage log, and
   # the variants whose bug only a scripted situation shows, each required to diverge on it.
   PCONFORM_CORPUS=$big run_tests -run '^(TestCorpusSituations|TestCorpusCatchesBlindVariants)$' -v -- "$module/replay"
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -102,7 +103,7 @@ func TestCausal(t *testing.T) {
 // over. The explain view against the model must show, uncollapsed and marked causal, the fetch
 // that gave the handling worker its lease, and name the message the handle works on.
 func TestObservedUnfencedAckShowsTheCausingFetch(t *testing.T) {
-	tl, tr, v := replayed(t, "testdata/observed-unfenced-ack-seed3.json", replay.TargetModel)
+	tl, tr, v := replayed(t, "testdata/observed-unfenced-ack-seed3.json", targets.Model)
 	if v.Outcome != replay.Diverged || tl.Divergence == nil {
 		t.Fatalf("the model does not refuse the observed unfenced ack: %s", v)
 	}

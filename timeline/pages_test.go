@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -37,7 +39,7 @@ func counterexamples(t *testing.T) []string {
 func TestCounterexampleRowsAgreeWithThemselves(t *testing.T) {
 	for _, path := range counterexamples(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			tl, tr, v := replayed(t, path, replay.TargetStore)
+			tl, tr, v := replayed(t, path, targets.Store)
 			handled := HandledBy(tr)
 			for _, r := range tl.Rows {
 				if r.Gap > 0 {
@@ -123,7 +125,7 @@ func contradictions(s traces.Step, res traces.Result, state map[string][]string,
 			out = append(out, fmt.Sprintf("the handle acks %s, its row is %q", h.ID, row))
 		}
 	case traces.OpPublisherDeliver:
-		expect(publisherLane(s.Args.Publisher), fmt.Sprintf("%s: %s", s.Args.ID, replay.FormatResult(s.Op, res)))
+		expect(publisherLane(s.Args.Publisher), fmt.Sprintf("%s: %s", s.Args.ID, tracefmt.Result(s.Op, res)))
 	}
 	return out
 }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -171,7 +174,7 @@ type Input struct {
 	Target  string
 	Verdict *replay.Verdict
 	// Judgement is the verdict read against what the trace claims (nil when not replayed).
-	Judgement *replay.Judgement
+	Judgement *report.Judgement
 	// After holds, by step index, the target's state after that step (tokens as symbols). Steps
 	// without an entry show no rows.
 	After map[int]traces.Snapshot
@@ -193,7 +196,7 @@ func ExpectedTarget(t *traces.Trace) string {
 	if t.Expect.Variant != "" {
 		return t.Expect.Variant
 	}
-	return replay.TargetModel
+	return targets.Model
 }
 
 // Build lays out a trace. It never fails: a step it cannot place in a lane goes to every lane.
@@ -227,7 +230,7 @@ func Build(in Input) Timeline {
 			}
 			tl.Collapsed++
 		} else {
-			row := Row{Index: i, At: s.At, Op: s.Op, Args: replay.FormatArgs(s.Op, s.Args), Expected: replay.FormatResult(s.Op, s.Result), Causal: causal[i]}
+			row := Row{Index: i, At: s.At, Op: s.Op, Args: tracefmt.Args(s.Op, s.Args), Expected: tracefmt.Result(s.Op, s.Result), Causal: causal[i]}
 			h, isHandle := handled[i]
 			refs, _ := stepRefs(s, h, isHandle)
 			slices.Sort(refs)
@@ -295,7 +298,7 @@ func sideNames(t *traces.Trace, target, expectedTarget string) (expected, observ
 	}
 	switch {
 	case target == "":
-	case replay.IsCorrectTarget(target):
+	case targets.IsCorrect(target):
 		observed = fmt.Sprintf("what the correct %s did (target %s)", correctNoun(target), target)
 	default:
 		observed = fmt.Sprintf("what the broken variant %q did (target %s)", target, target)
@@ -304,7 +307,7 @@ func sideNames(t *traces.Trace, target, expectedTarget string) (expected, observ
 }
 
 func correctNoun(target string) string {
-	if target == replay.TargetModel {
+	if target == targets.Model {
 		return "reference model"
 	}
 	return "store"
@@ -516,7 +519,7 @@ func addActorStates(tl *Timeline, t *traces.Trace, side Side, result func(int) *
 		case traces.OpConsumerFetch, traces.OpConsumerHandle:
 			(*state)[workerLane(s.Args.Worker)] = []string{holds[s.Args.Worker]}
 		case traces.OpPublisherDeliver:
-			(*state)[publisherLane(s.Args.Publisher)] = []string{fmt.Sprintf("%s: %s", s.Args.ID, replay.FormatResult(s.Op, *res))}
+			(*state)[publisherLane(s.Args.Publisher)] = []string{fmt.Sprintf("%s: %s", s.Args.ID, tracefmt.Result(s.Op, *res))}
 		}
 	}
 }
@@ -537,7 +540,7 @@ func finalDiff(tl *Timeline, t *traces.Trace, v *replay.Verdict) {
 		return
 	}
 	want, got := rowsOf(*t.Final, nil), rowsOf(*v.End, nil)
-	tl.FinalDiff = replay.DiffFields(want, got)
+	tl.FinalDiff = tracefmt.DiffFields(want, got)
 	if n := len(tl.FinalDiff); n > finalDiffLines {
 		tl.FinalDiff = append(tl.FinalDiff[:finalDiffLines:finalDiffLines],
 			fmt.Sprintf("… %d more differing rows (pconform replay --json lists the whole diff)", n-finalDiffLines))
@@ -601,7 +604,7 @@ func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict, expectedAfte
 		case i == ran && v.Outcome == replay.Diverged:
 			r.State = "diverged"
 			if v.Observed != nil {
-				r.Observed = replay.FormatResult(t.Steps[i].Op, *v.Observed)
+				r.Observed = tracefmt.Result(t.Steps[i].Op, *v.Observed)
 			}
 		default:
 			r.State = "not-run"
@@ -614,10 +617,10 @@ func applyVerdict(tl *Timeline, t *traces.Trace, v *replay.Verdict, expectedAfte
 	d := &Divergence{Step: v.Step, Reason: v.Reason, Diff: v.Diff}
 	if v.Step != replay.FinalStep {
 		if v.Expected != nil {
-			d.Expected = replay.FormatResult(v.Op, *v.Expected)
+			d.Expected = tracefmt.Result(v.Op, *v.Expected)
 		}
 		if v.Observed != nil {
-			d.Observed = replay.FormatResult(v.Op, *v.Observed)
+			d.Observed = tracefmt.Result(v.Op, *v.Observed)
 		}
 		d.Rows = rowsOf(v.Rows, nil)
 		if snap, ok := expectedAfter[v.Step]; ok {

@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -29,7 +32,7 @@ func replayed(t *testing.T, path, target string) (Timeline, *traces.Trace, repla
 	}
 	v, after := replayWithSnapshots(t, tr, target)
 	_, expectedAfter := replayWithSnapshots(t, tr, ExpectedTarget(tr))
-	j := replay.Judge(tr, target, v)
+	j := report.Judge(tr, target, v)
 	return Build(Input{Trace: tr, Target: target, Verdict: &v, Judgement: &j, After: after,
 		ExpectedTarget: ExpectedTarget(tr), ExpectedAfter: expectedAfter}), tr, v
 }
@@ -37,13 +40,13 @@ func replayed(t *testing.T, path, target string) (Timeline, *traces.Trace, repla
 // replayWithSnapshots replays tr against target, keeping the state after every step.
 func replayWithSnapshots(t *testing.T, tr *traces.Trace, target string) (replay.Verdict, map[int]traces.Snapshot) {
 	t.Helper()
-	tg, err := replay.NewTarget(target, t.TempDir())
+	tg, err := targets.New(target, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
 	after := map[int]traces.Snapshot{}
-	opts := replay.DefaultOptions()
+	opts := replay.Options{}
 	opts.AfterStep = func(i int, s traces.Snapshot) { after[i] = s }
 	v, err := replay.Run(context.Background(), tr, tg, opts)
 	if err != nil {
@@ -81,8 +84,8 @@ func TestTextGolden(t *testing.T) {
 		target, golden string
 		diverges       bool
 	}{
-		{replay.TargetStore, "raw-attempts-vs-store.txt", true},
-		{replay.TargetRawAttempts, "raw-attempts-vs-variant.txt", false},
+		{targets.Store, "raw-attempts-vs-store.txt", true},
+		{targets.RawAttempts, "raw-attempts-vs-variant.txt", false},
 	} {
 		t.Run(tc.target, func(t *testing.T) {
 			tl, tr, v := replayed(t, trace, tc.target)
@@ -104,7 +107,7 @@ func TestTextGolden(t *testing.T) {
 // TestHTMLMarksTheDivergence checks the page structure a reader (and the browser test) relies on:
 // exactly one row carries the divergence, it is the diverging step, and it shows both values.
 func TestHTMLMarksTheDivergence(t *testing.T) {
-	tl, tr, v := replayed(t, "../traces/testdata/good/leaseless-raw-attempts-stranded.json", replay.TargetStore)
+	tl, tr, v := replayed(t, "../traces/testdata/good/leaseless-raw-attempts-stranded.json", targets.Store)
 	var b bytes.Buffer
 	if err := WriteHTML(&b, tl); err != nil {
 		t.Fatal(err)
@@ -120,8 +123,8 @@ func TestHTMLMarksTheDivergence(t *testing.T) {
 		t.Errorf("the highlighted row is not step %d: %s", tr.Expect.DivergesAt, row)
 	}
 	for _, want := range []string{`class="exp"`, `class="obs"`,
-		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Expected)),
-		template.HTMLEscapeString(replay.FormatResult(v.Op, *v.Observed))} {
+		template.HTMLEscapeString(tracefmt.Result(v.Op, *v.Expected)),
+		template.HTMLEscapeString(tracefmt.Result(v.Op, *v.Observed))} {
 		if !strings.Contains(row, want) {
 			t.Errorf("highlighted row lacks %q", want)
 		}

@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
-	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -30,10 +30,10 @@ var notObserved = map[string]string{
 }
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in
-// replay.BrokenVariants but those in notObserved.
+// targets.BrokenVariants but those in notObserved.
 func efficacyVariants() []string {
 	var out []string
-	for _, v := range replay.BrokenVariants() {
+	for _, v := range targets.BrokenVariants() {
 		if _, skip := notObserved[v]; !skip {
 			out = append(out, v)
 		}
@@ -120,7 +120,7 @@ correct store had no finding; 1 otherwise.`,
 			var correctSteps int
 			var correctRuns []*seedRun // the correct seeds the P oracle checks, in seed order
 			for s := 1; s <= correctSeeds; s++ {
-				t, _, err := observeOnce(ctx, replay.TargetStore, int64(s), correctBudget, kill)
+				t, _, err := observeOnce(ctx, targets.Store, int64(s), correctBudget, kill)
 				if err != nil {
 					return err
 				}

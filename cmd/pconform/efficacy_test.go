@@ -4,14 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/internal/targets"
 )
 
 // TestEfficacyVariants: the efficacy table observes every broken variant of the registry but the
 // ones notObserved names, and notObserved names only variants the registry has, each with a reason,
 // so a variant added to the registry is in the table until someone says why it cannot be.
 func TestEfficacyVariants(t *testing.T) {
-	broken := replay.BrokenVariants()
+	broken := targets.BrokenVariants()
 	for v, why := range notObserved {
 		if !slices.Contains(broken, v) {
 			t.Errorf("notObserved names %q, which is not a broken variant of the registry (%v)", v, broken)

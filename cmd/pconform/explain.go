@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pconform/pconform/internal/report"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/timeline"
 	"github.com/pconform/pconform/traces"
@@ -51,7 +52,7 @@ finding, 2 usage, 3 could not run.`,
 			}
 			in := timeline.Input{Trace: t, Window: window}
 			var v replay.Verdict
-			var j replay.Judgement
+			var j report.Judgement
 			if !noReplay {
 				if err := explainReplay(c.Context(), t, f, opts, &in); err != nil {
 					return err
@@ -111,7 +112,7 @@ func explainReplay(ctx context.Context, t *traces.Trace, f replayFlags, opts rep
 			return err
 		}
 	}
-	j := replay.Judge(t, f.target, v)
+	j := report.Judge(t, f.target, v)
 	in.Target, in.Verdict, in.After, in.Judgement = f.target, &v, after, &j
 	in.ExpectedTarget = timeline.ExpectedTarget(t)
 	if in.ExpectedTarget == f.target {

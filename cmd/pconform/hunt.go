@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/properties"
-	"github.com/pconform/pconform/replay"
 )
 
 func newHuntCmd() *cobra.Command {
@@ -36,7 +36,7 @@ Exit codes: 0 nothing was found within the budget, 1 a counterexample was found,
   pconform hunt --variant store --sequences 200 --seed 1 --out /tmp/hunt`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			known := append([]string{"store"}, replay.BrokenVariants()...)
+			known := append([]string{"store"}, targets.BrokenVariants()...)
 			if !slices.Contains(known, cfg.Variant) {
 				return usagef("unknown --variant %q (known: %s)", cfg.Variant, strings.Join(known, ", "))
 			}
@@ -80,7 +80,7 @@ Exit codes: 0 nothing was found within the budget, 1 a counterexample was found,
 			return errFinding
 		},
 	}
-	c.Flags().StringVar(&cfg.Variant, "variant", "store", "what to hunt in: store, or a broken variant ("+strings.Join(replay.BrokenVariants(), ", ")+")")
+	c.Flags().StringVar(&cfg.Variant, "variant", "store", "what to hunt in: store, or a broken variant ("+strings.Join(targets.BrokenVariants(), ", ")+")")
 	c.Flags().Int64Var(&cfg.Seed, "seed", time.Now().UnixNano()%1_000_000, "seed of every random choice (printed, so a run can be repeated)")
 	c.Flags().IntVar(&cfg.Sequences, "sequences", properties.DefaultSequences, "budget of generated sequences")
 	c.Flags().StringVar(&cfg.Dir, "out", ".", "directory for the shrunk counterexample trace")

@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
-	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -54,10 +54,10 @@ written trace is the evidence; 'pconform check' checks it again.`,
   pconform observe --kill --seed 2 --budget 2s --out /tmp/killed.json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(c *cobra.Command, _ []string) error {
-			if !slices.Contains(replay.Targets(), target) {
-				return usagef("unknown --target %q (known: %v)", target, replay.Targets())
+			if !slices.Contains(targets.Names(), target) {
+				return usagef("unknown --target %q (known: %v)", target, targets.Names())
 			}
-			if _, ok := replay.Parts(target); !ok {
+			if _, ok := targets.Parts(target); !ok {
 				return usagef("--target %q is a model; observe runs the store and its variants", target)
 			}
 			b, err := actordelivery.ParseBackend(backend)
@@ -140,7 +140,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			return checkTrace(w, t, out, oracles)
 		},
 	}
-	c.Flags().StringVar(&target, "target", replay.TargetStore, "the store target to run: "+targetHelp())
+	c.Flags().StringVar(&target, "target", targets.Store, "the store target to run: "+targetHelp())
 	c.Flags().StringVar(&backend, "backend", string(actordelivery.BackendSQLite), "store backend: sqlite or postgres")
 	c.Flags().StringVar(&dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); the run's tables get a prefix of their own")
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of the workload's random choices")
@@ -173,7 +173,7 @@ func newObserveChildCmd() *cobra.Command {
 
 // variantOf is the expect.variant of an observed trace of target.
 func variantOf(target string) string {
-	if target == replay.TargetStore {
+	if target == targets.Store {
 		return ""
 	}
 	return target

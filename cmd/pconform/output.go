@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -71,7 +73,7 @@ func (r traceResult) failed(err error) traceResult {
 	return r
 }
 
-func (r *traceResult) fill(t *traces.Trace, v replay.Verdict, j replay.Judgement) {
+func (r *traceResult) fill(t *traces.Trace, v replay.Verdict, j report.Judgement) {
 	r.Trace, r.Outcome, r.Reason, r.verdict = t.Name, v.Outcome.String(), v.Reason, &v
 	r.Variant, r.Violates = t.Expect.Variant, t.Expect.Violates
 	if t.Expect.Variant != "" {
@@ -83,12 +85,12 @@ func (r *traceResult) fill(t *traces.Trace, v replay.Verdict, j replay.Judgement
 		r.Step = &s
 	}
 	if v.Outcome == replay.Diverged && v.Step != replay.FinalStep {
-		r.Expected, r.Observed = replay.FormatResult(v.Op, *v.Expected), replay.FormatResult(v.Op, *v.Observed)
+		r.Expected, r.Observed = tracefmt.Result(v.Op, *v.Expected), tracefmt.Result(v.Op, *v.Observed)
 	}
 	if v.Diff != "" {
 		r.Diff = strings.Split(strings.TrimRight(v.Diff, "\n"), "\n")
 	}
-	r.Claim = map[replay.Claim]string{replay.ClaimNone: "none", replay.ClaimMatch: "match", replay.ClaimRefuse: "refuse"}[j.Claim]
+	r.Claim = map[report.Claim]string{report.ClaimNone: "none", report.ClaimMatch: "match", report.ClaimRefuse: "refuse"}[j.Claim]
 	r.AsClaimed, r.Summary = j.AsClaimed, j.Summary
 	switch {
 	case j.AsClaimed:

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/report"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -19,14 +21,14 @@ type replayFlags struct {
 	target         string
 	backend        string
 	dsn            string
-	crashBefore    int
+	crashBefore    []int
 	crashEveryStep bool
 	evidence       string
 }
 
 func (f *replayFlags) register(c *cobra.Command) {
-	c.Flags().StringVar(&f.target, "target", replay.TargetStore, "what to replay against: "+targetHelp())
-	c.Flags().IntVar(&f.crashBefore, "crash-before", -1, "close and reopen the database before step N (durability check)")
+	c.Flags().StringVar(&f.target, "target", targets.Store, "what to replay against: "+targetHelp())
+	c.Flags().IntSliceVar(&f.crashBefore, "crash-before", nil, "close and reopen the database before step N (durability check; N,M or a repeated flag for several)")
 	c.Flags().BoolVar(&f.crashEveryStep, "crash-every-step", false, "close and reopen the database before every step")
 	c.Flags().StringVar(&f.backend, "backend", string(actordelivery.BackendSQLite), "store backend of the store-backed targets: sqlite or postgres")
 	c.Flags().StringVar(&f.dsn, "dsn", "", "PostgreSQL server for --backend postgres (default $PCONFORM_PG_DSN); replay works in a schema of its own there and drops it after")
@@ -35,18 +37,18 @@ func (f *replayFlags) register(c *cobra.Command) {
 // targetHelp lists the registry's targets with what each one is.
 func targetHelp() string {
 	var b strings.Builder
-	for _, name := range replay.Targets() {
-		fmt.Fprintf(&b, "\n  %s: %s", name, replay.Describe(name))
+	for _, name := range targets.Names() {
+		fmt.Fprintf(&b, "\n  %s: %s", name, targets.Describe(name))
 	}
 	return b.String()
 }
 
 func (f *replayFlags) options() (replay.Options, error) {
-	if f.crashBefore >= 0 && f.crashEveryStep {
+	if len(f.crashBefore) > 0 && f.crashEveryStep {
 		return replay.Options{}, usagef("--crash-before and --crash-every-step exclude each other")
 	}
-	if !slices.Contains(replay.Targets(), f.target) {
-		return replay.Options{}, usagef("unknown --target %q (known: %v)", f.target, replay.Targets())
+	if !slices.Contains(targets.Names(), f.target) {
+		return replay.Options{}, usagef("unknown --target %q (known: %v)", f.target, targets.Names())
 	}
 	b, err := actordelivery.ParseBackend(f.backend)
 	if err != nil {
@@ -62,13 +64,10 @@ func (f *replayFlags) options() (replay.Options, error) {
 	} else if f.dsn != "" {
 		return replay.Options{}, usagef("--dsn is for --backend postgres")
 	}
-	if _, hasDB := replay.Parts(f.target); !hasDB && (f.crashBefore >= 0 || f.crashEveryStep) {
+	if _, hasDB := targets.Parts(f.target); !hasDB && (len(f.crashBefore) > 0 || f.crashEveryStep) {
 		return replay.Options{}, usagef("--target %s keeps no database, so a crash option has nothing to reopen; crash options are for the store and its variants", f.target)
 	}
-	opts := replay.DefaultOptions()
-	opts.CrashBefore = f.crashBefore
-	opts.CrashEveryStep = f.crashEveryStep
-	return opts, nil
+	return replay.Options{ReopenBefore: f.crashBefore, ReopenEveryStep: f.crashEveryStep}, nil
 }
 
 func newReplayCmd() *cobra.Command {
@@ -205,9 +204,9 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 	if err != nil {
 		return r.failed(err)
 	}
-	r.fill(t, v, replay.Judge(t, f.target, v))
+	r.fill(t, v, report.Judge(t, f.target, v))
 	if v.Outcome == replay.Diverged {
-		ev := replay.Evidence{Trace: t, TracePath: in.path, Target: f.target, Backend: actordelivery.Backend(f.backend), Options: opts, Verdict: v}
+		ev := report.Evidence{Trace: t, TracePath: in.path, Target: f.target, Backend: actordelivery.Backend(f.backend), Options: opts, Verdict: v}
 		if !r.AsClaimed || f.evidence != "" {
 			dir := f.evidence
 			if dir == "" {
@@ -215,7 +214,7 @@ func replayInput(ctx context.Context, stdin io.Reader, in input, f replayFlags, 
 					return r.failed(fmt.Errorf("evidence: %w", err))
 				}
 			}
-			path, err := replay.WriteEvidence(dir, ev)
+			path, err := report.WriteEvidence(dir, ev)
 			if err != nil {
 				return r.failed(fmt.Errorf("writing evidence: %w", err))
 			}
@@ -235,12 +234,12 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 	}
 	var tg replay.Target
 	if f.backend == string(actordelivery.BackendPostgres) {
-		srv, err := replay.OpenPGServer(f.dsn)
+		srv, err := targets.OpenPGServer(f.dsn)
 		if err != nil {
 			return replay.Verdict{}, nil, err
 		}
 		defer srv.Close()
-		if tg, err = replay.NewTargetOn(f.target, replay.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}); err != nil {
+		if tg, err = targets.NewOn(f.target, targets.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv}); err != nil {
 			return replay.Verdict{}, nil, err
 		}
 	} else {
@@ -249,7 +248,7 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 			return replay.Verdict{}, nil, err
 		}
 		defer os.RemoveAll(dir)
-		if tg, err = replay.NewTarget(f.target, dir); err != nil {
+		if tg, err = targets.New(f.target, dir); err != nil {
 			return replay.Verdict{}, nil, err
 		}
 	}
@@ -267,11 +266,13 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 // cannot honestly replay: a broken variant no target knows (the claim could never be checked),
 // or a crash step past the trace's end (the crash would never happen).
 func checkFits(t *traces.Trace, opts replay.Options) error {
-	if v := t.Expect.Variant; v != "" && (!slices.Contains(replay.Targets(), v) || replay.IsCorrectTarget(v)) {
-		return usagef("%s: expect.variant %q is not a known broken variant (known: %s)", t.Name, v, strings.Join(replay.BrokenVariants(), ", "))
+	if v := t.Expect.Variant; v != "" && (!slices.Contains(targets.Names(), v) || targets.IsCorrect(v)) {
+		return usagef("%s: expect.variant %q is not a known broken variant (known: %s)", t.Name, v, strings.Join(targets.BrokenVariants(), ", "))
 	}
-	if opts.CrashBefore >= len(t.Steps) {
-		return usagef("--crash-before %d is past the end of %s, whose steps are #0 to #%d", opts.CrashBefore, t.Name, len(t.Steps)-1)
+	for _, k := range opts.ReopenBefore {
+		if k >= len(t.Steps) {
+			return usagef("--crash-before %d is past the end of %s, whose steps are #0 to #%d", k, t.Name, len(t.Steps)-1)
+		}
 	}
 	return nil
 }

@@ -50,8 +50,8 @@ func TargetArgs(a traces.Args, token string) Args {
 	b.WriteString(`	}
 }
 
-// traceArgs is a with its real token replaced by token, a target's own token as a number.
-func traceArgs(a Args, token int) traces.Args {
+// TraceArgs is a with its real token replaced by token, a target's own token as a number.
+func TraceArgs(a Args, token int) traces.Args {
 	return traces.Args{
 `)
 	for _, f := range fields(args) {
@@ -74,7 +74,7 @@ type Observation struct {
 		case "Message":
 			b.WriteString("\t// Message is nil when no message was returned.\n\tMessage *Message\n")
 		case "Claimed":
-			b.WriteString("\tClaimed []Claimed\n")
+			b.WriteString("\tClaimed []ClaimedRow\n")
 		case "Redrives":
 			// Redrive records carry no tokens: copied as they are.
 			b.WriteString("\tRedrives []traces.RedriveRecord\n")
@@ -99,8 +99,8 @@ func resultOf(o Observation) traces.Result {
 	b.WriteString(`	}
 }
 
-// observationOf copies r's fields except Message and Claimed, whose tokens need a binding.
-func observationOf(r traces.Result) Observation {
+// ObservationOf copies r's fields except Message and Claimed, whose tokens need a binding.
+func ObservationOf(r traces.Result) Observation {
 	return Observation{
 `)
 	for _, n := range scalars {

@@ -23,7 +23,7 @@ import (
 
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/brokenstore"
-	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 	// Events receives the recorded history as JSON lines; required.
 	Events io.Writer
 	// Variant is the store target of replay's registry to run: "" or "store" for the correct
-	// store, or a known-broken variant (replay.Parts), whose replaced parts run here in place of
+	// store, or a known-broken variant (targets.Parts), whose replaced parts run here in place of
 	// the store's: its consumer's handle, its split delivery, or its eligibility SQL (SQLite only).
 	Variant string
 	// Roles names the loops this process runs (see Roles); nil runs every one. A run split over
@@ -160,11 +160,11 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		cfg.LeasedWorkers = 4
 	}
 	if cfg.Variant == "" {
-		cfg.Variant = replay.TargetStore
+		cfg.Variant = targets.Store
 	}
-	parts, ok := replay.Parts(cfg.Variant)
+	parts, ok := targets.Parts(cfg.Variant)
 	if !ok {
-		return Stats{}, fmt.Errorf("workload: %q is not a store target (known: %q)", cfg.Variant, replay.Targets())
+		return Stats{}, fmt.Errorf("workload: %q is not a store target (known: %q)", cfg.Variant, targets.Names())
 	}
 	if parts.Rules != nil && cfg.Backend != actordelivery.BackendSQLite {
 		return Stats{}, fmt.Errorf("workload: variant %s runs a copy of SQLite's eligibility SQL and exists on SQLite only", cfg.Variant)

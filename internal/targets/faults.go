@@ -1,4 +1,4 @@
-package replay
+package targets
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 var (
 	// errCommitFails is what a commit_fails step's first commit returns after its transaction
 	// rolled back: to the publisher it is a commit that failed.
-	errCommitFails = errors.New("replay: injected fault: commit failed")
+	errCommitFails = errors.New("replay: Injected fault: commit failed")
 	// errCrashed is what every commit after the first returns in a crash_between step: the
 	// process is gone, so nothing after the first commit runs.
-	errCrashed = errors.New("replay: injected fault: process crashed after the first commit")
+	errCrashed = errors.New("replay: Injected fault: process crashed after the first commit")
 	// errUndeliverable is the publisher check's refusal in an undeliverable step; its message is
 	// the dead-letter reason the trace expects.
 	errUndeliverable = errors.New(traces.ReasonUndeliverable)
@@ -36,7 +36,7 @@ type faultStore struct {
 	crashed bool
 }
 
-func newFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
+func NewFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
 	switch fault {
 	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable:
 		// undeliverable strikes the publisher's check, not a commit.
@@ -46,8 +46,8 @@ func newFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
 		traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable)
 }
 
-// injected reports whether err is one of the faults this store injected.
-func (f *faultStore) injected(err error) bool {
+// Injected reports whether err is one of the faults this store injected.
+func (f *faultStore) Injected(err error) bool {
 	return errors.Is(err, errCommitFails) || errors.Is(err, errCrashed)
 }
 

@@ -1,4 +1,4 @@
-package replay
+package report
 
 import (
 	"fmt"
@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/tracefmt"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -22,8 +25,8 @@ type Evidence struct {
 	Target    string
 	// Backend is the store backend a store-backed target ran on; "" means SQLite.
 	Backend actordelivery.Backend
-	Options Options
-	Verdict Verdict
+	Options replay.Options
+	Verdict replay.Verdict
 }
 
 // RerunCommands returns the commands that replay the trace again under the same target and
@@ -39,11 +42,11 @@ func (e Evidence) RerunCommands() []string {
 	if e.Backend == actordelivery.BackendPostgres {
 		cli += " --backend postgres" // the server: --dsn or PCONFORM_PG_DSN
 	}
-	if e.Options.CrashEveryStep {
+	if e.Options.ReopenEveryStep {
 		cli += " --crash-every-step"
 	}
-	if e.Options.CrashBefore >= 0 {
-		cli += fmt.Sprintf(" --crash-before %d", e.Options.CrashBefore)
+	if len(e.Options.ReopenBefore) > 0 {
+		cli += " --crash-before " + reopenList(e.Options.ReopenBefore)
 	}
 	name := "<name>"
 	if e.Trace != nil {
@@ -75,7 +78,7 @@ func shellQuote(s string) string {
 func (e Evidence) WriteReport(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target: %s\n", e.Target)
-	fmt.Fprintf(&b, "options: crash_before=%d crash_every_step=%t\n", e.Options.CrashBefore, e.Options.CrashEveryStep)
+	fmt.Fprintf(&b, "options: crash_before=%s crash_every_step=%t\n", reopenList(e.Options.ReopenBefore), e.Options.ReopenEveryStep)
 	if e.Trace != nil {
 		o := e.Trace.Origin
 		origin := o.Kind
@@ -100,7 +103,7 @@ func (e Evidence) WriteReport(w io.Writer) error {
 	var tail strings.Builder
 	if e.Trace != nil {
 		tail.WriteString("history diff (-expected +observed):\n")
-		for _, l := range DiffLines(History(e.Trace), e.Verdict.History) {
+		for _, l := range tracefmt.DiffLines(tracefmt.History(e.Trace), e.Verdict.History) {
 			tail.WriteString("  " + l + "\n")
 		}
 	}
@@ -110,27 +113,6 @@ func (e Evidence) WriteReport(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, tail.String())
 	return err
-}
-
-// DiffLines compares two histories line by line: equal lines are prefixed with two spaces, a
-// differing pair with "- " and "+ ", a line only one side has with its own sign. Histories are
-// tagged with step indices, so lines pair up by position.
-func DiffLines(expected, observed []string) []string {
-	var out []string
-	for i := 0; i < max(len(expected), len(observed)); i++ {
-		switch {
-		case i < len(expected) && i < len(observed) && expected[i] == observed[i]:
-			out = append(out, "  "+expected[i])
-		default:
-			if i < len(expected) {
-				out = append(out, "- "+expected[i])
-			}
-			if i < len(observed) {
-				out = append(out, "+ "+observed[i])
-			}
-		}
-	}
-	return out
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -160,13 +142,13 @@ func WriteEvidence(dir string, e Evidence) (string, error) {
 		return "", fmt.Errorf("replay: evidence: %w", err)
 	}
 	files := map[string]string{
-		"target.txt":       fmt.Sprintf("%s\ncrash_before=%d crash_every_step=%t\n", e.Target, e.Options.CrashBefore, e.Options.CrashEveryStep),
+		"target.txt":       fmt.Sprintf("%s\ncrash_before=%s crash_every_step=%t\n", e.Target, reopenList(e.Options.ReopenBefore), e.Options.ReopenEveryStep),
 		"observed.history": joinLines(e.Verdict.History),
 		"divergence.txt":   report.String(),
 		"rerun.sh":         "#!/bin/sh\n# Run from the repository root.\n" + joinLines(e.RerunCommands()),
 	}
 	if e.Trace != nil {
-		files["expected.history"] = joinLines(History(e.Trace))
+		files["expected.history"] = joinLines(tracefmt.History(e.Trace))
 		data, err := traces.Marshal(e.Trace)
 		if err != nil {
 			return "", fmt.Errorf("replay: evidence: trace: %w", err)
@@ -186,4 +168,17 @@ func joinLines(lines []string) string {
 		return ""
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// reopenList renders Options.ReopenBefore as the CLI's --crash-before takes it: "2" or "2,5";
+// "-1" (the flag's old "never") when there is none, so evidence files keep their form.
+func reopenList(steps []int) string {
+	if len(steps) == 0 {
+		return "-1"
+	}
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ",")
 }

@@ -1,4 +1,4 @@
-package replay
+package targets
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -25,29 +26,29 @@ func NewModelTarget(cfg models.Config) *ModelTarget {
 
 // Do runs one model step. A malformed step (models.ErrMalformed) is an error: the model cannot
 // run it at all.
-func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	r, err := m.m.Step(op, at, m.args(a))
 	if err != nil {
-		return Observation{}, fmt.Errorf("replay: model target: %w", err)
+		return replay.Observation{}, fmt.Errorf("replay: model target: %w", err)
 	}
-	o := observationOf(r)
+	o := replay.ObservationOf(r)
 	if r.Message != nil {
-		o.Message = &Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
+		o.Message = &replay.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
 	}
 	for _, c := range r.Claimed {
-		o.Claimed = append(o.Claimed, Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: modelToken(c.Token)})
+		o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: modelToken(c.Token)})
 	}
 	return o, nil
 }
 
 // args converts target arguments to model arguments. A token that is not a model token (the
 // engine's forged tokens, or anything else) becomes 0, which the model never matches.
-func (m *ModelTarget) args(a Args) traces.Args {
+func (m *ModelTarget) args(a replay.Args) traces.Args {
 	tok, err := strconv.Atoi(a.Token)
 	if err != nil || tok < 0 {
 		tok = 0
 	}
-	return traceArgs(a, tok)
+	return replay.TraceArgs(a, tok)
 }
 
 func modelToken(t int) string {
@@ -58,18 +59,18 @@ func modelToken(t int) string {
 }
 
 // Snapshot returns the model's state with its tokens written in decimal.
-func (m *ModelTarget) Snapshot(context.Context) (Snapshot, error) {
+func (m *ModelTarget) Snapshot(context.Context) (replay.Snapshot, error) {
 	s := m.m.Snapshot()
-	out := Snapshot{DeadLetters: s.DeadLetters, Effects: s.Effects}
+	out := replay.Snapshot{DeadLetters: s.DeadLetters, Effects: s.Effects}
 	for _, r := range s.Messages {
-		out.Messages = append(out.Messages, MessageRow{
+		out.Messages = append(out.Messages, replay.MessageRow{
 			Mailbox: r.Mailbox, ID: r.ID, Key: r.Key, Priority: r.Priority, Payload: r.Payload, State: r.State,
 			Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, AvailableAt: r.AvailableAt,
 			Token: modelToken(r.Token), LeaseUntil: r.LeaseUntil,
 		})
 	}
 	for _, r := range s.Outbox {
-		out.Outbox = append(out.Outbox, OutboxRow{
+		out.Outbox = append(out.Outbox, replay.OutboxRow{
 			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			Payload: r.Payload, State: r.State, DeliveryAttempts: r.DeliveryAttempts, AvailableAt: r.AvailableAt,
 			Token: modelToken(r.Token), ClaimUntil: r.ClaimUntil, Reason: r.Reason,

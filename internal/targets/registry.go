@@ -1,4 +1,4 @@
-package replay
+package targets
 
 import (
 	"context"
@@ -9,60 +9,61 @@ import (
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/replay"
 )
 
-// ErrUnknownTarget is wrapped by NewTarget for a name it does not know.
-var ErrUnknownTarget = errors.New("replay: unknown target")
+// ErrUnknown is wrapped by New and NewOn for a name it does not know.
+var ErrUnknown = errors.New("replay: unknown target")
 
 // Target names.
 const (
-	TargetStore = "store"
-	TargetModel = "model"
-	// TargetModelRawAttempts is the reference model configured with the raw-attempts retry
+	Store = "store"
+	Model = "model"
+	// ModelRawAttempts is the reference model configured with the raw-attempts retry
 	// count: a second, independent reproduction of the raw-attempts bug.
-	TargetModelRawAttempts = "model-raw-attempts"
-	// TargetEligibilityCopy is the store with its eligibility and expiry SQL run from the copy
+	ModelRawAttempts = "model-raw-attempts"
+	// EligibilityCopy is the store with its eligibility and expiry SQL run from the copy
 	// the rule-changing variants start from, with the store's own rules. It is a control, not a
 	// variant: it must behave exactly as the store, which shows that those variants differ from
 	// the store only where their rule says so.
-	TargetEligibilityCopy = "eligibility-copy"
+	EligibilityCopy = "eligibility-copy"
 
-	// The broken variants, each reproducing one known bug (see VariantTarget).
-	TargetSplitWrite  = "split-write"
-	TargetRawAttempts = "raw-attempts"
-	TargetUnfencedAck = "unfenced-ack"
-	// TargetFetchedAttempts is the store whose leaseless consumer decides retry or dead letter
+	// The broken variants, each reproducing one known bug (see ForVariant).
+	SplitWrite  = "split-write"
+	RawAttempts = "raw-attempts"
+	UnfencedAck = "unfenced-ack"
+	// FetchedAttempts is the store whose leaseless consumer decides retry or dead letter
 	// from the attempt count its fetch saw, not from the row as stored at handle time.
-	TargetFetchedAttempts = "fetched-attempts"
-	TargetLeaseBoundary   = "lease-boundary"
-	TargetLeaseEarly      = "lease-early"
-	TargetFifoOvertake    = "fifo-overtake"
-	// TargetOutboxUnbounded is the store whose outbox claim ignores max_delivery_attempts.
-	TargetOutboxUnbounded = "outbox-unbounded"
-	// TargetStaleExtend is the store whose lease extension accepts any token of a leased
+	FetchedAttempts = "fetched-attempts"
+	LeaseBoundary   = "lease-boundary"
+	LeaseEarly      = "lease-early"
+	FifoOvertake    = "fifo-overtake"
+	// OutboxUnbounded is the store whose outbox claim ignores max_delivery_attempts.
+	OutboxUnbounded = "outbox-unbounded"
+	// StaleExtend is the store whose lease extension accepts any token of a leased
 	// message, so a stale token extends the newer lease.
-	TargetStaleExtend = "stale-extend"
-	// TargetDedupTTLInverted is the store whose mark_processed takes a live record for an
+	StaleExtend = "stale-extend"
+	// DedupTTLInverted is the store whose mark_processed takes a live record for an
 	// expired one and the other way round.
-	TargetDedupTTLInverted = "dedup-ttl-inverted"
-	// TargetCheckpointReset is the store whose first checkpoint save (expected version 0)
+	DedupTTLInverted = "dedup-ttl-inverted"
+	// CheckpointReset is the store whose first checkpoint save (expected version 0)
 	// overwrites an existing checkpoint and resets its version to 1.
-	TargetCheckpointReset = "checkpoint-reset"
-	// TargetPurgeForgetsIDs is the store whose purge retires no id: a purged acked message or
+	CheckpointReset = "checkpoint-reset"
+	// PurgeForgetsIDs is the store whose purge retires no id: a purged acked message or
 	// dead letter enqueued again inside its dedup horizon comes back as a fresh message.
-	TargetPurgeForgetsIDs = "purge-forgets-ids"
-	// TargetRedriveKeepsAttempts is the store whose redrive puts a mailbox dead letter back with
+	PurgeForgetsIDs = "purge-forgets-ids"
+	// RedriveKeepsAttempts is the store whose redrive puts a mailbox dead letter back with
 	// the attempts it died with, so an exhausted message is never deliverable again.
-	TargetRedriveKeepsAttempts = "redrive-keeps-attempts"
-	// TargetEarlyDeadLetterUnfenced is the store whose leased consumer dead-letters a message
+	RedriveKeepsAttempts = "redrive-keeps-attempts"
+	// EarlyDeadLetterUnfenced is the store whose leased consumer dead-letters a message
 	// the retry policy declines to retry without checking that it still holds the lease.
-	TargetEarlyDeadLetterUnfenced = "early-dead-letter-unfenced"
-	// TargetRedriveRecordsReset is the store whose redrive records the attempt count after its
+	EarlyDeadLetterUnfenced = "early-dead-letter-unfenced"
+	// RedriveRecordsReset is the store whose redrive records the attempt count after its
 	// reset (0) instead of the count the dead letter had.
-	TargetRedriveRecordsReset = "redrive-records-reset"
-	// TargetExhaustedDeadLetterUnfenced is the store whose leased consumer dead-letters a message
+	RedriveRecordsReset = "redrive-records-reset"
+	// ExhaustedDeadLetterUnfenced is the store whose leased consumer dead-letters a message
 	// at max_attempts without checking that it still holds the lease.
-	TargetExhaustedDeadLetterUnfenced = "exhausted-dead-letter-unfenced"
+	ExhaustedDeadLetterUnfenced = "exhausted-dead-letter-unfenced"
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -82,46 +83,46 @@ type definition struct {
 }
 
 // definitions is the registry: the one list of targets that replay, the properties and the CLI
-// resolve names against, in the order Targets lists them.
+// resolve names against, in the order Names lists them.
 func definitions() []definition {
 	return []definition{
-		{name: TargetStore, doc: "the real store, consumer and publisher"},
-		{name: TargetModel, doc: "the pure reference model", model: &models.Config{}},
-		{name: TargetModelRawAttempts, doc: "the reference model with the raw-attempts retry count",
+		{name: Store, doc: "the real store, consumer and publisher"},
+		{name: Model, doc: "the pure reference model", model: &models.Config{}},
+		{name: ModelRawAttempts, doc: "the reference model with the raw-attempts retry count",
 			model: &models.Config{Attempts: func(stored int, _ bool) int { return stored }}},
-		{name: TargetEligibilityCopy, doc: "the store running the variants' copy of its eligibility SQL, rules unchanged (a control)",
+		{name: EligibilityCopy, doc: "the store running the variants' copy of its eligibility SQL, rules unchanged (a control)",
 			store: storeConfig{rules: &brokenstore.Rules{}}},
-		{name: TargetSplitWrite, broken: true, doc: "a split delivery that drops the enqueue's commit error",
+		{name: SplitWrite, broken: true, doc: "a split delivery that drops the enqueue's commit error",
 			store: storeConfig{deliverSplit: brokenstore.DeliverSplitWrite}},
-		{name: TargetRawAttempts, broken: true, doc: "a leaseless consumer that hands the retry decision the raw stored attempt count",
+		{name: RawAttempts, broken: true, doc: "a leaseless consumer that hands the retry decision the raw stored attempt count",
 			store: storeConfig{handle: brokenstore.HandleRawAttempts}},
-		{name: TargetUnfencedAck, broken: true, doc: "a leased consumer that acknowledges by id instead of by token",
+		{name: UnfencedAck, broken: true, doc: "a leased consumer that acknowledges by id instead of by token",
 			store: storeConfig{handle: brokenstore.HandleUnfencedAck}},
-		{name: TargetFetchedAttempts, broken: true, doc: "a leaseless consumer that decides a failure from the attempt count its fetch saw",
+		{name: FetchedAttempts, broken: true, doc: "a leaseless consumer that decides a failure from the attempt count its fetch saw",
 			store: storeConfig{handle: brokenstore.HandleFetchedAttempts}},
-		{name: TargetLeaseBoundary, broken: true, doc: "a lease still live at lease_until == now (<= for <)",
+		{name: LeaseBoundary, broken: true, doc: "a lease still live at lease_until == now (<= for <)",
 			store: storeConfig{rules: &brokenstore.Rules{LeaseInclusive: true}}},
-		{name: TargetLeaseEarly, broken: true, doc: "every lease expires a second early",
+		{name: LeaseEarly, broken: true, doc: "every lease expires a second early",
 			store: storeConfig{rules: &brokenstore.Rules{LeaseSkew: time.Second}}},
-		{name: TargetFifoOvertake, broken: true, doc: "a keyed head blocks its successors only while it is itself eligible",
+		{name: FifoOvertake, broken: true, doc: "a keyed head blocks its successors only while it is itself eligible",
 			store: storeConfig{rules: &brokenstore.Rules{HeadBlocksOnlyWhenEligible: true}}},
-		{name: TargetOutboxUnbounded, broken: true, doc: "an outbox claim that ignores max_delivery_attempts (rows are claimed past it, never dead-lettered)",
+		{name: OutboxUnbounded, broken: true, doc: "an outbox claim that ignores max_delivery_attempts (rows are claimed past it, never dead-lettered)",
 			store: storeConfig{rules: &brokenstore.Rules{ClaimIgnoresMaxDelivery: true}}},
-		{name: TargetStaleExtend, broken: true, doc: "a lease extension that checks the message is leased, not by which token (a stale token extends the newer lease)",
+		{name: StaleExtend, broken: true, doc: "a lease extension that checks the message is leased, not by which token (a stale token extends the newer lease)",
 			store: storeConfig{rules: &brokenstore.Rules{ExtendIgnoresToken: true}}},
-		{name: TargetDedupTTLInverted, broken: true, doc: "a processed-message mark whose ttl check is inverted (a live mark is renewed, an expired one is a duplicate)",
+		{name: DedupTTLInverted, broken: true, doc: "a processed-message mark whose ttl check is inverted (a live mark is renewed, an expired one is a duplicate)",
 			store: storeConfig{rules: &brokenstore.Rules{ProcessedTTLInverted: true}}},
-		{name: TargetCheckpointReset, broken: true, doc: "a first checkpoint save (expected version 0) that overwrites an existing checkpoint and resets its version to 1",
+		{name: CheckpointReset, broken: true, doc: "a first checkpoint save (expected version 0) that overwrites an existing checkpoint and resets its version to 1",
 			store: storeConfig{rules: &brokenstore.Rules{CheckpointFirstSaveResets: true}}},
-		{name: TargetPurgeForgetsIDs, broken: true, doc: "a purge that retires no id (a purged id enqueued again inside its dedup horizon is inserted afresh)",
+		{name: PurgeForgetsIDs, broken: true, doc: "a purge that retires no id (a purged id enqueued again inside its dedup horizon is inserted afresh)",
 			store: storeConfig{rules: &brokenstore.Rules{PurgeForgetsIDs: true}}},
-		{name: TargetRedriveKeepsAttempts, broken: true, doc: "a redrive that puts a mailbox dead letter back with the attempts it died with (an exhausted message is never deliverable again)",
+		{name: RedriveKeepsAttempts, broken: true, doc: "a redrive that puts a mailbox dead letter back with the attempts it died with (an exhausted message is never deliverable again)",
 			store: storeConfig{rules: &brokenstore.Rules{RedriveKeepsAttempts: true}}},
-		{name: TargetEarlyDeadLetterUnfenced, broken: true, doc: "a leased consumer whose early dead-letter (the retry policy declines) skips the token fence (a stale worker dead-letters the message another worker leased)",
+		{name: EarlyDeadLetterUnfenced, broken: true, doc: "a leased consumer whose early dead-letter (the retry policy declines) skips the token fence (a stale worker dead-letters the message another worker leased)",
 			store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
-		{name: TargetRedriveRecordsReset, broken: true, doc: "a redrive whose history record takes the attempt count after the reset (0), not the dead letter's",
+		{name: RedriveRecordsReset, broken: true, doc: "a redrive whose history record takes the attempt count after the reset (0), not the dead letter's",
 			store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
-		{name: TargetExhaustedDeadLetterUnfenced, broken: true, doc: "a leased consumer whose dead-letter at max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven message another worker leased)",
+		{name: ExhaustedDeadLetterUnfenced, broken: true, doc: "a leased consumer whose dead-letter at max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven message another worker leased)",
 			store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
 	}
 }
@@ -135,8 +136,8 @@ func lookup(name string) (definition, bool) {
 	return definition{}, false
 }
 
-// Targets lists the names NewTarget accepts.
-func Targets() []string {
+// Names lists the names New accepts.
+func Names() []string {
 	var names []string
 	for _, d := range definitions() {
 		names = append(names, d.name)
@@ -161,21 +162,21 @@ func Describe(name string) string {
 	return d.doc
 }
 
-// NewTarget returns the named target (see Targets and Describe); a store-backed target keeps its
+// New returns the named target (see Names and Describe); a store-backed target keeps its
 // SQLite database in dir, which must not hold one already. Unknown names give an error wrapping
-// ErrUnknownTarget.
-func NewTarget(name, dir string) (Target, error) { return NewTargetOn(name, StoreDB{Dir: dir}) }
+// ErrUnknown.
+func New(name, dir string) (replay.Target, error) { return NewOn(name, StoreDB{Dir: dir}) }
 
-// NewTargetOn is NewTarget with the store-backed targets on db (SQLite in db.Dir, or a schema of
+// NewOn is New with the store-backed targets on db (SQLite in db.Dir, or a schema of
 // their own on the PostgreSQL server db.Server). Every target exists on both backends: the
 // variants that run a copy of the store's statements (lease-boundary, lease-early,
 // fifo-overtake, outbox-unbounded, stale-extend, dedup-ttl-inverted, checkpoint-reset,
 // purge-forgets-ids, redrive-keeps-attempts, redrive-records-reset, eligibility-copy) copy them in the backend's own
 // dialect.
-func NewTargetOn(name string, db StoreDB) (Target, error) {
+func NewOn(name string, db StoreDB) (replay.Target, error) {
 	d, ok := lookup(name)
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %q)", ErrUnknownTarget, name, Targets())
+		return nil, fmt.Errorf("%w %q (known: %q)", ErrUnknown, name, Names())
 	}
 	if d.model != nil {
 		return NewModelTarget(*d.model), nil
@@ -183,12 +184,12 @@ func NewTargetOn(name string, db StoreDB) (Target, error) {
 	return newStoreTarget(db, d.store)
 }
 
-// VariantTarget is the target that reproduces a trace's expected variant: "store" for the
+// ForVariant is the target that reproduces a trace's expected variant: "store" for the
 // correct store (variant ""), the variant's own name when it is a known-broken variant; ok is
 // false for any other name.
-func VariantTarget(variant string) (name string, ok bool) {
+func ForVariant(variant string) (name string, ok bool) {
 	if variant == "" {
-		return TargetStore, true
+		return Store, true
 	}
 	if d, found := lookup(variant); found && d.broken {
 		return d.name, true
@@ -215,3 +216,10 @@ func Parts(name string) (parts StoreParts, ok bool) {
 	}
 	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit}, true
 }
+
+// correctTargets are the targets that implement the delivery rules as docs/semantics.md states
+// them; every other target is a broken variant.
+var correctTargets = map[string]bool{Store: true, Model: true}
+
+// IsCorrect reports whether target implements the rules without a known bug.
+func IsCorrect(target string) bool { return correctTargets[target] }

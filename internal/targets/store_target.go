@@ -1,4 +1,4 @@
-package replay
+package targets
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/brokenstore"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -190,11 +191,11 @@ func (t *StoreTarget) Close() error {
 // Backend is the backend the target's store runs on.
 func (t *StoreTarget) Backend() actordelivery.Backend { return t.db.Backend }
 
-// seconds converts a trace duration to a time.Duration. A valid trace keeps durations within
+// Seconds converts a trace duration to a time.Duration. A valid trace keeps durations within
 // traces.MaxSeconds, far inside time.Duration's range; a larger value (a trace built in code and
 // never validated) saturates instead of wrapping, so the store refuses it as above
 // actordelivery.MaxDuration rather than reading a wrapped, negative or short duration.
-func seconds(d int64) time.Duration {
+func Seconds(d int64) time.Duration {
 	const most = int64(math.MaxInt64 / int64(time.Second))
 	if d > most || d < -most {
 		if d < 0 {
@@ -232,9 +233,9 @@ func errKind(err error) (string, error) {
 }
 
 // Do runs one step against the store at logical time at.
-func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a Args) (Observation, error) {
+func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	if t.st == nil {
-		return Observation{}, errors.New("replay: store target: closed")
+		return replay.Observation{}, errors.New("replay: store target: closed")
 	}
 	t.clock.Set(traces.At(at))
 	for _, mb := range []string{a.Mailbox, a.Target} {
@@ -244,26 +245,26 @@ func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a Args) (O
 	}
 	o, err := t.do(ctx, op, a)
 	if err != nil {
-		return Observation{}, fmt.Errorf("replay: store target: %s: %w", op, err)
+		return replay.Observation{}, fmt.Errorf("replay: store target: %s: %w", op, err)
 	}
 	return o, nil
 }
 
-func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation, error) {
-	var o Observation
+func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (replay.Observation, error) {
+	var o replay.Observation
 	var err error
 	switch op {
 	case traces.OpEnqueue:
 		o.Duplicate, err = t.st.Enqueue(ctx, actordelivery.NewMessage{
 			Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-			Delay: seconds(a.Delay), Payload: payload(a.Payload),
+			Delay: Seconds(a.Delay), Payload: Payload(a.Payload),
 		})
 	case traces.OpLease:
 		var m *actordelivery.Message
 		if t.elig != nil {
-			m, err = t.elig.Lease(ctx, t.clock.Now(), a.Mailbox, seconds(a.LeaseFor))
+			m, err = t.elig.Lease(ctx, t.clock.Now(), a.Mailbox, Seconds(a.LeaseFor))
 		} else {
-			m, err = t.st.Lease(ctx, a.Mailbox, seconds(a.LeaseFor))
+			m, err = t.st.Lease(ctx, a.Mailbox, Seconds(a.LeaseFor))
 		}
 		o.Message = observed(m, true)
 	case traces.OpPeek:
@@ -277,16 +278,16 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpAck:
 		o.Err, err = errKind(t.st.Ack(ctx, a.ID, a.Token))
 	case traces.OpNack:
-		o.Err, err = errKind(t.st.Nack(ctx, a.ID, a.Token, seconds(a.Delay)))
+		o.Err, err = errKind(t.st.Nack(ctx, a.ID, a.Token, Seconds(a.Delay)))
 	case traces.OpAckByID:
 		o.Err, err = errKind(t.st.AckByID(ctx, a.ID))
 	case traces.OpNackByID:
-		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, seconds(a.Delay)))
+		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, Seconds(a.Delay)))
 	case traces.OpExtend:
 		if t.elig != nil {
-			o.Err, err = errKind(t.elig.Extend(ctx, t.clock.Now(), a.ID, a.Token, seconds(a.LeaseFor)))
+			o.Err, err = errKind(t.elig.Extend(ctx, t.clock.Now(), a.ID, a.Token, Seconds(a.LeaseFor)))
 		} else {
-			o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, seconds(a.LeaseFor)))
+			o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, Seconds(a.LeaseFor)))
 		}
 	case traces.OpExpire:
 		if t.elig != nil {
@@ -299,22 +300,22 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpOutboxEnqueue:
 		o.Duplicate, err = t.st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{
 			ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-			Payload: payload(a.Payload), MaxDeliveryAttempts: a.MaxDeliveryAttempts,
+			Payload: Payload(a.Payload), MaxDeliveryAttempts: a.MaxDeliveryAttempts,
 		})
 	case traces.OpOutboxClaim:
 		var rows []actordelivery.OutboxRow
 		if t.elig != nil {
-			rows, err = t.elig.OutboxClaim(ctx, t.clock.Now(), a.Limit, seconds(a.ClaimFor))
+			rows, err = t.elig.OutboxClaim(ctx, t.clock.Now(), a.Limit, Seconds(a.ClaimFor))
 		} else {
-			rows, err = t.st.OutboxClaim(ctx, a.Limit, seconds(a.ClaimFor))
+			rows, err = t.st.OutboxClaim(ctx, a.Limit, Seconds(a.ClaimFor))
 		}
 		for _, r := range rows {
-			o.Claimed = append(o.Claimed, Claimed{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+			o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
 		}
 	case traces.OpOutboxComplete:
 		o.Err, err = errKind(t.st.OutboxComplete(ctx, a.ID, a.Token))
 	case traces.OpOutboxFail:
-		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, seconds(a.Delay)))
+		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, Seconds(a.Delay)))
 	case traces.OpOutboxDeadLetter:
 		o.Err, err = errKind(t.st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason))
 	case traces.OpAdvanceClock:
@@ -322,16 +323,16 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 	case traces.OpPurge:
 		var r actordelivery.PurgeResult
 		if t.elig != nil {
-			r, err = t.elig.Purge(ctx, t.clock.Now(), seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+			r, err = t.elig.Purge(ctx, t.clock.Now(), Seconds(a.OlderThan), Seconds(a.Horizon), a.Limit)
 		} else {
-			r, err = t.st.Purge(ctx, seconds(a.OlderThan), seconds(a.Horizon), a.Limit)
+			r, err = t.st.Purge(ctx, Seconds(a.OlderThan), Seconds(a.Horizon), a.Limit)
 		}
 		o.Affected = r.Total()
 	case traces.OpMarkProcessed:
 		if t.elig != nil {
-			o.Duplicate, err = t.elig.MarkProcessed(ctx, t.clock.Now(), a.Consumer, a.ID, seconds(a.TTL))
+			o.Duplicate, err = t.elig.MarkProcessed(ctx, t.clock.Now(), a.Consumer, a.ID, Seconds(a.TTL))
 		} else {
-			o.Duplicate, err = t.st.MarkProcessed(ctx, a.Consumer, a.ID, seconds(a.TTL))
+			o.Duplicate, err = t.st.MarkProcessed(ctx, a.Consumer, a.ID, Seconds(a.TTL))
 		}
 	case traces.OpSaveCheckpoint:
 		var v int64
@@ -370,14 +371,14 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a Args) (Observation
 		return t.deliver(ctx, a)
 	case traces.OpCrash:
 		clear(t.fetched)
-		return Observation{}, t.Reopen(ctx)
+		return replay.Observation{}, t.Reopen(ctx)
 	default:
-		return Observation{}, fmt.Errorf("%w: %q", ErrUnsupported, op)
+		return replay.Observation{}, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}
 	return o, err
 }
 
-func payload(p string) []byte {
+func Payload(p string) []byte {
 	if p == "" {
 		return nil
 	}
@@ -386,11 +387,11 @@ func payload(p string) []byte {
 
 // observed is the message a caller sees. withToken is false for peek and the leaseless fetch,
 // which report no token even when the row still carries a stale one from an expired lease.
-func observed(m *actordelivery.Message, withToken bool) *Message {
+func observed(m *actordelivery.Message, withToken bool) *replay.Message {
 	if m == nil {
 		return nil
 	}
-	o := &Message{ID: m.ID, Attempts: m.Attempts}
+	o := &replay.Message{ID: m.ID, Attempts: m.Attempts}
 	if withToken {
 		o.Token = m.Token
 	}
@@ -409,17 +410,17 @@ func consumerPath(profile string) (actordelivery.Path, error) {
 
 // retryPolicy is a consumer_handle step's retry policy: it declines for the outcome fail_no_retry
 // and otherwise always retries after the step's retry_delay.
-func retryPolicy(a Args) actordelivery.RetryPolicy {
+func retryPolicy(a replay.Args) actordelivery.RetryPolicy {
 	if a.Outcome == traces.OutcomeFailNoRetry {
 		return declineRetry{}
 	}
-	return fixedRetry(seconds(a.RetryDelay))
+	return FixedRetry(Seconds(a.RetryDelay))
 }
 
-// fixedRetry always retries, after the step's delay.
-type fixedRetry time.Duration
+// FixedRetry always retries, after the step's delay.
+type FixedRetry time.Duration
 
-func (d fixedRetry) Retry(error, int) (time.Duration, bool) { return time.Duration(d), true }
+func (d FixedRetry) Retry(error, int) (time.Duration, bool) { return time.Duration(d), true }
 
 // declineRetry is the retry policy of a consumer_handle step whose outcome is fail_no_retry.
 type declineRetry struct{}
@@ -433,12 +434,12 @@ var errHandlerFails = errors.New(traces.ReasonHandlerFailed)
 // consumer builds the real consumer a consumer step runs, with handler h. A new one per step is
 // the same code the worker's long-lived consumer runs; the consumer keeps no state between
 // iterations that a step could observe.
-func (t *StoreTarget) consumer(a Args, h actordelivery.Handler) (*actordelivery.Consumer, error) {
+func (t *StoreTarget) consumer(a replay.Args, h actordelivery.Handler) (*actordelivery.Consumer, error) {
 	path, err := consumerPath(a.Profile)
 	if err != nil {
 		return nil, err
 	}
-	leaseFor := seconds(a.LeaseFor)
+	leaseFor := Seconds(a.LeaseFor)
 	if leaseFor == 0 {
 		// ConsumerOptions reads 0 as its 30s default; the smallest positive duration rounds to
 		// a lease that ends at once, which is what lease_for 0 means.
@@ -451,15 +452,15 @@ func (t *StoreTarget) consumer(a Args, h actordelivery.Handler) (*actordelivery.
 	})
 }
 
-// handler is the handler of the target's consumers; see effectHandler.
+// handler is the handler of the target's consumers; see EffectHandler.
 func (t *StoreTarget) handler(outcome string) actordelivery.Handler {
-	return effectHandler(t.st, outcome)
+	return EffectHandler(t.st, outcome)
 }
 
-// effectHandler fails when outcome is "fail"; otherwise its effects append the message id to the
+// EffectHandler fails when outcome is "fail"; otherwise its effects append the message id to the
 // mailbox's effect log (the checkpoint "effects/<mailbox>"), reading and writing the log inside the
 // acknowledgement's transaction, so the effect commits exactly when the acknowledgement does.
-func effectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
+func EffectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
 	return func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
 		if outcome == traces.OutcomeFail || outcome == traces.OutcomeFailNoRetry {
 			return nil, errHandlerFails
@@ -493,11 +494,11 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 // fetch through the copy: expire then lease in one transaction, or peek). A worker that fetches
 // again without handling drops what it held: the dropped leased delivery's lease runs out, a
 // dropped leaseless one changed nothing.
-func (t *StoreTarget) fetch(ctx context.Context, a Args) (Observation, error) {
+func (t *StoreTarget) fetch(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	delete(t.fetched, a.Worker)
 	c, err := t.consumer(a, t.handler(traces.OutcomeOK))
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
 	var d *actordelivery.Delivery
 	if t.elig != nil {
@@ -506,17 +507,17 @@ func (t *StoreTarget) fetch(ctx context.Context, a Args) (Observation, error) {
 		d, err = c.Fetch(ctx)
 	}
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
 	if d == nil {
-		return Observation{}, nil
+		return replay.Observation{}, nil
 	}
 	t.fetched[a.Worker] = d
-	return Observation{Message: observed(&d.Message, d.Path == actordelivery.PathLeased)}, nil
+	return replay.Observation{Message: observed(&d.Message, d.Path == actordelivery.PathLeased)}, nil
 }
 
 // fetchCopy is Consumer.Fetch through the copied eligibility SQL.
-func (t *StoreTarget) fetchCopy(ctx context.Context, a Args) (*actordelivery.Delivery, error) {
+func (t *StoreTarget) fetchCopy(ctx context.Context, a replay.Args) (*actordelivery.Delivery, error) {
 	path, err := consumerPath(a.Profile)
 	if err != nil {
 		return nil, err
@@ -525,7 +526,7 @@ func (t *StoreTarget) fetchCopy(ctx context.Context, a Args) (*actordelivery.Del
 	if path == actordelivery.PathLeaseless {
 		m, err = t.elig.Peek(ctx, t.clock.Now(), a.Mailbox)
 	} else {
-		m, err = t.elig.ExpireThenLease(ctx, t.clock.Now(), a.Mailbox, seconds(a.LeaseFor))
+		m, err = t.elig.ExpireThenLease(ctx, t.clock.Now(), a.Mailbox, Seconds(a.LeaseFor))
 	}
 	if err != nil || m == nil {
 		return nil, err
@@ -535,10 +536,10 @@ func (t *StoreTarget) fetchCopy(ctx context.Context, a Args) (*actordelivery.Del
 
 // handle runs the real consumer's Handle (or the variant's replacement) on the worker's fetched
 // delivery; a worker holding none is idle.
-func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
+func (t *StoreTarget) handle(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	d := t.fetched[a.Worker]
 	if d == nil {
-		return Observation{Action: traces.ActionIdle}, nil
+		return replay.Observation{Action: traces.ActionIdle}, nil
 	}
 	delete(t.fetched, a.Worker)
 	h := t.handler(a.Outcome)
@@ -554,9 +555,9 @@ func (t *StoreTarget) handle(ctx context.Context, a Args) (Observation, error) {
 		}
 	}
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
-	return Observation{Action: out.Action, Attempt: out.Attempt}, nil
+	return replay.Observation{Action: out.Action, Attempt: out.Attempt}, nil
 }
 
 func publishMode(profile string) (actordelivery.PublishMode, error) {
@@ -569,24 +570,24 @@ func publishMode(profile string) (actordelivery.PublishMode, error) {
 	return 0, fmt.Errorf("publisher profile %q is not %q or %q", profile, traces.ProfileFold, traces.ProfileSplit)
 }
 
-func (t *StoreTarget) deliver(ctx context.Context, a Args) (Observation, error) {
+func (t *StoreTarget) deliver(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	mode, err := publishMode(a.Profile)
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
 	rows, err := t.st.ListOutbox(ctx)
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
 	i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID })
 	if i < 0 {
-		return Observation{}, fmt.Errorf("outbox row %q does not exist", a.ID)
+		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist", a.ID)
 	}
 	row := rows[i]
 	row.ClaimToken = a.Token
-	fst, err := newFaultStore(t.st, a.Fault)
+	fst, err := NewFaultStore(t.st, a.Fault)
 	if err != nil {
-		return Observation{}, err
+		return replay.Observation{}, err
 	}
 	var res actordelivery.DeliveryResult
 	// A replaced split delivery replaces the commits; a row the publisher's check refuses never
@@ -596,17 +597,17 @@ func (t *StoreTarget) deliver(ctx context.Context, a Args) (Observation, error) 
 	} else {
 		var p *actordelivery.Publisher
 		p, err = actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{
-			Mode: mode, Logger: t.log, RetryDelay: seconds(a.RetryDelay), Check: undeliverable(a.Fault),
+			Mode: mode, Logger: t.log, RetryDelay: Seconds(a.RetryDelay), Check: undeliverable(a.Fault),
 		})
 		if err != nil {
-			return Observation{}, err
+			return replay.Observation{}, err
 		}
 		res, err = p.Deliver(ctx, row)
 	}
-	if err != nil && !fst.injected(err) {
-		return Observation{}, err
+	if err != nil && !fst.Injected(err) {
+		return replay.Observation{}, err
 	}
-	o := Observation{Action: res.Action, Duplicate: res.Duplicate}
+	o := replay.Observation{Action: res.Action, Duplicate: res.Duplicate}
 	if fst.crashed {
 		// The process died after the step's first commit: whatever the publisher went on to
 		// report, nobody saw it.
@@ -625,30 +626,30 @@ func undeliverable(fault string) func(context.Context, actordelivery.OutboxRow) 
 }
 
 // Snapshot reads every message, dead letter and outbox row, and the effect log of every mailbox.
-func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
+func (t *StoreTarget) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 	if t.st == nil {
-		return Snapshot{}, errors.New("replay: store target: closed")
+		return replay.Snapshot{}, errors.New("replay: store target: closed")
 	}
 	msgs, err := t.st.ListMessages(ctx, "")
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
 	}
 	dead, err := t.st.ListDeadLetters(ctx)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
 	}
 	outbox, err := t.st.ListOutbox(ctx)
 	if err != nil {
-		return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
 	}
-	s := Snapshot{Effects: map[string][]string{}}
+	s := replay.Snapshot{Effects: map[string][]string{}}
 	mailboxes := map[string]bool{}
 	for mb := range t.mailboxes {
 		mailboxes[mb] = true
 	}
 	for _, m := range msgs {
 		mailboxes[m.Mailbox] = true
-		s.Messages = append(s.Messages, MessageRow{
+		s.Messages = append(s.Messages, replay.MessageRow{
 			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: string(m.Payload),
 			State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: logical(m.AvailableAt),
 			Token: m.Token, LeaseUntil: logical(m.LeaseUntil),
@@ -662,7 +663,7 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
 		})
 	}
 	for _, r := range outbox {
-		s.Outbox = append(s.Outbox, OutboxRow{
+		s.Outbox = append(s.Outbox, replay.OutboxRow{
 			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			Payload: string(r.Payload), State: r.State, DeliveryAttempts: r.DeliveryAttempts,
 			AvailableAt: logical(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: logical(r.ClaimUntil),
@@ -675,11 +676,11 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (Snapshot, error) {
 			continue
 		}
 		if err != nil {
-			return Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
 		}
 		var ids []string
 		if err := json.Unmarshal(state, &ids); err != nil {
-			return Snapshot{}, fmt.Errorf("replay: store target: snapshot: effect log of %q: %w", mb, err)
+			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: effect log of %q: %w", mb, err)
 		}
 		if len(ids) > 0 {
 			s.Effects[mb] = ids

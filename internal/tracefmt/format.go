@@ -1,4 +1,4 @@
-package replay
+package tracefmt
 
 import (
 	"fmt"
@@ -11,35 +11,35 @@ import (
 )
 
 // History renders a trace's expected history: one line per step, tagged with its index, in the
-// same form as [Verdict.History], so the two can be diffed line by line.
+// same form as replay.Verdict.History, so the two can be diffed line by line.
 func History(t *traces.Trace) []string {
 	lines := make([]string, len(t.Steps))
 	for i, s := range t.Steps {
-		lines[i] = FormatStep(i, s.Op, s.At, s.Args, s.Result)
+		lines[i] = Step(i, s.Op, s.At, s.Args, s.Result)
 	}
 	return lines
 }
 
-// FormatStep renders one step as "#i @at op args -> result".
-func FormatStep(i int, op traces.Op, at int64, a traces.Args, r traces.Result) string {
+// Step renders one step as "#i @at op args -> result".
+func Step(i int, op traces.Op, at int64, a traces.Args, r traces.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d @%d %s", i, at, op)
-	if s := FormatArgs(op, a); s != "" {
+	if s := Args(op, a); s != "" {
 		b.WriteString(" ")
 		b.WriteString(s)
 	}
 	b.WriteString(" -> ")
-	b.WriteString(FormatResult(op, r))
+	b.WriteString(Result(op, r))
 	return b.String()
 }
 
-// FormatArgs renders arguments as space-separated key=value pairs with the trace's JSON names:
+// Args renders arguments as space-separated key=value pairs with the trace's JSON names:
 // the operation's required arguments always, every other field when it is not zero.
-func FormatArgs(op traces.Op, a traces.Args) string {
+func Args(op traces.Op, a traces.Args) string {
 	required := traces.Spec[op].Args
 	var parts []string
 	v := reflect.ValueOf(a)
-	for i, f := range jsonFields(v.Type()) {
+	for i, f := range JSONFields(v.Type()) {
 		fv := v.Field(i)
 		if fv.IsZero() && !slices.Contains(required, f) {
 			continue
@@ -49,21 +49,21 @@ func FormatArgs(op traces.Op, a traces.Args) string {
 	return strings.Join(parts, " ")
 }
 
-// FormatResult renders a result as key=value pairs of its non-zero fields; "message=none" for an
+// Result renders a result as key=value pairs of its non-zero fields; "message=none" for an
 // operation that returns a message and returned none; "ok" when nothing else is left to say.
-func FormatResult(op traces.Op, r traces.Result) string {
-	parts := resultParts(op, r)
+func Result(op traces.Op, r traces.Result) string {
+	parts := ResultParts(op, r)
 	if len(parts) == 0 {
 		return "ok"
 	}
 	return strings.Join(parts, " ")
 }
 
-// resultParts are FormatResult's key=value pairs.
-func resultParts(op traces.Op, r traces.Result) []string {
+// ResultParts are Result's key=value pairs.
+func ResultParts(op traces.Op, r traces.Result) []string {
 	var parts []string
 	v := reflect.ValueOf(r)
-	for i, f := range jsonFields(v.Type()) {
+	for i, f := range JSONFields(v.Type()) {
 		fv := v.Field(i)
 		if f == "message" && fv.IsNil() {
 			if slices.Contains(traces.Spec[op].Results, "message") {
@@ -82,8 +82,8 @@ func resultParts(op traces.Op, r traces.Result) []string {
 	return parts
 }
 
-// jsonFields lists a struct type's JSON field names in field order ("" for untagged fields).
-func jsonFields(t reflect.Type) []string {
+// JSONFields lists a struct type's JSON field names in field order ("" for untagged fields).
+func JSONFields(t reflect.Type) []string {
 	names := make([]string, t.NumField())
 	for i := range names {
 		tag := t.Field(i).Tag.Get("json")
@@ -113,7 +113,7 @@ func formatValue(v reflect.Value) string {
 		return s
 	case reflect.Struct:
 		var parts []string
-		for i, f := range jsonFields(v.Type()) {
+		for i, f := range JSONFields(v.Type()) {
 			fv := v.Field(i)
 			if fv.IsZero() && f != "attempts" && f != "delivery_attempts" {
 				continue
@@ -132,8 +132,8 @@ func formatValue(v reflect.Value) string {
 	}
 }
 
-// formatSnapshot renders a snapshot as one line per row, tokens as symbols.
-func formatSnapshot(s traces.Snapshot) []string {
+// SnapshotLines renders a snapshot as one line per row, tokens as symbols.
+func SnapshotLines(s traces.Snapshot) []string {
 	var lines []string
 	for _, m := range s.Messages {
 		lines = append(lines, "message "+formatValue(reflect.ValueOf(m)))
@@ -153,4 +153,60 @@ func formatSnapshot(s traces.Snapshot) []string {
 		lines = append(lines, fmt.Sprintf("effects %s %s", formatValue(reflect.ValueOf(mb)), formatValue(reflect.ValueOf(s.Effects[mb]))))
 	}
 	return lines
+}
+
+// DiffFields compares two lists of lines as sets kept in order: lines both have are dropped,
+// the others come out signed ("- " expected only, "+ " observed only), each expected line before
+// the observed lines that follow it. Linear in the lengths of the lists.
+func DiffFields(expected, observed []string) []string {
+	inExp, inObs := make(map[string]bool, len(expected)), make(map[string]bool, len(observed))
+	for _, e := range expected {
+		inExp[e] = true
+	}
+	for _, o := range observed {
+		inObs[o] = true
+	}
+	var out []string
+	j := 0
+	for _, e := range expected {
+		if !inObs[e] {
+			out = append(out, "- "+e)
+			continue
+		}
+		for ; j < len(observed) && observed[j] != e; j++ {
+			if !inExp[observed[j]] {
+				out = append(out, "+ "+observed[j])
+			}
+		}
+		if j < len(observed) {
+			j++
+		}
+	}
+	for ; j < len(observed); j++ {
+		if !inExp[observed[j]] {
+			out = append(out, "+ "+observed[j])
+		}
+	}
+	return out
+}
+
+// DiffLines compares two histories line by line: equal lines are prefixed with two spaces, a
+// differing pair with "- " and "+ ", a line only one side has with its own sign. Histories are
+// tagged with step indices, so lines pair up by position.
+func DiffLines(expected, observed []string) []string {
+	var out []string
+	for i := 0; i < max(len(expected), len(observed)); i++ {
+		switch {
+		case i < len(expected) && i < len(observed) && expected[i] == observed[i]:
+			out = append(out, "  "+expected[i])
+		default:
+			if i < len(expected) {
+				out = append(out, "- "+expected[i])
+			}
+			if i < len(observed) {
+				out = append(out, "+ "+observed[i])
+			}
+		}
+	}
+	return out
 }

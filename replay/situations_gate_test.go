@@ -1,4 +1,4 @@
-package replay
+package replay_test
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -75,7 +77,7 @@ func SituationsOf(ctx context.Context, trs []*traces.Trace) (Situations, error) 
 			continue
 		}
 		states := []traces.Snapshot{{}}
-		_, err := Run(ctx, t, NewModelTarget(models.Config{}), Options{CrashBefore: -1, AfterStep: func(_ int, s traces.Snapshot) {
+		_, err := replay.Run(ctx, t, targets.NewModelTarget(models.Config{}), replay.Options{AfterStep: func(_ int, s traces.Snapshot) {
 			states = append(states, s)
 		}})
 		if err != nil {

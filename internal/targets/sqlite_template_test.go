@@ -1,4 +1,4 @@
-package replay
+package targets
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -63,21 +64,21 @@ func TestTemplateIsAFreshStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := traces.ReadFile(filepath.Join("..", "traces", "corpus", "tcRawStoreOps-s1-1-ok.json"))
+	tr, err := traces.ReadFile(filepath.Join("..", "..", "traces", "corpus", "tcRawStoreOps-s1-1-ok.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	type result struct {
 		verdict string
-		final   Snapshot
+		final   replay.Snapshot
 		dump    []string
 	}
 	run := func(db StoreDB) result {
-		tg, err := NewTargetOn(TargetStore, db)
+		tg, err := NewOn(Store, db)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := Run(context.Background(), tr, tg, DefaultOptions())
+		v, err := replay.Run(context.Background(), tr, tg, replay.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestTemplateIsAFreshStore(t *testing.T) {
 func TestTemplateErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := &SQLiteTemplate{data: []byte("not a database")}
-	if _, err := NewTargetOn(TargetStore, StoreDB{Dir: dir, Template: bad}); err == nil || !strings.Contains(err.Error(), "replay.db") {
+	if _, err := NewOn(Store, StoreDB{Dir: dir, Template: bad}); err == nil || !strings.Contains(err.Error(), "replay.db") {
 		t.Errorf("a template that is no database: err = %v, want an error naming the file", err)
 	}
 	if err := bad.writeTo(filepath.Join(dir, "replay.db")); err == nil || !errors.Is(err, fs.ErrExist) {

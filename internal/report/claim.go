@@ -1,8 +1,10 @@
-package replay
+package report
 
 import (
 	"fmt"
 
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -27,21 +29,14 @@ const (
 	ClaimRefuse
 )
 
-// CorrectTargets are the targets that implement the delivery rules as docs/semantics.md states
-// them; every other target is a broken variant.
-var correctTargets = map[string]bool{TargetStore: true, TargetModel: true}
-
-// IsCorrectTarget reports whether target implements the rules without a known bug.
-func IsCorrectTarget(target string) bool { return correctTargets[target] }
-
 // ClaimFor is what t claims about a replay against target.
 func ClaimFor(t *traces.Trace, target string) Claim {
 	switch {
-	case t.Expect.Variant == "" && IsCorrectTarget(target):
+	case t.Expect.Variant == "" && targets.IsCorrect(target):
 		return ClaimMatch
 	case t.Expect.Variant != "" && t.Expect.Variant == target:
 		return ClaimMatch
-	case t.Expect.Variant != "" && IsCorrectTarget(target):
+	case t.Expect.Variant != "" && targets.IsCorrect(target):
 		return ClaimRefuse
 	}
 	return ClaimNone
@@ -59,14 +54,14 @@ type Judgement struct {
 
 // Judge reads v, a replay of t against target, against what t claims. An inconclusive verdict is
 // never as claimed.
-func Judge(t *traces.Trace, target string, v Verdict) Judgement {
+func Judge(t *traces.Trace, target string, v replay.Verdict) Judgement {
 	j := Judgement{Claim: ClaimFor(t, target)}
 	violates := ""
 	if p := t.Expect.Violates; p != "" {
 		violates = fmt.Sprintf("; the bug violates: %s", p)
 	}
 	at := func() string {
-		if v.Step == FinalStep {
+		if v.Step == replay.FinalStep {
 			return "the final snapshot"
 		}
 		return fmt.Sprintf("step #%d", v.Step)
@@ -76,24 +71,24 @@ func Judge(t *traces.Trace, target string, v Verdict) Judgement {
 		predicted = fmt.Sprintf("step #%d", d)
 	}
 	switch {
-	case v.Outcome == Inconclusive:
+	case v.Outcome == replay.Inconclusive:
 		j.Summary = fmt.Sprintf("inconclusive: %s cannot run the trace to its end: %s", target, v.Reason)
-	case j.Claim == ClaimMatch && v.Outcome == Match && t.Expect.Variant != "":
+	case j.Claim == ClaimMatch && v.Outcome == replay.Match && t.Expect.Variant != "":
 		j.AsClaimed = true
 		j.Summary = fmt.Sprintf("as recorded: %s reproduces the bug of variant %q (the correct store refuses it at %s)%s", target, t.Expect.Variant, predicted, violates)
-	case j.Claim == ClaimMatch && v.Outcome == Match:
+	case j.Claim == ClaimMatch && v.Outcome == replay.Match:
 		j.AsClaimed = true
 		j.Summary = fmt.Sprintf("as recorded: %s matches the trace", target)
 	case j.Claim == ClaimMatch:
 		j.Summary = fmt.Sprintf("finding: %s diverges from the trace at %s, which it should match", target, at())
-	case j.Claim == ClaimRefuse && v.Outcome == Diverged && divergesAsPredicted(t, v):
+	case j.Claim == ClaimRefuse && v.Outcome == replay.Diverged && divergesAsPredicted(t, v):
 		j.AsClaimed = true
 		j.Summary = fmt.Sprintf("as predicted: the correct %s refuses the bug of variant %q at %s%s", correctNoun(target), t.Expect.Variant, at(), violates)
-	case j.Claim == ClaimRefuse && v.Outcome == Diverged:
+	case j.Claim == ClaimRefuse && v.Outcome == replay.Diverged:
 		j.Summary = fmt.Sprintf("finding: the correct %s diverges at %s, but the trace predicts %s", correctNoun(target), at(), predicted)
 	case j.Claim == ClaimRefuse:
 		j.Summary = fmt.Sprintf("finding: the correct %s matches a trace of variant %q's bug; the trace predicts it refuses the bug at %s", correctNoun(target), t.Expect.Variant, predicted)
-	case v.Outcome == Match:
+	case v.Outcome == replay.Match:
 		j.AsClaimed = true
 		j.Summary = fmt.Sprintf("%s matches the trace (the trace makes no claim about it)", target)
 	default:
@@ -103,12 +98,12 @@ func Judge(t *traces.Trace, target string, v Verdict) Judgement {
 }
 
 // divergesAsPredicted: at the predicted step, or, when the trace predicts no step (-1), anywhere.
-func divergesAsPredicted(t *traces.Trace, v Verdict) bool {
+func divergesAsPredicted(t *traces.Trace, v replay.Verdict) bool {
 	return t.Expect.DivergesAt < 0 || v.Step == t.Expect.DivergesAt
 }
 
 func correctNoun(target string) string {
-	if target == TargetModel {
+	if target == targets.Model {
 		return "model"
 	}
 	return "store"
