@@ -251,9 +251,11 @@ func Build(in Input) Timeline {
 			ids := involvedIDs(s, fetchedBy)
 			if snap, ok := in.After[i]; ok {
 				row.ObservedState = laneRows(snap, ids, lanes)
+				noteMissingDelivery(row.ObservedState, s, lanes)
 			}
 			if snap, ok := in.ExpectedAfter[i]; ok {
 				row.ExpectedState = laneRows(snap, ids, lanes)
+				noteMissingDelivery(row.ExpectedState, s, lanes)
 			}
 			tl.Rows = append(tl.Rows, row)
 		}
@@ -284,6 +286,17 @@ func Build(in Input) Timeline {
 		tl.Intervals = &iv
 	}
 	return tl
+}
+
+// noteMissingDelivery says so in the target mailbox's lane when a delivery left no message there:
+// an absent row shows nothing otherwise, and an absent message is what a lost delivery looks like.
+func noteMissingDelivery(state map[string][]string, s traces.Step, lanes *laneMap) {
+	if s.Op != traces.OpPublisherDeliver {
+		return
+	}
+	if mb := lanes.targetOf[s.Args.ID]; mb != "" && len(state[mb]) == 0 {
+		state[mb] = []string{fmt.Sprintf("no message %s in %s", s.Args.ID, mb)}
+	}
 }
 
 // sideNames says whose behaviour each side shows.
@@ -564,7 +577,7 @@ func (tl Timeline) Header() []HeaderLine {
 	}
 	var h []HeaderLine
 	if tl.Violates != "" {
-		h = append(h, HeaderLine{"violated property", tl.Violates})
+		h = append(h, HeaderLine{"violated property", PlainProperty(tl.Violates)})
 	}
 	h = append(h, HeaderLine{"records", fmt.Sprintf("the behaviour of the broken variant %q, bug included", tl.Variant)})
 	if tl.PredictedStep >= 0 {

@@ -23,12 +23,22 @@ func newExplainCmd() *cobra.Command {
 		Use:   "explain TRACE",
 		Short: "Show a trace as a step-by-step timeline (terminal or HTML)",
 		Long: `Explain replays TRACE against a target (the real store by default) and prints a timeline:
-for each step its logical time, the mailbox or outbox lanes it touches, the operation and its
-arguments, the result the model expected, what the target observed, and the rows it touched as
-they stood after it. The first divergence is marked ">>" and spelled out at the end.
+for each step its logical time, the lanes it touches (mailboxes, workers, publishers, the outbox),
+the operation and its arguments, the result the trace expects, what the target observed, and the
+rows it touched as they stood after it. The first divergence is marked ">>" and spelled out at the
+end.
 
---html FILE also writes the timeline as one self-contained HTML page: a lane per mailbox and the
-outbox, a row per step, the divergence highlighted with the expected and observed values.
+Expected is what the trace records. For a counterexample (expect.variant set) that is the broken
+variant's behaviour, bug included, with rows from a replay against the variant; observed is what
+the target did, the correct store by default. Every row draws its lanes from one side: observed
+where the step ran, expected after the divergence. The diverging row shows both.
+
+Steps that lead to the divergence (found by following ids and tokens backwards) are marked "*" and
+never collapsed; other steps more than --window away collapse. Lanes no shown step takes part in
+fold into one "other lanes" column.
+
+--html FILE also writes the timeline as one self-contained HTML page, with a chooser for the side
+each row shows, and, for an observed run, an interval view per worker and publisher.
 
 TRACE may be - for standard input. Exit codes as for replay: 0 the verdict is what the trace claims
 (a counterexample's variant reproduces it, the correct store refuses it at the predicted step), 1 a
@@ -92,7 +102,7 @@ finding, 2 usage, 3 could not run.`,
 	f.register(c)
 	c.Flags().StringVar(&htmlPath, "html", "", "also write the timeline as a self-contained HTML page to this file")
 	c.Flags().BoolVar(&noReplay, "no-replay", false, "show the trace as recorded, without replaying it")
-	c.Flags().IntVar(&window, "window", 0, fmt.Sprintf("steps shown on each side of the divergence (or the predicted step); farther ones collapse (0: %d, -1: show every step)", timeline.DefaultWindow))
+	c.Flags().IntVar(&window, "window", 0, fmt.Sprintf("steps shown on each side of the divergence (or the predicted step) besides those that lead to it; farther ones collapse (0: %d, -1: show every step)", timeline.DefaultWindow))
 	return c
 }
 
