@@ -143,7 +143,7 @@ func expectVerdict(t *testing.T, ev report.Evidence, divergesAt int) {
 // broken variant must match that variant's target (skipped when the variant has none) and must
 // diverge from the correct store, and from the model, at exactly expect.diverges_at.
 //
-// Run one trace with: go test ./replay/ -run 'TestCorpus/^<name>$' -v (add -corpus DIR for a
+// Run one trace with: go test ./replay/ -run '^TestCorpus$/^<name>$' -v (add -corpus DIR for a
 // trace outside traces/corpus). The corpus-wide symptom check runs only when every trace ran, so
 // a -run filter that narrows the set checks just the traces it names.
 func TestCorpus(t *testing.T) {

@@ -89,7 +89,7 @@ func TestWriteEvidence(t *testing.T) {
 	div := read("divergence.txt")
 	for _, want := range []string{
 		"diverged at step #3", "scripts/pconform replay traces/corpus/lease-two.json --target fake",
-		"go test ./replay/ -run 'TestCorpus/^lease-two$' -v", "- #3 @1 lease", "+ #3 @1 lease",
+		"go test ./replay/ -run '^TestCorpus$/^lease-two$' -v", "- #3 @1 lease", "+ #3 @1 lease",
 	} {
 		if !strings.Contains(div, want) {
 			t.Errorf("divergence.txt lacks %q:\n%s", want, div)
@@ -124,15 +124,15 @@ func TestRerunCommands(t *testing.T) {
 	}{
 		{"corpus trace", "traces/corpus/tcX-s1-1-bad.json", replay.Options{},
 			"scripts/pconform replay traces/corpus/tcX-s1-1-bad.json --target store",
-			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
+			"go test ./replay/ -run '^TestCorpus$/^tcX-s1-1-bad$' -v"},
 		{"trace elsewhere names its directory", "/tmp/hunt/tcX-s1-1-bad.json", replay.Options{ReopenBefore: []int{2}},
 			"scripts/pconform replay /tmp/hunt/tcX-s1-1-bad.json --target store --crash-before 2",
-			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v -corpus " + abs},
+			"go test ./replay/ -run '^TestCorpus$/^tcX-s1-1-bad$' -v -corpus " + abs},
 		{"path with a space is quoted", "my traces/t.json", replay.Options{},
 			"scripts/pconform replay 'my traces/t.json' --target store", "-corpus '"},
 		{"stdin", "-", replay.Options{},
 			"scripts/pconform replay '<trace.json in this directory>' --target store",
-			"go test ./replay/ -run 'TestCorpus/^tcX-s1-1-bad$' -v"},
+			"go test ./replay/ -run '^TestCorpus$/^tcX-s1-1-bad$' -v"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,8 +45,9 @@ func ClaimFor(t *traces.Trace, target string) Claim {
 // Judgement is a verdict read against the trace's claim.
 type Judgement struct {
 	Claim Claim
-	// AsClaimed is true when the verdict is what the trace claims (or, for ClaimNone, when the
-	// target matched): no finding.
+	// AsClaimed is true when the verdict is what the trace claims, and for ClaimNone whenever the
+	// run was conclusive (a trace says nothing about a variant it does not record, so how that
+	// variant does is no finding): no finding.
 	AsClaimed bool
 	// Summary says so in one line, for a person.
 	Summary string
@@ -90,11 +91,20 @@ func Judge(t *traces.Trace, target string, v replay.Verdict) Judgement {
 		j.Summary = fmt.Sprintf("finding: the correct %s matches a trace of variant %q's bug; the trace predicts it refuses the bug at %s", correctNoun(target), t.Expect.Variant, predicted)
 	case v.Outcome == replay.Match:
 		j.AsClaimed = true
-		j.Summary = fmt.Sprintf("%s matches the trace (the trace makes no claim about it)", target)
+		j.Summary = fmt.Sprintf("no claim about this target: %s matches the trace, which %s", target, records(t))
 	default:
-		j.Summary = fmt.Sprintf("finding: %s diverges at %s (the trace makes no claim about it)", target, at())
+		j.AsClaimed = true
+		j.Summary = fmt.Sprintf("no claim about this target: %s diverges at %s from a trace that %s", target, at(), records(t))
 	}
 	return j
+}
+
+// records says whose behaviour t records, for a verdict about a target it makes no claim about.
+func records(t *traces.Trace) string {
+	if t.Expect.Variant == "" {
+		return "records the correct store"
+	}
+	return fmt.Sprintf("records variant %q", t.Expect.Variant)
 }
 
 // divergesAsPredicted: at the predicted step, or, when the trace predicts no step (-1), anywhere.

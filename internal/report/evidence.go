@@ -52,7 +52,8 @@ func (e Evidence) RerunCommands() []string {
 	if e.Trace != nil {
 		name = regexp.QuoteMeta(e.Trace.Name)
 	}
-	test := fmt.Sprintf("go test ./replay/ -run 'TestCorpus/^%s$' -v", name)
+	// Anchored at both levels: 'TestCorpus/...' alone also runs TestCorpusSituations and others.
+	test := fmt.Sprintf("go test ./replay/ -run '^TestCorpus$/^%s$' -v", name)
 	if dir := filepath.Dir(path); e.TracePath != "" && e.TracePath != "-" && filepath.ToSlash(filepath.Clean(dir)) != "traces/corpus" {
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
