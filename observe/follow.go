@@ -35,14 +35,18 @@ type Follower struct {
 	// Window is the reorder window (<= 0: DefaultWindow).
 	Window int
 
-	f       *os.File
-	fi      os.FileInfo
-	dec     *Decoder
-	ord     *Ordered
-	ready   []Event
-	restart bool
-	first   Event // the first event of a restarted log
-	_       struct{}
+	f     *os.File
+	fi    os.FileInfo
+	dec   *Decoder
+	ord   *Ordered
+	ready []Event
+	// restart is set when the old history has ended (its held events go out first);
+	// restarted once ErrLogRestarted was returned, for the next call to begin the new one.
+	restart, restarted bool
+	first              Event // the first event of a restarted log
+	// fresh is set from a truncation or rotation until the new file's first event is read.
+	fresh bool
+	_     struct{}
 }
 
 // Decoder is the decoder reading the current file (for progress); nil before the first Next.
@@ -64,8 +68,8 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 			return Event{}, err
 		}
 	}
-	if fl.restart {
-		fl.restart = false
+	if fl.restarted {
+		fl.restarted = false
 		fl.ord.Restart()
 		if err := fl.ord.push(fl.first); err != nil {
 			return Event{}, err
@@ -86,6 +90,42 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 			fl.ready = fl.ready[1:]
 			return ev, nil
 		}
+		if fl.restart {
+			fl.restart, fl.restarted = false, true
+			return Event{}, ErrLogRestarted
+		}
+		if fl.fresh {
+			// The new file's first event decides whether it goes on with the history.
+			seen, over, err := fl.startsOver()
+			if err != nil {
+				return Event{}, err
+			}
+			if seen {
+				fl.fresh = false
+				if over {
+					// The old history ends here: what was held back for ordering is checked
+					// first.
+					out, err := fl.ord.finish()
+					if err != nil {
+						return Event{}, err
+					}
+					fl.ready, fl.restart = out, true
+					continue
+				}
+				grew = time.Now()
+			} else {
+				// Nothing in the new file yet: wait, reading none of it past the decision.
+				if fl.StopAfterIdle > 0 && time.Since(grew) >= fl.StopAfterIdle {
+					return Event{}, ErrIdle
+				}
+				select {
+				case <-ctx.Done():
+					return Event{}, ctx.Err()
+				case <-time.After(poll):
+				}
+				continue
+			}
+		}
 		ev, err := fl.ord.Next()
 		if err == nil {
 			return ev, nil
@@ -97,14 +137,7 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 		if moved, err := fl.moved(); err != nil {
 			return Event{}, err
 		} else if moved {
-			if over, err := fl.startsOver(); err != nil {
-				return Event{}, err
-			} else if over {
-				fl.restart = true
-				return Event{}, ErrLogRestarted
-			}
-			grew = time.Now()
-			continue
+			fl.fresh = true
 		}
 		if !drained && time.Since(grew) >= quiet {
 			out, err := fl.ord.Drain()
@@ -181,19 +214,19 @@ func (fl *Follower) moved() (bool, error) {
 
 // startsOver peeks at the new file's first event: a write at seq 1 begins a new history (kept
 // for the check that reads it). Otherwise the event joins the ordering as the history goes on.
-func (fl *Follower) startsOver() (bool, error) {
+func (fl *Follower) startsOver() (seen, over bool, err error) {
 	ev, err := fl.dec.Next()
 	if errors.Is(err, io.EOF) {
-		return false, nil // nothing in it yet
+		return false, false, nil // nothing in it yet
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	if !ev.Read && ev.Seq == 1 && fl.ord.Writes() > 0 {
 		fl.first = ev
-		return true, nil
+		return true, true, nil
 	}
-	return false, fl.ord.push(ev)
+	return true, false, fl.ord.push(ev)
 }
 
 func (fl *Follower) say(s string) {

@@ -108,6 +108,19 @@ func (o *Ordered) Drain() ([]Event, error) {
 	return out, nil
 }
 
+// finish releases every held event, as at the end of the log.
+func (o *Ordered) finish() ([]Event, error) {
+	var out []Event
+	for o.held() > 0 {
+		ev, err := o.release()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
 func (o *Ordered) push(ev Event) error {
 	name := o.dec.Name()
 	if !ev.Read {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -87,5 +89,68 @@ func TestCheckPModelsNotFound(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"check", "--p", trace}, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), "models/p not found") || !strings.Contains(errOut.String(), "--models") {
 		t.Fatalf("check --p outside the repository exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestCheckFollow: check --follow tails a log another process appends to. The writer writes an
+// agreeing history, truncates the file and writes another, rotates the file (renames it and
+// starts a new one) and writes a third history whose last event the model refuses, then goes on
+// sleeping: the check says the file was truncated and rotated, checks each new history from its
+// start, and reports the finding while the writer is still running.
+func TestCheckFollow(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh to run the writer process")
+	}
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "live.jsonl")
+	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(doubleAck, "\n")
+	var script strings.Builder
+	script.WriteString("set -e\n")
+	for _, l := range lines[:3] {
+		fmt.Fprintf(&script, "printf '%%s\\n' '%s' >> \"$1\"; sleep 0.2\n", strings.TrimSuffix(l, "\n"))
+	}
+	script.WriteString(": > \"$1\"; sleep 0.3\n")
+	for _, l := range lines[:3] {
+		fmt.Fprintf(&script, "printf '%%s\\n' '%s' >> \"$1\"; sleep 0.2\n", strings.TrimSuffix(l, "\n"))
+	}
+	script.WriteString("mv \"$1\" \"$1.1\"; sleep 0.2; : > \"$1\"; sleep 0.3\n")
+	for _, l := range lines[:4] {
+		fmt.Fprintf(&script, "printf '%%s\\n' '%s' >> \"$1\"; sleep 0.2\n", strings.TrimSuffix(l, "\n"))
+	}
+	script.WriteString("sleep 60\n")
+	writer := exec.Command(sh, "-c", script.String(), "writer", logPath)
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { writer.Wait(); close(exited) }()
+	defer func() { writer.Process.Kill(); <-exited }()
+
+	var out, errOut bytes.Buffer
+	code := run([]string{"check", "--follow", logPath, "--findings", filepath.Join(dir, "f"), "--stop-after-idle", "30s"}, &out, &errOut)
+	select {
+	case <-exited:
+		t.Fatalf("the writer ended before the check did:\n%s%s", out.String(), errOut.String())
+	default:
+	}
+	if code != exitFinding {
+		t.Fatalf("check --follow exited %d, want %d:\n%s%s", code, exitFinding, out.String(), errOut.String())
+	}
+	for _, want := range []string{"was truncated", "was replaced (rotated)", "starts again at seq 1"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr says no %q:\n%s", want, errOut.String())
+		}
+	}
+	if n := strings.Count(out.String(), "3 events (3 writes) checked"); n != 2 {
+		t.Errorf("stdout gives %d summaries of the two agreeing histories, want 2:\n%s", n, out.String())
+	}
+	for _, want := range []string{"FINDING model oracle: event 3 (line 4, seq 4)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout says no %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +30,8 @@ func newObserveCmd() *cobra.Command {
 		seed                              int64
 		budget, killEvery                 time.Duration
 		workers                           int
-		kill                              bool
+		kill, eventsOnly                  bool
+		steps                             int64
 	)
 	c := &cobra.Command{
 		Use:   "observe",
@@ -63,6 +66,12 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			b, err := actordelivery.ParseBackend(backend)
 			if err != nil {
 				return usagef("unknown --backend %q (known: sqlite, postgres)", backend)
+			}
+			if eventsOnly {
+				return observeEventsOnly(c, b, events, steps, budget, workload.Config{Backend: b, Seed: seed, LeasedWorkers: workers, Variant: target, MaxEvents: steps}, dsn, kill)
+			}
+			if steps > 0 {
+				return usagef("--steps goes with --events-only")
 			}
 			if out == "" {
 				return usagef("--out is required: where to write the observed trace")
@@ -150,6 +159,8 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
 	c.Flags().BoolVar(&kill, "kill", false, "run every loop in a child process and SIGKILL the children at random, restarting them")
 	c.Flags().DurationVar(&killEvery, "kill-every", 0, "with --kill, the mean time between two kills (0: a quarter of --budget)")
+	c.Flags().BoolVar(&eventsOnly, "events-only", false, "only record: write the events to --events and check nothing (long histories for 'pconform check')")
+	c.Flags().Int64Var(&steps, "steps", 0, "with --events-only, stop once this many events are recorded (the steps in flight finish, so a few more are written)")
 	oracles.register(c)
 	return c
 }
@@ -189,4 +200,54 @@ func convertEvents(r io.Reader, name string, opts observe.Options) (*traces.Trac
 		fmt.Fprintf(os.Stderr, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", name, lg.Truncated)
 	}
 	return observe.Convert(lg, opts)
+}
+
+// observeEventsOnly records a run into the events file and checks nothing: the quick way to a
+// long history for 'pconform check'.
+func observeEventsOnly(c *cobra.Command, b actordelivery.Backend, events string, steps int64, budget time.Duration, cfg workload.Config, dsn string, kill bool) error {
+	switch {
+	case events == "":
+		return usagef("--events-only needs --events FILE: where to write the recorded events")
+	case kill:
+		return usagef("--events-only runs in one process; it does not take --kill")
+	case b != actordelivery.BackendSQLite && dsn == "" && os.Getenv("PCONFORM_PG_DSN") == "":
+		return usagef("--backend postgres needs --dsn or PCONFORM_PG_DSN")
+	}
+	if c.Flags().Changed("budget") || steps == 0 {
+		cfg.Budget = budget
+	}
+	switch b {
+	case actordelivery.BackendSQLite:
+		dir, err := os.MkdirTemp("", "pconform-observe-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Target = filepath.Join(dir, "observe.db")
+	default:
+		if dsn == "" {
+			dsn = os.Getenv("PCONFORM_PG_DSN")
+		}
+		cfg.Target = dsn
+		cfg.TablePrefix = fmt.Sprintf("observe_%d_%d_", os.Getpid(), time.Now().UnixNano()%1e9)
+	}
+	f, err := os.Create(events)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	cfg.Events = w
+	start := time.Now()
+	stats, runErr := workload.Run(context.Background(), cfg)
+	if err := errors.Join(runErr, w.Flush(), f.Close()); err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	fi, err := os.Stat(events)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	fmt.Fprintf(c.OutOrStdout(), "recorded %s on %s (seed %d) into %s: %d bytes in %s, %d enqueued, %d handled, %d delivered, t=%ds\ncheck it: pconform check %s\n",
+		cfg.Variant, b, cfg.Seed, events, fi.Size(), took.Round(time.Millisecond), stats.Enqueued, stats.Handled, stats.Delivered, stats.Logical, events)
+	return nil
 }

@@ -10,6 +10,7 @@
 package workload
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -60,6 +61,10 @@ type Config struct {
 	// CommitLog makes the store also write its write events into the database's commit log
 	// (actordelivery.Options.CommitLog), where a process killed after a commit keeps them.
 	CommitLog bool
+	// MaxEvents, when positive, ends the run once the recorder has written that many events
+	// (the steps in flight then finish, so a few more are written); Budget then defaults to no
+	// limit. It makes long histories to measure with, at the rate the store runs.
+	MaxEvents int64
 	_         struct{}
 }
 
@@ -150,6 +155,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if cfg.Backend == "" {
 		cfg.Backend = actordelivery.BackendSQLite
 	}
+	if cfg.Budget == 0 && cfg.MaxEvents > 0 {
+		cfg.Budget = 1000 * time.Hour
+	}
 	if cfg.Budget == 0 {
 		cfg.Budget = 2 * time.Second
 	}
@@ -180,7 +188,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	runs0 := len(cfg.Roles) == 0
 	runsRole := func(r string) bool { return runs0 || runs[r] }
 	var recErr atomic.Value
-	rec := actordelivery.JSONRecorder(cfg.Events, func(err error) { recErr.CompareAndSwap(nil, err) })
+	events := &countingWriter{w: cfg.Events, limit: cfg.MaxEvents, reached: make(chan struct{})}
+	rec := actordelivery.JSONRecorder(events, func(err error) { recErr.CompareAndSwap(nil, err) })
 	manual := actordelivery.NewManualClock(traces.Epoch)
 	var clock actordelivery.Clock = manual
 	if cfg.Clock != nil {
@@ -209,6 +218,13 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	// PostgreSQL), and its event would be missing from the history: a gap.
 	stop, cancel := context.WithTimeout(ctx, cfg.Budget)
 	defer cancel()
+	go func() {
+		select {
+		case <-events.reached:
+			cancel()
+		case <-stop.Done():
+		}
+	}()
 	ctx = context.WithoutCancel(ctx)
 
 	var stats Stats
@@ -661,4 +677,24 @@ func (f *faultyStore) ExecTx(ctx context.Context, readOnly bool, fn func(context
 		}
 		return errInjected
 	})
+}
+
+// countingWriter passes the recorder's lines on and closes reached once limit lines went by
+// (never when limit is 0). The recorder writes one event per Write, under its own lock.
+type countingWriter struct {
+	w       io.Writer
+	limit   int64
+	lines   int64
+	reached chan struct{}
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if c.limit > 0 && c.lines < c.limit {
+		c.lines += int64(bytes.Count(p[:n], []byte("\n")))
+		if c.lines >= c.limit {
+			close(c.reached)
+		}
+	}
+	return n, err
 }

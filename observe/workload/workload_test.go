@@ -57,3 +57,16 @@ func TestObservedRunAgreesWithModel(t *testing.T) {
 		t.Fatalf("the model refuses the correct store's history: %v", f)
 	}
 }
+
+// TestMaxEvents: a run with MaxEvents and no budget ends once that many events are recorded.
+func TestMaxEvents(t *testing.T) {
+	var events bytes.Buffer
+	if _, err := workload.Run(context.Background(), workload.Config{
+		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, MaxEvents: 300, Events: &events}); err != nil {
+		t.Fatal(err)
+	}
+	// The steps in flight when the limit is reached still commit and record.
+	if n := bytes.Count(events.Bytes(), []byte("\n")); n < 300 || n > 400 {
+		t.Fatalf("a run of MaxEvents 300 recorded %d events", n)
+	}
+}
