@@ -21,7 +21,9 @@ type checkpoint struct {
 // (re)written. It reports whether a live record was there.
 func (n *State) markProcessed(consumer, id string, at, ttl int64) (duplicate bool) {
 	k := processedKey{consumer, id}
-	if exp, ok := n.processed[k]; ok && exp > at {
+	// Under the profile choice processed_expiry "until_cleanup" an expired record still counts
+	// until a purge removes it.
+	if exp, ok := n.processed[k]; ok && (exp > at || n.cfg.Profile.ProcessedUntilCleanup) {
 		return true
 	}
 	n.processed[k] = at + ttl

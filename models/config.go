@@ -1,5 +1,7 @@
 package models
 
+import "github.com/pconform/pconform/profile"
+
 // Config selects the consumer behaviour the model reproduces. Every field is optional; the zero
 // Config is the correct consumer. Defaults are filled in one place, [Config.filled].
 type Config struct {
@@ -8,6 +10,10 @@ type Config struct {
 	// fetch. nil means [CorrectAttempts]. A replay of the raw-attempts variant passes a function
 	// returning stored unchanged, which strands leaseless rows at attempts == max_attempts.
 	Attempts func(stored int, leaseless bool) int
+
+	// Profile is the semantic profile the model follows (docs/semantics.md, "Profiles"); the zero
+	// Profile is the default, the rules as docs/semantics.md states them.
+	Profile profile.Profile
 
 	_ struct{}
 }
@@ -29,3 +35,18 @@ func (c Config) filled() Config {
 	}
 	return c
 }
+
+// leaseEnds is the first time at which a lease or claim that runs until until is no longer live:
+// until itself, or until + 1 when the profile keeps a lease live at its end time.
+func (p profileRules) leaseEnds(until int64) int64 {
+	if p.LeaseLiveAtUntil {
+		return until + 1
+	}
+	return until
+}
+
+// profileRules holds the rules of a profile that several operations share.
+type profileRules struct{ profile.Profile }
+
+// rules returns the profile rules the state follows.
+func (s *State) rules() profileRules { return profileRules{s.cfg.Profile} }

@@ -52,17 +52,19 @@ func (s *State) next(mailbox string, now int64) (message, bool) {
 	var best message
 	found := false
 	blocked := map[string]bool{}
+	p := s.rules()
 	for _, id := range s.order[mailbox] {
 		m := s.messages[id]
-		live := m.live(now)
+		live := m.live(p, now)
 		eligible := m.availableAt <= now && !live && m.attempts < m.maxAttempts
 		if m.key != "" {
 			if blocked[m.key] {
 				eligible = false
 			}
 			// A ready row blocks its later same-key rows unless it is exhausted: attempts used up
-			// and no live lease. Its availability does not matter: a delayed row still blocks.
-			if m.attempts < m.maxAttempts || live {
+			// and no live lease (or, under exhausted_leased_head "passes", whatever its lease).
+			// Its availability does not matter: a delayed row still blocks.
+			if m.attempts < m.maxAttempts || (live && !p.ExhaustedLeasedHeadPasses) {
 				blocked[m.key] = true
 			}
 		}
@@ -139,7 +141,13 @@ func (s *State) ack(id string, token int) bool {
 }
 
 // settle acks the ready message m: acked now, its lease cleared, out of its mailbox's order.
+// Under the profile choice ack "deletes" the row is deleted instead, so its id is free again.
 func (s *State) settle(m message) {
+	if s.cfg.Profile.AckDeletes {
+		delete(s.messages, m.id)
+		s.unqueue(m)
+		return
+	}
 	m.acked = true
 	m.ackedAt = s.now
 	clearLease(&m)
@@ -169,14 +177,18 @@ func (s *State) ackByID(id string) bool {
 	return true
 }
 
-// nackByID counts one more attempt on id (capped at max_attempts) and makes it available at
+// nackByID counts one more attempt on id (capped at max_attempts, unless the profile's nack_by_id
+// is "uncapped") and makes it available at
 // availableAt, if it is ready.
 func (s *State) nackByID(id string, availableAt int64) bool {
 	m, ok := s.ready(id)
 	if !ok {
 		return false
 	}
-	m.attempts = min(m.attempts+1, m.maxAttempts)
+	m.attempts++
+	if !s.cfg.Profile.NackByIDUncapped {
+		m.attempts = min(m.attempts, m.maxAttempts)
+	}
 	clearLease(&m)
 	m.availableAt = availableAt
 	s.messages[id] = m
@@ -201,7 +213,7 @@ func (s *State) expire(now int64) int {
 	var ran []string
 	for _, ids := range s.order {
 		for _, id := range ids {
-			if m := s.messages[id]; m.token != 0 && !m.live(now) {
+			if m := s.messages[id]; m.token != 0 && !m.live(s.rules(), now) {
 				ran = append(ran, id)
 			}
 		}
@@ -213,7 +225,7 @@ func (s *State) expire(now int64) int {
 		clearLease(&m)
 		s.messages[id] = m
 		if m.attempts >= m.maxAttempts {
-			s.deadLetter(id, traces.ReasonLeaseExpired)
+			s.deadLetter(id, s.cfg.Profile.ReasonLeaseExpiredWording())
 		}
 	}
 	return len(ran)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -17,9 +18,12 @@ import (
 // claim), so results compare without translation.
 type naiveModel struct {
 	attempts func(stored int, leaseless bool) int
-	rows     []naiveRow
-	dead     []traces.DeadLetterRow
-	outbox   []traces.OutboxRow // creation order
+	// p is the semantic profile the naive model follows, each choice applied where the rule text
+	// names it (docs/semantics.md, "Profiles").
+	p      profile.Profile
+	rows   []naiveRow
+	dead   []traces.DeadLetterRow
+	outbox []traces.OutboxRow // creation order
 	// maxDelivery holds each outbox row's max_delivery_attempts, default applied.
 	maxDelivery map[string]int
 	effects     map[string][]string
@@ -55,7 +59,8 @@ type naiveSave struct{ actor, payload string }
 func (n *naiveModel) markProcessed(consumer, id string, now, ttl int64) bool {
 	for i := len(n.marks) - 1; i >= 0; i-- {
 		if m := n.marks[i]; m.consumer == consumer && m.id == id {
-			if live := m.expires > now; live != (n.mutation == "dedup-ttl-inverted") {
+			live := m.expires > now || n.p.ProcessedUntilCleanup // nothing here cleans up
+			if live != (n.mutation == "dedup-ttl-inverted") {
 				return true
 			}
 			break
@@ -81,7 +86,9 @@ func (n *naiveModel) version(actor string) int {
 
 type naiveRow struct {
 	traces.MessageRow
-	gone bool // dead-lettered: out of every mailbox
+	gone bool // dead-lettered, or deleted by an ack (ack "deletes"): out of every mailbox
+	// deleted: an ack deleted the row, so its id is free again.
+	deleted bool
 }
 
 type naiveHeld struct {
@@ -102,10 +109,18 @@ func newNaive(attempts func(int, bool) int) *naiveModel {
 }
 
 func (n *naiveModel) liveAt(r naiveRow, now int64) bool {
-	if n.mutation == "inclusive-lease" {
+	if n.mutation == "inclusive-lease" || n.p.LeaseLiveAtUntil {
 		return r.Token != 0 && r.LeaseUntil >= now
 	}
 	return r.Token != 0 && r.LeaseUntil > now
+}
+
+// claimLive is the same boundary for an outbox claim.
+func (n *naiveModel) claimLive(o traces.OutboxRow, now int64) bool {
+	if n.p.LeaseLiveAtUntil {
+		return o.Token != 0 && o.ClaimUntil >= now
+	}
+	return o.Token != 0 && o.ClaimUntil > now
 }
 
 // eligible is Eligible(m, now), condition by condition.
@@ -128,7 +143,7 @@ func (n *naiveModel) eligible(i int, now int64) bool {
 			if p.gone || p.Mailbox != m.Mailbox || p.Key != m.Key || j >= i {
 				continue
 			}
-			if p.State == traces.StateReady && (p.Attempts < p.MaxAttempts || n.liveAt(p, now)) {
+			if p.State == traces.StateReady && (p.Attempts < p.MaxAttempts || (n.liveAt(p, now) && !n.p.ExhaustedLeasedHeadPasses)) {
 				return false
 			}
 		}
@@ -193,7 +208,7 @@ func (n *naiveModel) tokenRow(id string, token int) int {
 
 func (n *naiveModel) enqueue(mailbox, id, key string, prio, max int, avail int64, payload string) bool {
 	for _, r := range n.rows {
-		if r.ID == id {
+		if r.ID == id && !r.deleted {
 			return true
 		}
 	}
@@ -229,8 +244,16 @@ func (n *naiveModel) ack(id string, token int) bool {
 	if i < 0 {
 		return false
 	}
-	n.rows[i].State, n.rows[i].Token, n.rows[i].LeaseUntil = traces.StateAcked, 0, 0
+	n.settle(i)
 	return true
+}
+
+// settle acks row i: acked, or deleted under ack "deletes".
+func (n *naiveModel) settle(i int) {
+	n.rows[i].State, n.rows[i].Token, n.rows[i].LeaseUntil = traces.StateAcked, 0, 0
+	if n.p.AckDeletes {
+		n.rows[i].gone, n.rows[i].deleted = true, true
+	}
 }
 
 func (n *naiveModel) nack(id string, token int, avail int64) bool {
@@ -247,7 +270,7 @@ func (n *naiveModel) ackByID(id string) bool {
 	if i < 0 {
 		return false
 	}
-	n.rows[i].State, n.rows[i].Token, n.rows[i].LeaseUntil = traces.StateAcked, 0, 0
+	n.settle(i)
 	return true
 }
 
@@ -256,7 +279,7 @@ func (n *naiveModel) nackByID(id string, avail int64) bool {
 	if i < 0 {
 		return false
 	}
-	if n.rows[i].Attempts < n.rows[i].MaxAttempts {
+	if n.rows[i].Attempts < n.rows[i].MaxAttempts || n.p.NackByIDUncapped {
 		n.rows[i].Attempts++
 	}
 	n.rows[i].Token, n.rows[i].LeaseUntil, n.rows[i].AvailableAt = 0, 0, avail
@@ -279,13 +302,13 @@ func (n *naiveModel) expire(now int64) int {
 	count := 0
 	for i := range n.rows {
 		r := &n.rows[i]
-		if r.gone || r.State != traces.StateReady || r.Token == 0 || r.LeaseUntil > now {
+		if r.gone || r.State != traces.StateReady || r.Token == 0 || n.liveAt(*r, now) {
 			continue
 		}
 		count++
 		r.Token, r.LeaseUntil = 0, 0
 		if r.Attempts >= r.MaxAttempts {
-			n.deadLetter(r.ID, traces.ReasonLeaseExpired, now)
+			n.deadLetter(r.ID, n.p.ReasonLeaseExpiredWording(), now)
 		}
 	}
 	return count
@@ -337,6 +360,9 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		return errResult(n.deadLetter(a.ID, a.Reason, at), traces.ErrKindNotFound)
 	case traces.OpOutboxEnqueue:
 		if n.outboxRow(a.ID) >= 0 {
+			if n.p.OutboxDuplicateRefused {
+				return traces.Result{Err: traces.ErrKindRefused}
+			}
 			return traces.Result{Duplicate: true}
 		}
 		n.outbox = append(n.outbox, traces.OutboxRow{ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority,
@@ -352,14 +378,14 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 	case traces.OpOutboxClaim:
 		// First the sweep: exhausted rows without a live claim are dead-lettered.
 		for i, o := range n.outbox {
-			if o.State == traces.StatePending && !(o.Token != 0 && o.ClaimUntil > at) && o.DeliveryAttempts >= n.maxDelivery[o.ID] {
-				n.outbox[i].State, n.outbox[i].Reason = traces.StateDeadLetter, traces.ReasonMaxDeliveryAttempts
+			if o.State == traces.StatePending && !n.claimLive(o, at) && o.DeliveryAttempts >= n.maxDelivery[o.ID] {
+				n.outbox[i].State, n.outbox[i].Reason = traces.StateDeadLetter, n.p.ReasonMaxDeliveryAttemptsWording()
 				n.outbox[i].Token, n.outbox[i].ClaimUntil = 0, 0
 			}
 		}
 		var picked []int
 		for i, o := range n.outbox {
-			if len(picked) < a.Limit && o.State == traces.StatePending && o.AvailableAt <= at && !(o.Token != 0 && o.ClaimUntil > at) {
+			if len(picked) < a.Limit && o.State == traces.StatePending && o.AvailableAt <= at && !n.claimLive(o, at) {
 				picked = append(picked, i)
 			}
 		}
@@ -380,7 +406,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		if i >= 0 {
 			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
 		}
-		return errResult(i >= 0, traces.ErrKindClaimLost)
+		return errResult(i >= 0 || n.p.CompleteFenceSilent, traces.ErrKindClaimLost)
 	case traces.OpOutboxFail:
 		i := n.claimRow(a.ID, a.Token)
 		if i >= 0 {
@@ -423,7 +449,9 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		if a.Profile == traces.ProfileLeaseless {
 			m = n.peek(a.Mailbox, at)
 		} else {
-			n.expire(at)
+			if !n.p.FetchNoSweep {
+				n.expire(at)
+			}
 			m = n.lease(a.Mailbox, at, a.LeaseFor)
 		}
 		if m != nil {
@@ -465,7 +493,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 			if !leaseless && n.tokenRow(h.id, h.token) < 0 {
 				return r
 			}
-			if n.deadLetter(h.id, traces.ReasonMaxAttempts, at) {
+			if n.deadLetter(h.id, n.p.ReasonMaxAttemptsWording(), at) {
 				r.Action = traces.ActionDeadLettered
 			}
 			return r
@@ -494,11 +522,11 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		return r
 	case traces.OpPublisherDeliver:
 		r := n.deliver(at, a)
-		if r.Action == traces.ActionCommitFailed {
+		if r.Action == traces.ActionCommitFailed && !n.p.FailedDeliveryLapses {
 			// The publisher releases the row it failed to deliver, fenced by its claim.
 			if i := n.claimRow(a.ID, a.Token); i >= 0 {
 				if n.outbox[i].DeliveryAttempts >= n.maxDelivery[a.ID] {
-					n.outboxDeadLetter(a.ID, a.Token, traces.ReasonMaxDeliveryAttempts)
+					n.outboxDeadLetter(a.ID, a.Token, n.p.ReasonMaxDeliveryAttemptsWording())
 				} else {
 					n.outbox[i].Token, n.outbox[i].ClaimUntil, n.outbox[i].AvailableAt = 0, 0, at+a.RetryDelay
 				}
@@ -568,13 +596,19 @@ func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
 	}
 	i := n.outboxRow(a.ID)
 	o := n.outbox[i]
-	dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID })
+	dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID && !r.deleted })
 	holds := n.claimRow(o.ID, a.Token) >= 0
+	// complete_fence "silent": the completion reports success whatever the claim, and then
+	// completes nothing when the claim does not hold.
+	completes := holds
+	holds = holds || n.p.CompleteFenceSilent
 	deliver := func() {
 		n.enqueue(o.Target, o.ID, o.Key, o.Priority, o.MaxAttempts, at, o.Payload)
 	}
 	complete := func() {
-		n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+		if completes {
+			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+		}
 	}
 	if a.Profile == traces.ProfileFold {
 		switch {

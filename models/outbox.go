@@ -10,10 +10,14 @@ import (
 // The outbox operations of docs/semantics.md, on a State that Step has already cloned.
 
 // outboxEnqueue inserts a pending row, available now, unless id is taken; it reports whether it
-// was. maxDelivery 0 means traces.DefaultMaxDeliveryAttempts.
-func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, maxDelivery int, payload string, now int64) (duplicate bool) {
+// was, as a duplicate or, under the profile choice outbox_duplicate "refused", as a refusal.
+// maxDelivery 0 means traces.DefaultMaxDeliveryAttempts.
+func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, maxDelivery int, payload string, now int64) (duplicate, refused bool) {
 	if _, ok := s.outbox[id]; ok {
-		return true
+		if s.cfg.Profile.OutboxDuplicateRefused {
+			return false, true
+		}
+		return true, false
 	}
 	if maxDelivery == 0 {
 		maxDelivery = traces.DefaultMaxDeliveryAttempts
@@ -23,7 +27,7 @@ func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, max
 		id: id, target: target, key: key, payload: payload, priority: priority,
 		maxAttempts: maxAttempts, maxDeliveryAttempts: maxDelivery, availableAt: now, seq: s.lastSeq,
 	})
-	return false
+	return false, false
 }
 
 // putOutbox writes the outbox row o and keeps the pending set in step with it.
@@ -42,13 +46,14 @@ func (s *State) putOutbox(o outboxRow) {
 // seq first, all under one new token. An empty batch issues no token.
 func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 	var rows []outboxRow
+	p := s.rules()
 	for id := range s.pending {
 		o := s.outbox[id]
-		if o.token != 0 && o.claimUntil > now {
+		if o.token != 0 && now < p.leaseEnds(o.claimUntil) {
 			continue
 		}
 		if o.deliveryAttempts >= o.maxDeliveryAttempts {
-			o.deadReason = traces.ReasonMaxDeliveryAttempts
+			o.deadReason = p.ReasonMaxDeliveryAttemptsWording()
 			o.finalAt = now
 			o.token, o.claimUntil = 0, 0
 			s.putOutbox(o) // deleting from the set being ranged over is allowed

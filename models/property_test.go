@@ -13,6 +13,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -116,10 +117,17 @@ func TestNaiveComparisonDetectsDrift(t *testing.T) {
 // throughout, else a description of the first difference with the history up to it. When seen is
 // not nil it counts the outcomes met, as "op outcome" (see outcomes).
 func compareWithNaive(seed uint64, steps int, attempts, naiveAttempts func(int, bool) int, mutation string, seen map[string]int) string {
+	return compareUnderProfiles(seed, steps, attempts, naiveAttempts, mutation, seen, profile.Profile{}, profile.Profile{})
+}
+
+// compareUnderProfiles is compareWithNaive with the model under the profile mp and the naive model
+// under np.
+func compareUnderProfiles(seed uint64, steps int, attempts, naiveAttempts func(int, bool) int, mutation string, seen map[string]int, mp, np profile.Profile) string {
 	g := newGen(seed)
-	s := Init(Config{Attempts: attempts})
+	s := Init(Config{Attempts: attempts, Profile: mp})
 	n := newNaive(naiveAttempts)
 	n.mutation = mutation
+	n.p = np
 	var history []string
 	for i := range steps {
 		st := g.step()

@@ -21,7 +21,10 @@ func (s *State) consumerFetch(a traces.Args, now int64) (traces.Result, error) {
 	if leaseless {
 		m = s.peek(a.Mailbox, now)
 	} else {
-		s.expire(now)
+		// Under the profile choice fetch_sweep "none" the fetch only leases.
+		if !s.cfg.Profile.FetchNoSweep {
+			s.expire(now)
+		}
 		m = s.lease(a.Mailbox, now, a.LeaseFor)
 	}
 	if m != nil {
@@ -85,14 +88,14 @@ func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) 
 	case effective >= d.maxAttempts && d.leaseless:
 		// The bump and the move commit together, so the dead letter records the bumped count.
 		// When the nack succeeds the row is ready, so the move cannot fail after it.
-		if s.nackByID(d.id, now) && s.deadLetter(d.id, traces.ReasonMaxAttempts) {
+		if s.nackByID(d.id, now) && s.deadLetter(d.id, s.cfg.Profile.ReasonMaxAttemptsWording()) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case effective >= d.maxAttempts:
 		// Leased: fenced by the token. Used-up attempts do not keep other workers away: once this
 		// lease runs out, expire dead-letters the message and a redrive puts it back with attempts
 		// 0, so another worker may hold a live lease on it now.
-		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, traces.ReasonMaxAttempts) {
+		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, s.cfg.Profile.ReasonMaxAttemptsWording()) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case a.Outcome == traces.OutcomeFailNoRetry && d.leaseless:
@@ -145,10 +148,11 @@ func profileOf(leaseless bool) string {
 // its last, otherwise outbox_fail with a.RetryDelay.
 func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error) {
 	r, err := s.deliverOnce(a, now)
-	if err == nil && r.Action == traces.ActionCommitFailed {
+	// Under the profile choice failed_delivery "lapses" nothing releases the row: its claim runs out.
+	if err == nil && r.Action == traces.ActionCommitFailed && !s.cfg.Profile.FailedDeliveryLapses {
 		if o, holds := s.claimHolding(a.ID, a.Token); holds {
 			if o.deliveryAttempts >= o.maxDeliveryAttempts {
-				s.outboxDeadLetter(a.ID, a.Token, traces.ReasonMaxDeliveryAttempts)
+				s.outboxDeadLetter(a.ID, a.Token, s.cfg.Profile.ReasonMaxDeliveryAttemptsWording())
 			} else {
 				s.outboxFail(a.ID, a.Token, now+a.RetryDelay)
 			}
@@ -172,9 +176,12 @@ func (s *State) deliverOnce(a traces.Args, now int64) (traces.Result, error) {
 	enqueue := func() {
 		s.enqueue(o.target, o.id, o.key, o.priority, o.maxAttempts, now, o.payload)
 	}
+	// Under the profile choice complete_fence "silent" a completion whose claim no longer holds
+	// reports nothing, so the delivery goes on as if it held (and completes nothing).
+	silent := s.cfg.Profile.CompleteFenceSilent
 	if a.Profile == traces.ProfileFold {
 		r := traces.Result{Duplicate: duplicate}
-		if _, holds := s.claimHolding(o.id, a.Token); !holds {
+		if _, holds := s.claimHolding(o.id, a.Token); !holds && !silent {
 			r.Action = traces.ActionClaimLost
 			return r, nil
 		}
@@ -202,7 +209,7 @@ func (s *State) deliverOnce(a traces.Args, now int64) (traces.Result, error) {
 	switch {
 	case a.Fault == traces.FaultCrashBetween:
 		r.Action = traces.ActionCrashed
-	case s.outboxComplete(o.id, a.Token):
+	case s.outboxComplete(o.id, a.Token) || silent:
 		r.Action = traces.ActionDelivered
 	default:
 		r.Action = traces.ActionClaimLost

@@ -2,6 +2,7 @@ package models
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -65,6 +66,11 @@ func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 	}
 	for _, r := range oldest(expired) {
 		delete(s.retired, r.id)
+	}
+	// Under processed_expiry "until_cleanup" the purge is the cleanup of the expired
+	// processed-message records (they are not counted).
+	if s.cfg.Profile.ProcessedUntilCleanup {
+		maps.DeleteFunc(s.processed, func(_ processedKey, expires int64) bool { return expires <= now })
 	}
 	return len(acked) + len(dead) + len(final)
 }

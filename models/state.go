@@ -48,7 +48,8 @@ type State struct {
 	// inflight maps a worker to the delivery it fetched and has not handled yet.
 	inflight map[int]delivery
 	// processed maps a (consumer, message id) record to the time it expires: it is live while
-	// expires > now. Records are never removed (an expired one counts as absent).
+	// expires > now. Records are never removed (an expired one counts as absent), except by a purge
+	// under the profile choice processed_expiry "until_cleanup", where an expired one still counts.
 	processed map[processedKey]int64
 	// checkpoints holds the actors' checkpoints saved by save_checkpoint (effect logs are derived
 	// from effects, see loadCheckpoint).
@@ -80,9 +81,11 @@ type message struct {
 	ackedAt int64
 }
 
-// live reports whether m carries a lease that has not run out at now. At leaseUntil == now the
-// lease has expired.
-func (m message) live(now int64) bool { return m.token != 0 && m.leaseUntil > now }
+// live reports whether m carries a lease that has not run out at now under the profile p. At
+// leaseUntil == now the lease has expired, unless p keeps it live then (lease_at_until "live").
+func (m message) live(p profileRules, now int64) bool {
+	return m.token != 0 && now < p.leaseEnds(m.leaseUntil)
+}
 
 // deadLetter is one row of the dead-letter table.
 type deadLetter struct {

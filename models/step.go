@@ -75,11 +75,14 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpDeadLetter:
 		r.Err = errKind(n.deadLetter(a.ID, a.Reason), traces.ErrKindNotFound)
 	case traces.OpOutboxEnqueue:
-		r.Duplicate = n.outboxEnqueue(a.ID, a.Target, a.Key, a.Priority, a.MaxAttempts, a.MaxDeliveryAttempts, a.Payload, at)
+		var refused bool
+		r.Duplicate, refused = n.outboxEnqueue(a.ID, a.Target, a.Key, a.Priority, a.MaxAttempts, a.MaxDeliveryAttempts, a.Payload, at)
+		r.Err = errKind(!refused, traces.ErrKindRefused)
 	case traces.OpOutboxClaim:
 		r.Claimed = n.outboxClaim(a.Limit, at, a.ClaimFor)
 	case traces.OpOutboxComplete:
-		r.Err = errKind(n.outboxComplete(a.ID, a.Token), traces.ErrKindClaimLost)
+		// Under the profile choice complete_fence "silent" a failed fence reports nothing.
+		r.Err = errKind(n.outboxComplete(a.ID, a.Token) || n.cfg.Profile.CompleteFenceSilent, traces.ErrKindClaimLost)
 	case traces.OpOutboxFail:
 		r.Err = errKind(n.outboxFail(a.ID, a.Token, at+a.Delay), traces.ErrKindClaimLost)
 	case traces.OpOutboxDeadLetter:

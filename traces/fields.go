@@ -2,6 +2,9 @@ package traces
 
 import (
 	"strconv"
+	"strings"
+
+	"github.com/pconform/pconform/profile"
 )
 
 // field describes one JSON member of a struct T: how to read it from a parsed node, how to write
@@ -231,6 +234,50 @@ var expectFields = []field[Expect]{
 	strField("variant", true, func(e *Expect) *string { return &e.Variant }),
 	intField("diverges_at", false, func(e *Expect) *int { return &e.DivergesAt }),
 	strField("violates", true, func(e *Expect) *string { return &e.Violates }),
+	profileField("profile", func(e *Expect) *profile.Profile { return &e.Profile }),
+}
+
+// profileField is an optional profile member: an object of string members that
+// [profile.Profile.Set] takes (besides "name" and "description"), the zero Profile when absent.
+func profileField[T any](name string, ref func(*T) *profile.Profile) field[T] {
+	return field[T]{
+		name:     name,
+		optional: true,
+		isZero:   func(v *T) bool { return *ref(v) == profile.Profile{} },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			if n.kind != kindObject {
+				return d.errf(path, "must be an object, got %s", n.describe())
+			}
+			var p profile.Profile
+			seen := map[string]bool{}
+			for _, m := range n.members {
+				at := join(path, m.key)
+				if seen[m.key] {
+					return d.errf(at, "is given twice")
+				}
+				seen[m.key] = true
+				if m.value.kind != kindString {
+					return d.errf(at, "must be a string, got %s", m.value.describe())
+				}
+				switch m.key {
+				case "name":
+					p.Name = m.value.text
+				case "description":
+					p.Description = m.value.text
+				default:
+					if err := p.Set(m.key, m.value.text); err != nil {
+						return d.errf(at, "%s", strings.TrimPrefix(err.Error(), "profile: "))
+					}
+				}
+			}
+			*ref(v) = p
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte {
+			j, _ := ref(v).MarshalJSON()
+			return append(b, j...)
+		},
+	}
 }
 
 var messageRowFields = []field[MessageRow]{

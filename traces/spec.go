@@ -113,7 +113,7 @@ var Spec = map[Op]OpSpec{
 	OpExtend:           {Args: []string{"id", "token", "lease_for"}, Results: []string{"err"}, Err: ErrKindLeaseLost},
 	OpExpire:           {Results: []string{"affected"}},
 	OpDeadLetter:       {Args: []string{"id", "reason"}, Results: []string{"err"}, Err: ErrKindNotFound},
-	OpOutboxEnqueue:    {Args: []string{"id", "target", "max_attempts"}, OptionalArgs: []string{"key", "priority", "payload", "max_delivery_attempts"}, Results: []string{"duplicate"}},
+	OpOutboxEnqueue:    {Args: []string{"id", "target", "max_attempts"}, OptionalArgs: []string{"key", "priority", "payload", "max_delivery_attempts"}, Results: []string{"duplicate", "err"}, Err: ErrKindRefused},
 	OpOutboxClaim:      {Args: []string{"limit", "claim_for"}, Results: []string{"claimed"}},
 	OpOutboxComplete:   {Args: []string{"id", "token"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
 	OpOutboxFail:       {Args: []string{"id", "token"}, OptionalArgs: []string{"delay"}, Results: []string{"err"}, Err: ErrKindClaimLost, Tokens: ClaimTokens},
@@ -163,6 +163,9 @@ const (
 	ErrKindClaimLost = "claim_lost"
 	// ErrKindVersionConflict: a checkpoint save expected a version the checkpoint no longer has.
 	ErrKindVersionConflict = "version_conflict"
+	// ErrKindRefused: the store refused the step as a constraint error and changed nothing (an
+	// outbox_enqueue of a taken id under a profile whose outbox_duplicate is "refused").
+	ErrKindRefused = "refused"
 )
 
 // EffectsActorPrefix begins the actor name of a mailbox's effect log: a trace's consumer handler

@@ -3,6 +3,8 @@ package traces
 import (
 	"math"
 	"time"
+
+	"github.com/pconform/pconform/profile"
 )
 
 // Epoch is logical time zero. A step at time t happens at Epoch + t seconds; the store's clock is
@@ -71,6 +73,9 @@ type Expect struct {
 	// P monitor's assertion message for a checker counterexample, the invariant's message for a
 	// hunted trace. "" when unknown; always "" when Variant is "" (the correct store breaks nothing).
 	Violates string `json:"violates,omitempty"`
+	// Profile is the semantic profile the expected results follow (docs/semantics.md,
+	// "Profiles"); the zero Profile, written as no member at all, is the default profile.
+	Profile profile.Profile `json:"profile,omitzero"`
 }
 
 // Op names one kind of step.

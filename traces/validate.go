@@ -56,6 +56,9 @@ type validator struct {
 	// ends "delivered"), so only the vocabulary of their actions is checked, not how the action
 	// fits the outcome or fault.
 	variant bool
+	// uncapped is set when the trace's profile lets nack_by_id count past max_attempts, so a row's
+	// attempts may exceed its max_attempts.
+	uncapped bool
 }
 
 func newValidator(file string) validator {
@@ -69,6 +72,7 @@ func newValidator(file string) validator {
 func (v *validator) header(t *Trace) error {
 	c := errCtx{file: v.file, step: -1}
 	v.variant = t.Expect.Variant != ""
+	v.uncapped = t.Expect.Profile.NackByIDUncapped
 	if t.Format != Format {
 		if knownFormat(t.Format) {
 			return c.errf("format", "must be %q in memory, got %q (Read upgrades an earlier version as it reads it)", Format, t.Format)
@@ -500,7 +504,7 @@ func (v *validator) final(f *Snapshot) error {
 		if err := text(c, p+".payload", r.Payload); err != nil {
 			return err
 		}
-		if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColDeadLetterMaxAttempts)); err != nil {
+		if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColDeadLetterMaxAttempts), v.uncapped); err != nil {
 			return err
 		}
 		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
@@ -552,7 +556,7 @@ func checkColumns(c errCtx, cols []Column) error {
 
 // attemptsWithin checks a row's attempts against its max_attempts, or only that attempts is a
 // count when max_attempts is unknown.
-func attemptsWithin(c errCtx, p string, attempts, maxAttempts int, maxUnknown bool) error {
+func attemptsWithin(c errCtx, p string, attempts, maxAttempts int, maxUnknown, uncapped bool) error {
 	if !maxUnknown {
 		if err := atLeast(c, p+".max_attempts", int64(maxAttempts), 1); err != nil {
 			return err
@@ -561,7 +565,7 @@ func attemptsWithin(c errCtx, p string, attempts, maxAttempts int, maxUnknown bo
 	if err := atLeast(c, p+".attempts", int64(attempts), 0); err != nil {
 		return err
 	}
-	if !maxUnknown && attempts > maxAttempts {
+	if !maxUnknown && !uncapped && attempts > maxAttempts {
 		return c.errf(p+".attempts", "%d exceeds max_attempts %d", attempts, maxAttempts)
 	}
 	return nil
@@ -591,7 +595,7 @@ func (v *validator) messageRow(c errCtx, p string, r *MessageRow, f *Snapshot) e
 	if err := oneOf(c, p+".state", r.State, StateReady, StateAcked); err != nil {
 		return err
 	}
-	if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColMessageMaxAttempts)); err != nil {
+	if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColMessageMaxAttempts), v.uncapped); err != nil {
 		return err
 	}
 	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {

@@ -5,7 +5,11 @@
 //     vocabulary, the dispatch from op to its definition and one definition per op, inserted
 //     into a hand-written frame (schema_frame.json) that holds everything not about one op;
 //   - replay/args_gen.go ([ReplayArgs]): replay's Args and Observation types and the functions
-//     that copy a step's fields between them and traces.Args and traces.Result.
+//     that copy a step's fields between them and traces.Args and traces.Result;
+//   - from the profile choices ([profile.Choices]): profile/profile_gen.go ([ProfileGo]), the
+//     Profile type; models/p/PSrc/Profile_gen.p ([PProfile]), the P model's constants for the
+//     default profile (pconform profile check writes another profile's into a copy of the
+//     project); and the choices table of docs/semantics.md ([SemanticsChoices]), between markers.
 //
 // Files lists every generated file with its generator. The generators are pure functions of the
 // tables; cmd/pconform-gen writes their output (run it with `go generate ./internal/gen`), and

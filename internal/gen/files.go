@@ -1,9 +1,21 @@
 package gen
 
 // File is one generated file: its path from the repository root and the function that makes it.
+// A file that is only partly generated has Splice instead of Generate: it takes the file's
+// current content and returns it with the generated part replaced.
 type File struct {
 	Path     string
 	Generate func() ([]byte, error)
+	Splice   func(current []byte) ([]byte, error)
+}
+
+// Make returns what the file should hold, given what it holds now (current is read only by a
+// Splice file).
+func (f File) Make(current []byte) ([]byte, error) {
+	if f.Splice != nil {
+		return f.Splice(current)
+	}
+	return f.Generate()
 }
 
 // Files lists every file the package generates.
@@ -11,4 +23,7 @@ var Files = []File{
 	{Path: "traces/schema/trace.schema.json", Generate: Schema},
 	{Path: "replay/args_gen.go", Generate: ReplayArgs},
 	{Path: "models/p/PSrc/ObservationEvents_gen.p", Generate: PObservationEvents},
+	{Path: "profile/profile_gen.go", Generate: ProfileGo},
+	{Path: "models/p/PSrc/Profile_gen.p", Generate: PProfileDefault},
+	{Path: "docs/semantics.md", Splice: SemanticsChoices},
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -21,6 +22,8 @@ const (
 	// snapshot may declare unknown.
 	markFormats = "@FORMATS@"
 	markColumns = "@UNKNOWABLE@"
+	// markProfile is the schema of a profile object (expect.profile), from profile.Choices.
+	markProfile = "@PROFILE@"
 )
 
 // fieldSchemas gives, for each argument and result field, the JSON Schema a value of it must
@@ -100,7 +103,7 @@ func ref(def string) string { return `{"$ref": "#/$defs/` + def + `"}` }
 // field this package has no schema for.
 func Schema() ([]byte, error) {
 	frame := string(schemaFrame)
-	for _, m := range []string{markEnum, markDispatch, markDefs, markFormats, markColumns} {
+	for _, m := range []string{markEnum, markDispatch, markDefs, markFormats, markColumns, markProfile} {
 		if strings.Count(frame, m) != 1 {
 			return nil, fmt.Errorf("gen: schema frame must hold %s exactly once", m)
 		}
@@ -139,7 +142,30 @@ func Schema() ([]byte, error) {
 	out = strings.Replace(out, markColumns, list(columns), 1)
 	out = strings.Replace(out, markDispatch, dispatch.String(), 1)
 	out = strings.Replace(out, "    "+markDefs+"\n", defs.String(), 1)
+	out = strings.Replace(out, markProfile, profileSchema(), 1)
 	return []byte(out), nil
+}
+
+// profileSchema is the schema of a profile object: name and description, then one member per
+// row of profile.Choices (a switch's two values, or any non-empty wording).
+func profileSchema() string {
+	var b strings.Builder
+	b.WriteString(`{
+      "description": "A semantic profile (docs/semantics.md, \"Profiles\"): the choices it settles otherwise than the default, as in a profile file.",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "name": {"$ref": "#/$defs/text"},
+        "description": {"$ref": "#/$defs/text"}`)
+	for _, c := range profile.Choices {
+		v := `{"type": "string", "pattern": "\\S"}`
+		if c.Switch() {
+			v = fmt.Sprintf(`{"enum": [%q, %q]}`, c.Values[0], c.Values[1])
+		}
+		fmt.Fprintf(&b, ",\n        %q: %s", c.Name, v)
+	}
+	b.WriteString("\n      }\n    }")
+	return b.String()
 }
 
 // opSchema is the "op_<name>" definition of op, with its trailing comma and newline.

@@ -19,7 +19,7 @@ event eObsExtend: (at: int, id: string, token: int, lease_for: int, err: string)
 event eObsExpire: (at: int, affected: int);
 event eObsDeadLetter: (at: int, id: string, reason: string, err: string);
 event eObsOutboxEnqueue: (at: int, id: string, target: string, max_attempts: int, key: string, priority: int,
-                          payload: string, max_delivery_attempts: int, duplicate: bool);
+                          payload: string, max_delivery_attempts: int, duplicate: bool, err: string);
 event eObsOutboxClaim: (at: int, limit: int, claim_for: int, claimed: seq[tClaimed], bug: bool);
 event eObsOutboxComplete: (at: int, id: string, token: int, err: string);
 event eObsOutboxFail: (at: int, id: string, token: int, delay: int, err: string);

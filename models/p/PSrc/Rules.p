@@ -8,14 +8,23 @@ fun NoResult(): tRes {
   return default(tRes);
 }
 
-// A lease is live iff the row has a token and lease_until > now (at lease_until == now it has expired).
+// A lease is live iff the row has a token and lease_until > now (at lease_until == now it has expired;
+// under the profile choice lease_at_until "live", it is still live then).
 fun LeaseLive(m: tMsg, now: int): bool {
-  return m.token != 0 && m.lease_until > now;
+  return m.token != 0 && now < LeaseEnds(m.lease_until);
 }
 
-// A claim is live iff the row has a claim token and claim_until > now.
+// A claim is live iff the row has a claim token and claim_until > now (the same boundary as a lease).
 fun ClaimLive(r: tOutRow, now: int): bool {
-  return r.token != 0 && r.claim_until > now;
+  return r.token != 0 && now < LeaseEnds(r.claim_until);
+}
+
+// The first time at which a lease or claim that runs until `until` is no longer live.
+fun LeaseEnds(until: int): int {
+  if (PrfLeaseLiveAtUntil()) {
+    return until + 1;
+  }
+  return until;
 }
 
 // Whether p, an earlier message of the same mailbox and key, keeps its successors from being
@@ -29,7 +38,8 @@ fun BlocksSuccessor(p: tMsg, now: int, variant: string): bool {
   if (variant == "fifo-overtake") {
     return p.attempts < p.max_attempts && !LeaseLive(p, now) && p.available_at <= now;
   }
-  return p.attempts < p.max_attempts || LeaseLive(p, now);
+  // Under the profile choice exhausted_leased_head "passes", only attempts left block.
+  return p.attempts < p.max_attempts || (LeaseLive(p, now) && !PrfExhaustedLeasedHeadPasses());
 }
 
 // Eligibility apart from the keyed-order rule (conditions 1-4 of Eligible in docs/semantics.md).

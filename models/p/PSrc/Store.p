@@ -75,6 +75,9 @@ machine Store {
   var oldOutbox: seq[tOutRow];
   var oldDead: int;
   var oldEffects: map[string, int];
+  // Rows an ack deleted (profile choice ack "deletes") during the request being applied, as acked:
+  // AnnounceChanges reports them to the monitors and empties it.
+  var deletedRows: seq[tMsg];
 
   start state Init {
     entry (v: string) {
@@ -176,7 +179,8 @@ machine Store {
       res = OutboxEnqueue(r.id, r.target, r.key, r.priority, r.max_attempts, r.payload, r.max_delivery_attempts);
       announce eObsOutboxEnqueue, (at = now, id = r.id, target = r.target, max_attempts = r.max_attempts,
                                    key = r.key, priority = r.priority, payload = r.payload,
-                                   max_delivery_attempts = r.max_delivery_attempts, duplicate = res.duplicate);
+                                   max_delivery_attempts = r.max_delivery_attempts, duplicate = res.duplicate,
+                                   err = res.err);
       Reply(r.client, res);
     }
 
@@ -526,10 +530,21 @@ machine Store {
       res.err = "lease_lost";
       return res;
     }
+    Settle(i);
+    return res;
+  }
+
+  // Acknowledges msgs[i]: the row stays as acked, or, under the profile choice ack "deletes", it is
+  // deleted, so its id is free again (dedup over live rows only). The monitors see a deleted row
+  // as acked (AnnounceChanges reports the rows in deletedRows).
+  fun Settle(i: int) {
     msgs[i].row_state = "acked";
     msgs[i].token = 0;
     msgs[i].lease_until = 0;
-    return res;
+    if (PrfAckDeletes()) {
+      deletedRows += (sizeof(deletedRows), msgs[i]);
+      msgs -= (i);
+    }
   }
 
   fun Nack(id: string, token: int, delay: int): tRes {
@@ -554,9 +569,7 @@ machine Store {
       res.err = "not_found";
       return res;
     }
-    msgs[i].row_state = "acked";
-    msgs[i].token = 0;
-    msgs[i].lease_until = 0;
+    Settle(i);
     return res;
   }
 
@@ -568,7 +581,8 @@ machine Store {
       res.err = "not_found";
       return res;
     }
-    if (msgs[i].attempts < msgs[i].max_attempts) {
+    // Capped at max_attempts, unless the profile choice nack_by_id is "uncapped".
+    if (msgs[i].attempts < msgs[i].max_attempts || PrfNackByIdUncapped()) {
       msgs[i].attempts = msgs[i].attempts + 1;
     }
     msgs[i].token = 0;
@@ -601,12 +615,12 @@ machine Store {
     var i: int;
     i = 0;
     while (i < sizeof(msgs)) {
-      if (msgs[i].row_state == "ready" && msgs[i].token != 0 && msgs[i].lease_until <= now) {
+      if (msgs[i].row_state == "ready" && msgs[i].token != 0 && !LeaseLive(msgs[i], now)) {
         res.affected = res.affected + 1;
         msgs[i].token = 0;
         msgs[i].lease_until = 0;
         if (msgs[i].attempts >= msgs[i].max_attempts) {
-          MoveToDead(i, "lease expired after max attempts");
+          MoveToDead(i, PrfReasonLeaseExpired());
           continue;
         }
       }
@@ -651,6 +665,11 @@ machine Store {
                     payload: string, max_delivery_attempts: int): tRes {
     var res: tRes;
     if (FindOut(id) >= 0) {
+      // Under the profile choice outbox_duplicate "refused", a taken id is a constraint error.
+      if (PrfOutboxDuplicateRefused()) {
+        res.err = "refused";
+        return res;
+      }
       res.duplicate = true;
       return res;
     }
@@ -680,7 +699,7 @@ machine Store {
     while (bounded && i < sizeof(outbox)) {
       if (outbox[i].row_state == "pending" && !ClaimLive(outbox[i], now)
           && outbox[i].delivery_attempts >= outbox[i].max_delivery_attempts) {
-        OutboxToDead(i, "max delivery attempts reached");
+        OutboxToDead(i, PrfReasonMaxDeliveryAttempts());
       }
       i = i + 1;
     }
@@ -711,7 +730,10 @@ machine Store {
     var i: int;
     i = FindOut(id);
     if (!ClaimMatches(i, token)) {
-      res.err = "claim_lost";
+      // Under the profile choice complete_fence "silent", the failed fence reports nothing.
+      if (!PrfCompleteFenceSilent()) {
+        res.err = "claim_lost";
+      }
       return res;
     }
     outbox[i].row_state = "completed";
@@ -761,7 +783,10 @@ machine Store {
   fun Fetch(worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int): tRes {
     var res: tRes;
     if (ConsumerPath(profile) == "leased") {
-      Expire();
+      // Under the profile choice fetch_sweep "none", the fetch only leases.
+      if (!PrfFetchNoSweep()) {
+        Expire();
+      }
       res = Lease(mailbox, lease_for);
     } else {
       res = Peek(mailbox);
@@ -800,7 +825,9 @@ machine Store {
     var present: bool;
     key = format("{0}|{1}", consumer, id);
     present = key in processed;
-    live = present && processed[key] > now;
+    // Under the profile choice processed_expiry "until_cleanup", an expired mark counts as live
+    // until a purge removes it.
+    live = present && (processed[key] > now || PrfProcessedUntilCleanup());
     k.duplicate = live;
     if (variant == "dedup-ttl-inverted" && present) {
       k.duplicate = !live;
@@ -927,13 +954,13 @@ machine Store {
           }
         }
         if (step.err == "") {
-          step = DeadLetter(f.id, "max attempts reached");
+          step = DeadLetter(f.id, PrfReasonMaxAttempts());
         }
       } else {
         // The bump and the move commit together, so the dead letter records the effective attempt.
         step = NackById(f.id, 0);
         if (step.err == "") {
-          step = DeadLetter(f.id, "max attempts reached");
+          step = DeadLetter(f.id, PrfReasonMaxAttempts());
         }
       }
       if (step.err != "") {
@@ -991,11 +1018,12 @@ machine Store {
     var res: tRes;
     var i: int;
     res = DeliverOnce(id, token, profile, fault);
-    if (res.action == "commit_failed") {
+    // Under the profile choice failed_delivery "lapses", nothing releases the row: its claim runs out.
+    if (res.action == "commit_failed" && !PrfFailedDeliveryLapses()) {
       i = FindOut(id);
       if (ClaimMatches(i, token)) {
         if (outbox[i].delivery_attempts >= outbox[i].max_delivery_attempts) {
-          OutboxToDead(i, "max delivery attempts reached");
+          OutboxToDead(i, PrfReasonMaxDeliveryAttempts());
         } else {
           OutboxFail(id, token, retry_delay);
         }
@@ -1013,8 +1041,12 @@ machine Store {
     var i: int;
     var row: tOutRow;
     var claimOk: bool;
+    var completeOk: bool;
     i = FindOut(id);
     claimOk = ClaimMatches(i, token);
+    // Whether the completion reports success: under the profile choice complete_fence "silent" a
+    // failed fence reports nothing, so the delivery goes on as if it held (and completes nothing).
+    completeOk = claimOk || PrfCompleteFenceSilent();
     if (i < 0) {
       res.action = "claim_lost";
       return res;
@@ -1033,7 +1065,7 @@ machine Store {
 
     if (profile == AtomicFold) {
       // One transaction: enqueue + complete. A lost claim rolls it back; a failing commit loses it.
-      if (!claimOk) {
+      if (!completeOk) {
         res.action = "claim_lost";
         return res;
       }
@@ -1057,7 +1089,7 @@ machine Store {
       }
       // SplitWrite: the enqueue's commit error is dropped and the completion goes ahead without it.
       res.bug = true;
-      if (!claimOk) {
+      if (!completeOk) {
         res.action = "claim_lost";
         return res;
       }
@@ -1070,7 +1102,7 @@ machine Store {
       res.action = "crashed";
       return res;
     }
-    if (!claimOk) {
+    if (!completeOk) {
       res.action = "claim_lost";
       return res;
     }
@@ -1090,8 +1122,8 @@ machine Store {
         if (m.attempts < m.max_attempts && m.available_at > now && (t < 0 || m.available_at < t)) {
           t = m.available_at;
         }
-        if (LeaseLive(m, now) && (t < 0 || m.lease_until < t)) {
-          t = m.lease_until;
+        if (LeaseLive(m, now) && (t < 0 || LeaseEnds(m.lease_until) < t)) {
+          t = LeaseEnds(m.lease_until);
         }
       }
     }
@@ -1100,8 +1132,8 @@ machine Store {
         if (r.available_at > now && (t < 0 || r.available_at < t)) {
           t = r.available_at;
         }
-        if (ClaimLive(r, now) && (t < 0 || r.claim_until < t)) {
-          t = r.claim_until;
+        if (ClaimLive(r, now) && (t < 0 || LeaseEnds(r.claim_until) < t)) {
+          t = LeaseEnds(r.claim_until);
         }
       }
     }
@@ -1199,6 +1231,10 @@ machine Store {
         announce eSpecRow, (at = now, row = m);
       }
     }
+    foreach (m in deletedRows) {
+      announce eSpecRow, (at = now, row = m);
+    }
+    deletedRows = default(seq[tMsg]);
     i = oldDead;
     while (i < sizeof(dead)) {
       announce eSpecDeadLettered, (at = now, mailbox = dead[i].mailbox, id = dead[i].id, attempts = dead[i].attempts,
@@ -1337,6 +1373,15 @@ machine Store {
     }
     foreach (id in Oldest(expired, now, limit)) {
       retired -= (id);
+    }
+    // Under processed_expiry "until_cleanup" the purge is the cleanup: it removes the expired marks
+    // (not counted in affected).
+    if (PrfProcessedUntilCleanup()) {
+      foreach (id in keys(processed)) {
+        if (processed[id] <= now) {
+          processed -= (id);
+        }
+      }
     }
     return res;
   }

@@ -14,7 +14,7 @@ event eObsLease: (at: int, mailbox: string, lease_for: int, msg_id: string, msg_
 event eObsPeek: (at: int, mailbox: string, msg_id: string, msg_attempts: int, msg_token: int);
 event eObsAck: (at: int, id: string, token: int, err: string);
 event eObsOutboxEnqueue: (at: int, id: string, target: string, key: string, priority: int, max_attempts: int,
-  payload: string, max_delivery_attempts: int, duplicate: bool);
+  payload: string, max_delivery_attempts: int, duplicate: bool, err: string);
 event eObsOutboxClaim: (at: int, limit: int, claim_for: int, claimed: seq[tClaimedRow], bug: bool);
 event eObsAdvanceClock: (at: int);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int, msg_id: string,

@@ -41,7 +41,7 @@ machine Store {
         bug = false);
       if (!leaseless) {
         announce eObsOutboxEnqueue, (at = now, id = "o1", target = "inbox", key = "", priority = 0,
-          max_attempts = 2, payload = "", max_delivery_attempts = 0, duplicate = false);
+          max_attempts = 2, payload = "", max_delivery_attempts = 0, duplicate = false, err = "");
       }
     }
 

@@ -25,11 +25,19 @@ func main() {
 
 func run(root string) error {
 	for _, f := range gen.Files {
-		b, err := f.Generate()
+		path := filepath.Join(root, filepath.FromSlash(f.Path))
+		var current []byte
+		if f.Splice != nil {
+			c, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", f.Path, err)
+			}
+			current = c
+		}
+		b, err := f.Make(current)
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(root, filepath.FromSlash(f.Path))
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", f.Path, err)
 		}
