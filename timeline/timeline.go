@@ -35,6 +35,9 @@ type Timeline struct {
 	Variant       string
 	PredictedStep int
 	Violates      string
+	// BrokenCheck and Code say what the variant gets wrong and where its code lives (see Input).
+	BrokenCheck string
+	Code        []string
 	// ExpectedSide and ObservedSide say, in a few words, whose behaviour each side of a row shows:
 	// the expected side is what the trace records (a counterexample's broken variant, else the
 	// correct store), the observed side is what the replay target did.
@@ -183,6 +186,10 @@ type Input struct {
 	// optional: without them the expected side shows the results and the actors only.
 	ExpectedTarget string
 	ExpectedAfter  map[int]traces.Snapshot
+	// BrokenCheck says in words what the trace's variant gets wrong, and Code where that code
+	// lives, one "file:line symbol (what)" per entry; both optional.
+	BrokenCheck string
+	Code        []string
 	// Window is how many steps to show on each side of the focus besides the causal steps (see
 	// [Shown]). 0 means DefaultWindow; a negative Window shows every step.
 	Window int
@@ -203,7 +210,8 @@ func ExpectedTarget(t *traces.Trace) string {
 func Build(in Input) Timeline {
 	t := in.Trace
 	tl := Timeline{Trace: t.Name, Origin: describeOrigin(t.Origin), Target: in.Target,
-		Variant: t.Expect.Variant, PredictedStep: t.Expect.DivergesAt, Violates: t.Expect.Violates}
+		Variant: t.Expect.Variant, PredictedStep: t.Expect.DivergesAt, Violates: t.Expect.Violates,
+		BrokenCheck: in.BrokenCheck, Code: in.Code}
 	tl.ExpectedSide, tl.ObservedSide = sideNames(t, in.Target, in.ExpectedTarget)
 	if in.Judgement != nil {
 		tl.Claim, tl.AsClaimed = in.Judgement.Summary, in.Judgement.AsClaimed
@@ -578,6 +586,12 @@ func (tl Timeline) Header() []HeaderLine {
 	var h []HeaderLine
 	if tl.Violates != "" {
 		h = append(h, HeaderLine{"violated property", PlainProperty(tl.Violates)})
+	}
+	if tl.BrokenCheck != "" {
+		h = append(h, HeaderLine{"broken check", tl.BrokenCheck})
+	}
+	for _, c := range tl.Code {
+		h = append(h, HeaderLine{"code", c})
 	}
 	h = append(h, HeaderLine{"records", fmt.Sprintf("the behaviour of the broken variant %q, bug included", tl.Variant)})
 	if tl.PredictedStep >= 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,5 +103,49 @@ func TestHelpForEveryCommand(t *testing.T) {
 		if !strings.Contains(out.String(), "Usage:") || !strings.Contains(out.String(), "pconform "+cmd) {
 			t.Errorf("%s --help does not show usage:\n%s", cmd, out.String())
 		}
+	}
+}
+
+// TestEveryCounterexamplePageLinksItsCode: the explain page of every counterexample (the corpus's
+// -bad traces and the hunted ones) names the broken check in words and links the variant's Go
+// code as file:line, and that line exists.
+func TestEveryCounterexamplePageLinksItsCode(t *testing.T) {
+	var paths []string
+	for _, glob := range []string{"../../traces/corpus/*-bad.json", "../../traces/hunted/*.json"} {
+		m, _ := filepath.Glob(glob)
+		paths = append(paths, m...)
+	}
+	if len(paths) < 20 {
+		t.Fatalf("only %d counterexamples", len(paths))
+	}
+	link := regexp.MustCompile(`class="mono code-link">([a-z/_]+\.go):(\d+) `)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			page := filepath.Join(t.TempDir(), "page.html")
+			var out, errOut bytes.Buffer
+			if code := run([]string{"explain", p, "--html", page}, &out, &errOut); code != exitPass {
+				t.Fatalf("explain exited %d\n%s", code, errOut.String())
+			}
+			b, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `id="broken-check"`) {
+				t.Error("the page does not name the broken check")
+			}
+			m := link.FindAllStringSubmatch(string(b), -1)
+			if len(m) == 0 {
+				t.Fatal("the page links no Go file:line")
+			}
+			for _, l := range m {
+				src, err := os.ReadFile(filepath.Join("../..", l[1]))
+				if err != nil {
+					t.Fatalf("the page links %s, which does not exist: %v", l[1], err)
+				}
+				if n, _ := strconv.Atoi(l[2]); n < 1 || n > strings.Count(string(src), "\n")+1 {
+					t.Errorf("the page links %s:%s, past the file's end", l[1], l[2])
+				}
+			}
+		})
 	}
 }

@@ -61,6 +61,7 @@ finding, 2 usage, 3 could not run.`,
 				return err
 			}
 			in := timeline.Input{Trace: t, Window: window}
+			in.BrokenCheck, in.Code = variantCode(t.Expect.Variant)
 			var v replay.Verdict
 			var j report.Judgement
 			if !noReplay {

@@ -1,0 +1,170 @@
+package codelink
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/pconform/pconform/internal/targets"
+)
+
+// module is the module path the source paths are relative to.
+const module = "github.com/pconform/pconform"
+
+// brokenstoreDir is where the variants' code lives, relative to the module root.
+const brokenstoreDir = "internal/brokenstore"
+
+// ErrNoSource is wrapped by Broken when a variant's location can only be found in the sources
+// and none were given.
+var ErrNoSource = errors.New("codelink: the variant's code is found in the sources, and none were given")
+
+// Link is one place in the source.
+type Link struct {
+	// What says what the code does for the variant, in a few words.
+	What string
+	// Symbol is the Go function, as package.Func or package.(*Type).Method.
+	Symbol string
+	// File is relative to the module root; Line is 1-based.
+	File string
+	Line int
+}
+
+// String is "file:line symbol".
+func (l Link) String() string { return fmt.Sprintf("%s:%d %s", l.File, l.Line, l.Symbol) }
+
+// Broken lists where the code of the broken variant lives: the function it runs instead of the
+// store's, or every use of the brokenstore.Rules field it sets. src is the module's source tree;
+// it may be nil for a variant that replaces a function. A name that is no broken variant gives no
+// links.
+func Broken(variant string, src fs.FS) ([]Link, error) {
+	if !slices.Contains(targets.BrokenVariants(), variant) {
+		return nil, nil
+	}
+	parts, _ := targets.Parts(variant)
+	var links []Link
+	if parts.Handle != nil {
+		links = append(links, funcLink("the consumer's handle, replaced", parts.Handle))
+	}
+	if parts.DeliverSplit != nil {
+		links = append(links, funcLink("the split publisher's delivery, replaced", parts.DeliverSplit))
+	}
+	if parts.Rules != nil {
+		fields := setFields(*parts.Rules)
+		if len(fields) > 0 && src == nil {
+			return links, fmt.Errorf("%w (%s: brokenstore.Rules.%s)", ErrNoSource, variant, strings.Join(fields, ", "))
+		}
+		for _, f := range fields {
+			uses, err := ruleUses(src, f)
+			if err != nil {
+				return links, err
+			}
+			links = append(links, uses...)
+		}
+	}
+	return links, nil
+}
+
+// funcLink places a function value by the binary's own line table.
+func funcLink(what string, fn any) Link {
+	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
+	file, line := f.FileLine(f.Entry())
+	name := f.Name() // module/internal/brokenstore.HandleUnfencedAck
+	pkg, sym := name, ""
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		if j := strings.Index(name[i:], "."); j >= 0 {
+			pkg, sym = name[:i+j], name[i+j+1:]
+		}
+	}
+	dir := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	return Link{What: what, Symbol: path.Base(pkg) + "." + sym, File: path.Join(dir, path.Base(file)), Line: line}
+}
+
+// setFields names the fields of rules that differ from the store's (the zero value).
+func setFields(rules any) []string {
+	v := reflect.ValueOf(rules)
+	var out []string
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.IsExported() && !v.Field(i).IsZero() {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
+// ruleUses finds every read of the Rules field in the brokenstore sources (x.rules.Field or
+// rules.Field), with the function it sits in.
+func ruleUses(src fs.FS, field string) ([]Link, error) {
+	names, err := fs.Glob(src, brokenstoreDir+"/*.go")
+	if err != nil {
+		return nil, fmt.Errorf("codelink: %w", err)
+	}
+	var out []Link
+	fset := token.NewFileSet()
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		data, err := fs.ReadFile(src, name)
+		if err != nil {
+			return nil, fmt.Errorf("codelink: %w", err)
+		}
+		file, err := parser.ParseFile(fset, name, data, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("codelink: %w", err)
+		}
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != field || !isRules(sel.X) {
+					return true
+				}
+				out = append(out, Link{What: "where the rule Rules." + field + " bends the store's",
+					Symbol: "brokenstore." + funcName(fn), File: name, Line: fset.Position(sel.Pos()).Line})
+				return true
+			})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("codelink: no use of brokenstore.Rules.%s in %s", field, brokenstoreDir)
+	}
+	return out, nil
+}
+
+// isRules reports whether x is rules or something.rules.
+func isRules(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name == "rules"
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "rules"
+	}
+	return false
+}
+
+// funcName renders a declaration as Func or (*Type).Method.
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	t := fn.Recv.List[0].Type
+	star := ""
+	if s, ok := t.(*ast.StarExpr); ok {
+		star, t = "*", s.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return fmt.Sprintf("(%s%s).%s", star, id.Name, fn.Name.Name)
+	}
+	return fn.Name.Name
+}
