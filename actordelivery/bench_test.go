@@ -374,6 +374,7 @@ func benchActors(b *testing.B, backend Backend, boxes int) {
 	cpu0 := benchCPU(b, s)
 	if stmts != nil {
 		stmts.n.Store(0)
+		stmts.trips.Store(0)
 	}
 	b.ResetTimer()
 	start := time.Now()
@@ -418,19 +419,33 @@ func benchActors(b *testing.B, backend Backend, boxes int) {
 	}
 	if stmts != nil {
 		b.ReportMetric(float64(stmts.n.Load())/float64(b.N), "stmts/trip")
+		b.ReportMetric(float64(stmts.trips.Load())/float64(b.N), "roundtrips/trip")
 	}
 }
 
 // stmtCounter counts the statements pgx sends (every Query, QueryRow and Exec, BEGIN and COMMIT
-// included): each is one round trip to the server.
-type stmtCounter struct{ n atomic.Int64 }
+// included, and each statement of a batch) and the round trips they take (a statement on its own
+// is one; a batch is one, however many statements it holds).
+type stmtCounter struct{ n, trips atomic.Int64 }
 
 func (c *stmtCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.trips.Add(1)
 	return ctx
 }
 
 func (c *stmtCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *stmtCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.trips.Add(1)
+	return ctx
+}
+
+func (c *stmtCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.n.Add(1)
+}
+
+func (c *stmtCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // benchTracedPostgres opens a PostgreSQL store, as benchStoreOn does, on a pool of the benchmark's
 // own (OpenPostgresDB) whose connections count the statements they send.
