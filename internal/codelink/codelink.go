@@ -62,11 +62,16 @@ func Broken(variant string, src fs.FS) ([]Link, error) {
 			return links, fmt.Errorf("%w (%s: brokenstore.Rules.%s)", ErrNoSource, variant, strings.Join(fields, ", "))
 		}
 		for _, f := range fields {
-			uses, err := ruleUses(src, f)
+			uses, stmts, err := ruleUses(src, f)
 			if err != nil {
 				return links, err
 			}
 			links = append(links, uses...)
+			sql, err := storeStatements(src, stmts)
+			if err != nil {
+				return links, err
+			}
+			links = append(links, sql...)
 		}
 	}
 	return links, nil
@@ -100,13 +105,16 @@ func setFields(rules any) []string {
 }
 
 // ruleUses finds every read of the Rules field in the brokenstore sources (x.rules.Field or
-// rules.Field), with the function it sits in.
-func ruleUses(src fs.FS, field string) ([]Link, error) {
+// rules.Field), with the function it sits in, and the SQL statements the read decides: a
+// statement field (e.qName) the guarded branch assigns, or the first one assigned after it
+// from a variable the branch sets.
+func ruleUses(src fs.FS, field string) ([]Link, []string, error) {
 	names, err := fs.Glob(src, brokenstoreDir+"/*.go")
 	if err != nil {
-		return nil, fmt.Errorf("codelink: %w", err)
+		return nil, nil, fmt.Errorf("codelink: %w", err)
 	}
 	var out []Link
+	var stmts []string
 	fset := token.NewFileSet()
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
@@ -114,11 +122,11 @@ func ruleUses(src fs.FS, field string) ([]Link, error) {
 		}
 		data, err := fs.ReadFile(src, name)
 		if err != nil {
-			return nil, fmt.Errorf("codelink: %w", err)
+			return nil, nil, fmt.Errorf("codelink: %w", err)
 		}
 		file, err := parser.ParseFile(fset, name, data, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, fmt.Errorf("codelink: %w", err)
+			return nil, nil, fmt.Errorf("codelink: %w", err)
 		}
 		for _, d := range file.Decls {
 			fn, ok := d.(*ast.FuncDecl)
@@ -126,6 +134,9 @@ func ruleUses(src fs.FS, field string) ([]Link, error) {
 				continue
 			}
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if b, ok := n.(*ast.BlockStmt); ok {
+					stmts = append(stmts, decidedStatements(b.List, field)...)
+				}
 				sel, ok := n.(*ast.SelectorExpr)
 				if !ok || sel.Sel.Name != field || !isRules(sel.X) {
 					return true
@@ -137,7 +148,116 @@ func ruleUses(src fs.FS, field string) ([]Link, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("codelink: no use of brokenstore.Rules.%s in %s", field, brokenstoreDir)
+		return nil, nil, fmt.Errorf("codelink: no use of brokenstore.Rules.%s in %s", field, brokenstoreDir)
+	}
+	slices.Sort(stmts)
+	return out, slices.Compact(stmts), nil
+}
+
+// decidedStatements finds, in one statement list, the if statements whose condition reads the
+// rule and the SQL statement fields (qName) each decides.
+func decidedStatements(list []ast.Stmt, field string) []string {
+	var out []string
+	for i, st := range list {
+		ifs, ok := st.(*ast.IfStmt)
+		if !ok || !reads(ifs.Cond, field) {
+			continue
+		}
+		vars := map[string]bool{}
+		for _, b := range ifs.Body.List {
+			as, ok := b.(*ast.AssignStmt)
+			if !ok {
+				continue
+			}
+			for _, l := range as.Lhs {
+				switch l := l.(type) {
+				case *ast.Ident:
+					vars[l.Name] = true
+				case *ast.SelectorExpr:
+					if isStatement(l.Sel.Name) {
+						out = append(out, l.Sel.Name)
+					}
+				}
+			}
+		}
+		if len(out) > 0 || len(vars) == 0 {
+			continue
+		}
+	next:
+		for _, later := range list[i+1:] {
+			as, ok := later.(*ast.AssignStmt)
+			if !ok || len(as.Lhs) != 1 {
+				continue
+			}
+			l, ok := as.Lhs[0].(*ast.SelectorExpr)
+			if !ok || !isStatement(l.Sel.Name) {
+				continue
+			}
+			found := false
+			ast.Inspect(as.Rhs[0], func(n ast.Node) bool {
+				if id, ok := n.(*ast.Ident); ok && vars[id.Name] {
+					found = true
+				}
+				return !found
+			})
+			if found {
+				out = append(out, l.Sel.Name)
+				break next
+			}
+		}
+	}
+	return out
+}
+
+// reads reports whether x reads rules.field.
+func reads(x ast.Expr, field string) bool {
+	found := false
+	ast.Inspect(x, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == field && isRules(sel.X) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// isStatement reports whether a field name is one of the SQL statements (qName).
+func isStatement(name string) bool {
+	return len(name) > 1 && name[0] == 'q' && name[1] >= 'A' && name[1] <= 'Z'
+}
+
+// storeQueries is the file that holds every SQL statement the store runs.
+const storeQueries = "actordelivery/sqlite_queries.go"
+
+// storeStatements places the store's own statements of the given names (the ones the variant's
+// copies change); a name the store does not have is left out.
+func storeStatements(src fs.FS, names []string) ([]Link, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	data, err := fs.ReadFile(src, storeQueries)
+	if err != nil {
+		return nil, fmt.Errorf("codelink: %w", err)
+	}
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, storeQueries, data, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, fmt.Errorf("codelink: %w", err)
+	}
+	var out []Link
+	for _, d := range file.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			for _, id := range spec.(*ast.ValueSpec).Names {
+				if slices.Contains(names, id.Name) {
+					out = append(out, Link{What: "the store's SQL statement the variant's copy changes",
+						Symbol: "actordelivery." + id.Name, File: storeQueries, Line: fset.Position(id.Pos()).Line})
+				}
+			}
+		}
 	}
 	return out, nil
 }

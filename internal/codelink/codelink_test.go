@@ -32,11 +32,37 @@ func TestEveryVariantLinksToItsCode(t *testing.T) {
 					if !strings.Contains(line, "rules."+field) {
 						t.Errorf("%s: line %q does not read rules.%s", l, line, field)
 					}
+				case strings.HasPrefix(l.What, "the store's SQL statement"):
+					if !strings.Contains(line, fn+" ") || !strings.Contains(line, "=") {
+						t.Errorf("%s: line %q does not declare the statement %s", l, line, fn)
+					}
 				case !strings.Contains(line, "func "+fn+"("):
 					t.Errorf("%s: line %q does not declare %s", l, line, fn)
 				}
 			}
 		})
+	}
+}
+
+// TestRuleVariantsNameTheirStatement: a variant whose rule decides one SQL statement links the
+// store's own statement of that name.
+func TestRuleVariantsNameTheirStatement(t *testing.T) {
+	for variant, stmt := range map[string]string{
+		targets.StaleExtend:          "actordelivery.qExtend",
+		targets.DedupTTLInverted:     "actordelivery.qMarkProcessed",
+		targets.RedriveKeepsAttempts: "actordelivery.qRedriveMessage",
+	} {
+		links, err := Broken(variant, os.DirFS("../.."))
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, l := range links {
+			found = found || l.Symbol == stmt
+		}
+		if !found {
+			t.Errorf("%s links %v, want the store's statement %s", variant, links, stmt)
+		}
 	}
 }
 
