@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -32,7 +33,7 @@ func observedSplitWrite() *traces.Trace {
 // TestObservedDriver: the driver announces the spec events the observed results state, in
 // order, and asserts the project's monitors.
 func TestObservedDriver(t *testing.T) {
-	src, err := bridge.ObservedDriver(observedSplitWrite())
+	src, err := observe.PDriver(observedSplitWrite(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestObservedDriver(t *testing.T) {
 	}
 	bad := observedSplitWrite()
 	bad.Steps[0].Args.ID = `o"1`
-	if _, err := bridge.ObservedDriver(bad); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
+	if _, err := observe.PDriver(bad, 0); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
 		t.Fatalf("an id with a quote: %v", err)
 	}
 }
@@ -82,7 +83,7 @@ func observedDedupCheckpoint() *traces.Trace {
 // checkpoint monitors as the store's observations, and a claim states the claimed row's delivery
 // attempts against its bound; a reason with spaces is written as it is.
 func TestObservedDriverDedupCheckpoint(t *testing.T) {
-	src, err := bridge.ObservedDriver(observedDedupCheckpoint())
+	src, err := observe.PDriver(observedDedupCheckpoint(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -56,18 +57,36 @@ func (o oracleFlags) modelsDir() (string, error) {
 	}
 }
 
-// checkTrace runs the oracles on t and prints the verdict. A counterexample trace (one that
-// names a broken variant and the step where the correct store refuses it) claims a refusal at
-// that step: the model oracle refusing exactly there, and the P oracle reporting the monitor the
-// trace says it violates, is the verdict it claims. Anything else the oracles report is a
-// finding (errFinding).
+// checkTrace runs the oracles on t and prints the verdict (see modelVerdict and pVerdict); a
+// finding is errFinding.
 func checkTrace(w io.Writer, t *traces.Trace, path string, o oracleFlags) error {
-	f, err := observe.CheckModel(t)
+	found, err := modelVerdict(w, t, path)
 	if err != nil {
 		return err
 	}
+	if o.p {
+		pFound, err := pOracle(w, []*traces.Trace{t}, []string{path}, o)
+		if err != nil {
+			return err
+		}
+		found = found || pFound
+	}
+	if found {
+		return errFinding
+	}
+	return nil
+}
+
+// modelVerdict runs the model oracle on t and prints its verdict. A counterexample trace (one
+// that names a broken variant and the step where the correct store refuses it) claims a refusal
+// at that step: the model oracle refusing exactly there is the verdict it claims. Anything else
+// the model reports is a finding (found).
+func modelVerdict(w io.Writer, t *traces.Trace, path string) (found bool, err error) {
+	f, err := observe.CheckModel(t)
+	if err != nil {
+		return false, err
+	}
 	claims := t.Expect.Variant != "" && t.Expect.DivergesAt >= 0
-	found := false
 	switch {
 	case f == nil && !claims:
 		fmt.Fprintf(w, "model oracle: agrees with all %d steps\n", len(t.Steps))
@@ -84,43 +103,62 @@ func checkTrace(w io.Writer, t *traces.Trace, path string, o oracleFlags) error 
 		}
 		fmt.Fprintf(w, "to see it: pconform explain %s --target model\n", path)
 	}
-	if o.p {
-		dir, err := o.modelsDir()
-		if err != nil {
-			return err
+	return found, nil
+}
+
+// pOracle runs the P oracle on ts with one compile and prints each trace's verdict.
+func pOracle(w io.Writer, ts []*traces.Trace, paths []string, o oracleFlags) (found bool, err error) {
+	dir, err := o.modelsDir()
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(os.Stderr, "pconform: P oracle: compiling the spec monitors of %s with the drivers of %d trace(s), then one checker run (a minute or more)\n", dir, len(ts))
+	start := time.Now()
+	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: dir}, ts)
+	if err != nil {
+		return false, err
+	}
+	fmt.Fprintf(os.Stderr, "pconform: P oracle: done in %s\n", time.Since(start).Round(time.Second))
+	for i, t := range ts {
+		if len(ts) > 1 {
+			fmt.Fprintf(w, "%s: ", paths[i])
 		}
-		fmt.Fprintf(os.Stderr, "pconform: P oracle: compiling the spec monitors of %s with the trace's driver (about a minute)\n", dir)
-		msg, err := bridge.CheckObserved(context.Background(), bridge.Config{ProjectDir: dir}, t)
-		if err != nil {
-			return err
-		}
-		if pFound := pVerdict(w, t, msg, dir); pFound {
+		if pVerdict(w, t, msgs[i], dir) {
 			found = true
 		}
 	}
-	if found {
-		return errFinding
-	}
-	return nil
+	return found, nil
 }
+
+func orUnknown(monitor string) string {
+	if monitor == "" {
+		return "a monitor"
+	}
+	return monitor
+}
+
+// claimLocation is the "(PSpec/File.p:line:col)" a safety monitor's message ends with.
+var claimLocation = regexp.MustCompile(`\s*\(PSpec/[A-Za-z0-9_]+\.p:\d+:\d+\)$`)
 
 // pVerdict prints the P oracle's verdict on t (msg is the firing monitor's message, "" when every
 // monitor held) and reports whether it is a finding.
 func pVerdict(w io.Writer, t *traces.Trace, msg, dir string) bool {
 	claimed := t.Expect.Violates
+	// The checker's message leaves out the assertion's location, which the trace's claim ends with.
+	bare := strings.TrimSpace(claimLocation.ReplaceAllString(claimed, ""))
 	checkable := claimed == "" || slices.Contains(bridge.ObservedMonitors, bridge.MonitorOf(dir, claimed))
 	switch {
 	case msg == "" && claimed == "":
 		fmt.Fprintf(w, "P oracle: monitors %s hold\n", strings.Join(bridge.ObservedMonitors, ", "))
 		return false
 	case msg == "" && !checkable:
-		fmt.Fprintf(w, "P oracle: not checked: the trace violates %q, a monitor that watches row state an observed history does not state (the P oracle runs %s, which hold)\n",
-			claimed, strings.Join(bridge.ObservedMonitors, ", "))
+		fmt.Fprintf(w, "P oracle: not checked: the trace violates %s, which the P oracle does not run (it watches events a recorded history does not state): %s\n",
+			orUnknown(bridge.MonitorOf(dir, claimed)), bare)
 		return false
 	case msg == "":
 		fmt.Fprintf(w, "FINDING P oracle: monitors %s hold, but the trace claims it violates: %s\n", strings.Join(bridge.ObservedMonitors, ", "), claimed)
 		return true
-	case msg == claimed:
+	case msg == bare || msg == claimed:
 		fmt.Fprintf(w, "P oracle: violated, as the trace claims: %s\n", msg)
 		return false
 	default:
@@ -184,6 +222,8 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 				return lc.follow(ctx, follow, stopAfterIdle)
 			}
 			finding := false
+			var pTraces []*traces.Trace
+			var pPaths []string
 			for _, path := range args {
 				isLog, err := sniffLog(path)
 				if err != nil {
@@ -197,13 +237,25 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 					if t, err = traces.ReadFile(path); err != nil {
 						return err
 					}
-					err = checkTrace(w, t, path, oracles)
+					var found bool
+					if found, err = modelVerdict(w, t, path); found {
+						err = errFinding
+					}
+					pTraces, pPaths = append(pTraces, t), append(pPaths, path)
 				}
 				if errors.Is(err, errFinding) {
 					finding = true
 				} else if err != nil {
 					return err
 				}
+			}
+			if oracles.p && len(pTraces) > 0 {
+				// One compile for every trace: the P oracle's cost is the compile.
+				found, err := pOracle(w, pTraces, pPaths, oracles)
+				if err != nil {
+					return err
+				}
+				finding = finding || found
 			}
 			if finding {
 				return errFinding

@@ -6,11 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -152,5 +154,50 @@ func TestCheckFollow(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout says no %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestCheckPCounterexamples runs check --p on every counterexample of the corpus (one P compile
+// for all): a counterexample whose monitor the P oracle runs must be reported violated in that
+// monitor's words; the others must be said not checked, naming their monitor. -short skips it.
+func TestCheckPCounterexamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the P compile and checker run")
+	}
+	if _, err := exec.LookPath("p"); err != nil {
+		t.Skip("the P tool `p` is not on PATH")
+	}
+	bad, err := filepath.Glob(filepath.Join("..", "..", "traces", "corpus", "*-bad.json"))
+	if err != nil || len(bad) == 0 {
+		t.Fatalf("no counterexamples in the corpus (%v)", err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(append([]string{"check", "--p"}, bad...), &out, &errOut)
+	if code != exitPass {
+		t.Fatalf("check --p on the counterexamples exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	models := filepath.Join("..", "..", "models", "p")
+	violated := 0
+	for _, path := range bad {
+		tr, err := traces.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		monitor := bridge.MonitorOf(models, tr.Expect.Violates)
+		if monitor == "" {
+			t.Fatalf("%s: no monitor found for its claim %q", path, tr.Expect.Violates)
+		}
+		want := path + ": P oracle: violated, as the trace claims: " + strings.TrimSpace(claimLocation.ReplaceAllString(tr.Expect.Violates, ""))
+		if !slices.Contains(bridge.ObservedMonitors, monitor) {
+			want = path + ": P oracle: not checked: the trace violates " + monitor + ","
+		} else {
+			violated++
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check --p printed no %q:\n%s", want, out.String())
+		}
+	}
+	if violated == 0 {
+		t.Fatal("no counterexample violates a monitor the P oracle runs: the test shows nothing")
 	}
 }
