@@ -585,7 +585,7 @@ func (tl Timeline) Header() []HeaderLine {
 	}
 	var h []HeaderLine
 	if tl.Violates != "" {
-		h = append(h, HeaderLine{"violated property", PlainProperty(tl.Violates)})
+		h = append(h, HeaderLine{"violated property", report.PlainProperty(tl.Violates)})
 	}
 	if tl.BrokenCheck != "" {
 		h = append(h, HeaderLine{"broken check", tl.BrokenCheck})

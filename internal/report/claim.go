@@ -59,7 +59,7 @@ func Judge(t *traces.Trace, target string, v replay.Verdict) Judgement {
 	j := Judgement{Claim: ClaimFor(t, target)}
 	violates := ""
 	if p := t.Expect.Violates; p != "" {
-		violates = fmt.Sprintf("; the bug violates: %s", p)
+		violates = fmt.Sprintf("; the bug violates: %s", PlainProperty(p))
 	}
 	at := func() string {
 		if v.Step == replay.FinalStep {

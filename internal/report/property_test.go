@@ -1,4 +1,4 @@
-package timeline
+package report
 
 import (
 	"os"
@@ -11,9 +11,9 @@ import (
 // TestEveryLivenessMonitorHasPlainWords: each spec of models/p with a hot state (a liveness
 // monitor) has a plain statement, and each statement names such a monitor.
 func TestEveryLivenessMonitorHasPlainWords(t *testing.T) {
-	files, err := filepath.Glob("../models/p/PSpec/*.p")
+	files, err := filepath.Glob("../../models/p/PSpec/*.p")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no P specs in ../models/p/PSpec (%v)", err)
+		t.Fatalf("no P specs in ../../models/p/PSpec (%v)", err)
 	}
 	spec := regexp.MustCompile(`(?m)^spec (\w+) observes`)
 	liveness := map[string]bool{}
