@@ -7,7 +7,8 @@
 # history is checked. A subject passes when it
 #   - is at most 72 characters long;
 #   - reads "pkg: verb phrase": one or more places, separated by ", ", then ": ", then a phrase that
-#     starts with a lower-case letter or a digit and does not end with a period;
+#     starts right after the ': ' (a name such as P or a flag such as --follow may open it) and does
+#     not end with a period;
 #   - names real places: each is a path in the commit's tree (or its parent's, for a removal), the
 #     last element of a directory in it (a package's name), or one of the words in $words.
 # Merge commits are not checked. Without a git repository it says so and passes. In a shallow clone
@@ -45,7 +46,7 @@ names_in() {
   git ls-tree -r -t --name-only "$1" 2>/dev/null | awk '{ print; n = split($0, p, "/"); print p[n] }'
 }
 
-prefix_re='^[a-z0-9][a-z0-9._/-]*(, [a-z0-9][a-z0-9._/-]*)*: [a-z0-9]'
+prefix_re='^[a-z0-9][a-z0-9._/-]*(, [a-z0-9][a-z0-9._/-]*)*: [^[:space:]]'
 bad=0
 for c in "${commits[@]}"; do
   subject=$(git log -1 --format=%s "$c")
@@ -54,7 +55,7 @@ for c in "${commits[@]}"; do
   if [ "${#subject}" -gt "$max" ]; then
     why="${#subject} characters, at most $max"
   elif ! [[ $subject =~ $prefix_re ]]; then
-    why="not of the form 'pkg: verb phrase' (lower-case places, ': ', a lower-case phrase)"
+    why="not of the form 'pkg: verb phrase' (lower-case places, ': ', then the phrase)"
   elif [[ $subject == *. ]]; then
     why="ends with a period"
   else

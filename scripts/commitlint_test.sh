@@ -56,6 +56,7 @@ done <<'CASES'
 replay: a subject of seventy-three characters, one more than the limit xx|73 characters, at most 72
 Replay: Move targets|not of the form 'pkg: verb phrase'
 move targets into internal/targets|not of the form 'pkg: verb phrase'
+replay:  two blanks before the phrase|not of the form 'pkg: verb phrase'
 replay: move targets.|ends with a period
 nosuchpkg: add a thing|'nosuchpkg' is neither a path nor a package
 CASES
