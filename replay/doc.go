@@ -43,6 +43,10 @@
 //   - A divergence is a value, never an error. Run returns an error only when the run itself
 //     could not happen. A Target's Do returns an error only for infrastructure failures; a lost
 //     lease or claim is an observation.
+//   - What a target declares is kept ([Capabilities]): an operation it declares unsupported is
+//     never sent (the verdict is Inconclusive), a snapshot column it declares unknown is left
+//     out of the final comparison, with the columns the trace itself leaves unknown, and a
+//     target that reports a column it declared unknown makes Run return an error naming it.
 //
 // The engine is pure: it touches no file, database or clock of its own.
 package replay

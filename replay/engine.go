@@ -56,6 +56,10 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 		return Verdict{}, fmt.Errorf("replay: trace %q: %w", t.Name, err)
 	}
 	r := &run{t: t, target: target, b: NewBinding(), fetched: map[int]string{}}
+	caps := CapabilitiesOf(target)
+	if err := caps.Check(); err != nil {
+		return Verdict{}, err
+	}
 	for i, step := range t.Steps {
 		if err := ctx.Err(); err != nil {
 			return r.inconclusive(i, fmt.Sprintf("stopped: %v", err)), nil
@@ -64,6 +68,9 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 			if err := target.Reopen(ctx); err != nil {
 				return Verdict{}, fmt.Errorf("replay: trace %q: reopen before step #%d: %w", t.Name, i, err)
 			}
+		}
+		if !caps.Supports(step.Op) {
+			return r.inconclusive(i, fmt.Sprintf("the target declares %s unsupported", step.Op)), nil
 		}
 		obs, err := target.Do(ctx, step.Op, step.At, r.b.Args(step.Op, step.Args))
 		switch {
@@ -107,8 +114,16 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 		return Verdict{}, fmt.Errorf("replay: trace %q: final snapshot: %w", t.Name, err)
 	}
 	got := r.b.Snapshot(snap)
-	traces.Canonicalize(&got)
+	if cols := traces.Reported(&got, caps.Unknown); len(cols) > 0 {
+		return Verdict{}, fmt.Errorf("replay: trace %q: the target's snapshot states %v, which its Capabilities declare unknown; report it as zero, or declare it known", t.Name, cols)
+	}
 	want := cloneSnapshot(*t.Final)
+	// What either side does not state is left out of the comparison, never filled in.
+	unknown := traces.UnionColumns(t.Final.Unknown, caps.Unknown)
+	traces.Blank(&got, unknown)
+	traces.Blank(&want, unknown)
+	got.Unknown, want.Unknown = unknown, slices.Clone(unknown)
+	traces.Canonicalize(&got)
 	traces.Canonicalize(&want)
 	v.FinalCompared = true
 	v.Tokens = r.b.Tokens()

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
@@ -191,28 +191,9 @@ func (t *StoreTarget) Close() error {
 // Backend is the backend the target's store runs on.
 func (t *StoreTarget) Backend() actordelivery.Backend { return t.db.Backend }
 
-// Seconds converts a trace duration to a time.Duration. A valid trace keeps durations within
-// traces.MaxSeconds, far inside time.Duration's range; a larger value (a trace built in code and
-// never validated) saturates instead of wrapping, so the store refuses it as above
-// actordelivery.MaxDuration rather than reading a wrapped, negative or short duration.
-func Seconds(d int64) time.Duration {
-	const most = int64(math.MaxInt64 / int64(time.Second))
-	if d > most || d < -most {
-		if d < 0 {
-			return math.MinInt64
-		}
-		return math.MaxInt64
-	}
-	return time.Duration(d) * time.Second
-}
-
-// logical converts a store time to logical seconds; the zero time (no lease, no claim) is 0.
-func logical(at time.Time) int64 {
-	if at.IsZero() {
-		return 0
-	}
-	return int64(at.Sub(traces.Epoch) / time.Second)
-}
+// Seconds converts a trace duration to a time.Duration: traces.Duration, which saturates instead
+// of wrapping, so the store refuses a huge value as above actordelivery.MaxDuration.
+func Seconds(d int64) time.Duration { return traces.Duration(d) }
 
 // errKind maps the store's sentinels to a result's error kind; any other error is not an
 // observation but a failure to run the step.
@@ -360,7 +341,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		for _, r := range recs {
 			o.Redrives = append(o.Redrives, traces.RedriveRecord{
 				ID: r.ID, Kind: r.Kind, Mailbox: r.Mailbox, Attempts: r.Attempts, DeadReason: r.DeadReason,
-				Reason: r.Reason, At: logical(r.At),
+				Reason: r.Reason, At: traces.Seconds(r.At),
 			})
 		}
 	case traces.OpConsumerFetch:
@@ -427,9 +408,9 @@ type declineRetry struct{}
 
 func (declineRetry) Retry(error, int) (time.Duration, bool) { return 0, false }
 
-// errHandlerFails is the error of a trace's failing handler; its message is the dead-letter
+// errHandlerFails is the error of a trace's failing handler (adapter.ErrHandlerFailed); its message is the dead-letter
 // reason a declining retry policy records.
-var errHandlerFails = errors.New(traces.ReasonHandlerFailed)
+var errHandlerFails = adapter.ErrHandlerFailed
 
 // consumer builds the real consumer a consumer step runs, with handler h. A new one per step is
 // the same code the worker's long-lived consumer runs; the consumer keeps no state between
@@ -471,7 +452,7 @@ func EffectHandler(st *actordelivery.Store, outcome string) actordelivery.Handle
 
 // appendEffect appends id to mailbox's effect log in the transaction ctx carries.
 func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id string) error {
-	actor := "effects/" + mailbox
+	actor := adapter.EffectsActor(mailbox)
 	state, version, err := st.LoadCheckpoint(ctx, actor)
 	if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
 		return err
@@ -651,27 +632,27 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 		mailboxes[m.Mailbox] = true
 		s.Messages = append(s.Messages, replay.MessageRow{
 			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: string(m.Payload),
-			State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: logical(m.AvailableAt),
-			Token: m.Token, LeaseUntil: logical(m.LeaseUntil),
+			State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: traces.Seconds(m.AvailableAt),
+			Token: m.Token, LeaseUntil: traces.Seconds(m.LeaseUntil),
 		})
 	}
 	for _, d := range dead {
 		mailboxes[d.Mailbox] = true
 		s.DeadLetters = append(s.DeadLetters, traces.DeadLetterRow{
 			Mailbox: d.Mailbox, ID: d.ID, Key: d.Key, Priority: d.Priority, Payload: string(d.Payload),
-			Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, Reason: d.Reason, DeadAt: logical(d.DeadAt),
+			Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, Reason: d.Reason, DeadAt: traces.Seconds(d.DeadAt),
 		})
 	}
 	for _, r := range outbox {
 		s.Outbox = append(s.Outbox, replay.OutboxRow{
 			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			Payload: string(r.Payload), State: r.State, DeliveryAttempts: r.DeliveryAttempts,
-			AvailableAt: logical(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: logical(r.ClaimUntil),
+			AvailableAt: traces.Seconds(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: traces.Seconds(r.ClaimUntil),
 			Reason: r.DeadReason,
 		})
 	}
 	for mb := range mailboxes {
-		state, _, err := t.st.LoadCheckpoint(ctx, "effects/"+mb)
+		state, _, err := t.st.LoadCheckpoint(ctx, adapter.EffectsActor(mb))
 		if errors.Is(err, actordelivery.ErrNotFound) {
 			continue
 		}
