@@ -149,4 +149,3 @@ func PDriver(t *traces.Trace, k int) (string, error) {
 	fmt.Fprintf(&b, "test %s [main=ObservedHistory%04d]: assert %s in { ObservedHistory%04d };\n", PTestCase(k), k, strings.Join(ObservedMonitors, ", "), k)
 	return b.String(), nil
 }
-
