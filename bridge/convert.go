@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -30,22 +31,8 @@ var (
 const CounterexampleSuffix = "Counterexample"
 
 // counterexampleVariants maps each counterexample test case to the broken variant whose
-// behaviour its bug trace records.
-var counterexampleVariants = map[string]string{
-	"tcOutboxSplitWriteCounterexample":            "split-write",
-	"tcLeaselessRawAttemptsCounterexample":        "raw-attempts",
-	"tcUnfencedAckCounterexample":                 "unfenced-ack",
-	"tcLeaselessFetchedAttemptsCounterexample":    "fetched-attempts",
-	"tcFifoOvertakeCounterexample":                "fifo-overtake",
-	"tcOutboxUnboundedCounterexample":             "outbox-unbounded",
-	"tcDedupTTLInvertedCounterexample":            "dedup-ttl-inverted",
-	"tcCheckpointResetCounterexample":             "checkpoint-reset",
-	"tcPurgeForgetsIdsCounterexample":             "purge-forgets-ids",
-	"tcAttemptsKeptOnRedriveCounterexample":       "redrive-keeps-attempts",
-	"tcEarlyDeadLetterUnfencedCounterexample":     "early-dead-letter-unfenced",
-	"tcExhaustedDeadLetterUnfencedCounterexample": "exhausted-dead-letter-unfenced",
-	"tcRecordTakesResetAttemptsCounterexample":    "redrive-records-reset",
-}
+// behaviour its bug trace records: the P test cases of internal/variants.
+var counterexampleVariants = variants.ByPTestCase()
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name
 // does not end in "Counterexample"), the mapped variant name for a known counterexample, and an

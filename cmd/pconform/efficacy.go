@@ -15,19 +15,25 @@ import (
 
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
 	"github.com/pconform/pconform/traces"
 )
 
-// notObserved names the broken variants of replay's registry that the efficacy table leaves out,
-// with the reason: the workload never performs the operation whose rule they break, so no run of
-// it can show them (each is caught by its P counterexample, its corpus trace or a hunt instead).
-// Every other variant is in the table by default.
-var notObserved = map[string]string{
-	"purge-forgets-ids":     "the workload never enqueues an id again, so no purged id is offered back inside its dedup horizon (its purges run the variant's copy, Eligibility.PurgeRecorded)",
-	"redrive-records-reset": "the workload's maintainer redrives but never reads the redrive history back (list_redrives is a read the recorder does not record), so no observed history shows a record; its redrives do run the variant's copy (Eligibility.RedriveRecorded), and the P counterexample tcRecordTakesResetAttemptsCounterexample, its corpus trace and the hunts catch it",
-}
+// notObserved names the broken variants the efficacy table leaves out, with the reason: the
+// workload never performs the operation whose rule they break, so no run of it can show them
+// (each is caught by its P counterexample, its corpus trace or a hunt instead). It is the
+// NotObserved column of internal/variants; every other variant is in the table by default.
+var notObserved = func() map[string]string {
+	out := map[string]string{}
+	for _, r := range variants.All() {
+		if r.NotObserved != "" {
+			out[r.Name] = r.NotObserved
+		}
+	}
+	return out
+}()
 
 // efficacyVariants lists the broken variants the efficacy table observes: every name in
 // targets.BrokenVariants but those in notObserved.
