@@ -9,7 +9,10 @@
 //   - from the profile choices ([profile.Choices]): profile/profile_gen.go ([ProfileGo]), the
 //     Profile type; models/p/PSrc/Profile_gen.p ([PProfile]), the P model's constants for the
 //     default profile (pconform profile check writes another profile's into a copy of the
-//     project); and the choices table of docs/semantics.md ([SemanticsChoices]), between markers.
+//     project); and the choices table of docs/semantics.md ([SemanticsChoices]), between markers;
+//   - from the variant catalogue ([variants.All]): its table in docs/architecture.md
+//     ([ArchitectureVariants]) and the target list of internal/targets/doc.go ([TargetsDoc]),
+//     both between markers.
 //
 // Files lists every generated file with its generator. The generators are pure functions of the
 // tables; cmd/pconform-gen writes their output (run it with `go generate ./internal/gen`), and

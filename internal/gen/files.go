@@ -26,4 +26,6 @@ var Files = []File{
 	{Path: "profile/profile_gen.go", Generate: ProfileGo},
 	{Path: "models/p/PSrc/Profile_gen.p", Generate: PProfileDefault},
 	{Path: "docs/semantics.md", Splice: SemanticsChoices},
+	{Path: "docs/architecture.md", Splice: ArchitectureVariants},
+	{Path: "internal/targets/doc.go", Splice: TargetsDoc},
 }
