@@ -203,3 +203,39 @@ func TestResultFields(t *testing.T) {
 		t.Fatalf("traces.Result has fields %v; sameResult compares %v", names, want)
 	}
 }
+
+// FuzzCheck: any input is checked or refused with an ErrBadLog, never a panic; and where both the
+// streaming oracle and the whole-trace one (ReadLog, Convert, CheckModel) take the log, they give
+// the same verdict at the same event.
+func FuzzCheck(f *testing.F) {
+	enq := ev(1, false, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`)
+	lease := ev(2, false, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":1,"token":"T1"}}`)
+	ack := ev(3, false, 2, "ack", `{"id":"m1","token":"T1"}`, `{}`)
+	for _, s := range []string{enq + lease + ack + ack, enq + ack, enq + lease[:20], "", "{}\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, got, err := streamCheck(data, observe.CheckOptions{})
+		if err != nil {
+			if !errors.Is(err, observe.ErrBadLog) {
+				t.Fatalf("error without ErrBadLog: %v", err)
+			}
+			return
+		}
+		lg, err := observe.ReadLog(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			return
+		}
+		tr, err := observe.Convert(lg, observe.Options{Name: "fuzz"})
+		if err != nil {
+			return
+		}
+		want, err := observe.CheckModel(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (want == nil) != (got == nil) || want != nil && want.Step != got.Step {
+			t.Fatalf("the whole-trace oracle finds %v, the streaming one %v", want, got)
+		}
+	})
+}
