@@ -3,6 +3,7 @@ package properties
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -128,45 +129,7 @@ func testContentionPostgres(t *testing.T) {
 		t.Skip("PCONFORM_PG_DSN is not set: skipping the PostgreSQL contention check (scripts/check.sh starts a server)")
 	}
 	ctx := context.Background()
-	base, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatalf("PCONFORM_PG_DSN: %v", err)
-	}
-	// A schema of this run's own, so that parallel test binaries on one server never meet.
-	schema := "contention_" + strings.ToLower(rand.Text()[:16])
-	admin := stdlib.OpenDB(*base)
-	t.Cleanup(func() { _ = admin.Close() })
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema %s: %v", schema, err)
-	}
-	// Registered before the stores' cleanups, so it runs after they closed.
-	t.Cleanup(func() {
-		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	// open returns a store in the schema whose connections carry params (server settings).
-	open := func(name string, params map[string]string) *actordelivery.Store {
-		t.Helper()
-		cfg := base.Copy()
-		cfg.RuntimeParams = map[string]string{}
-		for k, v := range base.RuntimeParams {
-			cfg.RuntimeParams[k] = v
-		}
-		cfg.RuntimeParams["search_path"] = schema
-		cfg.RuntimeParams["application_name"] = schema + "_" + name
-		for k, v := range params {
-			cfg.RuntimeParams[k] = v
-		}
-		db := stdlib.OpenDB(*cfg)
-		t.Cleanup(func() { _ = db.Close() })
-		st, err := actordelivery.OpenPostgresDB(db, actordelivery.Options{Clock: fixedClock{contentionEpoch}})
-		if err != nil {
-			t.Fatalf("open the %s store: %v", name, err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
+	admin, schema, open := pgSchema(t, dsn, "contention")
 	holder := open("holder", nil)
 	// bounded gives up on a row lock after 100 ms, a PostgreSQL "lock not available" (ErrBusy).
 	bounded := open("bounded", map[string]string{"lock_timeout": "100ms"})
@@ -299,4 +262,51 @@ func leaseUntil(t *testing.T, st *actordelivery.Store) time.Time {
 		t.Fatalf("GetMessage(m1): %v", err)
 	}
 	return m.LeaseUntil
+}
+
+// pgSchema creates a schema of its own on the server dsn names (so that parallel test binaries on
+// one server never meet), dropped when the test ends, and returns an administrative connection,
+// the schema's name, and open: a store in the schema on a pool of its own whose connections carry
+// the application name schema_name and the server settings params.
+func pgSchema(t *testing.T, dsn, prefix string) (admin *sql.DB, schema string, open func(name string, params map[string]string) *actordelivery.Store) {
+	t.Helper()
+	ctx := context.Background()
+	base, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("PCONFORM_PG_DSN: %v", err)
+	}
+	schema = prefix + "_" + strings.ToLower(rand.Text()[:16])
+	admin = stdlib.OpenDB(*base)
+	t.Cleanup(func() { _ = admin.Close() })
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	// Registered before the stores' cleanups, so it runs after they closed.
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	open = func(name string, params map[string]string) *actordelivery.Store {
+		t.Helper()
+		cfg := base.Copy()
+		cfg.RuntimeParams = map[string]string{}
+		for k, v := range base.RuntimeParams {
+			cfg.RuntimeParams[k] = v
+		}
+		cfg.RuntimeParams["search_path"] = schema
+		cfg.RuntimeParams["application_name"] = schema + "_" + name
+		for k, v := range params {
+			cfg.RuntimeParams[k] = v
+		}
+		db := stdlib.OpenDB(*cfg)
+		t.Cleanup(func() { _ = db.Close() })
+		st, err := actordelivery.OpenPostgresDB(db, actordelivery.Options{Clock: fixedClock{contentionEpoch}})
+		if err != nil {
+			t.Fatalf("open the %s store: %v", name, err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	return admin, schema, open
 }

@@ -6,6 +6,8 @@
 #   scripts/mutation.sh FILE...         # only these files of actordelivery (e.g. mailbox.go)
 #   scripts/mutation.sh --summary [LOG] # the per-file table of a run's log (default
 #                                       # out/mutation/gremlins.log; a stopped run's log too)
+#   scripts/mutation.sh --hand [SEEDS]  # the hand-written mutants of scripts/mutants/*.patch, each
+#                                       # under seeds 1..SEEDS (default 10), observe included
 #
 # gremlins (github.com/go-gremlins/gremlins, installed into the git-ignored .tools/bin from the
 # module mirror, never into go.mod) mutates one operator of actordelivery at a time (conditionals
@@ -18,13 +20,23 @@
 #   1. the analyzers: `go vet -vettool=pconform-vet ./actordelivery` on the mutated source;
 #   2. properties: the probe test (TestFencingProbes), the contention check (TestContention: two
 #      writers on one SQLite file, and on PostgreSQL a call that meets a held row lock or a
-#      serialization failure, each counted exactly) and the stateful property test against the
+#      serialization failure, each counted exactly), the row-lock races on PostgreSQL
+#      (TestRowLockRaces: workers racing for one head, a fetch and a claim beside a held head, a
+#      decision read racing a nack), then the stateful property test against the
 #      store with its fencing probes, on SQLite and on PostgreSQL (TestPropertyStore,
 #      TestPropertyStorePostgres, PCONFORM_SEQUENCES sequences, default 200 as in the gate, seed 1);
 #   3. replay: the hand-written traces (TestSymbolPathsAgree, SQLite), then every committed trace
 #      against a SQLite store that records, its recorded history read back, required complete and
 #      checked by the Go model (TestRecordedHistory), then the committed corpus against the store
-#      on both backends, the store reopened before every step and the model (TestCorpus).
+#      on both backends, the store reopened before every step and the model (TestCorpus);
+#   4. with --hand only: `pconform observe` (the gate's observe stage) on SQLite and PostgreSQL,
+#      with and without --kill, under the mutant's seed.
+#
+# The hand-written mutants (scripts/mutants/*.patch, one realistic bug each, named
+# <class>-<what>.patch) are the classes operator mutants cannot write: a row lock dropped, a wake
+# sent early, a worker that fetches after stop. --hand applies each to a copy of the source and
+# runs the oracle above once per seed (PCONFORM_SEED, the properties' and observe's seed); its
+# table says in how many seeds a non-unit layer killed the mutant, and which layer.
 #
 # A mutant is KILLED when the oracle fails, LIVED when it passes, NOT COVERED when no oracle test
 # runs its line (coverage is gathered from the oracle alone, -coverpkg=actordelivery), TIMED OUT
@@ -88,6 +100,12 @@ summary() {
       row("all")
     }' "$1"
 }
+hand=0 seeds=10
+if [ "${1:-}" = --hand ]; then
+  hand=1 seeds=${2:-10}
+  case $seeds in '' | *[!0-9]* | 0) echo "mutation: --hand SEEDS must be a whole number >= 1, got '$seeds'" >&2; exit 2 ;; esac
+  set --
+fi
 if [ "${1:-}" = --summary ]; then
   summary "${2:-$PCONFORM_ROOT/out/mutation/gremlins.log}"
   exit 0
@@ -98,7 +116,7 @@ bin=$PCONFORM_TOOLS/bin
 mkdir -p "$bin"
 # The module proxy's build carries no version stamp (`gremlins --version` says "dev"), so a stamp
 # file beside it says which version was installed.
-if [ ! -x "$bin/gremlins" ] || [ "$(cat "$bin/.gremlins-version" 2>/dev/null)" != "$GREMLINS_VERSION" ]; then
+if [ "$hand" = 0 ] && { [ ! -x "$bin/gremlins" ] || [ "$(cat "$bin/.gremlins-version" 2>/dev/null)" != "$GREMLINS_VERSION" ]; }; then
   echo "mutation: installing gremlins $GREMLINS_VERSION into .tools/bin"
   GOBIN=$bin go install "github.com/go-gremlins/gremlins/cmd/gremlins@$GREMLINS_VERSION"
   echo "$GREMLINS_VERSION" >"$bin/.gremlins-version"
@@ -192,8 +210,8 @@ root=\$("\$real" env GOMOD); root=\${root%/go.mod}
 cd "\$root" || exit 3
 tmp=\$(mktemp -d "$shm/pconform-mutant-XXXXXX") || exit 3
 trap 'rm -rf "\$tmp"' EXIT
-export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=$pg_dsn
-oracle='^(TestCorpus|TestSymbolPathsAgree|TestRecordedHistory|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention)\$'
+export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=$pg_dsn PCONFORM_SEED=\${PCONFORM_SEED:-1}
+oracle='^(TestCorpus|TestSymbolPathsAgree|TestRecordedHistory|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention|TestRowLockRaces)\$'
 if [ \${#cover[@]} -gt 0 ]; then
   exec "\$real" test -count=1 "\${timeout[@]}" "\${cover[@]}" -run "\$oracle" ./replay ./properties >/dev/null 2>&1
 fi
@@ -231,19 +249,63 @@ phase build
 rc=\$?; phase vet
 [ \$rc -eq 0 ] || verdict KILLED analyzers 1
 bin=\$tmp/bin
-"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >/dev/null 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2; }
+"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >"\$tmp/build.log" 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2 "-- \$(tail -n 3 "\$tmp/build.log" | tr '\n' ' ')"; }
 phase build-properties
-part properties properties '^(TestFencingProbes|TestContention|TestPropertyStore|TestPropertyStorePostgres)\$'
-"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >/dev/null 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2; }
+part properties properties '^(TestFencingProbes|TestContention|TestRowLockRaces)\$' probes
+part properties properties '^(TestPropertyStore|TestPropertyStorePostgres)\$'
+"\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >"\$tmp/build.log" 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2 "-- \$(tail -n 3 "\$tmp/build.log" | tr '\n' ' ')"; }
 phase build-replay
 # Replay's parts run one binary invocation each, cheapest first (within one invocation the tests
 # would run in source file order): the hand-written traces, the recording part, the corpus.
 part replay replay '^TestSymbolPathsAgree\$'
 part replay replay '^TestRecordedHistory\$' recording
 part replay replay '^TestCorpus\$' corpus
+if [ -n "\${PCONFORM_MUTATION_OBSERVE:-}" ]; then
+  "\$real" build -o "\$bin/pconform" ./cmd/pconform >/dev/null 2>&1 || { phase build-pconform; verdict NOT-VIABLE build 2; }
+  phase build-pconform
+  for run in "sqlite" "sqlite --kill" "postgres" "postgres --kill"; do
+    # shellcheck disable=SC2086 # run is a backend and an optional flag
+    set -- \$run
+    label=observe-\$1\${2:+-kill}
+    rc=0
+    "\$bin/pconform" observe --backend "\$@" --seed "\$PCONFORM_SEED" --budget 3s --out "\$tmp/\$label.json" >"\$tmp/\$label.log" 2>&1 || rc=\$?
+    phase "\$label"
+    [ \$rc -eq 0 ] || verdict KILLED "\$label" 1
+  done
+fi
 verdict LIVED - 0
 EOF
 chmod +x "$work/shim/go"
+
+# --hand: each patch on a copy of the source, the oracle once per seed; oracle.log's lines are
+# prefixed with the patch and the seed.
+if [ "$hand" = 1 ]; then
+  patches=("$PCONFORM_ROOT"/scripts/mutants/*.patch)
+  : >"$out/hand.log"
+  echo "mutation: ${#patches[@]} hand-written mutants, seeds 1..$seeds, oracle: analyzers, properties, replay, observe on SQLite and PostgreSQL"
+  # A seed whose oracle could not build (rc 2) decides nothing: it is counted apart.
+  echo "| mutant | killed seeds | undecided | by |" >"$out/hand.md"
+  echo "|---|---:|---:|---|" >>"$out/hand.md"
+  for patch in "${patches[@]}"; do
+    name=$(basename "$patch" .patch)
+    rm -rf "$work/mutant" && cp -r "$work/src" "$work/mutant"
+    (cd "$work/mutant" && git apply "$patch") || { echo "mutation: $name does not apply" >&2; exit 1; }
+    killed=0 undecided=0 by=""
+    for seed in $(seq 1 "$seeds"); do
+      rc=0
+      (cd "$work/mutant" && PCONFORM_SEED=$seed PCONFORM_MUTATION_OBSERVE=1 PATH="$work/shim:$PATH" go test ./actordelivery) || rc=$?
+      line=$(tail -n 1 "$out/oracle.log")
+      echo "$name seed=$seed $line" >>"$out/hand.log"
+      if [ "$rc" = 1 ]; then killed=$((killed + 1)); by+=" $(echo "$line" | awk '{print $3}')"; fi
+      if [ "$rc" = 2 ]; then undecided=$((undecided + 1)); fi
+      echo "mutation: $name seed $seed: $(echo "$line" | awk '{print $2, $3}')"
+    done
+    by=$(echo "$by" | tr ' ' '\n' | sed '/^$/d' | sort | uniq -c | awk '{printf "%s%s (%d)", sep, $2, $1; sep=", "}')
+    echo "| $name | $killed / $seeds | $undecided | ${by:--} |" >>"$out/hand.md"
+  done
+  cat "$out/hand.md"
+  exit 0
+fi
 
 # Everything in actordelivery but the chosen files is excluded from mutation.
 exclude=()
