@@ -18,7 +18,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -185,8 +184,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 		runs[r] = true
 	}
-	runs0 := len(cfg.Roles) == 0
-	runsRole := func(r string) bool { return runs0 || runs[r] }
+	runsRole := func(r string) bool { return len(cfg.Roles) == 0 || runs[r] }
 	var recErr atomic.Value
 	events := &countingWriter{w: cfg.Events, limit: cfg.MaxEvents, reached: make(chan struct{})}
 	rec := actordelivery.JSONRecorder(events, func(err error) { recErr.CompareAndSwap(nil, err) })
@@ -200,400 +198,80 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("workload: %w", err)
 	}
-	var elig *brokenstore.Eligibility
-	recording := brokenstore.Recording{Clock: clock, Rec: rec, CommitLog: cfg.CommitLog}
+	calls := &storeCalls{st: st, recording: brokenstore.Recording{Clock: clock, Rec: rec, CommitLog: cfg.CommitLog}}
 	if parts.Rules != nil {
-		if elig, err = brokenstore.OpenEligibility(cfg.Target, *parts.Rules); err != nil {
+		calls.rules = *parts.Rules
+		if calls.elig, err = brokenstore.OpenEligibility(cfg.Target, *parts.Rules); err != nil {
 			return Stats{}, errors.Join(fmt.Errorf("workload: %w", err), st.Close())
 		}
-		defer elig.Close()
+		defer calls.elig.Close()
 		if len(cfg.Roles) > 0 {
-			elig.Namespace(fmt.Sprintf("%s.%d", strings.Join(cfg.Roles, "+"), cfg.Incarnation))
+			calls.elig.Namespace(fmt.Sprintf("%s.%d", strings.Join(cfg.Roles, "+"), cfg.Incarnation))
 		}
 	}
-	// stop ends the run: every loop checks it between steps, and waits end on it. The store calls
-	// themselves run on ctx, which the budget never cancels, so a step in flight when the budget
-	// runs out finishes and commits (or fails) for a reason of its own. A commit cut off by a
-	// cancelled context can take effect on the server although the call reports an error (on
-	// PostgreSQL), and its event would be missing from the history: a gap.
-	stop, cancel := context.WithTimeout(ctx, cfg.Budget)
-	defer cancel()
+	r := newRun(ctx, cfg, st, parts, calls)
+	defer r.cancel()
 	go func() {
 		select {
 		case <-events.reached:
-			cancel()
-		case <-stop.Done():
+			r.cancel()
+		case <-r.stop.Done():
 		}
 	}()
-	ctx = context.WithoutCancel(ctx)
 
-	var stats Stats
-	var wg sync.WaitGroup
-	errs := make(chan error, 64)
-	fail := func(who string, err error) {
-		if stop.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return
-		}
-		select {
-		case errs <- fmt.Errorf("workload: %s: %w", who, err):
-		default:
-		}
-		cancel()
+	if cfg.Clock == nil { // one logical second per tick, unless the run's processes share a clock
+		r.loop("clock", 1, ticker{r: r, clock: manual}.step)
 	}
-	rngFor := func(stream uint64) *rand.Rand {
-		return rand.New(rand.NewPCG(uint64(cfg.Seed), stream+10000*uint64(cfg.Incarnation)))
-	}
-	goLoop := func(who string, stream uint64, step func(r *rand.Rand) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rngFor(stream)
-			for stop.Err() == nil {
-				if err := step(r); err != nil {
-					fail(who, err)
-					return
-				}
-			}
-		}()
-	}
-	pause := func(r *rand.Rand, most time.Duration) {
-		t := time.NewTimer(time.Duration(r.Int64N(int64(most) + 1)))
-		defer t.Stop()
-		select {
-		case <-stop.Done():
-		case <-t.C:
-		}
-	}
-
-	// The clock: one logical second per tick (unless the run's processes share a clock).
-	if cfg.Clock == nil {
-		goLoop("clock", 1, func(r *rand.Rand) error {
-			pause(r, 0)
-			t := time.NewTimer(cfg.Tick)
-			defer t.Stop()
-			select {
-			case <-stop.Done():
-			case <-t.C:
-				manual.Advance(time.Second)
-			}
-			return nil
-		})
-	}
-
-	// The store calls a rule-changing variant runs from its copy (recorded like the store's own)
-	// where its rule changes them: lease extension, processed-message marks, checkpoint saves,
-	// outbox claims, purges and redrives. The copy runs on a connection of its own, which contends with the store's
-	// for SQLite's writer lock, so every other call stays on the store.
-	var rules brokenstore.Rules
-	if parts.Rules != nil {
-		rules = *parts.Rules
-	}
-	extend := func(id, token string, d time.Duration) error {
-		if rules.ExtendIgnoresToken {
-			return elig.ExtendRecorded(ctx, recording, id, token, d)
-		}
-		return st.ExtendLease(ctx, id, token, d)
-	}
-	markProcessed := func(consumer, id string, ttl time.Duration) (bool, error) {
-		if rules.ProcessedTTLInverted {
-			return elig.MarkProcessedRecorded(ctx, recording, consumer, id, ttl)
-		}
-		return st.MarkProcessed(ctx, consumer, id, ttl)
-	}
-	saveCheckpoint := func(actor string, state []byte, expect int64) (int64, error) {
-		if rules.CheckpointFirstSaveResets {
-			return elig.SaveCheckpointRecorded(ctx, recording, actor, state, expect)
-		}
-		return st.SaveCheckpoint(ctx, actor, state, expect)
-	}
-	purge := func(olderThan, horizon time.Duration, batch int) error {
-		if rules.PurgeForgetsIDs {
-			_, err := elig.PurgeRecorded(ctx, recording, olderThan, horizon, batch)
-			return err
-		}
-		_, err := st.Purge(ctx, olderThan, horizon, batch)
-		return err
-	}
-	redrive := func(id, reason string) error {
-		if rules.RedriveKeepsAttempts {
-			return elig.RedriveRecorded(ctx, recording, id, reason)
-		}
-		return st.Redrive(ctx, id, reason)
-	}
-	var claim func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error)
-	if rules.ClaimIgnoresMaxDelivery {
-		claim = func(ctx context.Context, limit int, claimFor time.Duration) ([]actordelivery.OutboxRow, error) {
-			return elig.ClaimRecorded(ctx, recording, limit, claimFor)
-		}
-	}
-
-	// Enqueues: messages into every mailbox (some keyed, some delayed, some prioritized), and in a
-	// loop of its own outbox rows for the publishers, so that the publishers' flow does not
-	// depend on how fast the message enqueues commit.
-	var ids atomic.Int64
-	if cfg.Incarnation > 0 {
-		ids.Store(int64(cfg.Incarnation) * 1_000_000) // ids of its own: an enqueue is never a duplicate by accident
-	}
-	mailboxes := append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
-	enqueuer := runsRole(roleEnqueuer)
-	goLoopIf := func(on bool, who string, stream uint64, step func(r *rand.Rand) error) {
-		if on {
-			goLoop(who, stream, step)
-		}
-	}
-	goLoopIf(enqueuer, "enqueuer", 2, func(r *rand.Rand) error {
-		pause(r, cfg.Tick/2)
-		n := ids.Add(1)
-		_, err := st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: mailboxes[r.IntN(len(mailboxes))], ID: fmt.Sprintf("m%d", n),
-			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], Priority: r.IntN(2), MaxAttempts: 1 + r.IntN(3),
-			Delay: time.Duration(r.IntN(3)) * time.Second, Payload: []byte("x")})
-		if err == nil {
-			atomic.AddInt64(&stats.Enqueued, 1)
-		}
-		return err
-	})
-	goLoopIf(enqueuer, "outbox enqueuer", 3, func(r *rand.Rand) error {
-		pause(r, cfg.Tick/2)
-		n := ids.Add(1)
-		row := actordelivery.OutboxMessage{ID: fmt.Sprintf("o%d", n), Target: mailboxes[r.IntN(len(mailboxes))],
-			Key: []string{"", "", "k1", "k2"}[r.IntN(4)], MaxAttempts: 1 + r.IntN(3), Payload: []byte("x")}
-		switch r.IntN(12) {
-		case 0, 1, 2: // one row in four can never be delivered: it runs out of delivery attempts
-			row.Target, row.MaxDeliveryAttempts = missingTarget, 1+r.IntN(2)
-		case 3: // one in twelve does not decode: the publisher dead-letters it at once
-			row.Payload = []byte(undecodable)
-		}
-		_, err := st.OutboxEnqueue(ctx, row)
-		if err == nil {
-			atomic.AddInt64(&stats.OutboxEnqueued, 1)
-		}
-		return err
-	})
-
-	// Consumers. A handler takes up to three ticks, so a lease of two seconds often runs out
-	// while it works; it fails a third of the time.
-	worker := func(role, who string, n int, stream uint64, mailbox string, path actordelivery.Path) {
-		if !runsRole(role) {
-			return
-		}
-		n += 100 * cfg.Incarnation
-		r0 := rngFor(stream + 1000)
-		var mu sync.Mutex // the handler and policy run in the worker's goroutine; the lock documents it
-		sleep := func(d time.Duration) {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-stop.Done():
-			case <-t.C:
-			}
-		}
-		group := "g-" + mailbox // the consumer group whose processed marks the handler keeps
-		h := func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-			mu.Lock()
-			d := time.Duration(r0.Int64N(int64(3 * cfg.Tick)))
-			failed := r0.IntN(3) == 0
-			ttl := time.Duration(1+r0.IntN(4)) * time.Second
-			// A slow leased handler extends its lease part-way, sometimes only after it ran out.
-			beats := 0
-			if path == actordelivery.PathLeased && r0.IntN(3) == 0 {
-				beats = 1 + r0.IntN(3)
-				d = time.Duration(r0.Int64N(int64(4 * cfg.Tick)))
-			}
-			d2 := time.Duration(r0.Int64N(int64(4 * cfg.Tick)))
-			mu.Unlock()
-			// The handler's idempotency: it marks the message processed before its work and
-			// skips a message whose mark is still live (a redelivery it already took on).
-			already, err := markProcessed(group, m.ID, ttl)
-			if err != nil {
-				return nil, err
-			}
-			if already {
-				return nil, nil
-			}
-			sleep(d)
-			// A slow handler's heartbeat: it extends its lease after each part of its work, up
-			// to three, and stops extending once an extension reports the lease lost.
-			for range beats {
-				if err := extend(m.ID, m.Token, 2*time.Second); errors.Is(err, actordelivery.ErrLeaseLost) {
-					break
-				} else if err != nil {
-					return nil, err
-				}
-				sleep(d2)
-			}
-			if failed {
-				return nil, errHandler
-			}
-			return nil, nil
-		}
-		policy := retryFunc(func(error, int) (time.Duration, bool) {
-			mu.Lock()
-			defer mu.Unlock()
-			return time.Duration(r0.IntN(3)) * time.Second, r0.IntN(6) != 0
-		})
-		opts := actordelivery.ConsumerOptions{Mailbox: mailbox, Path: path, LeaseFor: 2 * time.Second, Retry: policy, Worker: n}
-		consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) {
-			return actordelivery.NewConsumer(st, h, opts)
-		}
-		c, err := consumer(h)
-		if err != nil {
-			fail(who, err)
-			return
-		}
-		goLoop(who, stream, func(r *rand.Rand) error {
-			var d *actordelivery.Delivery
-			if elig != nil {
-				m, err := elig.FetchRecorded(ctx, recording, n, mailbox, path, opts.LeaseFor)
-				if err != nil {
-					return err
-				}
-				if m != nil {
-					d = &actordelivery.Delivery{Message: *m, Path: path}
-				}
-			} else if d, err = c.Fetch(ctx); err != nil {
-				return err
-			}
-			var out actordelivery.Outcome
-			if parts.Handle != nil {
-				out, err = parts.Handle(brokenstore.WithWorker(ctx, n), st, consumer, h, policy, d)
-			} else {
-				out, err = c.Handle(ctx, d)
-			}
-			if err != nil {
-				return err
-			}
-			if out.Action == actordelivery.ActionIdle {
-				pause(r, cfg.Tick/2)
-			} else {
-				atomic.AddInt64(&stats.Handled, 1)
-			}
-			return nil
-		})
+	if runsRole(roleEnqueuer) {
+		// Messages and outbox rows in loops of their own, so that the publishers' flow does not
+		// depend on how fast the message enqueues commit.
+		e := &enqueuer{r: r}
+		r.loop("enqueuer", 2, e.message)
+		r.loop("outbox enqueuer", 3, e.outboxRow)
 	}
 	// Worker numbers: the leased workers 1..LeasedWorkers, then one per leaseless mailbox.
 	for i := range cfg.LeasedWorkers {
-		worker(fmt.Sprintf("leased%d", i+1), fmt.Sprintf("leased worker %d", i+1), i+1, uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
+		if runsRole(fmt.Sprintf("leased%d", i+1)) {
+			r.startWorker(fmt.Sprintf("leased worker %d", i+1), i+1, uint64(10+i), leasedMailboxes[i%len(leasedMailboxes)], actordelivery.PathLeased)
+		}
 	}
 	for i, mb := range leaselessMailboxes {
-		worker("leaseless-"+mb, "leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
+		if runsRole("leaseless-" + mb) {
+			r.startWorker("leaseless worker "+mb, cfg.LeasedWorkers+i+1, uint64(100+i), mb, actordelivery.PathLeaseless)
+		}
 	}
-
-	// Publishers: one fold, one split, each through a store that fails one of its commits in five
-	// (a delivery's, a completion's, a release's; a claim commits on the store itself).
 	for i, mode := range []actordelivery.PublishMode{actordelivery.ModeFold, actordelivery.ModeSplit} {
 		if !runsRole(mode.String()) {
 			continue
 		}
-		fs := &faultyStore{Store: st, r: rngFor(uint64(200 + i)), faults: &stats.InjectedFaults, claim: claim}
-		p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second,
-			Check: func(_ context.Context, row actordelivery.OutboxRow) error {
-				if string(row.Payload) == undecodable {
-					return errors.New(undecodable)
-				}
-				return nil
-			}})
+		p, err := newPublisher(r, mode, uint64(200+i))
 		if err != nil {
-			return stats, errors.Join(err, st.Close())
+			r.cancel()
+			r.wg.Wait()
+			return *r.stats, errors.Join(err, st.Close())
 		}
-		step := p.Step
-		if mode == actordelivery.ModeSplit && parts.DeliverSplit != nil {
-			step = func(ctx context.Context) (int, error) { return splitStep(ctx, p, fs, parts.DeliverSplit) }
+		r.loop(mode.String()+" publisher", uint64(300+i), p.step)
+	}
+	if runsRole(roleActors) {
+		for i := range 2 {
+			r.loop(fmt.Sprintf("actor loop %d", i+1), uint64(400+i), (&actorLoop{r: r, versions: map[string]int64{}}).step)
 		}
-		goLoop(mode.String()+" publisher", uint64(300+i), func(r *rand.Rand) error {
-			n, err := step(ctx)
-			atomic.AddInt64(&stats.Delivered, int64(n))
-			if err != nil && !errors.Is(err, errInjected) && !errors.Is(err, errNoMailbox) {
-				return err
-			}
-			if n == 0 {
-				pause(r, cfg.Tick/2)
-			}
-			return nil
-		})
+	}
+	if runsRole(roleMaintainer) {
+		r.loop("maintainer", 500, maintainer{r: r}.step)
 	}
 
-	// Actors: each loop saves the checkpoints of the actors with the version it expects. A third
-	// of the time it loads the checkpoint first; otherwise it trusts the version its last save
-	// returned, which the other loop may have moved on since (a stale save, refused), or, for an
-	// actor it never saved or whose save was refused, expects no checkpoint at all (version 0: a
-	// fresh start, refused when the actor has one).
-	versions := [2]map[string]int64{{}, {}} // each loop's own: the version its last save of an actor returned
-	for i := range 2 {
-		goLoopIf(runsRole(roleActors), fmt.Sprintf("actor loop %d", i+1), uint64(400+i), func(r *rand.Rand) error {
-			pause(r, cfg.Tick)
-			actor := actors[r.IntN(len(actors))]
-			known := versions[i]
-			expect := known[actor]
-			if r.IntN(3) == 0 {
-				_, v, err := st.LoadCheckpoint(ctx, actor)
-				if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
-					return err
-				}
-				expect = v
-			}
-			pause(r, cfg.Tick)
-			v, err := saveCheckpoint(actor, []byte(fmt.Sprintf("state of %s", actor)), expect)
-			switch {
-			case err == nil:
-				known[actor] = v
-			case errors.Is(err, actordelivery.ErrVersionConflict):
-				delete(known, actor)
-			default:
-				return err
-			}
-			atomic.AddInt64(&stats.Checkpoints, 1)
-			return nil
-		})
-	}
-	// The maintainer: now and then it purges what became final a while ago, and redrives a dead
-	// letter (a message's or an outbox row's) or an id that names none.
-	goLoopIf(runsRole(roleMaintainer), "maintainer", 500, func(r *rand.Rand) error {
-		pause(r, 8*cfg.Tick)
-		if r.IntN(2) == 0 {
-			return purge(time.Duration(r.IntN(6))*time.Second, time.Duration(r.IntN(10))*time.Second, 1+r.IntN(5))
-		}
-		var dead []string
-		dls, err := st.ListDeadLetters(ctx)
-		if err != nil {
-			return err
-		}
-		for _, d := range dls {
-			dead = append(dead, d.ID)
-		}
-		rows, err := st.ListOutbox(ctx)
-		if err != nil {
-			return err
-		}
-		for _, row := range rows {
-			if row.State == actordelivery.StateDeadLetter {
-				dead = append(dead, row.ID)
-			}
-		}
-		id := "m0" // no such message: the redrive finds nothing
-		if len(dead) > 0 && r.IntN(5) != 0 {
-			id = dead[r.IntN(len(dead))]
-		}
-		err = redrive(id, "operator-fix")
-		if err == nil {
-			atomic.AddInt64(&stats.Redriven, 1)
-		}
-		if errors.Is(err, actordelivery.ErrNotFound) {
-			err = nil
-		}
-		return err
-	})
-
-	wg.Wait()
-	stats.Logical = int64(clock.Now().Sub(traces.Epoch) / time.Second)
+	r.wg.Wait()
+	r.stats.Logical = int64(clock.Now().Sub(traces.Epoch) / time.Second)
 	err = st.Close()
-	close(errs)
-	for e := range errs {
+	close(r.errs)
+	for e := range r.errs {
 		err = errors.Join(err, e)
 	}
 	if e, ok := recErr.Load().(error); ok {
 		err = errors.Join(err, fmt.Errorf("workload: writing events: %w", e))
 	}
-	return stats, err
+	return *r.stats, err
 }
 
 // splitStep is Publisher.Step with a replaced split delivery.
