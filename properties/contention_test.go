@@ -267,8 +267,9 @@ func leaseUntil(t *testing.T, st *actordelivery.Store) time.Time {
 // pgSchema creates a schema of its own on the server dsn names (so that parallel test binaries on
 // one server never meet), dropped when the test ends, and returns an administrative connection,
 // the schema's name, and open: a store in the schema on a pool of its own whose connections carry
-// the application name schema_name and the server settings params.
-func pgSchema(t *testing.T, dsn, prefix string) (admin *sql.DB, schema string, open func(name string, params map[string]string) *actordelivery.Store) {
+// the application name schema_name and the server settings params, opened with the options opts
+// (none: a clock fixed at contentionEpoch).
+func pgSchema(t *testing.T, dsn, prefix string) (admin *sql.DB, schema string, open func(name string, params map[string]string, opts ...actordelivery.Options) *actordelivery.Store) {
 	t.Helper()
 	ctx := context.Background()
 	base, err := pgx.ParseConfig(dsn)
@@ -287,7 +288,7 @@ func pgSchema(t *testing.T, dsn, prefix string) (admin *sql.DB, schema string, o
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	open = func(name string, params map[string]string) *actordelivery.Store {
+	open = func(name string, params map[string]string, opts ...actordelivery.Options) *actordelivery.Store {
 		t.Helper()
 		cfg := base.Copy()
 		cfg.RuntimeParams = map[string]string{}
@@ -301,7 +302,11 @@ func pgSchema(t *testing.T, dsn, prefix string) (admin *sql.DB, schema string, o
 		}
 		db := stdlib.OpenDB(*cfg)
 		t.Cleanup(func() { _ = db.Close() })
-		st, err := actordelivery.OpenPostgresDB(db, actordelivery.Options{Clock: fixedClock{contentionEpoch}})
+		o := actordelivery.Options{Clock: fixedClock{contentionEpoch}}
+		if len(opts) > 0 {
+			o = opts[0]
+		}
+		st, err := actordelivery.OpenPostgresDB(db, o)
 		if err != nil {
 			t.Fatalf("open the %s store: %v", name, err)
 		}

@@ -185,7 +185,7 @@ type retryNow struct{}
 
 func (retryNow) Retry(error, int) (time.Duration, bool) { return 0, true }
 
-func testDecisionRace(t *testing.T, admin *sql.DB, schema string, open func(string, map[string]string) *actordelivery.Store) {
+func testDecisionRace(t *testing.T, admin *sql.DB, schema string, open func(string, map[string]string, ...actordelivery.Options) *actordelivery.Store) {
 	ctx := context.Background()
 	worker := open("worker", nil)
 	racer := open("racer", nil)
@@ -295,7 +295,7 @@ func holdOpen[R any](t *testing.T, st *actordelivery.Store, fn func(ctx context.
 	return r, release, done
 }
 
-func testHeldHead(t *testing.T, admin *sql.DB, schema string, open func(string, map[string]string) *actordelivery.Store) {
+func testHeldHead(t *testing.T, admin *sql.DB, schema string, open func(string, map[string]string, ...actordelivery.Options) *actordelivery.Store) {
 	ctx := context.Background()
 	holder, second := open("holder", nil), open("second", nil)
 	const mailbox = "held"
