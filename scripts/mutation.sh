@@ -6,8 +6,9 @@
 #   scripts/mutation.sh FILE...         # only these files of actordelivery (e.g. mailbox.go)
 #   scripts/mutation.sh --summary [LOG] # the per-file table of a run's log (default
 #                                       # out/mutation/gremlins.log; a stopped run's log too)
-#   scripts/mutation.sh --hand [SEEDS]  # the hand-written mutants of scripts/mutants/*.patch, each
-#                                       # under seeds 1..SEEDS (default 10), observe included
+#   scripts/mutation.sh --hand [SEEDS [NAME...]]  # the hand-written mutants of scripts/mutants/
+#                                       # (*.patch, or only NAME.patch), each under seeds
+#                                       # 1..SEEDS (default 10), observe included
 #
 # gremlins (github.com/go-gremlins/gremlins, installed into the git-ignored .tools/bin from the
 # module mirror, never into go.mod) mutates one operator of actordelivery at a time (conditionals
@@ -22,7 +23,9 @@
 #      writers on one SQLite file, and on PostgreSQL a call that meets a held row lock or a
 #      serialization failure, each counted exactly), the row-lock races on PostgreSQL
 #      (TestRowLockRaces: workers racing for one head, a fetch and a claim beside a held head, a
-#      decision read racing a nack), then the stateful property test against the
+#      decision read racing a nack), the drain of a stopped worker group checked from its recorded
+#      history (TestShutdownDrain), the wake-up after its commit, local and by NOTIFY
+#      (TestWakeAfterCommit), then the stateful property test against the
 #      store with its fencing probes, on SQLite and on PostgreSQL (TestPropertyStore,
 #      TestPropertyStorePostgres, PCONFORM_SEQUENCES sequences, default 200 as in the gate, seed 1);
 #   3. replay: the hand-written traces (TestSymbolPathsAgree, SQLite), then every committed trace
@@ -100,10 +103,11 @@ summary() {
       row("all")
     }' "$1"
 }
-hand=0 seeds=10
+hand=0 seeds=10 names=()
 if [ "${1:-}" = --hand ]; then
   hand=1 seeds=${2:-10}
   case $seeds in '' | *[!0-9]* | 0) echo "mutation: --hand SEEDS must be a whole number >= 1, got '$seeds'" >&2; exit 2 ;; esac
+  names=("${@:3}")
   set --
 fi
 if [ "${1:-}" = --summary ]; then
@@ -153,6 +157,8 @@ mkdir -p "$work/src"
 git ls-files -z | xargs -0 cp --parents -t "$work/src"
 # The analyzers are built once, from the unmutated source (they do not import actordelivery).
 go build -o "$work/pconform-vet" ./cmd/pconform-vet
+# The analyzers' findings on the pristine source: the baseline a mutant's findings are compared with.
+go vet -vettool="$work/pconform-vet" ./actordelivery 2>&1 | grep -v '^#' | sort >"$work/vet-baseline.txt" || true
 
 # The stand-in `go`: anything but `go test` goes to the real go command. A `go test` runs the
 # oracle from the module root of the copy it is called in (gremlins' package argument is ignored,
@@ -211,7 +217,7 @@ cd "\$root" || exit 3
 tmp=\$(mktemp -d "$shm/pconform-mutant-XXXXXX") || exit 3
 trap 'rm -rf "\$tmp"' EXIT
 export TMPDIR=\$tmp PCONFORM_SEQUENCES=$sequences PCONFORM_PG_DSN=$pg_dsn PCONFORM_SEED=\${PCONFORM_SEED:-1}
-oracle='^(TestCorpus|TestSymbolPathsAgree|TestRecordedHistory|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention|TestRowLockRaces)\$'
+oracle='^(TestCorpus|TestSymbolPathsAgree|TestRecordedHistory|TestPropertyStore|TestPropertyStorePostgres|TestFencingProbes|TestContention|TestRowLockRaces|TestShutdownDrain|TestWakeAfterCommit)\$'
 if [ \${#cover[@]} -gt 0 ]; then
   exec "\$real" test -count=1 "\${timeout[@]}" "\${cover[@]}" -run "\$oracle" ./replay ./properties >/dev/null 2>&1
 fi
@@ -245,13 +251,15 @@ part() {
 # viable; without this check the analyzers' type-checking failure would count it as killed.
 "\$real" build ./actordelivery >/dev/null 2>&1 || { phase build; verdict NOT-VIABLE build 2; }
 phase build
-"\$real" vet -vettool=$work/pconform-vet ./actordelivery >/dev/null 2>&1
-rc=\$?; phase vet
-[ \$rc -eq 0 ] || verdict KILLED analyzers 1
+# Only a finding the pristine source does not have kills the mutant (the test files, which no
+# mutant changes, may carry findings of their own).
+"\$real" vet -vettool=$work/pconform-vet ./actordelivery 2>&1 | grep -v '^#' | sort >"\$tmp/vet.txt"
+phase vet
+if comm -13 "$work/vet-baseline.txt" "\$tmp/vet.txt" | grep -q .; then verdict KILLED analyzers 1; fi
 bin=\$tmp/bin
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./properties >"\$tmp/build.log" 2>&1 || { phase build-properties; verdict NOT-VIABLE build 2 "-- \$(tail -n 3 "\$tmp/build.log" | tr '\n' ' ')"; }
 phase build-properties
-part properties properties '^(TestFencingProbes|TestContention|TestRowLockRaces)\$' probes
+part properties properties '^(TestFencingProbes|TestContention|TestRowLockRaces|TestShutdownDrain|TestWakeAfterCommit)\$' probes
 part properties properties '^(TestPropertyStore|TestPropertyStorePostgres)\$'
 "\$real" test -c -vet=off -ldflags='-s -w' -o "\$bin/" ./replay >"\$tmp/build.log" 2>&1 || { phase build-replay; verdict NOT-VIABLE build 2 "-- \$(tail -n 3 "\$tmp/build.log" | tr '\n' ' ')"; }
 phase build-replay
@@ -281,6 +289,13 @@ chmod +x "$work/shim/go"
 # prefixed with the patch and the seed.
 if [ "$hand" = 1 ]; then
   patches=("$PCONFORM_ROOT"/scripts/mutants/*.patch)
+  if [ ${#names[@]} -gt 0 ]; then
+    patches=()
+    for n in "${names[@]}"; do
+      [ -f "$PCONFORM_ROOT/scripts/mutants/$n.patch" ] || { echo "mutation: no mutant scripts/mutants/$n.patch" >&2; exit 2; }
+      patches+=("$PCONFORM_ROOT/scripts/mutants/$n.patch")
+    done
+  fi
   : >"$out/hand.log"
   echo "mutation: ${#patches[@]} hand-written mutants, seeds 1..$seeds, oracle: analyzers, properties, replay, observe on SQLite and PostgreSQL"
   # A seed whose oracle could not build (rc 2) decides nothing: it is counted apart.
