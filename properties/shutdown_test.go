@@ -44,8 +44,8 @@ func TestShutdownDrain(t *testing.T) {
 			if dsn == "" {
 				t.Skip("PCONFORM_PG_DSN is not set: skipping the PostgreSQL drain check (scripts/check.sh starts a server)")
 			}
-			_, _, open := pgSchema(t, dsn, "drain")
-			testShutdownDrain(t, path, func(opts actordelivery.Options) *actordelivery.Store { return open("drain", nil, opts) })
+			_, schema, _ := pgSchema(t, dsn, "drain")
+			testShutdownDrain(t, path, func(opts actordelivery.Options) *actordelivery.Store { return openPGListening(t, dsn, schema, opts) })
 		})
 	}
 }

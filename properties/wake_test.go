@@ -44,22 +44,9 @@ func TestWakeAfterCommit(t *testing.T) {
 		t.Log("PCONFORM_PG_DSN is not set: skipping the PostgreSQL wake checks (scripts/check.sh starts a server)")
 		return
 	}
-	// OpenPostgres, not the schema helper's OpenPostgresDB: a listener built from a pool
-	// connection's config panics on its first notification (see the report of issue 30).
 	_, schema, _ := pgSchema(t, dsn, "wake")
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	openPG := func() *actordelivery.Store {
-		st, err := actordelivery.OpenPostgres(dsn+sep+"search_path="+schema, actordelivery.Options{Clock: fixedClock{contentionEpoch}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		return st
-	}
-	sender, listener := openPG(), openPG()
+	opts := actordelivery.Options{Clock: fixedClock{contentionEpoch}}
+	sender, listener := openPGListening(t, dsn, schema, opts), openPGListening(t, dsn, schema, opts)
 	t.Run("local-postgres", func(t *testing.T) { testLocalWake(t, sender) })
 	t.Run("notify-postgres", func(t *testing.T) { testNotifyWake(t, sender, listener) })
 }
@@ -152,4 +139,21 @@ func testNotifyWake(t *testing.T, sender, listener *actordelivery.Store) {
 		t.Fatal("the second store was not woken within a minute of the enqueue's commit")
 	}
 	peekFinds(t, listener, mailbox, id, "the second store")
+}
+
+// openPGListening opens a store in schema with OpenPostgres, for tests whose stores subscribe.
+// The schema helper's stores come from OpenPostgresDB, whose listener, built from a pool
+// connection's config, panics on its first notification (reported with issue 30).
+func openPGListening(t *testing.T, dsn, schema string, opts actordelivery.Options) *actordelivery.Store {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	st, err := actordelivery.OpenPostgres(dsn+sep+"search_path="+schema, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
