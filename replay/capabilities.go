@@ -1,11 +1,18 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/pconform/pconform/traces"
 )
+
+// ErrRefused is wrapped by a Target's Do for a step the store refused (a constraint error, a
+// value it does not accept): [Run] compares it as the result err "refused", like any other
+// result, instead of failing the run. The message of the error is kept in the verdict's raw
+// observation.
+var ErrRefused = errors.New("replay: the store refused the step")
 
 // Capabilities declares what a target cannot do or report. A target declares them with a method
 // Capabilities() Capabilities; one without that method declares nothing (it runs every

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -68,6 +69,35 @@ func TestUnknownColumns(t *testing.T) {
 	_, err = replay.Run(context.Background(), tr, declaring{Target: replayTarget(t, targets.Store), caps: caps, deadAt: 7}, replay.Options{})
 	if err == nil || !strings.Contains(err.Error(), "dead_letters.dead_at") {
 		t.Fatalf("a target that reports a column it declared unknown: err %v, want one naming dead_letters.dead_at", err)
+	}
+}
+
+// refusing refuses every outbox_enqueue, as a store with a unique constraint would a taken id.
+type refusing struct{ replay.Target }
+
+func (r refusing) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
+	if op == traces.OpOutboxEnqueue {
+		return replay.Observation{}, errors.Join(replay.ErrRefused, errors.New("UNIQUE constraint failed: outbox.id"))
+	}
+	return r.Target.Do(ctx, op, at, a)
+}
+
+// TestRefusedIsAResult: a refusal is compared as err "refused", not a run error, and the verdict
+// keeps the store's message.
+func TestRefusedIsAResult(t *testing.T) {
+	tr, err := traces.ReadFile("../traces/testdata/good/outbox-dead-letters.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := replay.Run(context.Background(), tr, refusing{replayTarget(t, targets.Store)}, replay.Options{})
+	if err != nil {
+		t.Fatalf("a refusal failed the run: %v", err)
+	}
+	if v.Outcome != replay.Diverged || v.Observed == nil || v.Observed.Err != traces.ErrKindRefused {
+		t.Fatalf("want a divergence observing err %q, got %v", traces.ErrKindRefused, v)
+	}
+	if !strings.Contains(v.Reason, "UNIQUE constraint failed") {
+		t.Errorf("the verdict does not keep the store's message: %s", v.Reason)
 	}
 }
 

@@ -42,7 +42,8 @@
 //     go-cmp after [traces.Canonicalize] on both sides.
 //   - A divergence is a value, never an error. Run returns an error only when the run itself
 //     could not happen. A Target's Do returns an error only for infrastructure failures; a lost
-//     lease or claim is an observation.
+//     lease or claim is an observation, and so is a step the store refused ([ErrRefused],
+//     compared as the result err "refused").
 //   - What a target declares is kept ([Capabilities]): an operation it declares unsupported is
 //     never sent (the verdict is Inconclusive), a snapshot column it declares unknown is left
 //     out of the final comparison, with the columns the trace itself leaves unknown, and a

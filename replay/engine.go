@@ -55,7 +55,7 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 	if err := traces.Validate(t); err != nil {
 		return Verdict{}, fmt.Errorf("replay: trace %q: %w", t.Name, err)
 	}
-	r := &run{t: t, target: target, b: NewBinding(), fetched: map[int]string{}}
+	r := &run{t: t, target: target, b: NewBinding(), fetched: map[int]string{}, refused: map[int]string{}}
 	caps := CapabilitiesOf(target)
 	if err := caps.Check(); err != nil {
 		return Verdict{}, err
@@ -73,6 +73,10 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 			return r.inconclusive(i, fmt.Sprintf("the target declares %s unsupported", step.Op)), nil
 		}
 		obs, err := target.Do(ctx, step.Op, step.At, r.b.Args(step.Op, step.Args))
+		if err != nil && errors.Is(err, ErrRefused) {
+			// A refusal is a result like any other, compared with what the trace expects.
+			obs, r.refused[i], err = Observation{Err: traces.ErrKindRefused}, err.Error(), nil
+		}
 		switch {
 		case err != nil && errors.Is(err, ErrUnsupported):
 			return r.inconclusive(i, err.Error()), nil
@@ -147,6 +151,8 @@ type run struct {
 	// fetched holds, per worker, the id of the message its last consumer_fetch returned, so a
 	// diverging consumer_handle (which names no id) can show that message's row.
 	fetched map[int]string
+	// refused holds, per step the target refused (ErrRefused), the target's message.
+	refused map[int]string
 }
 
 func (r *run) remember(s traces.Step) {
@@ -177,6 +183,9 @@ func (r *run) diverged(ctx context.Context, i int, s traces.Step, got traces.Res
 		Outcome: Diverged, Trace: r.t.Name, Step: i, Op: s.Op, At: s.At, Args: s.Args,
 		Expected: &want, Observed: &got, Raw: &obs, Diff: diff, History: r.history, Tokens: r.b.Tokens(),
 		Reason: fmt.Sprintf("expected %s, observed %s", tracefmt.Result(s.Op, want), tracefmt.Result(s.Op, got)),
+	}
+	if msg := r.refused[i]; msg != "" {
+		v.Reason += " (the store refused the step: " + msg + ")"
 	}
 	snap, err := r.target.Snapshot(ctx)
 	if err != nil {

@@ -1,0 +1,300 @@
+package conformtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// Config configures [Check]. Only NewTarget is required; the zero value of every other field means
+// the obvious thing.
+type Config struct {
+	// NewTarget returns a fresh, empty target; the kit closes it.
+	NewTarget func(t *testing.T) replay.Target
+	// Profile is the semantics the target declares; the zero Profile is the default.
+	Profile profile.Profile
+	// Hunts is the number of random traces the hunt subtest tries: 0 means 20, a negative number
+	// none.
+	Hunts int
+	// Seed seeds the hunt; 0 means 1. A seed reproduces a hunt on the same commit.
+	Seed int64
+	// Only, when set, limits the committed traces to those it accepts (by name), for a quick run.
+	Only func(name string) bool
+
+	_ struct{}
+}
+
+// Run checks the target newTarget builds against pconform's committed traces, their reopen
+// variants, the broken variants' counterexamples and a small hunt, under profile p. See the
+// package documentation for the subtests.
+func Run(t *testing.T, newTarget func(t *testing.T) replay.Target, p profile.Profile) {
+	t.Helper()
+	Check(t, Config{NewTarget: newTarget, Profile: p})
+}
+
+// Check is [Run] with a [Config].
+func Check(t *testing.T, c Config) {
+	t.Helper()
+	if c.NewTarget == nil {
+		t.Fatal("conformtest: Config.NewTarget is nil")
+	}
+	all, err := committed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &kit{c: c}
+	// Every subtest needs the declaration, so it is read here, not in the capabilities subtest
+	// that a -run pattern may leave out.
+	k.caps = replay.CapabilitiesOf(k.target(t))
+	if err := k.caps.Check(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("capabilities", k.capabilities)
+	for _, tr := range all {
+		if c.Only != nil && !c.Only(tr.Name) {
+			continue
+		}
+		if tr.Expect.Variant == "" {
+			t.Run("corpus/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
+			t.Run("reopen/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{ReopenEveryStep: true}) })
+		} else {
+			t.Run("variant/"+tr.Expect.Variant+"/"+tr.Name, func(t *testing.T) { k.variant(t, tr) })
+		}
+	}
+	hunts := c.Hunts
+	if hunts == 0 {
+		hunts = 20
+	}
+	seed := c.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	if hunts > 0 {
+		t.Run(fmt.Sprintf("hunt/seed-%d", seed), func(t *testing.T) { k.hunt(t, seed, hunts) })
+	}
+}
+
+// kit is one Check's state.
+type kit struct {
+	c Config
+	// caps is what the target declares, read once before the subtests.
+	caps replay.Capabilities
+}
+
+// committed reads every committed trace the kit replays, in path order.
+func committed() ([]*traces.Trace, error) {
+	fsys := traces.Committed()
+	var out []*traces.Trace
+	for _, dir := range []string{"corpus", "testdata/good", "hunted"} {
+		names, err := fs.Glob(fsys, dir+"/*.json")
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			data, err := fs.ReadFile(fsys, name)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := traces.Unmarshal(data, path.Join("traces", name))
+			if err != nil {
+				return nil, fmt.Errorf("conformtest: embedded trace: %w", err)
+			}
+			out = append(out, tr)
+		}
+	}
+	return out, nil
+}
+
+// target makes a fresh target that the test closes.
+func (k *kit) target(t *testing.T) replay.Target {
+	t.Helper()
+	tg := k.c.NewTarget(t)
+	if tg == nil {
+		t.Fatal("conformtest: NewTarget returned nil")
+	}
+	t.Cleanup(func() {
+		if err := tg.Close(); err != nil {
+			t.Errorf("conformtest: closing the target: %v", err)
+		}
+	})
+	return tg
+}
+
+// capabilities reports what the target declares and checks that it keeps to it: each operation
+// it declares unsupported must be answered with replay.ErrUnsupported.
+func (k *kit) capabilities(t *testing.T) {
+	var ops []string
+	for _, op := range k.caps.Unsupported {
+		ops = append(ops, string(op))
+	}
+	var cols []string
+	for _, col := range k.caps.Unknown {
+		cols = append(cols, string(col))
+	}
+	t.Logf("profile: %s", k.c.Profile)
+	t.Logf("unsupported operations: %s", orNone(ops))
+	t.Logf("snapshot columns it cannot report (compared as unknown): %s", orNone(cols))
+	for _, op := range k.caps.Unsupported {
+		_, err := k.target(t).Do(context.Background(), op, 0, replay.Args{})
+		if !errors.Is(err, replay.ErrUnsupported) {
+			t.Errorf("the target declares %s unsupported but runs it (Do returned %v, not an error wrapping replay.ErrUnsupported)", op, err)
+		}
+	}
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// unsupported names the first operation of tr the target declares unsupported, "" when none.
+func (k *kit) unsupported(tr *traces.Trace) traces.Op {
+	for _, s := range tr.Steps {
+		if !k.caps.Supports(s.Op) {
+			return s.Op
+		}
+	}
+	return ""
+}
+
+// expected is tr's expectation for a correct store under the kit's profile: tr itself for a green
+// trace under the default profile, else the reference model's recording of tr's steps.
+func (k *kit) expected(tr *traces.Trace) (*traces.Trace, error) {
+	if tr.Expect.Variant == "" && k.c.Profile.IsDefault() {
+		return tr, nil
+	}
+	out, err := replay.Record(context.Background(), tr, targets.NewModelTarget(modelConfig(k.c.Profile)))
+	if errors.Is(err, models.ErrMalformed) {
+		// The steps do not fit this profile (a worker fetches again while it holds a message it
+		// did not get under the default): the trace says nothing about it.
+		return nil, errNotUnderProfile{err}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("conformtest: re-expecting %s under profile %s: %w", tr.Name, k.c.Profile, err)
+	}
+	out.Expect = traces.Expect{DivergesAt: -1, Profile: k.c.Profile}
+	if err := traces.Validate(out); err != nil {
+		return nil, fmt.Errorf("conformtest: %s re-expected under profile %s is not a valid trace: %w", tr.Name, k.c.Profile, err)
+	}
+	return out, nil
+}
+
+// errNotUnderProfile is a trace whose steps the reference model cannot run under the profile.
+type errNotUnderProfile struct{ err error }
+
+func (e errNotUnderProfile) Error() string { return e.err.Error() }
+
+// expectedOrSkip is expected, skipping the test for a trace that does not fit the profile.
+func (k *kit) expectedOrSkip(t *testing.T, tr *traces.Trace) *traces.Trace {
+	t.Helper()
+	want, err := k.expected(tr)
+	var skip errNotUnderProfile
+	if errors.As(err, &skip) {
+		t.Skipf("its steps do not fit profile %s: %v", k.c.Profile, skip.err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// modelConfig is the reference model's configuration under p.
+func modelConfig(p profile.Profile) models.Config { return models.Config{Profile: p} }
+
+// replayOn replays tr against a fresh target and turns the run's bad input into failures.
+func (k *kit) replayOn(t *testing.T, tr *traces.Trace, opts replay.Options) replay.Verdict {
+	t.Helper()
+	v, err := replay.Run(context.Background(), tr, k.target(t), opts)
+	if err != nil {
+		t.Fatalf("the replay could not run: %v", err)
+	}
+	if v.Outcome == replay.Inconclusive && v.Step < len(tr.Steps) && k.caps.Supports(tr.Steps[v.Step].Op) {
+		t.Fatalf("step #%d (%s): the target answered %q, but its Capabilities do not declare %s unsupported; declare it, or run it",
+			v.Step, tr.Steps[v.Step].Op, v.Reason, tr.Steps[v.Step].Op)
+	}
+	return v
+}
+
+// green checks one committed green trace.
+func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
+	if op := k.unsupported(tr); op != "" {
+		t.Skipf("uses %s, which the target does not support", op)
+	}
+	want := k.expectedOrSkip(t, tr)
+	v := k.replayOn(t, want, opts)
+	if v.Outcome != replay.Match {
+		k.fail(t, want, v, "")
+	}
+}
+
+// variant checks one counterexample: the target must do what the correct store does under the
+// profile; doing what the broken variant does is the named failure.
+func (k *kit) variant(t *testing.T, tr *traces.Trace) {
+	if op := k.unsupported(tr); op != "" {
+		t.Skipf("uses %s, which the target does not support", op)
+	}
+	want := k.expectedOrSkip(t, tr)
+	v := k.replayOn(t, want, replay.Options{})
+	if v.Outcome == replay.Match {
+		return
+	}
+	if bug := k.replayOn(t, tr, replay.Options{}); bug.Outcome == replay.Match {
+		violates := tr.Expect.Violates
+		if violates == "" {
+			violates = "(not stated)"
+		}
+		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s",
+			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates)
+	}
+	k.fail(t, want, v, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
+}
+
+// fail reports a divergence: the verdict's report, and the expected trace kept in a file.
+func (k *kit) fail(t *testing.T, want *traces.Trace, v replay.Verdict, prefix string) {
+	t.Helper()
+	var b strings.Builder
+	_ = v.Report(&b)
+	where := keep(t, want)
+	if why := k.explain(t, want, v); why != "" {
+		prefix += why + "\n"
+	}
+	t.Fatalf("%s%s\n%s\nthe expected trace is kept in %s (profile %s); rerun with: go test -run '%s'",
+		prefix, v, b.String(), where, k.c.Profile, t.Name())
+}
+
+// keep writes tr to a directory that outlives the test and returns its path.
+func keep(t *testing.T, tr *traces.Trace) string {
+	dir, err := os.MkdirTemp("", "conformtest-")
+	if err != nil {
+		return "(not kept: " + err.Error() + ")"
+	}
+	p := filepath.Join(dir, sanitize(tr.Name)+".json")
+	if err := traces.WriteFile(p, tr); err != nil {
+		return "(not kept: " + err.Error() + ")"
+	}
+	return p
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || slices.Contains([]rune(`\:*?"<>|`), r) {
+			return '_'
+		}
+		return r
+	}, s)
+}

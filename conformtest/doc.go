@@ -1,0 +1,37 @@
+// Package conformtest checks a delivery store against pconform's models from a plain go test, in
+// the style of testing/fstest: one call runs every check as subtests.
+//
+// # Usage
+//
+//	func TestConformance(t *testing.T) {
+//		conformtest.Run(t, func(t *testing.T) replay.Target { return mystore.NewTarget(t.TempDir()) }, myProfile)
+//	}
+//
+// newTarget returns a fresh, empty target for each subtest (the kit closes it). The zero
+// profile.Profile is the default semantics of docs/semantics.md; a store that settles some rules
+// otherwise passes its own profile (profile.ReadFile), and every expected result is re-expected
+// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed).
+//
+// # Subtests
+//
+//   - capabilities: what the target declares it cannot do or report (replay.Capabilities),
+//     logged; a declared-unsupported operation the target runs anyway is a failure.
+//   - corpus/NAME: every committed green trace (traces/corpus, traces/testdata/good), expected
+//     under the profile, must match. A trace that uses an operation the target does not support
+//     is skipped, naming it.
+//   - reopen/NAME: the same traces with the target reopened before every step and before the
+//     final snapshot.
+//   - variant/VARIANT/NAME: every committed counterexample (traces/corpus/*-bad, traces/hunted).
+//     The target must do what the correct store does under the profile. If it does what the
+//     broken variant does instead, the failure says "reproduces broken variant VARIANT" and the
+//     property the variant violates.
+//   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
+//     whose hunts drive actordelivery itself), expected by the reference model under the profile.
+//     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
+//
+// # Bad input
+//
+// A target that reports a snapshot column it declared unknown, answers ErrUnsupported for an
+// operation it does not declare unsupported, or runs one it declares unsupported fails with an
+// error naming the column or operation.
+package conformtest

@@ -1,0 +1,174 @@
+package conformtest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// huntSteps is the length of a generated trace before shrinking.
+const huntSteps = 16
+
+// hunt replays n random traces, expected by the reference model under the profile, against
+// fresh targets; the first divergence is shrunk and reported with the seed.
+func (k *kit) hunt(t *testing.T, seed int64, n int) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	if !k.anySupported() {
+		t.Skip("the target supports none of the operations the hunt draws")
+	}
+	for i := range n {
+		want, err := k.generate(rng, fmt.Sprintf("hunt-seed%d-%d", seed, i))
+		if err != nil {
+			t.Fatalf("seed %d, trace %d: %v", seed, i, err)
+		}
+		if v := k.replayOn(t, want, replay.Options{}); v.Outcome == replay.Match {
+			continue
+		}
+		small := k.shrink(t, want)
+		v := k.replayOn(t, small, replay.Options{})
+		t.Logf("seed %d: trace %d diverged; shrunk from %d to %d steps", seed, i, len(want.Steps), len(small.Steps))
+		k.fail(t, small, v, fmt.Sprintf("hunt (seed %d, Config.Seed reproduces it on this commit): ", seed))
+	}
+}
+
+// shrink drops steps one at a time, from the end, while the shorter trace (re-expected by the
+// model) still diverges; the setup a later step needs survives because dropping it stops the
+// divergence or makes the trace invalid.
+func (k *kit) shrink(t *testing.T, tr *traces.Trace) *traces.Trace {
+	best := tr
+	for changed := true; changed; {
+		changed = false
+		for i := len(best.Steps) - 1; i >= 0; i-- {
+			shorter := *best
+			shorter.Steps = append(append([]traces.Step(nil), best.Steps[:i]...), best.Steps[i+1:]...)
+			cand, err := replay.Record(context.Background(), &shorter, targets.NewModelTarget(modelConfig(k.c.Profile)))
+			if err != nil {
+				continue // the shorter steps are no valid trace, or do not run on the model
+			}
+			if v, err := replay.Run(context.Background(), cand, k.target(t), replay.Options{}); err == nil && v.Outcome == replay.Diverged {
+				best, changed = cand, true
+			}
+		}
+	}
+	return best
+}
+
+// generate draws a trace and its expectation: store-level operations the target supports, on two
+// mailboxes, four message ids and two outbox ids, with small times so leases and claims end within
+// the trace, and consumer fetch-and-handle pairs when the target runs them. Each step runs on the
+// reference model under the profile as it is drawn, so a token argument names a token the model
+// issued (a live one or a stale one).
+func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
+	ctx := context.Background()
+	model := targets.NewModelTarget(modelConfig(k.c.Profile))
+	b := replay.NewBinder()
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	// token picks an issued symbol of op's namespace; false when none was issued yet.
+	token := func(op traces.Op) (int, bool) {
+		var syms []int
+		for sym := range b.Bound(traces.Spec[op].Tokens) {
+			syms = append(syms, sym)
+		}
+		if len(syms) == 0 {
+			return 0, false
+		}
+		slices.Sort(syms)
+		return syms[rng.IntN(len(syms))], true
+	}
+	var at int64
+	var steps []traces.Step
+	for len(steps) < huntSteps {
+		at += int64(rng.IntN(3))
+		var s []traces.Step
+		switch rng.IntN(12) {
+		case 0, 1:
+			s = []traces.Step{{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: pick("a", "b"), ID: pick("m1", "m2", "m3", "m4"),
+				Key: pick("", "", "k"), Priority: rng.IntN(2), MaxAttempts: 1 + rng.IntN(3), Delay: int64(rng.IntN(2))}}}
+		case 2:
+			s = []traces.Step{{Op: traces.OpLease, Args: traces.Args{Mailbox: pick("a", "b"), LeaseFor: int64(1 + rng.IntN(4))}}}
+		case 3:
+			s = []traces.Step{{Op: traces.Op(pick(string(traces.OpAck), string(traces.OpNack), string(traces.OpExtend))), Args: traces.Args{ID: pick("m1", "m2", "m3", "m4")}}}
+			if s[0].Op == traces.OpExtend {
+				s[0].Args.LeaseFor = int64(1 + rng.IntN(4))
+			}
+		case 4:
+			s = []traces.Step{{Op: traces.Op(pick(string(traces.OpAckByID), string(traces.OpNackByID))), Args: traces.Args{ID: pick("m1", "m2", "m3", "m4")}}}
+		case 5:
+			s = []traces.Step{{Op: traces.OpExpire}}
+		case 6:
+			s = []traces.Step{{Op: traces.OpPeek, Args: traces.Args{Mailbox: pick("a", "b")}}}
+		case 7:
+			s = []traces.Step{{Op: traces.OpDeadLetter, Args: traces.Args{ID: pick("m1", "m2", "m3", "m4"), Reason: "poison"}}}
+		case 8:
+			s = []traces.Step{{Op: traces.OpOutboxEnqueue, Args: traces.Args{ID: pick("o1", "o2"), Target: "a", MaxAttempts: 2, MaxDeliveryAttempts: 1 + rng.IntN(2)}}}
+		case 9:
+			s = []traces.Step{{Op: traces.OpOutboxClaim, Args: traces.Args{Limit: 1 + rng.IntN(2), ClaimFor: int64(1 + rng.IntN(4))}}}
+		case 10:
+			op := traces.Op(pick(string(traces.OpOutboxComplete), string(traces.OpOutboxFail), string(traces.OpOutboxDeadLetter)))
+			s = []traces.Step{{Op: op, Args: traces.Args{ID: pick("o1", "o2")}}}
+			if op == traces.OpOutboxDeadLetter {
+				s[0].Args.Reason = "poison"
+			}
+		case 11:
+			profile := pick(traces.ProfileLeased, traces.ProfileLeaseless)
+			fetch := traces.Args{Worker: 1, Mailbox: pick("a", "b"), Profile: profile}
+			if profile == traces.ProfileLeased {
+				fetch.LeaseFor = int64(1 + rng.IntN(4))
+			}
+			handle := traces.Args{Worker: 1, Mailbox: fetch.Mailbox, Profile: profile, Outcome: pick(traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry)}
+			if handle.Outcome == traces.OutcomeFail {
+				handle.RetryDelay = int64(rng.IntN(3))
+			}
+			s = []traces.Step{{Op: traces.OpConsumerFetch, Args: fetch}, {Op: traces.OpConsumerHandle, Args: handle}}
+		}
+		ok := true
+		for i := range s {
+			s[i].At = at
+			ok = ok && k.caps.Supports(s[i].Op)
+			if traces.Spec[s[i].Op].Args != nil && slices.Contains(traces.Spec[s[i].Op].Args, "token") {
+				sym, issued := token(s[i].Op)
+				ok = ok && issued
+				s[i].Args.Token = sym
+			}
+		}
+		if !ok {
+			continue
+		}
+		for _, st := range s {
+			obs, err := model.Do(ctx, st.Op, st.At, replay.TargetArgs(st.Args, b.Arg(st.Op, st.Args.Token)))
+			if err != nil {
+				return nil, fmt.Errorf("the reference model refused a drawn step %s: %w", st.Op, err)
+			}
+			st.Result = replay.Symbolize(b, nil, obs)
+			steps = append(steps, st)
+		}
+	}
+	snap, err := model.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	final := replay.SymbolizeSnapshot(b, snap)
+	traces.Canonicalize(&final)
+	tr := &traces.Trace{
+		Format: traces.Format, Name: name,
+		Origin: traces.Origin{Kind: traces.OriginProperty, TestCase: "conformtest.hunt"},
+		Expect: traces.Expect{DivergesAt: -1, Profile: k.c.Profile}, Steps: steps, Final: &final,
+	}
+	return tr, traces.Validate(tr)
+}
+
+// anySupported reports whether the target runs any operation the generator draws.
+func (k *kit) anySupported() bool {
+	for _, op := range []traces.Op{traces.OpEnqueue, traces.OpLease, traces.OpExpire, traces.OpPeek, traces.OpOutboxEnqueue} {
+		if k.caps.Supports(op) {
+			return true
+		}
+	}
+	return false
+}
