@@ -123,6 +123,9 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 		}
 		cfg = c.Conn().Config()
 		cfg.ConnectTimeout = opts.ConnectTimeout // for the listener's own connection
+		// The copy carries the pool connection's notification handler, which would buffer the
+		// listener's notifications on that connection; nil lets the listener keep its own.
+		cfg.OnNotification = nil
 		return nil
 	})
 	_ = conn.Close()
@@ -322,7 +325,9 @@ func (s *Store) listen(cfg *pgx.ConnConfig) (stop func(), err error) {
 		for {
 			n, err := conn.WaitForNotification(ctx)
 			if err == nil {
-				s.deliver(n.Payload)
+				if n != nil {
+					s.deliver(n.Payload)
+				}
 				continue
 			}
 			_ = conn.Close(context.Background())

@@ -229,6 +229,40 @@ func TestPostgresSharedPool(t *testing.T) {
 	}
 }
 
+// TestPostgresSharedPoolWakes: a store opened on an application's pool hears another store's
+// enqueue through its own listener. The listener's connection settings are copied from a pool
+// connection, whose notification handler must not come along: with it, the notifications went to
+// the pool connection's buffer and the listener read a nil one.
+func TestPostgresSharedPoolWakes(t *testing.T) {
+	target := testTarget(t, BackendPostgres)
+	pool := pgAdmin(t, target)
+	listener, err := OpenPostgresDB(pool, Options{TablePrefix: "w_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	woken, unsubscribe := listener.Subscribe("m")
+	defer unsubscribe()
+	sender, err := OpenPostgresDB(pool, Options{TablePrefix: "w_"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	// The sender's enqueue wakes the listener's subscriber only through NOTIFY: the two stores share
+	// no in-process wake-ups. Enqueue until one arrives, since LISTEN may not be in place yet.
+	deadline := time.After(30 * time.Second)
+	for i := 0; ; i++ {
+		mustEnqueue(t, sender, NewMessage{Mailbox: "m", ID: fmt.Sprintf("x%d", i)})
+		select {
+		case <-woken:
+			return
+		case <-time.After(200 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("no wake-up reached the subscriber of a store opened on a shared pool")
+		}
+	}
+}
+
 // TestPostgresDecisionReadLocksTheRow: the leaseless failure decision's read of the stored attempts
 // (readyAttempts, FOR UPDATE) makes a concurrent NackByID of the same message wait until the
 // deciding transaction ends, so no attempt can be counted between the read and the decision's
