@@ -26,7 +26,7 @@ With --check nothing is written: each file that would change is listed, and the 
 would. A file that does not read (a syntax error, an unknown format version) is reported with the
 reader's error and the exit code is 3; the other files are still upgraded.`,
 		Example: `  pconform upgrade traces/
-  pconform upgrade --check regressions/`,
+  pconform upgrade --check traces/hunted/`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cobraUsage{fmt.Errorf("expected at least one FILE or DIR")}
