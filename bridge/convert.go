@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pconform/pconform/internal/variants"
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -81,6 +82,12 @@ func TraceName(testCase string, seed int64, schedule int, counterexample bool) s
 // or mistyped field, an observation after eObsFinal, a trace that fails traces.Validate); an
 // error wrapping [ErrNoObservations] or [ErrUnknownTestCase] as documented there.
 func Convert(events []Event, origin traces.Origin, testCase string) (*traces.Trace, error) {
+	return ConvertUnder(events, origin, testCase, profile.Profile{})
+}
+
+// ConvertUnder is [Convert] for a P project compiled under the semantic profile p: the trace's
+// expect.profile is p, and it is validated as a trace of that profile.
+func ConvertUnder(events []Event, origin traces.Origin, testCase string, p profile.Profile) (*traces.Trace, error) {
 	variant, counterexample, err := Variant(testCase)
 	if err != nil {
 		return nil, err
@@ -89,7 +96,7 @@ func Convert(events []Event, origin traces.Origin, testCase string) (*traces.Tra
 		Format: traces.Format,
 		Name:   TraceName(testCase, origin.Seed, origin.Schedule, counterexample),
 		Origin: origin,
-		Expect: traces.Expect{Variant: variant, DivergesAt: -1},
+		Expect: traces.Expect{Variant: variant, DivergesAt: -1, Profile: p},
 		Steps:  []traces.Step{},
 	}
 	sched := origin.Schedule

@@ -1,0 +1,92 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/traces"
+)
+
+// Outcome is one green test case's checker run on a P project compiled under a semantic profile.
+type Outcome struct {
+	TestCase string
+	// Command is the checker command, run in the project directory.
+	Command string
+	// Schedules is how many schedules the checker explored: the budget when it found no bug, the
+	// buggy schedule's number when it found one (the checker stops there).
+	Schedules int
+	// Bug reports whether a monitor failed. Violates is its message (see [ViolatedProperty]) and
+	// Monitor the spec monitor it comes from (see [MonitorOf]; "" when the message names none).
+	Bug      bool
+	Violates string
+	Monitor  string
+	// Trace is the buggy schedule's trace, expected under the profile (nil without a bug). A
+	// schedule the failure cut short has no final state.
+	Trace *traces.Trace
+}
+
+// CheckTestCase runs the green test case tc on the compiled project cfg.ProjectDir by its exact
+// name (`p check -tc tc -s cfg.Schedules --seed cfg.Seed`, no -v), and, when a monitor fails,
+// converts the buggy schedule into a trace expected under p, the profile the project was compiled
+// with. Errors wrap [ErrChecker] for a run that goes wrong and the conversion's errors (see
+// [ConvertUnder]); a failing monitor is an Outcome, not an error.
+func CheckTestCase(ctx context.Context, cfg Config, tc string, p profile.Profile) (Outcome, error) {
+	cfg = cfg.filled()
+	if _, counterexample, _ := Variant(tc); counterexample {
+		return Outcome{}, fmt.Errorf("bridge: %w: %s is a counterexample test case; only green ones are checked under a profile", ErrChecker, tc)
+	}
+	cmd := fmt.Sprintf("p check -tc %s -s %d --seed %d", tc, cfg.Schedules, cfg.Seed)
+	o := Outcome{TestCase: tc, Command: cmd}
+	outDir, err := os.MkdirTemp("", "pconform-profile-")
+	if err != nil {
+		return o, fmt.Errorf("bridge: %w", err)
+	}
+	defer os.RemoveAll(outDir)
+	out, code, err := runP(ctx, cfg, "check", "-tc", tc, "-s", strconv.Itoa(cfg.Schedules), "--seed", strconv.FormatInt(cfg.Seed, 10), "-o", outDir)
+	if err != nil {
+		return o, err
+	}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("bridge: %w: %s: %s\n%s", ErrChecker, cmd, fmt.Sprintf(format, a...), tail(out, 40))
+	}
+	if code != 0 && code != 1 {
+		return o, fail("exit code %d", code)
+	}
+	summary, err := readSummary(outDir)
+	if err != nil {
+		return o, fail("%v", err)
+	}
+	o.Schedules = summary["schedules"]
+	if summary["bugs"] == 0 {
+		if code != 0 {
+			return o, fail("exit code %d but the summary reports no bug", code)
+		}
+		return o, nil
+	}
+	o.Bug = true
+	bugPath, err := findOne(outDir, "_0_0.trace.json")
+	if err != nil {
+		return o, fail("%v", err)
+	}
+	events, err := readLogFile(bugPath, ReadBugLog)
+	if err != nil {
+		return o, err
+	}
+	for _, ev := range events {
+		if ev.Type == TypeAssertionFailure {
+			o.Violates = ViolatedProperty(ev.Error)
+			break
+		}
+	}
+	o.Monitor = MonitorOf(cfg.ProjectDir, o.Violates)
+	origin := traces.Origin{Kind: OriginKind, TestCase: tc, Seed: cfg.Seed, Schedule: o.Schedules, Command: cmd}
+	tr, err := ConvertUnder(events, origin, tc, p)
+	if err != nil {
+		return o, fmt.Errorf("%w (%s)", err, bugPath)
+	}
+	o.Trace = tr
+	return o, nil
+}

@@ -1,0 +1,541 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/cobra"
+
+	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gen"
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/traces"
+)
+
+func newProfileCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "profile",
+		Short: "Check a semantic profile against the P model, or re-expect traces under it",
+		Long: `A profile (docs/semantics.md, "Profiles") is a store's own answer to the rules a reasonable
+store could settle differently. "profile check" tells which of the P model's properties the
+profile's semantics keep and which they give up. "profile reexpect" rewrites traces so that they
+expect what a correct store under the profile answers.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cobraUsage{fmt.Errorf("unknown profile command %q (commands: check, reexpect)", args[0])}
+			}
+			return cobraUsage{errors.New("expected a profile command: check or reexpect")}
+		},
+		RunE: func(*cobra.Command, []string) error { return nil },
+	}
+	c.AddCommand(newProfileCheckCmd(), newProfileReexpectCmd())
+	return c
+}
+
+// profileCheckFlags are the flags of profile check.
+type profileCheckFlags struct {
+	models    string
+	schedules int
+	seed      int64
+	tests     string
+	out       string
+	cache     string
+	p         string
+}
+
+func newProfileCheckCmd() *cobra.Command {
+	var f profileCheckFlags
+	c := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Say which P monitors a profile keeps and which it gives up, with counterexamples",
+		Long: `Check compiles the P model (models/p) with the profile's constants, in a cached copy of the
+project (the repository's files are never touched), and runs every green P test case on it. For
+each spec monitor it then says:
+
+  kept       every test case asserting it ran its whole budget without a failure;
+  gives up   a test case failed it: the counterexample is written as a trace (under --out), with
+             the monitor's message, the property in its own words, and the profile's choices the
+             counterexample needs (the smallest set under which the Go model gives the same results);
+  undecided  a test case asserting it stopped first at another monitor's failure.
+
+A P compile takes about a minute; it is cached by a hash of the P sources and the profile, under
+the user cache directory (or --cache). Budgets are small by default (--schedules 10): a "kept" is
+evidence, not proof.
+
+Example: pconform profile check profiles/no-fetch-sweep.json --out /tmp/no-sweep
+
+Exit codes: 0 the report was made (whatever it says), 2 usage error (a bad profile file), 3 could not
+run (no P tool, a compile that failed).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return cobraUsage{fmt.Errorf("expected one profile FILE, got %d arguments", len(args))}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return profileCheck(c.Context(), args[0], f, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	c.Flags().StringVar(&f.models, "models", "", "the P project (default: models/p of the repository holding the current directory)")
+	c.Flags().IntVar(&f.schedules, "schedules", 10, "schedules per test case")
+	c.Flags().Int64Var(&f.seed, "seed", bridge.DefaultSeed, "checker --seed")
+	c.Flags().StringVar(&f.tests, "tests", "", "comma-separated green test cases to run (default: every green test case)")
+	c.Flags().StringVar(&f.out, "out", "", "directory for the counterexample traces (default: a new temporary directory)")
+	c.Flags().StringVar(&f.cache, "cache", "", "directory of compiled profile projects (default: pconform/profile-check in the user cache directory)")
+	c.Flags().StringVar(&f.p, "p", "p", "the p executable")
+	return c
+}
+
+// monitorInfo is what the P project says about one spec monitor.
+type monitorInfo struct {
+	name string
+	// doc is the comment above the spec, in one line.
+	doc string
+	// tests are the test cases asserting it.
+	tests []string
+}
+
+func profileCheck(ctx context.Context, path string, f profileCheckFlags, stdout, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	p, err := profile.ReadFile(path)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.schedules < 1 {
+		return usagef("--schedules %d: want at least 1", f.schedules)
+	}
+	dir, err := oracleFlags{models: f.models}.modelsDir()
+	if err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(f.p); err != nil {
+		return fmt.Errorf("the P tool %q is not on PATH (. scripts/env.sh puts it there): %w", f.p, err)
+	}
+	monitors, err := readMonitors(dir)
+	if err != nil {
+		return err
+	}
+	project, cached, err := compileUnder(ctx, dir, p, f, stderr)
+	if err != nil {
+		return err
+	}
+	cfg := bridge.Config{ProjectDir: project, P: f.p, Seed: f.seed, Schedules: f.schedules}
+	listed, err := bridge.ListTests(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	var tests []string
+	if f.tests != "" {
+		for _, tc := range strings.Split(f.tests, ",") {
+			if !slices.Contains(listed, tc) {
+				return usagef("--tests: no test case %q (listed: %s)", tc, strings.Join(listed, ", "))
+			}
+			tests = append(tests, tc)
+		}
+	} else {
+		for _, tc := range listed {
+			if !strings.HasSuffix(tc, bridge.CounterexampleSuffix) {
+				tests = append(tests, tc)
+			}
+		}
+	}
+	out := f.out
+	if out == "" {
+		if out, err = os.MkdirTemp("", "pconform-profile-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stdout, "profile %s\n", p)
+	for _, s := range p.Changed() {
+		c, _ := profile.Lookup(s.Choice)
+		fmt.Fprintf(stdout, "  %s = %q: %s\n", s.Choice, s.Value, c.Doc)
+	}
+	how := "compiled"
+	if cached {
+		how = "cached compile"
+	}
+	fmt.Fprintf(stdout, "P model %s (%s), %d test cases, -s %d --seed %d each\n\n", dir, how, len(tests), f.schedules, f.seed)
+
+	outcomes := map[string]bridge.Outcome{}
+	for _, tc := range tests {
+		o, err := bridge.CheckTestCase(ctx, cfg, tc, p)
+		if err != nil {
+			return err
+		}
+		outcomes[tc] = o
+	}
+	for _, m := range monitors {
+		var mine []bridge.Outcome
+		for _, tc := range m.tests {
+			if o, ok := outcomes[tc]; ok {
+				mine = append(mine, o)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		reportMonitor(stdout, m, mine, p, out)
+	}
+	fmt.Fprintf(stdout, "\ncounterexamples in %s; replay one on the model with\n  pconform replay FILE --target model\n", out)
+	return nil
+}
+
+// reportMonitor prints one monitor's verdict.
+func reportMonitor(w io.Writer, m monitorInfo, outs []bridge.Outcome, p profile.Profile, dir string) {
+	var broke []bridge.Outcome
+	undecided := false
+	for _, o := range outs {
+		switch {
+		case o.Bug && o.Monitor == m.name:
+			broke = append(broke, o)
+		case o.Bug:
+			undecided = true
+		}
+	}
+	switch {
+	case len(broke) > 0:
+		fmt.Fprintf(w, "%s: gives up\n", m.name)
+	case undecided:
+		fmt.Fprintf(w, "%s: undecided (a test case asserting it stopped at another monitor's failure first)\n", m.name)
+	default:
+		fmt.Fprintf(w, "%s: kept (%d test cases, no failure)\n", m.name, len(outs))
+	}
+	if len(broke) == 0 {
+		return
+	}
+	if m.doc != "" {
+		fmt.Fprintf(w, "  the property: %s\n", m.doc)
+	}
+	for _, o := range broke {
+		fmt.Fprintf(w, "  %s, schedule %d (%s): %s\n", o.TestCase, o.Schedules, o.Command, o.Violates)
+		if o.Trace == nil {
+			continue
+		}
+		o.Trace.Name = fmt.Sprintf("%s-%s-s%d-%d", o.TestCase, fileSafe(p.Name), o.Trace.Origin.Seed, o.Schedules)
+		path := filepath.Join(dir, o.Trace.Name+".json")
+		if err := traces.WriteFile(path, o.Trace); err != nil {
+			fmt.Fprintf(w, "  (the trace could not be written: %v)\n", err)
+			continue
+		}
+		fmt.Fprintf(w, "  trace: %s (%d steps)\n", path, len(o.Trace.Steps))
+		needs, err := choicesInPlay(o.Trace, p)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "  the Go model does not follow this trace under the profile: %v\n", err)
+		case len(needs) == 0:
+			fmt.Fprintln(w, "  the Go model gives the same results under the default profile: the failure needs none of the profile's choices")
+		default:
+			var words []string
+			for _, s := range needs {
+				c, _ := profile.Lookup(s.Choice)
+				words = append(words, fmt.Sprintf("%s=%s (%s)", s.Choice, s.Value, strings.TrimSuffix(c.Doc, ".")))
+			}
+			fmt.Fprintf(w, "  it needs: %s\n", strings.Join(words, "; "))
+		}
+	}
+}
+
+// choicesInPlay returns the smallest set of p's changed choices (removing one at a time, in table
+// order) under which the Go model gives every result of tr. It returns an error when the Go model
+// under p itself does not give them.
+func choicesInPlay(tr *traces.Trace, p profile.Profile) ([]profile.Setting, error) {
+	if !reproduces(tr, p) {
+		return nil, errors.New("its results differ from the Go model's under the same profile")
+	}
+	keep := p
+	for _, s := range p.Changed() {
+		c, _ := profile.Lookup(s.Choice)
+		try := keep
+		if err := try.Set(s.Choice, c.DefaultValue()); err != nil {
+			return nil, err
+		}
+		if reproduces(tr, try) {
+			keep = try
+		}
+	}
+	return keep.Changed(), nil
+}
+
+// reproduces reports whether the Go model under p gives every result (and the final state, when
+// tr has one) that tr expects.
+func reproduces(tr *traces.Trace, p profile.Profile) bool {
+	re, err := models.Reexpect(models.Config{Profile: p}, tr)
+	return err == nil && firstDifference(tr, re) < 0
+}
+
+func fileSafe(name string) string {
+	if name == "" {
+		return "profile"
+	}
+	return regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(name, "_")
+}
+
+// compileUnder returns a compiled copy of the P project dir whose Profile_gen.p is p's, from the
+// cache when one with the same sources and profile was compiled before.
+func compileUnder(ctx context.Context, dir string, p profile.Profile, f profileCheckFlags, stderr io.Writer) (string, bool, error) {
+	constants, err := gen.PProfile(p)
+	if err != nil {
+		return "", false, err
+	}
+	hash, err := bridge.ModelHash(dir)
+	if err != nil {
+		return "", false, err
+	}
+	sum := sha256.Sum256([]byte(hash + "\n" + string(constants)))
+	key := hex.EncodeToString(sum[:])[:24]
+	cache := f.cache
+	if cache == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return "", false, fmt.Errorf("no user cache directory (pass --cache DIR): %w", err)
+		}
+		cache = filepath.Join(base, "pconform", "profile-check")
+	}
+	project := filepath.Join(cache, key)
+	if _, err := os.Stat(filepath.Join(project, ".compiled")); err == nil {
+		return project, true, nil
+	}
+	tmp := project + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := copyPSources(dir, tmp); err != nil {
+		return "", false, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "PSrc", "Profile_gen.p"), constants, 0o644); err != nil {
+		return "", false, err
+	}
+	fmt.Fprintf(stderr, "pconform: compiling the P model under the profile (about a minute) in %s\n", tmp)
+	cmd := exec.CommandContext(ctx, f.p, "compile")
+	cmd.Dir = tmp
+	outb, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", false, fmt.Errorf("p compile under the profile failed: %w\n%s", err, lastLines(outb, 30))
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".compiled"), nil, 0o644); err != nil {
+		return "", false, err
+	}
+	_ = os.RemoveAll(project)
+	if err := os.Rename(tmp, project); err != nil {
+		return "", false, err
+	}
+	return project, false, nil
+}
+
+// copyPSources copies the .p and .pproj files of the project dir (what bridge.ModelHash covers)
+// into to.
+func copyPSources(dir, to string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if d.IsDir() {
+			if d.Name() == "PGenerated" || d.Name() == "PCheckerOutput" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		if !strings.HasSuffix(path, ".p") && !strings.HasSuffix(path, ".pproj") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+var (
+	specDecl = regexp.MustCompile(`^spec ([A-Za-z0-9_]+) `)
+	testDecl = regexp.MustCompile(`(?s)test\s+([A-Za-z0-9_]+)\s*\[\s*main\s*=\s*[A-Za-z0-9_]+\s*\]\s*:\s*assert\s+(.*?)\s+in\s`)
+)
+
+// readMonitors lists the spec monitors of the P project dir, in file order, each with its doc
+// comment and the test cases that assert it.
+func readMonitors(dir string) ([]monitorInfo, error) {
+	specs, err := filepath.Glob(filepath.Join(dir, "PSpec", "*.p"))
+	if err != nil {
+		return nil, err
+	}
+	var out []monitorInfo
+	index := map[string]int{}
+	for _, path := range specs {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		var comment []string
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			line := sc.Text()
+			if rest, ok := strings.CutPrefix(line, "//"); ok {
+				comment = append(comment, strings.TrimSpace(rest))
+				continue
+			}
+			if m := specDecl.FindStringSubmatch(line); m != nil {
+				index[m[1]] = len(out)
+				out = append(out, monitorInfo{name: m[1], doc: firstSentence(strings.Join(comment, " "))})
+			}
+			comment = nil
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	tests, err := filepath.Glob(filepath.Join(dir, "PTst", "*.p"))
+	if err != nil {
+		return nil, err
+	}
+	for _, path := range tests {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range testDecl.FindAllStringSubmatch(string(b), -1) {
+			for _, name := range strings.Split(m[2], ",") {
+				if i, ok := index[strings.TrimSpace(name)]; ok {
+					out[i].tests = append(out[i].tests, m[1])
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no spec monitor in %s", filepath.Join(dir, "PSpec"))
+	}
+	return out, nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func newProfileReexpectCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "reexpect PROFILE TRACE|DIR...",
+		Short: "Rewrite traces to expect what a correct store under the profile answers",
+		Long: `Reexpect runs each trace's steps through the Go reference model under the profile and writes
+the trace with the model's results, final state and expect.profile, into --out under the same file
+name. It says, per trace, whether anything changed and where first. A trace whose steps cannot
+follow under the profile (a fetch that now finds a message is followed by another fetch of the same
+worker, say) is reported as not fitting and not written.
+
+Exit codes: 0 every trace was read (fitting or not), 2 usage error (a bad profile), 3 could not run
+(an unreadable trace).`,
+		Example: `  pconform profile reexpect profiles/ack-deletes.json traces/corpus --out /tmp/ack-deletes`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return cobraUsage{errors.New("expected a PROFILE and at least one TRACE or DIR")}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("--out DIR is required")
+			}
+			return profileReexpect(args[0], args[1:], out, c.OutOrStdout())
+		},
+	}
+	c.Flags().StringVar(&out, "out", "", "directory to write the re-expected traces into")
+	return c
+}
+
+func profileReexpect(path string, paths []string, out string, w io.Writer) error {
+	p, err := profile.ReadFile(path)
+	if err != nil {
+		return usageError{err}
+	}
+	var files []string
+	for _, a := range paths {
+		info, err := os.Stat(a)
+		if err != nil {
+			return err
+		}
+		if !info.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		found, err := traces.Walk(a)
+		if err != nil {
+			return err
+		}
+		files = append(files, found...)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	var changed, same, unfit int
+	for _, f := range files {
+		tr, err := traces.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		re, err := models.Reexpect(models.Config{Profile: p}, tr)
+		if errors.Is(err, models.ErrUnfit) {
+			unfit++
+			fmt.Fprintf(w, "%s: does not fit the profile: %v\n", f, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := traces.WriteFile(filepath.Join(out, filepath.Base(f)), re); err != nil {
+			return err
+		}
+		if at := firstDifference(tr, re); at >= 0 {
+			changed++
+			where := "the final state"
+			if at < len(tr.Steps) {
+				where = fmt.Sprintf("step #%d (%s)", at, tr.Steps[at].Op)
+			}
+			fmt.Fprintf(w, "%s: changed, first at %s\n", f, where)
+		} else {
+			same++
+		}
+	}
+	fmt.Fprintf(w, "%d traces under %s: %d changed, %d unchanged, %d do not fit; written to %s\n", len(files), p, changed, same, unfit, out)
+	return nil
+}
+
+// firstDifference is the first step whose result or token argument differs between a and b (b
+// re-expects a), len(a.Steps) for the final state only, -1 for none.
+func firstDifference(a, b *traces.Trace) int {
+	for i := range a.Steps {
+		if a.Steps[i].Args.Token != b.Steps[i].Args.Token || !gocmp.Equal(a.Steps[i].Result, b.Steps[i].Result, cmpopts.EquateEmpty()) {
+			return i
+		}
+	}
+	if !gocmp.Equal(a.Final, b.Final, cmpopts.EquateEmpty()) {
+		return len(a.Steps)
+	}
+	return -1
+}
