@@ -202,8 +202,8 @@ every event; a counterexample trace: refused at the step it names), 1 a finding,
 3 a file could not be read (a log that is not JSON lines, a gap or repeat in its sequence
 numbers, an unknown event kind, an impossible result: the error names the line).`,
 		Example: `  pconform check /tmp/observed.json
-  pconform observe --events-only --steps 1000000 --events /tmp/big.jsonl && pconform check /tmp/big.jsonl
-  pconform check --follow /tmp/live.jsonl`,
+  pconform observe --events-only --steps 1000000 --events /tmp/big.jsonl && pconform check /tmp/big.jsonl   # not run by the tests: a million steps
+  pconform check --follow /tmp/live.jsonl   # not run by the tests: it follows the log until interrupted`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 && follow == "" {
 				return cobraUsage{fmt.Errorf("expected one or more files to check, or --follow FILE")}

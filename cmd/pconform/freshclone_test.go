@@ -154,13 +154,17 @@ func TestReadmeFromAFreshClone(t *testing.T) {
 type example struct {
 	command, line string
 	exit          int
+	// skip, when set, says why the tests do not run this example (it runs for minutes, or
+	// stands for the reader's own files).
+	skip string
 }
 
 // exampleOrder runs the commands whose examples write files before those that read them.
 var exampleOrder = []string{"observe", "check", "convert"}
 
 // helpExamples collects every subcommand's Examples block, one line per command line. A line may
-// end in "# exit N: why" for a documented non-zero exit; without it the example exits 0.
+// end in "# exit N: why" for a documented non-zero exit (without it the example exits 0), or in
+// "# not run by the tests: why".
 func helpExamples(t *testing.T) []example {
 	t.Helper()
 	cmds := newRoot(io.Discard, io.Discard).Commands()
@@ -181,7 +185,11 @@ func helpExamples(t *testing.T) []example {
 			e := example{command: c.Name(), line: l}
 			if cmd, comment, ok := strings.Cut(l, "#"); ok {
 				e.line = strings.TrimSpace(cmd)
-				if n, ok := strings.CutPrefix(strings.TrimSpace(comment), "exit "); ok {
+				comment = strings.TrimSpace(comment)
+				if why, ok := strings.CutPrefix(comment, "not run by the tests: "); ok {
+					e.skip = why
+				}
+				if n, ok := strings.CutPrefix(comment, "exit "); ok {
 					code, err := strconv.Atoi(strings.TrimRight(strings.Fields(n)[0], ":"))
 					if err != nil {
 						t.Fatalf("%s example %q: the comment does not say which exit code", c.Name(), l)
@@ -211,6 +219,10 @@ func runExamples(t *testing.T, shell func(string) (int, string, string), scratch
 		t.Fatalf("only %d help examples", len(examples))
 	}
 	for _, e := range examples {
+		if e.skip != "" {
+			t.Logf("not run (%s): %s", e.skip, e.line)
+			continue
+		}
 		line := strings.ReplaceAll(e.line, "/tmp/", scratch+"/")
 		if strings.Contains(line, "--backend postgres") {
 			dsn := os.Getenv("PCONFORM_PG_DSN")
@@ -220,7 +232,8 @@ func runExamples(t *testing.T, shell func(string) (int, string, string), scratch
 			}
 			line = regexp.MustCompile(`--dsn \S+`).ReplaceAllString(line, "--dsn "+dsn)
 		}
-		code, out, errOut := shell(". scripts/env.sh && " + line)
+		// A bound, so an example that waits for input fails instead of hanging the test.
+		code, out, errOut := shell(". scripts/env.sh && timeout 300 " + line)
 		if code != e.exit {
 			t.Errorf("%s --help example %q exited %d, its help says %d\nstdout:\n%s\nstderr:\n%s", e.command, e.line, code, e.exit, out, errOut)
 		}

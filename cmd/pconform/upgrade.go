@@ -25,8 +25,8 @@ left untouched. Files are replaced atomically.
 With --check nothing is written: each file that would change is listed, and the exit code is 1 if any
 would. A file that does not read (a syntax error, an unknown format version) is reported with the
 reader's error and the exit code is 3; the other files are still upgraded.`,
-		Example: `  pconform upgrade traces/
-  pconform upgrade --check traces/hunted/`,
+		Example: `  pconform upgrade --check traces/corpus
+  pconform upgrade traces/corpus`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return cobraUsage{fmt.Errorf("expected at least one FILE or DIR")}
