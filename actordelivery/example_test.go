@@ -98,15 +98,19 @@ func ExampleTx() {
 		}
 		return tx.QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&orders)
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	rows, _ := s.ListOutbox(ctx)
-	fmt.Println("orders:", orders, "outbox rows:", len(rows), rows[0].ID, err)
+	fmt.Println("orders:", orders, "outbox rows:", len(rows), rows[0].ID)
 
 	_, err = actordelivery.Tx(ctx)
 	fmt.Println(errors.Is(err, actordelivery.ErrNoTransaction))
 	// Output:
 	// <nil>
 	// order o2: total -5 is not positive
-	// orders: 1 outbox rows: 1 o1 <nil>
+	// orders: 1 outbox rows: 1 o1
 	// true
 }
 
