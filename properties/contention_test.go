@@ -74,23 +74,10 @@ func testContentionSQLite(t *testing.T) {
 	}
 	defer second.Close()
 
-	held, release := make(chan struct{}), make(chan struct{})
-	firstDone := make(chan error, 1)
-	go func() {
-		firstDone <- first.ExecTx(ctx, false, func(ctx context.Context) error {
-			if _, err := first.Enqueue(ctx, actordelivery.NewMessage{Mailbox: "c", ID: "m1", MaxAttempts: 1}); err != nil {
-				return err
-			}
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	select {
-	case <-held:
-	case err := <-firstDone:
-		t.Fatalf("the first store's transaction ended before it held the writer lock: %v", err)
-	}
+	// The first store holds the writer lock in an open transaction until release is closed.
+	_, release, firstDone := holdOpen(t, first, func(ctx context.Context) (bool, error) {
+		return first.Enqueue(ctx, actordelivery.NewMessage{Mailbox: "c", ID: "m1", MaxAttempts: 1})
+	})
 	secondDone := make(chan error, 1)
 	go func() {
 		_, err := second.Enqueue(ctx, actordelivery.NewMessage{Mailbox: "c", ID: "m2", MaxAttempts: 1})
