@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/replay"
@@ -68,7 +67,7 @@ func Check(t *testing.T, c Config) {
 			continue
 		}
 		if tr.Expect.Variant == "" {
-			t.Run("corpus/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
+			t.Run(family(tr)+"/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
 			t.Run("reopen/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{ReopenEveryStep: true}) })
 		} else {
 			t.Run("variant/"+tr.Expect.Variant+"/"+tr.Name, func(t *testing.T) { k.variant(t, tr) })
@@ -85,6 +84,15 @@ func Check(t *testing.T, c Config) {
 	if hunts > 0 {
 		t.Run(fmt.Sprintf("hunt/seed-%d", seed), func(t *testing.T) { k.hunt(t, seed, hunts) })
 	}
+}
+
+// family is the subtest family of a green committed trace: "hand" for a hand-written one, else
+// "corpus" (the P checker's traces and the rest).
+func family(tr *traces.Trace) string {
+	if tr.Origin.Kind == traces.OriginHand {
+		return "hand"
+	}
+	return "corpus"
 }
 
 // kit is one Check's state.
@@ -173,23 +181,20 @@ func (k *kit) unsupported(tr *traces.Trace) traces.Op {
 }
 
 // expected is tr's expectation for a correct store under the kit's profile: tr itself for a green
-// trace under the default profile, else the reference model's recording of tr's steps.
+// trace under the default profile, else tr re-expected by the reference model (models.Reexpect),
+// which keeps tr's steps and token symbols and replaces its results and final state.
 func (k *kit) expected(tr *traces.Trace) (*traces.Trace, error) {
 	if tr.Expect.Variant == "" && k.c.Profile.IsDefault() {
 		return tr, nil
 	}
-	out, err := replay.Record(context.Background(), tr, targets.NewModelTarget(modelConfig(k.c.Profile)))
-	if errors.Is(err, models.ErrMalformed) {
+	out, err := models.Reexpect(modelConfig(k.c.Profile), tr)
+	if errors.Is(err, models.ErrUnfit) {
 		// The steps do not fit this profile (a worker fetches again while it holds a message it
 		// did not get under the default): the trace says nothing about it.
 		return nil, errNotUnderProfile{err}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("conformtest: re-expecting %s under profile %s: %w", tr.Name, k.c.Profile, err)
-	}
-	out.Expect = traces.Expect{DivergesAt: -1, Profile: k.c.Profile}
-	if err := traces.Validate(out); err != nil {
-		return nil, fmt.Errorf("conformtest: %s re-expected under profile %s is not a valid trace: %w", tr.Name, k.c.Profile, err)
 	}
 	return out, nil
 }
@@ -238,7 +243,7 @@ func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
 	want := k.expectedOrSkip(t, tr)
 	v := k.replayOn(t, want, opts)
 	if v.Outcome != replay.Match {
-		k.fail(t, want, v, "")
+		k.fail(t, want, v, opts, "")
 	}
 }
 
@@ -261,16 +266,17 @@ func (k *kit) variant(t *testing.T, tr *traces.Trace) {
 		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s",
 			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates)
 	}
-	k.fail(t, want, v, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
+	k.fail(t, want, v, replay.Options{}, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
 }
 
-// fail reports a divergence: the verdict's report, and the expected trace kept in a file.
-func (k *kit) fail(t *testing.T, want *traces.Trace, v replay.Verdict, prefix string) {
+// fail reports a divergence of a replay with opts: the verdict's report, the rule it comes from
+// when one does, and the expected trace kept in a file.
+func (k *kit) fail(t *testing.T, want *traces.Trace, v replay.Verdict, opts replay.Options, prefix string) {
 	t.Helper()
 	var b strings.Builder
 	_ = v.Report(&b)
 	where := keep(t, want)
-	if why := k.explain(t, want, v); why != "" {
+	if why := k.explain(t, want, v, opts); why != "" {
 		prefix += why + "\n"
 	}
 	t.Fatalf("%s%s\n%s\nthe expected trace is kept in %s (profile %s); rerun with: go test -run '%s'",

@@ -16,11 +16,14 @@
 //
 //   - capabilities: what the target declares it cannot do or report (replay.Capabilities),
 //     logged; a declared-unsupported operation the target runs anyway is a failure.
-//   - corpus/NAME: every committed green trace (traces/corpus, traces/testdata/good), expected
-//     under the profile, must match. A trace that uses an operation the target does not support
-//     is skipped, naming it.
-//   - reopen/NAME: the same traces with the target reopened before every step and before the
-//     final snapshot.
+//   - corpus/NAME: every committed green trace of the P checker (traces/corpus) must match,
+//     re-expected under the profile by the reference model (models.Reexpect: the steps and token
+//     symbols stay, the results and final state are the profile's). A trace that uses an
+//     operation the target does not support, or whose steps do not fit the profile
+//     (models.ErrUnfit), is skipped, naming why.
+//   - hand/NAME: the same for the hand-written green traces (traces/testdata/good).
+//   - reopen/NAME: the same traces with the target reopened (a crash and restart) before every
+//     step and before the final snapshot.
 //   - variant/VARIANT/NAME: every committed counterexample (traces/corpus/*-bad, traces/hunted).
 //     The target must do what the correct store does under the profile. If it does what the
 //     broken variant does instead, the failure says "reproduces broken variant VARIANT" and the
@@ -28,6 +31,10 @@
 //   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
 //     whose hunts drive actordelivery itself), expected by the reference model under the profile.
 //     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
+//
+// A failure that one profile choice explains names the rule: set the other way, that choice
+// carries the target furthest past its divergence (replayed with the same reopens).
+// TestSubtestsFail keeps every family honest with deliberately wrong targets and profiles.
 //
 // # Bad input
 //

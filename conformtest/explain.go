@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
@@ -25,9 +25,9 @@ func reach(v replay.Verdict, steps int) int {
 
 // explain looks for the rule a divergence comes from: the choice of the profile which, set the
 // other way, carries the target furthest past the step where it diverged (tr re-expected by the
-// model under that profile). It returns a sentence naming the rule, or "" when no single choice
+// model under that profile, replayed with the same opts). It returns a sentence naming the rule, or "" when no single choice
 // moves the divergence.
-func (k *kit) explain(t *testing.T, tr *traces.Trace, v replay.Verdict) string {
+func (k *kit) explain(t *testing.T, tr *traces.Trace, v replay.Verdict, opts replay.Options) string {
 	n := len(tr.Steps)
 	best, bestReach := "", reach(v, n)
 	for _, c := range profile.Choices {
@@ -43,12 +43,11 @@ func (k *kit) explain(t *testing.T, tr *traces.Trace, v replay.Verdict) string {
 		if err := q.Set(c.Name, other); err != nil {
 			continue
 		}
-		want, err := replay.Record(context.Background(), tr, targets.NewModelTarget(modelConfig(q)))
+		want, err := models.Reexpect(modelConfig(q), tr)
 		if err != nil {
 			continue
 		}
-		want.Expect = traces.Expect{DivergesAt: -1, Profile: q}
-		w, err := replay.Run(context.Background(), want, k.target(t), replay.Options{})
+		w, err := replay.Run(context.Background(), want, k.target(t), opts)
 		if err != nil || reach(w, n) <= bestReach {
 			continue
 		}

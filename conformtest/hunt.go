@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -33,7 +34,7 @@ func (k *kit) hunt(t *testing.T, seed int64, n int) {
 		small := k.shrink(t, want)
 		v := k.replayOn(t, small, replay.Options{})
 		t.Logf("seed %d: trace %d diverged; shrunk from %d to %d steps", seed, i, len(want.Steps), len(small.Steps))
-		k.fail(t, small, v, fmt.Sprintf("hunt (seed %d, Config.Seed reproduces it on this commit): ", seed))
+		k.fail(t, small, v, replay.Options{}, fmt.Sprintf("hunt (seed %d, Config.Seed reproduces it on this commit): ", seed))
 	}
 }
 
@@ -47,7 +48,7 @@ func (k *kit) shrink(t *testing.T, tr *traces.Trace) *traces.Trace {
 		for i := len(best.Steps) - 1; i >= 0; i-- {
 			shorter := *best
 			shorter.Steps = append(append([]traces.Step(nil), best.Steps[:i]...), best.Steps[i+1:]...)
-			cand, err := replay.Record(context.Background(), &shorter, targets.NewModelTarget(modelConfig(k.c.Profile)))
+			cand, err := models.Reexpect(modelConfig(k.c.Profile), &shorter)
 			if err != nil {
 				continue // the shorter steps are no valid trace, or do not run on the model
 			}
