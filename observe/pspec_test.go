@@ -1,0 +1,109 @@
+package observe
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/traces"
+)
+
+// TestSpecEventsFitTheirTypes derives the spec events of every committed trace and checks each
+// event's values against its type's fields, in number and kind: both drivers rely on it.
+func TestSpecEventsFitTheirTypes(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "traces", "corpus", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no corpus traces: %v", err)
+	}
+	seen := map[SpecKind]bool{}
+	for _, f := range files {
+		tr, err := traces.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := NewSpecDeriver()
+		var evs []SpecEvent
+		for i, st := range tr.Steps {
+			evs = d.Step(st, evs[:0])
+			for _, ev := range evs {
+				seen[ev.Kind] = true
+				if err := fits(ev); err != "" {
+					t.Fatalf("%s step %d: %s: %s", f, i, SpecEventTypes[ev.Kind].Event, err)
+				}
+			}
+		}
+	}
+	for k := range numSpecKinds {
+		if !seen[k] && k != SpecSaveCheckpoint && k != SpecLoadCheckpoint && k != SpecMarkProcessed {
+			t.Errorf("no corpus trace raises %s", SpecEventTypes[k].Event)
+		}
+	}
+}
+
+// fits says how ev's values disagree with its type's fields, "" when they agree.
+func fits(ev SpecEvent) string {
+	var kinds []SpecFieldKind
+	var flat func(fs []SpecField)
+	flat = func(fs []SpecField) {
+		for _, f := range fs {
+			if f.Kind == SpecTuple {
+				flat(f.Sub)
+			} else {
+				kinds = append(kinds, f.Kind)
+			}
+		}
+	}
+	flat(SpecEventTypes[ev.Kind].Fields)
+	if len(kinds) != len(ev.Values) || leaves(SpecEventTypes[ev.Kind].Fields) != len(kinds) {
+		return "wrong number of values"
+	}
+	for i, v := range ev.Values {
+		ok := false
+		switch v.(type) {
+		case int64:
+			ok = kinds[i] == SpecInt
+		case string:
+			ok = kinds[i] == SpecString
+		case bool:
+			ok = kinds[i] == SpecBool
+		}
+		if !ok {
+			return "value " + string(rune('0'+i)) + " has the wrong kind"
+		}
+	}
+	return ""
+}
+
+func TestAppendSpecLine(t *testing.T) {
+	for _, tc := range []struct {
+		ev   SpecEvent
+		want string
+	}{
+		{SpecEvent{SpecMsgInserted, []any{int64(3), "inbox", "m1"}}, "1\tT\t3\tinbox\tm1\n"},
+		{SpecEvent{SpecMarkProcessed, []any{int64(0), "g", "a\tb\\c\nd", int64(5), true, false}}, "7\tT\t0\tg\ta\\tb\\\\c\\nd\t5\t1\t0\n"},
+	} {
+		if got := string(AppendSpecLine(nil, tc.ev, "T")); got != tc.want {
+			t.Errorf("%v: %q, want %q", tc.ev, got, tc.want)
+		}
+	}
+}
+
+// TestPStreamDriver: the streaming driver announces every spec event type with its fields read
+// in order, and asserts the observed monitors.
+func TestPStreamDriver(t *testing.T) {
+	src := PStreamDriver()
+	for _, want := range []string{
+		"if (k == 1) {\n          announce eSpecMsgInserted, (at = StreamInt(0), mailbox = StreamStr(1), id = StreamStr(2));",
+		"announce eSpecOutboxRow, (at = StreamInt(0), row = (id = StreamStr(1), target = StreamStr(2), key = StreamStr(3), priority = StreamInt(4),",
+		"dead_reason = StreamStr(14)));",
+		"announce eObsMarkProcessed, (at = StreamInt(0), consumer = StreamStr(1), id = StreamStr(2), ttl = StreamInt(3), duplicate = StreamBool(4), bug = StreamBool(5));",
+		"test tcObservedStream [main=ObservedStream]: assert " + strings.Join(ObservedMonitors, ", ") + " in { ObservedStream };",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("driver lacks %s\n%s", want, src)
+		}
+	}
+	if n := strings.Count(src, "announce "); n != int(numSpecKinds) {
+		t.Errorf("%d announce statements, want %d", n, numSpecKinds)
+	}
+}
