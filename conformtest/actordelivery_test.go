@@ -1,11 +1,14 @@
 package conformtest_test
 
 import (
+	"errors"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/conformtest"
+	"github.com/pconform/pconform/examples/adstore"
 	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/replay"
 )
@@ -14,9 +17,10 @@ import (
 // starts a throwaway one and sets it).
 const pgDSNEnv = "PCONFORM_PG_DSN"
 
-// TestActordelivery puts pconform's own store through the kit, as any other store: its registry
-// target on SQLite and, with PCONFORM_PG_DSN set, on PostgreSQL, under the default profile. It
-// replaces replay's crash-every-step run of the corpus (the kit's reopen subtests).
+// TestActordelivery puts pconform's own store through the kit as any other store: through its
+// public-API adapter, examples/adstore, on SQLite and, with PCONFORM_PG_DSN set, on PostgreSQL,
+// under the default profile. Only the databases come from internal/targets (a migrated SQLite
+// file to copy, a PostgreSQL table prefix), to save a migration per subtest.
 func TestActordelivery(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
 		tp, err := targets.NewSQLiteTemplate(t.TempDir())
@@ -24,7 +28,11 @@ func TestActordelivery(t *testing.T) {
 			t.Fatal(err)
 		}
 		conformtest.Check(t, conformtest.Config{Hunts: 5, NewTarget: func(t *testing.T) replay.Target {
-			return storeTarget(t, targets.StoreDB{Dir: t.TempDir(), Template: tp})
+			path := filepath.Join(t.TempDir(), "store.db")
+			if err := tp.WriteTo(path); err != nil {
+				t.Fatal(err)
+			}
+			return newAdstore(t, func(o actordelivery.Options) (*actordelivery.Store, error) { return actordelivery.Open(path, o) }, nil)
 		}})
 	})
 	t.Run("postgres", func(t *testing.T) {
@@ -41,15 +49,30 @@ func TestActordelivery(t *testing.T) {
 		}
 		t.Cleanup(func() { srv.Close() })
 		conformtest.Check(t, conformtest.Config{Hunts: 5, NewTarget: func(t *testing.T) replay.Target {
-			return storeTarget(t, targets.StoreDB{Backend: actordelivery.BackendPostgres, Server: srv})
+			prefix := srv.Take()
+			return newAdstore(t, func(o actordelivery.Options) (*actordelivery.Store, error) {
+				o.TablePrefix = prefix
+				return actordelivery.OpenPostgresDB(srv.DB(), o)
+			}, func() error { return srv.Give(prefix) })
 		}})
 	})
 }
 
-func storeTarget(t *testing.T, db targets.StoreDB) replay.Target {
-	tg, err := targets.NewOn(targets.Store, db)
+// released is an adapter whose Close also hands its database back.
+type released struct {
+	*adstore.Target
+	release func() error
+}
+
+func (r released) Close() error { return errors.Join(r.Target.Close(), r.release()) }
+
+func newAdstore(t *testing.T, open func(actordelivery.Options) (*actordelivery.Store, error), release func() error) replay.Target {
+	tg, err := adstore.New(open)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tg
+	if release == nil {
+		return tg
+	}
+	return released{tg, release}
 }

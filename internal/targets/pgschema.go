@@ -118,3 +118,14 @@ func (p *PGServer) Close() error {
 	_, err := p.db.ExecContext(ctx, "DROP SCHEMA "+p.schema+" CASCADE")
 	return errors.Join(err, p.db.Close())
 }
+
+// Take, Give and DB let a test that opens the store itself (the kit's adapter for actordelivery)
+// use the server: Take a table prefix for actordelivery.Options.TablePrefix, open the store on
+// DB with it, and Give the prefix back when the store is closed.
+func (p *PGServer) Take() string { return p.take() }
+
+// Give empties prefix's tables and makes it available again; see Take.
+func (p *PGServer) Give(prefix string) error { return p.give(prefix) }
+
+// DB is the server's pool, whose search path is the server's schema.
+func (p *PGServer) DB() *sql.DB { return p.db }

@@ -66,3 +66,7 @@ func (tp *SQLiteTemplate) writeTo(path string) error {
 	}
 	return nil
 }
+
+// WriteTo writes the template's database as path, which must not exist yet: a test that opens
+// the store itself (the kit's adapter for actordelivery) starts from a migrated file.
+func (tp *SQLiteTemplate) WriteTo(path string) error { return tp.writeTo(path) }
