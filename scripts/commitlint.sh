@@ -22,6 +22,10 @@ default_base=4a3e5a0a439c2e4af5b7bbb25d9402dac65099cf
 base=${1:-$default_base}
 words=" all docs scripts ci gate deps "
 max=72
+# Commits already on main whose subjects break a rule. main's history is never rewritten, so each
+# is listed here, with why, and skipped; add to it only for a commit that landed by mistake.
+#   e94e19b: a 73-character subject, landed before its lint run was read.
+landed=" e94e19b2901304323194b83a1674dd13eaaea7db "
 
 if ! git rev-parse --git-dir >/dev/null 2>&1; then
   echo "commitlint: not a git repository: no commit subjects to check"
@@ -49,6 +53,7 @@ names_in() {
 prefix_re='^[a-z0-9][a-z0-9._/-]*(, [a-z0-9][a-z0-9._/-]*)*: [^[:space:]]'
 bad=0
 for c in "${commits[@]}"; do
+  [[ $landed == *" $c "* ]] && continue
   subject=$(git log -1 --format=%s "$c")
   short=$(git rev-parse --short "$c")
   why=""
