@@ -24,7 +24,8 @@
 //     set, never a Go error. Step returns an error, wrapping [ErrMalformed], only for a step that
 //     cannot be a step of any execution: an unknown op, a missing or out-of-range argument, time
 //     running backwards, a consumer_handle that does not pair with its worker's fetch, a
-//     publisher_deliver for an outbox row that does not exist.
+//     split publisher_deliver for an outbox row that does not exist (a fold one is a stale
+//     delivery of a purged row: claim_lost).
 //
 // # Where docs/semantics.md is silent
 //

@@ -237,3 +237,7 @@ func wantMalformed(t *testing.T, err error) {
 		t.Fatalf("error %v, want one wrapping ErrMalformed", err)
 	}
 }
+
+func purgeOp(at, olderThan, horizon int64, limit int) traces.Step {
+	return traces.Step{Op: traces.OpPurge, At: at, Args: traces.Args{OlderThan: olderThan, Horizon: horizon, Limit: limit}}
+}

@@ -62,8 +62,8 @@ func TestMachineStopsAfterAFailedStep(t *testing.T) {
 	if _, err := m.Step(traces.OpPeek, 6, traces.Args{Mailbox: "a"}); err != nil {
 		t.Fatalf("the machine stopped after a refused check: %v", err)
 	}
-	// A delivery of an outbox row that does not exist fails inside the transition: the machine stops.
-	_, err := m.Step(traces.OpPublisherDeliver, 7, traces.Args{Publisher: 1, ID: "nope", Token: 1, Profile: traces.ProfileFold, Fault: traces.FaultNone})
+	// A split delivery of an outbox row that does not exist fails inside the transition: the machine stops.
+	_, err := m.Step(traces.OpPublisherDeliver, 7, traces.Args{Publisher: 1, ID: "nope", Token: 1, Profile: traces.ProfileSplit, Fault: traces.FaultNone})
 	if !errors.Is(err, ErrMalformed) {
 		t.Fatalf("delivering a missing outbox row: got %v, want ErrMalformed", err)
 	}

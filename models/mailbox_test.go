@@ -239,7 +239,7 @@ func TestMalformedSteps(t *testing.T) {
 		{"negative retry delay", Init(Config{}), handle(0, 1, "a", leased, traces.OutcomeFail, -1), "retry_delay -1"},
 		{"bad publisher profile", Init(Config{}), deliver(0, "o1", 1, leased, traces.FaultNone), "profile"},
 		{"bad fault", Init(Config{}), deliver(0, "o1", 1, traces.ProfileFold, "meteor"), "fault"},
-		{"delivery of a row that does not exist", Init(Config{}), deliver(0, "o1", 1, traces.ProfileFold, traces.FaultNone), `outbox row "o1" does not exist`},
+		{"split delivery of a row that does not exist", Init(Config{}), deliver(0, "o1", 1, traces.ProfileSplit, traces.FaultNone), `outbox row "o1" does not exist`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := DescribeState(c.state)

@@ -161,10 +161,26 @@ func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error
 	return r, err
 }
 
+// deliverGone is a delivery of a row the model does not hold. A purge removes a final row while a
+// publisher whose claim ran out may still hold it in memory, so a fold delivery of it is a stale
+// delivery: its enqueue runs (and reports whether the id is taken), its completion finds no row
+// carrying the token, and the transaction rolls back: claim_lost. The undeliverable check
+// dead-letters nothing, so it is claim_lost too. A split delivery would commit the enqueue of the
+// row's message, whose contents the model no longer holds: malformed.
+func (s *State) deliverGone(a traces.Args) (traces.Result, error) {
+	switch {
+	case a.Fault == traces.FaultUndeliverable:
+		return traces.Result{Action: traces.ActionClaimLost}, nil
+	case a.Profile == traces.ProfileFold && !s.cfg.Profile.CompleteFenceSilent:
+		return traces.Result{Action: traces.ActionClaimLost, Duplicate: s.has(a.ID)}, nil
+	}
+	return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist (a %s delivery of a purged row enqueues a message the model no longer knows)", a.ID, a.Profile)
+}
+
 func (s *State) deliverOnce(a traces.Args, now int64) (traces.Result, error) {
 	o, ok := s.outbox[a.ID]
 	if !ok {
-		return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist", a.ID)
+		return s.deliverGone(a)
 	}
 	if a.Fault == traces.FaultUndeliverable {
 		if s.outboxDeadLetter(o.id, a.Token, traces.ReasonUndeliverable) {

@@ -359,6 +359,23 @@ func TestPublisher(t *testing.T) {
 			},
 		},
 		{
+			name: "fold: a stale publisher's delivery of a row a purge removed is claim_lost, reporting what its enqueue saw",
+			steps: with(outboxClaim(10, 1, 5), deliver(10, "o1", 2, fold, faultNone), purgeOp(11, 0, 0, 5),
+				deliver(12, "o1", 1, fold, faultNone), deliver(12, "o1", 1, fold, crashBetween),
+				deliver(12, "o1", 1, fold, undeliverable), ackByID(12, "o1"), purgeOp(13, 0, 0, 5),
+				deliver(13, "o1", 1, fold, faultNone)),
+			want: then(claimed(2, row("o1", 2)), delivered(traces.ActionDelivered, false), affected(1),
+				delivered(traces.ActionClaimLost, true), delivered(traces.ActionClaimLost, true),
+				delivered(traces.ActionClaimLost, false), okR, affected(1),
+				delivered(traces.ActionClaimLost, false)),
+			check: func(t *testing.T, snap traces.Snapshot) {
+				noMessages(t, snap)
+				if len(snap.Outbox) != 0 {
+					t.Errorf("outbox %+v, want none", snap.Outbox)
+				}
+			},
+		},
+		{
 			name:  "fold: an id already in a mailbox is a duplicate the enqueue suppresses",
 			steps: append([]traces.Step{enqueue(0, "b", "o1", 1)}, with(deliver(1, "o1", 1, fold, faultNone))...),
 			want:  append([]traces.Result{okR}, then(delivered(traces.ActionDelivered, true))...),

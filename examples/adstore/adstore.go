@@ -27,12 +27,15 @@ type Target struct {
 	fetched map[int]*actordelivery.Delivery
 	// mailboxes are those any step named, whose effect logs the snapshot reads.
 	mailboxes map[string]bool
+	// claimed is the last copy of each outbox row a claim returned, as a publisher holds it: a
+	// purge may remove the row before a stale publisher delivers it.
+	claimed map[string]actordelivery.OutboxRow
 }
 
 // New opens the store with open and returns its adapter (see the package documentation).
 func New(open func(actordelivery.Options) (*actordelivery.Store, error)) (*Target, error) {
 	t := &Target{open: open, clock: actordelivery.NewManualClock(traces.Epoch), log: slog.New(slog.DiscardHandler),
-		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{}}
+		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{}}
 	return t, t.reopen()
 }
 
@@ -148,6 +151,7 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 		rows, err = st.OutboxClaim(ctx, a.Limit, d(a.ClaimFor))
 		for _, r := range rows {
 			o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+			t.claimed[r.ID] = r
 		}
 	case traces.OpOutboxComplete:
 		err = st.OutboxComplete(ctx, a.ID, a.Token)
@@ -293,11 +297,14 @@ func (t *Target) deliver(ctx context.Context, a replay.Args) (replay.Observation
 	if err != nil {
 		return replay.Observation{}, err
 	}
-	i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID })
-	if i < 0 {
-		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist", a.ID)
+	var row actordelivery.OutboxRow
+	if i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID }); i >= 0 {
+		row = rows[i]
+	} else if c, ok := t.claimed[a.ID]; ok {
+		row = c // a purge removed it since the claim: the publisher delivers its copy
+	} else {
+		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist and no claim returned it", a.ID)
 	}
-	row := rows[i]
 	row.ClaimToken = a.Token
 	f, err := newFaulty(t.st, a.Fault)
 	if err != nil {

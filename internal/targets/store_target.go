@@ -60,6 +60,9 @@ type StoreTarget struct {
 	mailboxes map[string]bool
 	// elig runs the copied eligibility SQL when cfg.rules is set; nil otherwise.
 	elig *brokenstore.Eligibility
+	// claimed holds the last copy of each outbox row a claim returned: what a publisher holds in
+	// memory, so a delivery of a row a purge has since removed delivers that copy (a stale claim).
+	claimed map[string]actordelivery.OutboxRow
 }
 
 // StoreDB says where a store target keeps its database, and what the store records while the
@@ -99,7 +102,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	t := &StoreTarget{
 		cfg: cfg, db: db, clock: actordelivery.NewManualClock(traces.Epoch),
 		log:     slog.New(slog.DiscardHandler),
-		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{},
+		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
 	}
 	switch db.Backend {
 	case actordelivery.BackendSQLite:
@@ -292,6 +295,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		}
 		for _, r := range rows {
 			o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+			t.claimed[r.ID] = r
 		}
 	case traces.OpOutboxComplete:
 		o.Err, err = errKind(t.st.OutboxComplete(ctx, a.ID, a.Token))
@@ -560,11 +564,14 @@ func (t *StoreTarget) deliver(ctx context.Context, a replay.Args) (replay.Observ
 	if err != nil {
 		return replay.Observation{}, err
 	}
-	i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID })
-	if i < 0 {
-		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist", a.ID)
+	var row actordelivery.OutboxRow
+	if i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID }); i >= 0 {
+		row = rows[i]
+	} else if c, ok := t.claimed[a.ID]; ok {
+		row = c // purged since a claim returned it: the publisher delivers its copy
+	} else {
+		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist and no claim returned it", a.ID)
 	}
-	row := rows[i]
 	row.ClaimToken = a.Token
 	fst, err := NewFaultStore(t.st, a.Fault)
 	if err != nil {

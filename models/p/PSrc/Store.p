@@ -1048,7 +1048,12 @@ machine Store {
     // failed fence reports nothing, so the delivery goes on as if it held (and completes nothing).
     completeOk = claimOk || PrfCompleteFenceSilent();
     if (i < 0) {
+      // A purge removed the row while this publisher's stale claim still held a copy: a fold
+      // delivery's enqueue runs (and sees whether the id is taken), its completion finds no row.
       res.action = "claim_lost";
+      if (fault != "undeliverable" && profile == AtomicFold) {
+        res.duplicate = IdTaken(id);
+      }
       return res;
     }
     if (fault == "undeliverable") {
