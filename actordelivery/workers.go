@@ -13,6 +13,10 @@ import (
 // store is closed. Every worker uses a Consumer built from opts (opts.Mailbox must be empty; the
 // rest applies to every mailbox).
 //
+// Every worker is a worker of its own in a recording store's events: it numbers its Consumers
+// opts.Worker + i for worker i (i from 0) when opts.Worker is set, and takes the store's next
+// automatic number otherwise.
+//
 // Which worker serves which mailbox:
 //   - PathLeased: every worker serves every mailbox, in turn, starting at a different one (worker
 //     i starts at mailbox i mod len(mailboxes)), so n bounds how many handlers run at once and
@@ -55,46 +59,60 @@ func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Han
 	case opts.Mailbox != "":
 		return invalid(op, "ConsumerOptions.Mailbox is %q; the mailboxes are RunWorkers' argument", opts.Mailbox)
 	}
-	consumers := make([]*Consumer, len(mailboxes))
 	seen := make(map[string]bool, len(mailboxes))
-	for i, mb := range mailboxes {
+	for _, mb := range mailboxes {
 		if seen[mb] {
 			return invalid(op, "mailbox %q is listed twice", mb)
 		}
 		seen[mb] = true
-		o := opts
-		o.Mailbox = mb
-		c, err := NewConsumer(st, h, o)
-		if err != nil {
-			return fmt.Errorf("actordelivery: %s: mailbox %q: %w", op, mb, err)
-		}
-		consumers[i] = c
 	}
-	var groups [][]*Consumer
+	// Which mailboxes each worker serves, in the order it steps them.
+	var groups [][]string
 	if opts.Path == PathLeaseless {
-		groups = make([][]*Consumer, min(n, len(consumers)))
-		for j, c := range consumers {
-			groups[j%len(groups)] = append(groups[j%len(groups)], c)
+		groups = make([][]string, min(n, len(mailboxes)))
+		for j, mb := range mailboxes {
+			groups[j%len(groups)] = append(groups[j%len(groups)], mb)
 		}
 	} else {
-		groups = make([][]*Consumer, n)
+		groups = make([][]string, n)
 		for i := range groups {
-			start := i % len(consumers)
-			groups[i] = append(append([]*Consumer(nil), consumers[start:]...), consumers[:start]...)
+			start := i % len(mailboxes)
+			groups[i] = append(append([]string(nil), mailboxes[start:]...), mailboxes[:start]...)
 		}
 	}
+	// Every worker has Consumers of its own, one per mailbox it serves, all under one worker
+	// number: a recording store then records each worker's fetch and handle as that worker's,
+	// never interleaved with another's under the same number.
+	workers := make([][]*Consumer, len(groups))
+	for i, g := range groups {
+		o := opts
+		if opts.Worker != 0 {
+			o.Worker = opts.Worker + i
+		} else {
+			o.Worker = int(st.workers.Add(1))
+		}
+		for _, mb := range g {
+			o.Mailbox = mb
+			c, err := NewConsumer(st, h, o)
+			if err != nil {
+				return fmt.Errorf("actordelivery: %s: mailbox %q: %w", op, mb, err)
+			}
+			workers[i] = append(workers[i], c)
+		}
+	}
+	first := workers[0][0]
 	var wg sync.WaitGroup
 	if _, nop := st.metrics.(NopMetrics); !nop {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sampleDepths(ctx, st, mailboxes, consumers[0].maxPoll)
+			sampleDepths(ctx, st, mailboxes, first.maxPoll)
 		}()
 	}
-	work, stopDrain := drainContext(ctx, consumers[0].drain)
+	work, stopDrain := drainContext(ctx, first.drain)
 	defer stopDrain()
-	errs := make([]error, len(groups))
-	for i, g := range groups {
+	errs := make([]error, len(workers))
+	for i, g := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
