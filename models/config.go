@@ -36,15 +36,6 @@ func (c Config) filled() Config {
 	return c
 }
 
-// leaseEnds is the first time at which a lease or claim that runs until until is no longer live:
-// until itself, or until + 1 when the profile keeps a lease live at its end time.
-func (p profileRules) leaseEnds(until int64) int64 {
-	if p.LeaseLiveAtUntil {
-		return until + 1
-	}
-	return until
-}
-
 // profileRules holds the rules of a profile that several operations share.
 type profileRules struct{ profile.Profile }
 

@@ -49,7 +49,7 @@ func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
 	p := s.rules()
 	for id := range s.pending {
 		o := s.outbox[id]
-		if o.token != 0 && now < p.leaseEnds(o.claimUntil) {
+		if p.Held(o.token, o.claimUntil, now) {
 			continue
 		}
 		if o.deliveryAttempts >= o.maxDeliveryAttempts {

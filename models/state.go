@@ -84,7 +84,7 @@ type message struct {
 // live reports whether m carries a lease that has not run out at now under the profile p. At
 // leaseUntil == now the lease has expired, unless p keeps it live then (lease_at_until "live").
 func (m message) live(p profileRules, now int64) bool {
-	return m.token != 0 && now < p.leaseEnds(m.leaseUntil)
+	return p.Held(m.token, m.leaseUntil, now)
 }
 
 // deadLetter is one row of the dead-letter table.

@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"github.com/pconform/pconform/profile"
 	"math/rand"
 	"slices"
 
@@ -708,7 +709,7 @@ func (v *view) staleHolders() []worker {
 func (v *view) taking() []heldFetch {
 	var out []heldFetch
 	v.leasedHolds(func(_ worker, h heldFetch) {
-		if m, ok := v.row(h.id); ok && h.takeover && m.Token == h.token && m.LeaseUntil > v.now {
+		if m, ok := v.row(h.id); ok && h.takeover && m.Token == h.token && (profile.Profile{}).Held(m.Token, m.LeaseUntil, v.now) {
 			out = append(out, h)
 		}
 	})
@@ -764,7 +765,7 @@ func (v *view) takers() []worker {
 func (v *view) lapsed() []string {
 	var out []string
 	v.leasedHolds(func(_ worker, h heldFetch) {
-		if m, ok := v.row(h.id); ok && m.Token == h.token && m.LeaseUntil <= v.now {
+		if m, ok := v.row(h.id); ok && m.Token == h.token && !(profile.Profile{}).Held(m.Token, m.LeaseUntil, v.now) {
 			out = append(out, h.id)
 		}
 	})

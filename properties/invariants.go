@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"github.com/pconform/pconform/profile"
 	"slices"
 
 	"github.com/pconform/pconform/traces"
@@ -241,7 +242,7 @@ func (h *history) fifo(id string, now int64, bad func(Check, string, ...any)) {
 		if p.ID == id || p.Mailbox != m.Mailbox || p.Key != m.Key || h.order[p.ID] > h.order[id] || p.State != traces.StateReady {
 			continue
 		}
-		live := p.Token != 0 && p.LeaseUntil > now
+		live := (profile.Profile{}).Held(p.Token, p.LeaseUntil, now)
 		if p.Attempts < p.MaxAttempts || live {
 			bad(CheckFIFO, "%q (key %q) was handed out at %d while the earlier %q of the same key still blocks it (attempts %d of %d, live lease %v)",
 				id, m.Key, now, p.ID, p.Attempts, p.MaxAttempts, live)

@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"fmt"
+	"github.com/pconform/pconform/profile"
 	"strings"
 	"text/tabwriter"
 
@@ -137,12 +138,12 @@ func stepSituations(s traces.Step, before, after traces.Snapshot) []Situation {
 	}
 	switch s.Op {
 	case traces.OpAck, traces.OpNack, traces.OpExtend:
-		if m, ok := msg(before, s.Args.ID); ok && m.Token != 0 && m.Token != s.Args.Token && s.Args.Token != 0 && m.LeaseUntil > now {
+		if m, ok := msg(before, s.Args.ID); ok && m.Token != s.Args.Token && s.Args.Token != 0 && (profile.Profile{}).Held(m.Token, m.LeaseUntil, now) {
 			out = append(out, SituationStaleLease)
 		}
 	case traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpPublisherDeliver:
 		for _, o := range before.Outbox {
-			if o.ID == s.Args.ID && o.Token != 0 && o.Token != s.Args.Token && s.Args.Token != 0 && o.ClaimUntil > now {
+			if o.ID == s.Args.ID && o.Token != s.Args.Token && s.Args.Token != 0 && (profile.Profile{}).Held(o.Token, o.ClaimUntil, now) {
 				out = append(out, SituationStaleClaim)
 			}
 		}
@@ -222,7 +223,7 @@ func stepSituations(s traces.Step, before, after traces.Snapshot) []Situation {
 			continue
 		}
 		prev, ok := msg(before, d.ID)
-		if ok && prev.Token != 0 && prev.LeaseUntil <= now && prev.Attempts >= prev.MaxAttempts && s.Op != traces.OpDeadLetter {
+		if ok && prev.Token != 0 && !(profile.Profile{}).Held(prev.Token, prev.LeaseUntil, now) && prev.Attempts >= prev.MaxAttempts && s.Op != traces.OpDeadLetter {
 			out = append(out, SituationExpireDeadLetters)
 		}
 		if ok && prev.Key != "" && hasLaterKeyed(after, prev) {
@@ -240,7 +241,7 @@ func declinedUnderForeignLease(s traces.Step, f traces.Message, before traces.Sn
 	}
 	for _, m := range before.Messages {
 		if m.ID == f.ID {
-			return m.State == traces.StateReady && m.Token != 0 && m.Token != f.Token && m.LeaseUntil > s.At
+			return m.State == traces.StateReady && m.Token != f.Token && (profile.Profile{}).Held(m.Token, m.LeaseUntil, s.At)
 		}
 	}
 	return false
