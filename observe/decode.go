@@ -28,11 +28,12 @@ type Decoder struct {
 	// Follow makes an incomplete last line wait for more data instead of ending the log: Next
 	// returns io.EOF with the partial line kept, and a later Next goes on from it.
 	Follow bool
+	p      *lineParser
 }
 
 // NewDecoder reads from r; name is used in errors.
 func NewDecoder(r io.Reader, name string) *Decoder {
-	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), name: name}
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), name: name, p: newLineParser()}
 }
 
 // Name is the log's name as errors give it.
@@ -62,7 +63,7 @@ func (d *Decoder) Next() (Event, error) {
 			}
 			continue
 		}
-		ev, perr := parseLine(raw)
+		ev, perr := d.p.event(raw)
 		if perr != nil {
 			if !complete {
 				// The last line has no newline: a writer stopped in the middle of it.

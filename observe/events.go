@@ -1,7 +1,6 @@
 package observe
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,7 +33,9 @@ type Log struct {
 }
 
 // line is an event line: the Recorder's JSON form, or a slog JSON record of SlogRecorder (whose
-// time, level and msg members are accepted and ignored). Any other member is refused.
+// time, level and msg members are accepted and ignored). Any other member is refused. The
+// decoder (linejson.go) reads it by hand; this type states the shape it reads, as encoding/json
+// would, and FuzzEventLine holds the two to the same answers.
 type line struct {
 	Seq    *int64                    `json:"seq"`
 	Read   bool                      `json:"read"`
@@ -80,31 +81,31 @@ func ReadLog(r io.Reader, name string) (*Log, error) {
 	return lg, nil
 }
 
-func parseLine(raw []byte) (Event, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var l line
-	if err := dec.Decode(&l); err != nil {
+// parseLine reads one event line with a fresh parser (see lineParser.event).
+func parseLine(raw []byte) (Event, error) { return newLineParser().event(raw) }
+
+// event reads one event line and checks what the JSON shape cannot say: the op is an event kind,
+// seq and at are present, seq fits a write or a read.
+func (p *lineParser) event(raw []byte) (Event, error) {
+	l, err := p.parse(raw)
+	if err != nil {
 		return Event{}, fmt.Errorf("not an event: %v", err)
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Event{}, errors.New("not an event: trailing data after the JSON object")
-	}
 	switch {
-	case l.Op == "":
+	case l.op == "":
 		return Event{}, errors.New("op is missing")
-	case !slices.Contains(recordedOps, l.Op):
-		return Event{}, fmt.Errorf("op %q is not an event kind (want one of %q)", l.Op, recordedOps)
-	case l.Seq == nil:
-		return Event{}, fmt.Errorf("%s: seq is missing", l.Op)
-	case *l.Seq < 0:
-		return Event{}, fmt.Errorf("%s: seq %d is negative", l.Op, *l.Seq)
-	case !l.Read && *l.Seq == 0:
-		return Event{}, fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", l.Op)
-	case l.At == nil:
-		return Event{}, fmt.Errorf("%s: at is missing", l.Op)
+	case !slices.Contains(recordedOps, l.op):
+		return Event{}, fmt.Errorf("op %q is not an event kind (want one of %q)", l.op, recordedOps)
+	case !l.hasSeq:
+		return Event{}, fmt.Errorf("%s: seq is missing", l.op)
+	case l.seq < 0:
+		return Event{}, fmt.Errorf("%s: seq %d is negative", l.op, l.seq)
+	case !l.read && l.seq == 0:
+		return Event{}, fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", l.op)
+	case !l.hasAt:
+		return Event{}, fmt.Errorf("%s: at is missing", l.op)
 	}
-	return Event{Event: actordelivery.Event{Seq: *l.Seq, Read: l.Read, At: *l.At, Op: l.Op, Args: l.Args, Result: l.Result}}, nil
+	return Event{Event: actordelivery.Event{Seq: l.seq, Read: l.read, At: l.at, Op: l.op, Args: l.args, Result: l.result}}, nil
 }
 
 // order sorts events into commit order and checks the numbering.

@@ -1,0 +1,174 @@
+package observe
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/actordelivery"
+)
+
+// parseJSON is the reference for lineParser: the line read by encoding/json, as the decoder
+// read it before it was written out by hand.
+func parseJSON(raw []byte) (parsed, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var l line
+	if err := dec.Decode(&l); err != nil {
+		return parsed{}, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return parsed{}, errors.New("trailing data")
+	}
+	p := parsed{read: l.Read, op: l.Op, args: l.Args, result: l.Result, msg: l.Msg}
+	if l.Seq != nil {
+		p.seq, p.hasSeq = *l.Seq, true
+	}
+	if l.At != nil {
+		p.at, p.hasAt = *l.At, true
+	}
+	return p, nil
+}
+
+// lineSeeds are event lines that hold the decoder to encoding/json's corners: names matched
+// case-insensitively or escaped, repeated members merging, null, strings with escapes and bad
+// UTF-8, numbers that are not integers, nesting, slog records. The committed corpus in
+// testdata/fuzz/FuzzEventLine holds more.
+var lineSeeds = []string{
+	`{"seq":1,"at":"2026-01-01T00:00:00Z","op":"enqueue","args":{"mailbox":"a","id":"m1","max_attempts":2},"result":{}}`,
+	`{"seq":2,"at":"2026-01-01T00:00:01Z","op":"lease","args":{"mailbox":"a","lease_for":5000000000},"result":{"message":{"id":"m1","attempts":1,"token":"T1"}}}`,
+	`{"seq":3,"read":true,"at":"2026-01-01T00:00:01.5+01:00","op":"peek","args":{"mailbox":"a"},"result":{"message":null}}`,
+	`{"time":"2026-01-01T00:00:00Z","level":"INFO","msg":"actordelivery: event","seq":4,"at":"2026-01-01T00:00:02Z","op":"outbox_claim","args":{"limit":2,"claim_for":1000000000},"result":{"claimed":[{"id":"o1","delivery_attempts":1,"token":"C1"},{"id":"o2","delivery_attempts":1,"token":"C1"}]}}`,
+	`{"SEQ":5,"At":"2026-01-01T00:00:02Z","oP":"ack","ARGS":{"ID":"m1","ToKeN":"T1"},"result":{}}`,
+	`{"s\u0065q":6,"at":"2026-01-01T00:00:02Z","op":"ack","args":{"id":"m\u00e9\ud83d\ude00\ud800x\"\\\/\b\f\n\r\t"},"result":{}}`,
+	`{"seq":7,"at":"2026-01-01T00:00:02Z","op":"ack","args":{"id":"a"},"args":{"key":"k"},"result":{"message":{"id":"x","attempts":2},"message":{"token":"t"}}}`,
+	`{"seq":8,"at":"2026-01-01T00:00:02Z","op":"outbox_claim","args":{"limit":1},"result":{"claimed":[{"id":"a"},{"id":"b"}],"claimed":[{"token":"t"}],"claimed":[{},{}]}}`,
+	`{"seq":9,"at":"2026-01-01T00:00:02Z","op":"outbox_claim","args":{"limit":1},"result":{"claimed":[]}}`,
+	`{"seq":9,"at":"2026-01-01T00:00:02Z","op":"outbox_claim","args":null,"result":{"claimed":null,"message":null,"err":null}}`,
+	`{"seq":10,"at":"2026-01-01T00:00:02Z","seq":null,"op":"ack"}`,
+	`{"seq":10,"at":null,"op":"ack"}`,
+	`{"seq":1.0,"at":"2026-01-01T00:00:02Z","op":"ack"}`,
+	`{"seq":1e3,"at":"2026-01-01T00:00:02Z","op":"ack"}`,
+	`{"seq":-0,"read":true,"at":"2026-01-01T00:00:02Z","op":"peek","args":{"mailbox":"a","priority":-9223372036854775808}}`,
+	`{"seq":99999999999999999999,"at":"2026-01-01T00:00:02Z","op":"ack"}`,
+	`{"seq":"1","at":"2026-01-01T00:00:02Z","op":"ack"}`,
+	`{"seq":1,"at":"2026-01-01 00:00:02","op":"ack"}`,
+	`{"seq":1,"at":5,"op":"ack"}`,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack","time":{"a":[1,2.5e-3,true,false,null,"x"]},"level":[[[]]]}`,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack","colour":1}`,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack","args":{"colour":1}}`,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack"} `,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack"}{}`,
+	`{"seq":1,"at":"2026-01-01T00:00:02Z","op":"ack",}`,
+	`{"seq":1 "at":"2026-01-01T00:00:02Z"}`,
+	`{"seq":1,"read":"true"}`,
+	`{"seq":1,"read":nul}`,
+	`{"seq":01}`,
+	`{"seq":-}`,
+	`{"seq":1.}`,
+	"{\"op\":\"a\x01\"}",
+	"{\"op\":\"\xff\xfe\"}",
+	"{\"op\":\"\xed\xa0\x80\"}",
+	`{"op":"\u12"}`,
+	`{"op":"\x"}`,
+	"\t{ \"seq\" : 1 , \"op\" : \"ack\" }\r",
+	`null`,
+	`[1]`,
+	`"x"`,
+	`12`,
+	`true`,
+	``,
+	`{`,
+	`{"seq":`,
+	`{"result":{"message":5}}`,
+	`{"result":{"claimed":{}}}`,
+	`{"result":{"claimed":[1]}}`,
+	`{"result":{"claimed":[null,{"id":"a"}]}}`,
+	`{"args":"x"}`,
+	`{"args":{"delay":-1,"lease_for":9223372036854775807,"ttl":1}}`,
+	`{"\u0053eq":3,"ſeq":4}`,
+	`{"time":` + strings.Repeat("[", 9998) + strings.Repeat("]", 9998) + `}`,
+	`{"time":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+}
+
+// FuzzEventLine is the differential test of the event line decoder: on every input it accepts
+// exactly what encoding/json accepts and gives the same values.
+func FuzzEventLine(f *testing.F) {
+	for _, s := range lineSeeds {
+		f.Add([]byte(s))
+	}
+	p := newLineParser()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, werr := parseJSON(raw)
+		// The parser is used twice, so its caches (time stamp, strings) are exercised.
+		for range 2 {
+			got, err := p.parse(raw)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%q: the decoder says %v, encoding/json %v", raw, err, werr)
+			}
+			if err == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: the decoder gives\n%+v\nencoding/json\n%+v", raw, got, want)
+			}
+		}
+	})
+}
+
+// TestLineMembersCoverTags: the decoder's member tables name exactly the json members of the
+// types it decodes, so a field added to an event type is not silently refused.
+func TestLineMembersCoverTags(t *testing.T) {
+	names := func(typ reflect.Type) []string {
+		var out []string
+		for i := range typ.NumField() {
+			tag, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			out = append(out, tag)
+		}
+		slices.Sort(out)
+		return out
+	}
+	table := func(list []string) []string { slices.Sort(list); return list }
+	for _, tc := range []struct {
+		typ  reflect.Type
+		have []string
+	}{
+		{reflect.TypeFor[line](), memberNames(lineMembers)},
+		{reflect.TypeFor[actordelivery.EventArgs](), memberNames(argMembers)},
+		{reflect.TypeFor[actordelivery.EventResult](), memberNames(resultMembers)},
+		{reflect.TypeFor[actordelivery.EventMessage](), memberNames(messageMembers)},
+		{reflect.TypeFor[actordelivery.EventClaimed](), memberNames(claimedMembers)},
+	} {
+		if want, got := names(tc.typ), table(tc.have); !slices.Equal(want, got) {
+			t.Errorf("%s: the decoder reads %q, the type's json members are %q", tc.typ, got, want)
+		}
+	}
+}
+
+func memberNames[T any](m members[T]) []string {
+	var out []string
+	for _, f := range m.list {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// TestEventLineAllocs: decoding a recorded event line costs few allocations (its id and token
+// strings and the result's message), so a long log is not paid for in garbage collection.
+func TestEventLineAllocs(t *testing.T) {
+	p := newLineParser()
+	raw := []byte(lineSeeds[1])
+	if _, err := p.event(raw); err != nil {
+		t.Fatal(err)
+	}
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := p.event(raw); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 3 { // the message, its id, its token
+		t.Fatalf("%v allocations per line, want at most 3", n)
+	}
+}
