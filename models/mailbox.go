@@ -1,8 +1,6 @@
 package models
 
 import (
-	"slices"
-
 	"github.com/pconform/pconform/traces"
 )
 
@@ -24,55 +22,11 @@ func (s *State) enqueue(mailbox, id, key string, priority, maxAttempts int, avai
 		return true
 	}
 	s.lastSeq++
-	s.messages[id] = message{
+	s.putReady(message{
 		mailbox: mailbox, id: id, key: key, payload: payload, priority: priority,
 		maxAttempts: maxAttempts, availableAt: availableAt, seq: s.lastSeq,
-	}
-	// seq only grows, so appending keeps the index in seq order.
-	s.order[mailbox] = append(s.order[mailbox], id)
+	})
 	return false
-}
-
-// unqueue takes the ready message m out of its mailbox's order, when it is acked or leaves the
-// mailbox.
-func (s *State) unqueue(m message) {
-	ids := slices.DeleteFunc(s.order[m.mailbox], func(x string) bool { return x == m.id })
-	if len(ids) == 0 {
-		delete(s.order, m.mailbox)
-		return
-	}
-	s.order[m.mailbox] = ids
-}
-
-// next returns the mailbox's next message at now: the eligible one with the highest priority, then
-// the smallest available_at, then the smallest seq. It walks the mailbox's ready rows once in seq
-// order (acked rows neither get delivered nor block, so the walk leaves them out), keeping for
-// each key whether a blocking predecessor has been seen so far.
-func (s *State) next(mailbox string, now int64) (message, bool) {
-	var best message
-	found := false
-	blocked := map[string]bool{}
-	p := s.rules()
-	for _, id := range s.order[mailbox] {
-		m := s.messages[id]
-		live := m.live(p, now)
-		eligible := m.availableAt <= now && !live && m.attempts < m.maxAttempts
-		if m.key != "" {
-			if blocked[m.key] {
-				eligible = false
-			}
-			// A ready row blocks its later same-key rows unless it is exhausted: attempts used up
-			// and no live lease (or, under exhausted_leased_head "passes", whatever its lease).
-			// Its availability does not matter: a delayed row still blocks.
-			if m.attempts < m.maxAttempts || (live && !p.ExhaustedLeasedHeadPasses) {
-				blocked[m.key] = true
-			}
-		}
-		if eligible && (!found || before(m, best)) {
-			best, found = m, true
-		}
-	}
-	return best, found
 }
 
 // before reports whether a is delivered before b.
@@ -96,7 +50,7 @@ func (s *State) lease(mailbox string, now, leaseFor int64) *traces.Message {
 	m.token = s.lastToken
 	m.leaseUntil = now + leaseFor
 	m.attempts++
-	s.messages[m.id] = m
+	s.putReady(m)
 	return &traces.Message{ID: m.id, Attempts: m.attempts, Token: m.token}
 }
 
@@ -140,19 +94,19 @@ func (s *State) ack(id string, token int) bool {
 	return true
 }
 
-// settle acks the ready message m: acked now, its lease cleared, out of its mailbox's order.
+// settle acks the ready message m: acked now, its lease cleared, out of the ready index.
 // Under the profile choice ack "deletes" the row is deleted instead, so its id is free again.
 func (s *State) settle(m message) {
 	if s.cfg.Profile.AckDeletes {
 		delete(s.messages, m.id)
-		s.unqueue(m)
+		s.dropReady(m)
 		return
 	}
 	m.acked = true
 	m.ackedAt = s.now
 	clearLease(&m)
 	s.messages[m.id] = m
-	s.unqueue(m)
+	s.dropReady(m)
 }
 
 // nack releases id's lease if it holds token; attempts stay as the lease counted them.
@@ -163,7 +117,7 @@ func (s *State) nack(id string, token int, availableAt int64) bool {
 	}
 	clearLease(&m)
 	m.availableAt = availableAt
-	s.messages[id] = m
+	s.putReady(m)
 	return true
 }
 
@@ -191,7 +145,7 @@ func (s *State) nackByID(id string, availableAt int64) bool {
 	}
 	clearLease(&m)
 	m.availableAt = availableAt
-	s.messages[id] = m
+	s.putReady(m)
 	return true
 }
 
@@ -202,28 +156,20 @@ func (s *State) extend(id string, token int, until int64) bool {
 		return false
 	}
 	m.leaseUntil = until
-	s.messages[id] = m
+	s.putReady(m)
 	return true
 }
 
 // expire clears every lease that has run out at now and dead-letters the rows it leaves with no
-// attempts left. It returns the number of leases cleared. Only ready rows carry leases, so it
-// looks at the mailboxes' orders, not at the acked rows.
+// attempts left. It returns the number of leases cleared. Only ready rows carry leases; the
+// ready index finds the ones that have run out (readyIndex).
 func (s *State) expire(now int64) int {
-	var ran []string
-	for _, ids := range s.order {
-		for _, id := range ids {
-			if m := s.messages[id]; m.token != 0 && !m.live(s.rules(), now) {
-				ran = append(ran, id)
-			}
-		}
-	}
 	// Sorted ids keep the walk deterministic; the outcome does not depend on the order.
-	slices.Sort(ran)
+	ran := s.expired(now)
 	for _, id := range ran {
 		m := s.messages[id]
 		clearLease(&m)
-		s.messages[id] = m
+		s.putReady(m)
 		if m.attempts >= m.maxAttempts {
 			s.deadLetter(id, s.cfg.Profile.ReasonLeaseExpiredWording())
 		}
@@ -238,7 +184,7 @@ func (s *State) deadLetter(id, reason string) bool {
 		return false
 	}
 	delete(s.messages, id)
-	s.unqueue(m)
+	s.dropReady(m)
 	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now,
 		key: m.key, priority: m.priority, maxAttempts: m.maxAttempts, payload: m.payload}
 	return true
@@ -258,11 +204,10 @@ func (s *State) redrive(id, reason string) bool {
 		})
 		delete(s.dead, id)
 		s.lastSeq++
-		s.messages[id] = message{
+		s.putReady(message{
 			mailbox: d.mailbox, id: id, key: d.key, payload: d.payload, priority: d.priority,
 			maxAttempts: d.maxAttempts, availableAt: s.now, seq: s.lastSeq,
-		}
-		s.order[d.mailbox] = append(s.order[d.mailbox], id)
+		})
 		found = true
 	}
 	if o, ok := s.outbox[id]; ok && o.deadReason != "" {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -163,18 +164,84 @@ func compareUnderProfiles(seed uint64, steps int, attempts, naiveAttempts func(i
 	return ""
 }
 
-// checkIndexes returns what is wrong with s's indexes ("" when nothing): order must list, per
-// mailbox, exactly the ready messages' ids in increasing seq, and pending exactly the pending
-// outbox rows' ids. They are rebuilt here from the rows themselves.
+// checkIndexes returns what is wrong with s's indexes ("" when nothing), rebuilding them from
+// the rows: the ready index must list each key's ready rows in increasing seq, hold exactly the
+// candidates the rule makes (a keyless row with attempts left, a key's first row with attempts
+// left) with an entry that matches the row, an entry for every ready row's lease, and give the
+// next message the rule's walk over the ready rows gives (nextByWalk); pending must hold exactly
+// the pending outbox rows' ids.
 func checkIndexes(s State) string {
-	order := map[string][]string{}
+	byKey := map[string]map[string][]string{}
+	cands := map[string]int64{} // id -> eligible from
+	p := s.rules()
 	for _, m := range slices.SortedFunc(maps.Values(s.messages), func(a, b message) int { return cmp.Compare(a.seq, b.seq) }) {
-		if !m.acked {
-			order[m.mailbox] = append(order[m.mailbox], m.id)
+		if m.acked || m.key == "" {
+			continue
+		}
+		if byKey[m.mailbox] == nil {
+			byKey[m.mailbox] = map[string][]string{}
+		}
+		byKey[m.mailbox][m.key] = append(byKey[m.mailbox][m.key], m.id)
+	}
+	for _, m := range s.messages {
+		if !m.acked && m.key == "" && m.attempts < m.maxAttempts {
+			cands[m.id] = s.eligibleFrom(m)
 		}
 	}
-	if d := gocmp.Diff(order, s.order, cmpopts.EquateEmpty()); d != "" {
-		return "order is not the ready messages by seq (-rows +order):\n" + d
+	for _, keys := range byKey {
+		for _, ids := range keys {
+			block := int64(math.MinInt64)
+			for _, id := range ids {
+				m := s.messages[id]
+				if m.attempts < m.maxAttempts {
+					cands[id] = max(s.eligibleFrom(m), block)
+					break
+				}
+				if !p.ExhaustedLeasedHeadPasses && m.token != 0 {
+					block = max(block, p.leaseEnds(m.leaseUntil))
+				}
+			}
+		}
+	}
+	indexed := map[string]map[string][]string{}
+	for mb, q := range s.idx.queues {
+		if len(q.byKey) > 0 {
+			indexed[mb] = q.byKey
+		}
+	}
+	if d := gocmp.Diff(byKey, indexed, cmpopts.EquateEmpty()); d != "" {
+		return "the ready index's keys are not the keyed ready rows by seq (-rows +index):\n" + d
+	}
+	if d := gocmp.Diff(slices.Sorted(maps.Keys(cands)), slices.Sorted(maps.Keys(s.idx.cand)), cmpopts.EquateEmpty()); d != "" {
+		return "the ready index's candidates are not the rule's (-rule +index):\n" + d
+	}
+	for mb, q := range s.idx.queues {
+		for _, e := range slices.Concat(q.eligible.items, q.waiting.items) {
+			if s.idx.cand[e.id] != e.stamp {
+				continue
+			}
+			m := s.messages[e.id]
+			if m.mailbox != mb || e.priority != m.priority || e.availableAt != m.availableAt || e.seq != m.seq || e.from != cands[e.id] {
+				return fmt.Sprintf("the ready index's entry %+v does not match its row %+v (eligible from %d)", e, m, cands[e.id])
+			}
+		}
+	}
+	leases := map[leaseEntry]bool{}
+	for _, e := range s.idx.leases.items {
+		leases[e] = true
+	}
+	for _, m := range s.messages {
+		if !m.acked && m.token != 0 && !leases[leaseEntry{m.id, p.leaseEnds(m.leaseUntil)}] {
+			return fmt.Sprintf("the ready index has no entry for the lease of %+v", m)
+		}
+	}
+	c := s.clone() // next changes the index's heaps
+	for mb := range s.idx.queues {
+		want, wok := nextByWalk(&s, mb, s.now)
+		got, ok := c.next(mb, s.now)
+		if wok != ok || want != got {
+			return fmt.Sprintf("mailbox %s's next message at %d: the index gives %+v (%v), the walk over the ready rows %+v (%v)", mb, s.now, got, ok, want, wok)
+		}
 	}
 	pending := map[string]struct{}{}
 	for id, o := range s.outbox {
@@ -186,6 +253,39 @@ func checkIndexes(s State) string {
 		return "pending is not the pending outbox rows (-rows +pending):\n" + d
 	}
 	return ""
+}
+
+// nextByWalk is the mailbox's next message found as the model found it before it had an index:
+// one walk over the ready rows in seq order, keeping for each key whether a blocking
+// predecessor has been seen.
+func nextByWalk(s *State, mailbox string, now int64) (message, bool) {
+	var ready []message
+	for _, m := range s.messages {
+		if m.mailbox == mailbox && !m.acked {
+			ready = append(ready, m)
+		}
+	}
+	slices.SortFunc(ready, func(a, b message) int { return cmp.Compare(a.seq, b.seq) })
+	var best message
+	found := false
+	blocked := map[string]bool{}
+	p := s.rules()
+	for _, m := range ready {
+		live := m.live(p, now)
+		eligible := m.availableAt <= now && !live && m.attempts < m.maxAttempts
+		if m.key != "" {
+			if blocked[m.key] {
+				eligible = false
+			}
+			if m.attempts < m.maxAttempts || (live && !p.ExhaustedLeasedHeadPasses) {
+				blocked[m.key] = true
+			}
+		}
+		if eligible && (!found || before(m, best)) {
+			best, found = m, true
+		}
+	}
+	return best, found
 }
 
 func describeResult(op traces.Op, r traces.Result) string {

@@ -22,12 +22,11 @@ type State struct {
 	// messages holds every message still in a mailbox, by id: ready and acked rows. A dead-lettered
 	// message leaves it for dead.
 	messages map[string]message
-	// order lists, per mailbox, the ids of its ready messages in increasing seq: the rows a lease,
-	// a peek or an expire looks at. Acked rows are neither delivered nor block a key, so an ack
-	// takes its row out, and a step's cost follows the mailbox's backlog, not the number of rows
-	// ever acked. Invariant: it holds exactly the ids of the ready messages, each once, under the
-	// message's mailbox; a mailbox with none has no entry.
-	order map[string][]string
+	// idx indexes the ready messages for lease, peek, fetch and expire (see readyIndex): it is
+	// derived from messages, every write to a ready row goes through putReady or dropReady, and
+	// Equal does not compare it. Acked rows are neither delivered nor block a key, so they are
+	// not in it, and a step's cost is logarithmic in the mailbox's backlog.
+	idx readyIndex
 	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
 	dead map[string]deadLetter
 	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
@@ -169,7 +168,7 @@ func (s State) clone() State {
 	n := s
 	n.cfg = s.cfg.filled()
 	n.messages = cloneMap(s.messages)
-	n.order = cloneSlices(s.order)
+	n.idx = s.idx.clone()
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
 	n.pending = cloneMap(s.pending)
@@ -202,7 +201,6 @@ func cloneSlices[K comparable, V any](m map[K][]V) map[K][]V {
 func Equal(a, b State) bool {
 	return a.now == b.now && a.lastToken == b.lastToken && a.lastSeq == b.lastSeq &&
 		maps.Equal(a.messages, b.messages) &&
-		maps.EqualFunc(a.order, b.order, slices.Equal) &&
 		maps.Equal(a.dead, b.dead) &&
 		maps.Equal(a.outbox, b.outbox) &&
 		maps.Equal(a.retired, b.retired) &&

@@ -18,10 +18,7 @@ func deepCopy(s State) State {
 	n.outbox = maps.Clone(s.outbox)
 	n.pending = maps.Clone(s.pending)
 	n.inflight = maps.Clone(s.inflight)
-	n.order = map[string][]string{}
-	for k, v := range s.order {
-		n.order[k] = slices.Clone(v)
-	}
+	n.idx = s.idx.clone()
 	n.effects = map[string][]string{}
 	for k, v := range s.effects {
 		n.effects[k] = slices.Clone(v)
