@@ -38,6 +38,9 @@ type Ordered struct {
 	last     Event
 	released int64
 	eof      bool
+	// free holds the events released, for push to reuse: a long log costs no allocation per
+	// event here.
+	free []*Event
 	// Follow keeps the held events at the end of the data read so far (the log may grow): Next
 	// returns io.EOF, and after Resume goes on reading. Clear it to release them at the end.
 	Follow bool
@@ -136,7 +139,13 @@ func (o *Ordered) push(ev Event) error {
 		return fmt.Errorf("%w: %s: line %d: %s (seq %d) belongs before line %d (seq %d), which was already checked: the log is out of commit order by more than the reorder window (%d events)",
 			ErrBadLog, name, ev.Line, ev.Op, ev.Seq, o.last.Line, o.last.Seq, o.window)
 	}
-	e := &ev
+	var e *Event
+	if k := len(o.free); k > 0 {
+		e, o.free = o.free[k-1], o.free[:k-1]
+	} else {
+		e = new(Event)
+	}
+	*e = ev
 	if n := len(o.inOrder); n == o.head || before(o.inOrder[n-1], &ev) {
 		if o.head > 0 && o.head == n {
 			o.inOrder, o.head = o.inOrder[:0], 0
@@ -204,7 +213,10 @@ func (o *Ordered) release() (Event, error) {
 	}
 	o.last = *top
 	o.released++
-	return *top, nil
+	ev := *top
+	*top = Event{}
+	o.free = append(o.free, top)
+	return ev, nil
 }
 
 // before is the commit order: a comes before b.

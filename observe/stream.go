@@ -176,6 +176,10 @@ type ModelOracle struct {
 	stopped bool
 	// forgetAt is the position of the next pruning.
 	forgetAt int
+	// check is the one-step trace validate checks each event as, and local the tokens it names,
+	// both kept from event to event.
+	check traces.Trace
+	local []string
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
@@ -234,20 +238,24 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 // validate checks ev against the trace format's rules for one step, its tokens numbered within
 // the step (a token's history across steps is the model's to judge).
 func (o *ModelOracle) validate(ev Event, at int64) error {
-	var local []string // a step names a few tokens at most
+	o.local = o.local[:0] // a step names a few tokens at most
 	st := step(ev, at, func(_ traces.TokenSpace, tok string) int {
 		if tok == "" {
 			return 0
 		}
-		if k := slices.Index(local, tok); k >= 0 {
+		if k := slices.Index(o.local, tok); k >= 0 {
 			return k + 1
 		}
-		local = append(local, tok)
-		return len(local)
+		o.local = append(o.local, tok)
+		return len(o.local)
 	})
-	t := traces.Trace{Format: traces.Format, Name: "event", Origin: traces.Origin{Kind: traces.OriginObserved},
-		Expect: traces.Expect{Variant: o.variant, DivergesAt: -1}, Steps: []traces.Step{st}}
-	if err := traces.Validate(&t); err != nil {
+	t := &o.check
+	if len(t.Steps) != 1 {
+		*t = traces.Trace{Format: traces.Format, Name: "event", Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{Variant: o.variant, DivergesAt: -1}, Steps: make([]traces.Step, 1)}
+	}
+	t.Steps[0] = st
+	if err := traces.Validate(t); err != nil {
 		var pe *traces.ParseError
 		if errors.As(err, &pe) {
 			return fmt.Errorf("%w: line %d (seq %d, %s): %s: %s", ErrBadLog, ev.Line, ev.Seq, ev.Op, pe.Field, pe.Msg)

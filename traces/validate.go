@@ -146,18 +146,20 @@ func (v *validator) step(i int, s *Step) error {
 	v.prevAt = s.At
 
 	for _, f := range argFields {
-		if !contains(sp.Args, f.name) && !contains(sp.OptionalArgs, f.name) && !f.isZero(&s.Args) {
+		if !f.isZero(&s.Args) && !contains(sp.Args, f.name) && !contains(sp.OptionalArgs, f.name) {
 			return c.errf("args."+f.name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
 		}
 	}
 	for _, f := range resultFields {
-		if !contains(sp.Results, f.name) && !f.isZero(&s.Result) {
+		if !f.isZero(&s.Result) && !contains(sp.Results, f.name) {
 			return c.errf("result."+f.name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
 		}
 	}
-	for _, name := range slices.Concat(sp.Args, sp.OptionalArgs) {
-		if err := v.arg(c, i, s, name); err != nil {
-			return err
+	for _, args := range [2][]string{sp.Args, sp.OptionalArgs} {
+		for _, name := range args {
+			if err := v.arg(c, i, s, name); err != nil {
+				return err
+			}
 		}
 	}
 	for _, name := range sp.Results {
@@ -170,7 +172,7 @@ func (v *validator) step(i int, s *Step) error {
 
 func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	a := &s.Args
-	p := "args." + name
+	p := fieldPath("args.", name)
 	switch name {
 	case "mailbox":
 		return nonEmpty(c, p, a.Mailbox)
@@ -256,7 +258,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 
 func (v *validator) result(c errCtx, i int, s *Step, name string) error {
 	r := &s.Result
-	p := "result." + name
+	p := fieldPath("result.", name)
 	switch name {
 	case "err":
 		if k := Spec[s.Op].Err; r.Err != "" && r.Err != k {
@@ -700,4 +702,25 @@ func oneOf(c errCtx, path, s string, allowed ...string) error {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
 	return c.errf(path, "must be one of %s; got %q", strings.Join(quoted, ", "), s)
+}
+
+// fieldPaths holds the paths of the arguments and results ("args.id"), so that checking a step
+// does not build them again for every step (the streaming checker checks millions).
+var fieldPaths = func() map[[2]string]string {
+	m := map[[2]string]string{}
+	for _, f := range argFields {
+		m[[2]string{"args.", f.name}] = "args." + f.name
+	}
+	for _, f := range resultFields {
+		m[[2]string{"result.", f.name}] = "result." + f.name
+	}
+	return m
+}()
+
+// fieldPath is prefix + name.
+func fieldPath(prefix, name string) string {
+	if p, ok := fieldPaths[[2]string{prefix, name}]; ok {
+		return p
+	}
+	return prefix + name
 }
