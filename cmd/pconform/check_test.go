@@ -201,3 +201,48 @@ func TestCheckPCounterexamples(t *testing.T) {
 		t.Fatal("no counterexample violates a monitor the P oracle runs: the test shows nothing")
 	}
 }
+
+// TestObservedFindingOpensInExplain is the path a long recorded log takes, end to end at a small
+// scale: a broken variant's run recorded with observe --events-only, checked with check (a
+// finding, its window written to --findings), and the window opened with explain. The
+// unfenced-ack variant's bug shows within the first few hundred events of every run so far (a
+// run is not reproducible from its seed, so the test gives it several thousand). About 3 s of
+// wall time; skipped with -short.
+func TestObservedFindingOpensInExplain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a run of the real store; skipped with -short")
+	}
+	dir := t.TempDir()
+	events := filepath.Join(dir, "events.jsonl")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"observe", "--events-only", "--steps", "3000", "--target", "unfenced-ack", "--seed", "3",
+		"--events", events, "--out", filepath.Join(dir, "unused.json")}, &out, &errOut); code != exitPass {
+		t.Fatalf("observe --events-only exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	findings := filepath.Join(dir, "findings")
+	out.Reset()
+	if code := run([]string{"check", "--findings", findings, events}, &out, &errOut); code != exitFinding {
+		t.Fatalf("check of the unfenced-ack log exited %d, want %d (a finding):\n%s%s", code, exitFinding, out.String(), errOut.String())
+	}
+	windows, err := filepath.Glob(filepath.Join(findings, "events-line*.json"))
+	if err != nil || len(windows) != 1 {
+		t.Fatalf("check wrote windows %q (%v), want one:\n%s", windows, err, out.String())
+	}
+	if !strings.Contains(out.String(), "pconform explain "+windows[0]) {
+		t.Fatalf("check does not name the window's explain command:\n%s", out.String())
+	}
+	tr, err := traces.ReadFile(windows[0])
+	if err != nil {
+		t.Fatalf("the window is not a trace: %v", err)
+	}
+	last := tr.Steps[len(tr.Steps)-1]
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"explain", windows[0], "--target", "model"}, &out, &errOut)
+	if code != exitPass && code != exitFinding {
+		t.Fatalf("explain of the window exited %d:\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), string(last.Op)) || len(strings.Split(out.String(), "\n")) < len(tr.Steps) {
+		t.Fatalf("explain's timeline of the %d-step window does not show its last step, %s:\n%s", len(tr.Steps), last.Op, out.String())
+	}
+}
