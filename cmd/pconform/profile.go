@@ -174,7 +174,11 @@ func profileCheck(ctx context.Context, path string, f profileCheckFlags, stdout,
 	if cached {
 		how = "cached compile"
 	}
-	fmt.Fprintf(stdout, "P model %s (%s), %d test cases, -s %d --seed %d each\n\n", dir, how, len(tests), f.schedules, f.seed)
+	hash, err := bridge.ModelHash(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "P model %s %s (%s), %d test cases, -s %d --seed %d each\n\n", dir, hash, how, len(tests), f.schedules, f.seed)
 
 	outcomes := map[string]bridge.Outcome{}
 	for _, tc := range tests {

@@ -13,6 +13,7 @@ import (
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/report"
 	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -251,6 +252,13 @@ func replayTrace(ctx context.Context, t *traces.Trace, f replayFlags, opts repla
 		if tg, err = targets.New(f.target, dir); err != nil {
 			return replay.Verdict{}, nil, err
 		}
+	}
+	if f.target == targets.Model && !t.Expect.Profile.IsDefault() {
+		// The reference model expects what a correct store under the trace's profile does.
+		if err := tg.Close(); err != nil {
+			return replay.Verdict{}, nil, err
+		}
+		tg = targets.NewModelTarget(models.Config{Profile: t.Expect.Profile})
 	}
 	defer tg.Close()
 	after := map[int]traces.Snapshot{}
