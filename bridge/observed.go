@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,9 +15,61 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// ObservedMonitors are the spec monitors an observed history is checked against
+// ObservedMonitors are the safety monitors every trace is checked against
 // (observe.ObservedMonitors).
 var ObservedMonitors = observe.ObservedMonitors
+
+// AssertedMonitors names the spec monitors the P oracle holds t to. A trace the P checker made
+// (origin p-checker) is held to the monitors its test case asserts, as the checker held its
+// execution: the others may rightly fail on it (a raw outbox_complete, which tcRawStoreOps runs,
+// completes a row no publisher delivered). Of those, the liveness monitors (observe.
+// LivenessMonitors) count only when the trace has the final snapshot its completed scenario
+// announced, every column known: its end is where the execution ended, where the checker judged
+// them. Any other trace (observed, property, hand) is held to every safety monitor
+// (observe.ObservedMonitors) and to no liveness monitor: it ends where its recording stopped, and
+// the store might have gone on to resolve what was owed. A p-checker trace whose test case cannot
+// be read is held as any other.
+func AssertedMonitors(projectDir string, t *traces.Trace) []string {
+	if t.Origin.Kind != traces.OriginPChecker || t.Origin.TestCase == "" {
+		return slices.Clone(ObservedMonitors)
+	}
+	asserted, err := testCaseMonitors(projectDir, t.Origin.TestCase)
+	if err != nil {
+		return slices.Clone(ObservedMonitors)
+	}
+	endJudged := t.Final != nil && len(t.Final.Unknown) == 0
+	var out []string
+	for _, m := range asserted {
+		if slices.Contains(ObservedMonitors, m) || endJudged && slices.Contains(observe.LivenessMonitors, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// testCaseMonitors reads the monitors the test case name asserts from the project's PTst files
+// ("test NAME [main = M]: assert A, B in ...").
+func testCaseMonitors(projectDir, name string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(projectDir, "PTst", "*.p"))
+	if err != nil {
+		return nil, err
+	}
+	decl := regexp.MustCompile(`(?s)\btest\s+` + regexp.QuoteMeta(name) + `\s*\[[^\]]*\]\s*:\s*assert\s+(.*?)\s+in\b`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if m := decl.FindSubmatch(data); m != nil {
+			var out []string
+			for _, s := range strings.Split(string(m[1]), ",") {
+				out = append(out, strings.TrimSpace(s))
+			}
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("bridge: no test case %s in %s", name, filepath.Join(projectDir, "PTst"))
+}
 
 // observedCase names the test case of the k-th trace's driver.
 func observedCase(k int) string { return observe.PTestCase(k) }
@@ -97,7 +150,7 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	defer os.RemoveAll(dir)
 	files := ""
 	for k, t := range ts {
-		src, err := observe.PDriver(t, k)
+		src, err := observe.PDriver(t, k, AssertedMonitors(cfg.ProjectDir, t))
 		if err != nil {
 			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
 		}

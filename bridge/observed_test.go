@@ -33,7 +33,7 @@ func observedSplitWrite() *traces.Trace {
 // TestObservedDriver: the driver announces the spec events the observed results state, in
 // order, and asserts the project's monitors.
 func TestObservedDriver(t *testing.T) {
-	src, err := observe.PDriver(observedSplitWrite(), 0)
+	src, err := observe.PDriver(observedSplitWrite(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestObservedDriver(t *testing.T) {
 		`announce eSpecOutboxCompleted, (at = 1, id = "o2", target = "inbox");`,
 		`announce eSpecEffect, (at = 2, mailbox = "inbox", id = "o2");`,
 		`announce eSpecOutboxCompleted, (at = 2, id = "o1", target = "inbox");`,
-		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, OutboxDeliveryBounded, DedupMarkHonoursTtl, CheckpointVersionsOnlyGrow in { ObservedHistory0000 };`,
+		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert ` + strings.Join(observe.ObservedMonitors, ", ") + ` in { ObservedHistory0000 };`,
 	}
 	at := 0
 	for _, w := range want {
@@ -56,7 +56,7 @@ func TestObservedDriver(t *testing.T) {
 	}
 	bad := observedSplitWrite()
 	bad.Steps[0].Args.ID = `o"1`
-	if _, err := observe.PDriver(bad, 0); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
+	if _, err := observe.PDriver(bad, 0, nil); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
 		t.Fatalf("an id with a quote: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func observedDedupCheckpoint() *traces.Trace {
 // checkpoint monitors as the store's observations, and a claim states the claimed row's delivery
 // attempts against its bound; a reason with spaces is written as it is.
 func TestObservedDriverDedupCheckpoint(t *testing.T) {
-	src, err := observe.PDriver(observedDedupCheckpoint(), 0)
+	src, err := observe.PDriver(observedDedupCheckpoint(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +142,30 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 	}
 	if msgs[1] != "" {
 		t.Errorf("the history without the broken completion: %q, want every monitor to hold", msgs[1])
+	}
+}
+
+// TestAssertedMonitors: a P checker trace is held to its test case's monitors, liveness ones only
+// with the final snapshot of its completed scenario; any other trace to every safety monitor.
+func TestAssertedMonitors(t *testing.T) {
+	final := &traces.Snapshot{}
+	for _, tc := range []struct {
+		name   string
+		origin traces.Origin
+		final  *traces.Snapshot
+		want   []string
+	}{
+		{"counterexample with its end", traces.Origin{Kind: traces.OriginPChecker, TestCase: "tcLeaselessRawAttemptsCounterexample"}, final,
+			[]string{"EveryMessageEventuallyResolved", "AttemptsNeverExceedMax"}},
+		{"stopped before its end", traces.Origin{Kind: traces.OriginPChecker, TestCase: "tcLeaselessRawAttemptsCounterexample"}, nil,
+			[]string{"AttemptsNeverExceedMax"}},
+		{"a prefix of a test case's name is not it", traces.Origin{Kind: traces.OriginPChecker, TestCase: "tcLeaselessRaw"}, final,
+			observe.ObservedMonitors},
+		{"observed", traces.Origin{Kind: traces.OriginObserved}, final, observe.ObservedMonitors},
+	} {
+		got := bridge.AssertedMonitors(modelsDir, &traces.Trace{Origin: tc.origin, Final: tc.final})
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -171,7 +171,11 @@ func (d *SpecDeriver) Step(st traces.Step, out []SpecEvent) []SpecEvent {
 		// committed, whatever the action says; crash_between stops the step right after its
 		// first commit (the split path's enqueue; the fold's enqueue and completion).
 		target := d.outboxTarget[a.ID]
-		enqueued := (r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed) && a.Fault != traces.FaultCommitFails
+		// The split path's enqueue commits before its completion is fenced, so a split claim_lost
+		// enqueued (PDriver's deliver states the same rule).
+		enqueued := (r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed ||
+			r.Action == traces.ActionClaimLost && a.Profile == traces.ProfileSplit) &&
+			a.Fault != traces.FaultCommitFails && a.Fault != traces.FaultUndeliverable
 		completed := r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed && a.Profile == traces.ProfileFold
 		if enqueued && !r.Duplicate {
 			add(SpecMsgInserted, at, target, a.ID)

@@ -131,13 +131,6 @@ func pOracle(w io.Writer, ts []*traces.Trace, paths []string, o oracleFlags) (fo
 	return found, nil
 }
 
-func orUnknown(monitor string) string {
-	if monitor == "" {
-		return "a monitor"
-	}
-	return monitor
-}
-
 // claimLocation is the "(PSpec/File.p:line:col)" a safety monitor's message ends with.
 var claimLocation = regexp.MustCompile(`\s*\(PSpec/[A-Za-z0-9_]+\.p:\d+:\d+\)$`)
 
@@ -147,17 +140,27 @@ func pVerdict(w io.Writer, t *traces.Trace, msg, dir string) bool {
 	claimed := t.Expect.Violates
 	// The checker's message leaves out the assertion's location, which the trace's claim ends with.
 	bare := strings.TrimSpace(claimLocation.ReplaceAllString(claimed, ""))
-	checkable := claimed == "" || slices.Contains(bridge.ObservedMonitors, bridge.MonitorOf(dir, claimed))
+	ran := bridge.AssertedMonitors(dir, t)
+	claimedMonitor := bridge.MonitorOf(dir, claimed)
+	checkable := slices.Contains(ran, claimedMonitor)
 	switch {
 	case msg == "" && claimed == "":
-		fmt.Fprintf(w, "P oracle: monitors %s hold\n", strings.Join(bridge.ObservedMonitors, ", "))
+		fmt.Fprintf(w, "P oracle: monitors %s hold%s\n", strings.Join(ran, ", "), unjudged(t, ran))
+		return false
+	case claimed != "" && claimedMonitor == "" && msg == "":
+		// A property's or a hand-written claim: the model oracle judges it, the P oracle cannot.
+		fmt.Fprintf(w, "P oracle: monitors %s hold%s; the trace's claim is not a P monitor's, so it is not judged here: %s\n",
+			strings.Join(ran, ", "), unjudged(t, ran), claimed)
+		return false
+	case claimed != "" && claimedMonitor == "":
+		fmt.Fprintf(w, "P oracle: violated: %s (the trace claims a violation in its own words: %s)\n", msg, claimed)
 		return false
 	case msg == "" && !checkable:
-		fmt.Fprintf(w, "P oracle: not checked: the trace violates %s, which the P oracle does not run (it watches events a recorded history does not state): %s\n",
-			orUnknown(bridge.MonitorOf(dir, claimed)), bare)
+		fmt.Fprintf(w, "P oracle: not judged: the trace claims it violates %s, which it is not held to (a liveness monitor judges only the end of a P checker execution; see check --help): %s\n",
+			claimedMonitor, bare)
 		return false
 	case msg == "":
-		fmt.Fprintf(w, "FINDING P oracle: monitors %s hold, but the trace claims it violates: %s\n", strings.Join(bridge.ObservedMonitors, ", "), claimed)
+		fmt.Fprintf(w, "FINDING P oracle: monitors %s hold, but the trace claims it violates: %s\n", strings.Join(ran, ", "), claimed)
 		return true
 	case msg == bare || msg == claimed:
 		fmt.Fprintf(w, "P oracle: violated, as the trace claims: %s\n", msg)
@@ -166,6 +169,15 @@ func pVerdict(w io.Writer, t *traces.Trace, msg, dir string) bool {
 		fmt.Fprintf(w, "FINDING P oracle: violated: %s\n", msg)
 		return true
 	}
+}
+
+// unjudged says which monitors a verdict leaves out (see bridge.AssertedMonitors).
+func unjudged(t *traces.Trace, ran []string) string {
+	if t.Origin.Kind == traces.OriginPChecker && len(ran) > 0 && !slices.Equal(ran, bridge.ObservedMonitors) {
+		return " (the monitors its P test case asserts)"
+	}
+	return fmt.Sprintf(" (liveness monitors %s not judged: the trace ends where its recording stopped, not where a P checker execution ended)",
+		strings.Join(observe.LivenessMonitors, ", "))
 }
 
 func newCheckCmd() *cobra.Command {
@@ -188,6 +200,12 @@ checked event by event against the reference model, which keeps only live state:
 length is checked in memory that follows the live rows. A trace (pconform.trace/v1) is checked
 step by step the same way; with --p the P spec monitors check it too.
 
+With --p, a trace the P checker made is held to the monitors its P test case asserts, any other
+trace to every safety monitor. A liveness monitor (a message resolved, an outbox row final, a
+redriven dead letter deliverable) is judged only where an execution ended: at the end of a P
+checker trace with a final snapshot. An observed history ends where its recording stopped, so
+its liveness monitors are not judged, and the verdict says so (see docs/observed.md).
+
 A finding names its event's position in commit order, its line and its sequence number, and
 writes a trace of the events that matter (the rows involved, back to their creation) into
 --findings, which 'pconform explain' and 'pconform replay' take. Checking stops at the first
@@ -198,7 +216,8 @@ Progress goes to stderr: a live line on a terminal (events/s, position, ETA), pl
 --progress otherwise. A summary ends every check.
 
 Exit codes: 0 every file is as it claims (an event log or observed trace: the model agrees with
-every event; a counterexample trace: refused at the step it names), 1 a finding, 2 usage error,
+every event; a counterexample trace: refused at the step it names and, with --p, its claimed
+monitor violated), 1 a finding, 2 usage error,
 3 a file could not be read (a log that is not JSON lines, a gap or repeat in its sequence
 numbers, an unknown event kind, an impossible result: the error names the line).`,
 		Example: `  pconform check /tmp/observed.json
