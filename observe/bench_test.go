@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,6 +155,31 @@ func BenchmarkStreamCheck(b *testing.B) {
 			b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 		})
 	}
+}
+
+// BenchmarkStreamDecode measures the part of BenchmarkStreamCheck before the model: reading
+// the same synthetic log of 10^6 events, decoding each line and putting it in commit order. It
+// is the floor under the oracle's cost per event.
+func BenchmarkStreamDecode(b *testing.B) {
+	const n = 1_000_000
+	var events int64
+	cpu0 := cpuTime()
+	for b.Loop() {
+		src := observe.NewOrdered(observe.NewDecoder(newSynthLog(n, 100), "synth"), 0)
+		events = 0
+		for {
+			if _, err := src.Next(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+			events++
+		}
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(events)/float64(b.N), "ns/event")
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(events)/float64(b.N), "cpu-ns/event")
 }
 
 // BenchmarkSynthLog measures making the synthetic log alone, the part of BenchmarkStreamCheck
