@@ -28,4 +28,5 @@ var Files = []File{
 	{Path: "docs/semantics.md", Splice: SemanticsChoices},
 	{Path: "docs/architecture.md", Splice: ArchitectureVariants},
 	{Path: "internal/targets/doc.go", Splice: TargetsDoc},
+	{Path: "traces/hunted/README.md", Splice: HuntedTable},
 }
