@@ -39,7 +39,8 @@ type Event struct {
 	// Op is an operation of the trace format: enqueue, lease, peek, ack, nack, ack_by_id,
 	// nack_by_id, extend, expire, dead_letter, outbox_enqueue, outbox_claim, outbox_complete,
 	// outbox_fail, outbox_dead_letter, purge, redrive, mark_processed, save_checkpoint,
-	// load_checkpoint, consumer_fetch, consumer_handle or publisher_deliver.
+	// load_checkpoint, consumer_fetch, consumer_handle, publisher_deliver, worker_stop or
+	// worker_drain (RunWorkers' stop and drain).
 	Op     string      `json:"op"`
 	Args   EventArgs   `json:"args"`
 	Result EventResult `json:"result"`

@@ -45,6 +45,11 @@ import (
 // RunWorkers from returning. It returns once every worker has stopped: nil after ctx ended,
 // ErrClosed (wrapped) when the store was closed under the workers.
 //
+// A recording store (Options.Recorder) records the stop and the drain (docs/semantics.md,
+// "Shutdown"): once ctx ends, one transaction holding a worker_stop event of every worker, whose
+// place in the commit order is the stop; and when a worker returns after the stop, its
+// worker_drain event, outcome drained, or timed_out when the drain timeout cut off its delivery. A store closed under the workers records no drain.
+//
 // Errors: ErrInvalidArgument (nil store or handler, n < 1, no mailboxes, an empty or repeated
 // mailbox name, opts.Mailbox set, or any error NewConsumer gives for opts), ErrClosed.
 func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Handler, opts ConsumerOptions) error {
@@ -111,12 +116,18 @@ func RunWorkers(ctx context.Context, st *Store, mailboxes []string, n int, h Han
 	}
 	work, stopDrain := drainContext(ctx, first.drain)
 	defer stopDrain()
+	stopped, stopRecording := recordStop(ctx, st, workers)
+	defer stopRecording()
 	errs := make([]error, len(workers))
 	for i, g := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = runWorker(ctx, work, st, g)
+			var cut *Consumer
+			cut, errs[i] = runWorker(ctx, work, st, g)
+			if errs[i] == nil {
+				recordDrain(ctx, st, stopped, g, cut != nil)
+			}
 		}()
 	}
 	wg.Wait()
@@ -150,9 +161,71 @@ func drainContext(ctx context.Context, timeout time.Duration) (work context.Cont
 	}
 }
 
+// recordStop makes a recording store record, once ctx ends, a worker_stop of every worker of
+// groups (its consumers share its number), in one transaction: its place in the commit order is the group's stop. stopped is
+// closed once that record is written (or failed); stop releases it. A store that does not record
+// gets a closed channel and no transaction.
+func recordStop(ctx context.Context, st *Store, groups [][]*Consumer) (stopped <-chan struct{}, stop func()) {
+	done := make(chan struct{})
+	if st.rec == nil {
+		close(done)
+		return done, func() {}
+	}
+	release := context.AfterFunc(ctx, func() {
+		defer close(done)
+		var evs []Event
+		for _, g := range groups {
+			evs = append(evs, Event{Op: "worker_stop", Args: EventArgs{Worker: g[0].worker}})
+		}
+		recordWorkerEvents(ctx, st, groups[0][0], evs)
+	})
+	return done, func() {
+		if !release() {
+			<-done // the record has begun: let it end before RunWorkers returns
+		}
+	}
+}
+
+// recordDrain makes a recording store record the end of a stopped worker, after the group's stop
+// is recorded: a worker_drain, outcome timed_out when the drain timeout cut off its delivery (cut
+// is true), drained otherwise.
+func recordDrain(ctx context.Context, st *Store, stopped <-chan struct{}, cs []*Consumer, cut bool) {
+	if st.rec == nil {
+		return
+	}
+	<-stopped
+	outcome := "drained"
+	if cut {
+		outcome = "timed_out"
+	}
+	recordWorkerEvents(ctx, st, cs[0], []Event{{Op: "worker_drain", Args: EventArgs{Worker: cs[0].worker, Outcome: outcome}}})
+}
+
+// recordWorkerEvents commits evs as the protocol steps of one transaction (with ctx's values, not
+// its cancellation). A store closed meanwhile records nothing; the failure is logged.
+func recordWorkerEvents(ctx context.Context, st *Store, c *Consumer, evs []Event) {
+	ctx = context.WithoutCancel(ctx)
+	err := st.ExecTx(ctx, false, func(ctx context.Context) error {
+		ts, _ := ctx.Value(txKey{}).(*txState)
+		if ts == nil || !ts.recording {
+			return nil
+		}
+		ts.step = true
+		ts.events = ts.events[:0]
+		for _, ev := range evs {
+			ts.events = append(ts.events, Event{At: fromMillis(ts.now), Op: ev.Op, Args: ev.Args})
+		}
+		return nil
+	})
+	if err != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: recorder: worker stop or drain not recorded", attrError(err))
+	}
+}
+
 // runWorker serves its consumers' mailboxes round by round until ctx ends (nil) or the store is
 // closed (ErrClosed). Its deliveries run with work (see drainContext and RunWorkers' drain rule).
-func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) error {
+// cut is the consumer whose delivery the drain timeout cut off, if any.
+func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) (cut *Consumer, err error) {
 	names := make([]string, len(cs))
 	for i, c := range cs {
 		names[i] = c.mailbox
@@ -165,16 +238,16 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) error {
 		busy, failed := false, false
 		for _, c := range cs {
 			if ctx.Err() != nil {
-				return nil
+				return nil, nil
 			}
 			out, err := c.Step(work)
 			switch {
 			case err != nil && errors.Is(context.Cause(work), ErrDrainTimeout):
 				c.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: drain timeout: delivery abandoned, nothing committed",
 					attrMailbox(c.mailbox), attrError(err))
-				return nil
+				return c, nil
 			case err != nil && errors.Is(err, ErrClosed):
-				return err
+				return nil, err
 			case err != nil:
 				failed = true
 				c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: worker step failed", attrMailbox(c.mailbox), attrError(err), attrRetryIn(wait))
@@ -187,7 +260,7 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) error {
 			continue
 		}
 		if !sleep(ctx, wait, wake) {
-			return nil
+			return nil, nil
 		}
 		if !busy {
 			wait = min(2*wait, first.maxPoll)

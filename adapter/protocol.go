@@ -81,6 +81,13 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 	case traces.OpCrash:
 		clear(w.fetched)
 		return replay.Observation{}, w.store.Reopen(ctx)
+	case traces.OpWorkerStop:
+		// The stop changes nothing stored; the trace's own steps say what the worker does next.
+		return replay.Observation{}, nil
+	case traces.OpWorkerDrain:
+		// A delivery the drain timeout cut off is forgotten; its message stays as stored.
+		delete(w.fetched, a.Worker)
+		return replay.Observation{}, nil
 	}
 	o, err := w.store.Do(ctx, op, at, a)
 	if err == nil && o.Err == "" && !o.Duplicate {

@@ -168,5 +168,8 @@ func DescribeState(s State) string {
 		}
 		b.WriteString(")\n")
 	}
+	for _, w := range slices.Sorted(maps.Keys(s.stops)) {
+		fmt.Fprintf(&b, "worker %d %s\n", w, map[stopMark]string{stopped: "stopped", stoppedStepped: "stopped, its step under way taken", drained: "drained"}[s.stops[w]])
+	}
 	return b.String()
 }

@@ -104,13 +104,22 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpListRedrives:
 		r.Redrives = n.listRedrives(a.ID)
 	case traces.OpConsumerFetch:
-		r, err = n.consumerFetch(a, at)
+		if err = n.stepAfterStop(op, a.Worker); err == nil {
+			r, err = n.consumerFetch(a, at)
+		}
 	case traces.OpConsumerHandle:
-		r, err = n.consumerHandle(a, at)
+		if err = n.stepAfterStop(op, a.Worker); err == nil {
+			r, err = n.consumerHandle(a, at)
+		}
 	case traces.OpPublisherDeliver:
 		r, err = n.publisherDeliver(a, at)
 	case traces.OpCrash:
 		clear(n.inflight)
+		clear(n.stops)
+	case traces.OpWorkerStop:
+		err = n.workerStop(a)
+	case traces.OpWorkerDrain:
+		err = n.workerDrain(a)
 	default:
 		err = malformed(op, "unknown operation")
 	}
@@ -208,6 +217,8 @@ func validate(op traces.Op, a traces.Args) error {
 			oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween,
 				traces.FaultUndeliverable),
 			nonNegative("retry_delay", a.RetryDelay))
+	case traces.OpWorkerDrain:
+		return oneOf("outcome", a.Outcome, traces.OutcomeDrained, traces.OutcomeTimedOut)
 	}
 	return nil
 }

@@ -346,6 +346,10 @@ func (g *gen) step(op Op, at int64) Step {
 			res.Action = ActionClaimLost
 		}
 		res.Duplicate = g.maybe(0.3)
+	case OpWorkerStop:
+		a.Worker = g.small(0, 3)
+	case OpWorkerDrain:
+		a.Worker, a.Outcome = g.small(0, 3), g.pick(OutcomeDrained, OutcomeTimedOut)
 	}
 	return s
 }

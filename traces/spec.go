@@ -34,13 +34,20 @@ const (
 	OpListRedrives Op = "list_redrives"
 )
 
-// Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, or a
-// crash of the process (the database is closed and reopened; in-flight fetches are forgotten).
+// Protocol steps: one half-iteration of the real consumer, one delivery of the real publisher, a
+// crash of the process (the database is closed and reopened; in-flight fetches are forgotten), or a
+// worker group's stop and each stopped worker's end (docs/semantics.md, "Shutdown").
 const (
 	OpConsumerFetch    Op = "consumer_fetch"
 	OpConsumerHandle   Op = "consumer_handle"
 	OpPublisherDeliver Op = "publisher_deliver"
 	OpCrash            Op = "crash"
+	// OpWorkerStop: the worker's group was stopped (RunWorkers' context ended). From then on the
+	// worker starts no fetch; a fetch already under way may still complete.
+	OpWorkerStop Op = "worker_stop"
+	// OpWorkerDrain: a stopped worker returned. Outcome drained: it handled every message it had
+	// fetched; timed_out: the drain timeout cut off its delivery, whose message stays as stored.
+	OpWorkerDrain Op = "worker_drain"
 )
 
 // Ops lists every operation in a stable order.
@@ -49,6 +56,7 @@ var Ops = []Op{
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
 	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
 	OpListRedrives, OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
+	OpWorkerStop, OpWorkerDrain,
 }
 
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
@@ -142,7 +150,12 @@ var Spec = map[Op]OpSpec{
 			"action":  {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed, ActionDeadLettered},
 		},
 	},
-	OpCrash: {Protocol: true},
+	OpCrash:      {Protocol: true},
+	OpWorkerStop: {Args: []string{"worker"}, Protocol: true},
+	OpWorkerDrain: {
+		Args: []string{"worker", "outcome"}, Protocol: true,
+		Values: map[string][]string{"outcome": {OutcomeDrained, OutcomeTimedOut}},
+	},
 }
 
 // The kinds of a redrive record (RedriveRecord.Kind).
@@ -184,6 +197,10 @@ const (
 	OutcomeFail = "fail"
 	// OutcomeFailNoRetry: the handler fails and the retry policy declines to retry it.
 	OutcomeFailNoRetry = "fail_no_retry"
+	// OutcomeDrained: a stopped worker handled every message it had fetched (worker_drain).
+	OutcomeDrained = "drained"
+	// OutcomeTimedOut: the drain timeout cut off a stopped worker's delivery (worker_drain).
+	OutcomeTimedOut = "timed_out"
 
 	FaultNone         = "none"
 	FaultCommitFails  = "commit_fails"

@@ -44,7 +44,8 @@ func TestSpecNamesKnownFields(t *testing.T) {
 				t.Errorf("%s: result %q is not in resultFields", op, name)
 			}
 		}
-		wantProtocol := op == OpConsumerFetch || op == OpConsumerHandle || op == OpPublisherDeliver || op == OpCrash
+		wantProtocol := op == OpConsumerFetch || op == OpConsumerHandle || op == OpPublisherDeliver || op == OpCrash ||
+			op == OpWorkerStop || op == OpWorkerDrain
 		if sp.Protocol != wantProtocol {
 			t.Errorf("%s: Protocol = %v", op, sp.Protocol)
 		}

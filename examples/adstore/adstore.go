@@ -192,6 +192,11 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 	case traces.OpCrash:
 		clear(t.fetched)
 		return o, t.Reopen(ctx)
+	case traces.OpWorkerStop: // changes nothing stored
+		return o, nil
+	case traces.OpWorkerDrain: // a delivery the drain timeout cut off is forgotten
+		delete(t.fetched, a.Worker)
+		return o, nil
 	default:
 		return o, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}

@@ -438,3 +438,62 @@ func (m maintainer) step(rng *rand.Rand) error {
 	}
 	return err
 }
+
+// group is a worker group (actordelivery.RunWorkers) over the leased mailboxes that is stopped and
+// restarted again and again: each round runs it for a few ticks, cancels it while its handlers are
+// busy, and waits for it to drain. Its drain timeout is two ticks and a handler may take four, so
+// some stops time out and leave their message under its lease. Each round's workers get numbers
+// of their own (from 10000, per incarnation), since a drained worker takes no step again.
+type group struct {
+	r     *run
+	round int
+	mu    sync.Mutex // guards hrng: the group's handlers run in several goroutines
+	hrng  *rand.Rand
+}
+
+// groupWorkers is how many workers a round of the group runs.
+const groupWorkers = 2
+
+func (g *group) step(rng *rand.Rand) error {
+	r := g.r
+	g.round++
+	// Numbers per round: one per worker, with room to spare.
+	base := 10000 + 10000*r.cfg.Incarnation + (g.round-1)*groupWorkers*len(leasedMailboxes) + 1
+	ctx, cancel := context.WithCancel(r.stop)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- actordelivery.RunWorkers(ctx, r.st, leasedMailboxes, groupWorkers, g.handle, actordelivery.ConsumerOptions{
+			Path: actordelivery.PathLeased, LeaseFor: 2 * time.Second, Worker: base,
+			PollInterval: r.cfg.Tick, MaxPollInterval: 2 * r.cfg.Tick, DrainTimeout: 2 * r.cfg.Tick,
+		})
+	}()
+	r.sleep(time.Duration(3+rng.IntN(10)) * r.cfg.Tick)
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, actordelivery.ErrClosed) {
+		return err
+	}
+	r.pause(rng, r.cfg.Tick)
+	return nil
+}
+
+// handle works up to four ticks, and returns early when its context ends (the drain timed out);
+// it fails one time in four.
+func (g *group) handle(ctx context.Context, _ *actordelivery.Message) (actordelivery.Effects, error) {
+	g.mu.Lock()
+	d := time.Duration(g.hrng.Int64N(int64(4 * g.r.cfg.Tick)))
+	failed := g.hrng.IntN(4) == 0
+	g.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	case <-t.C:
+	}
+	atomic.AddInt64(&g.r.stats.Handled, 1)
+	if failed {
+		return nil, errHandler
+	}
+	return nil, nil
+}

@@ -69,7 +69,8 @@ type Config struct {
 
 // Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 4), each of which a
 // process of its own can run: the enqueuer (messages and outbox rows), each leased worker, each
-// leaseless worker, the fold and the split publisher. The store's logical clock is not a role.
+// leaseless worker, the fold and the split publisher, the actors, the maintainer, and the worker
+// group that is stopped and restarted. The store's logical clock is not a role.
 func Roles(leasedWorkers int) []string {
 	if leasedWorkers == 0 {
 		leasedWorkers = 4
@@ -81,7 +82,7 @@ func Roles(leasedWorkers int) []string {
 	for _, mb := range leaselessMailboxes {
 		roles = append(roles, "leaseless-"+mb)
 	}
-	return append(roles, "fold", "split", roleActors, roleMaintainer)
+	return append(roles, "fold", "split", roleActors, roleMaintainer, roleGroup)
 }
 
 const (
@@ -90,6 +91,8 @@ const (
 	// operator's jobs would.
 	roleActors     = "actors"
 	roleMaintainer = "maintainer"
+	// roleGroup runs a worker group (RunWorkers) that it stops and restarts.
+	roleGroup = "group"
 )
 
 // TickClock is the clock of a run whose processes share it: traces.Epoch plus one second per
@@ -259,6 +262,9 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	}
 	if runsRole(roleMaintainer) {
 		r.loop("maintainer", 500, maintainer{r: r}.step)
+	}
+	if runsRole(roleGroup) {
+		r.loop("worker group", 600, (&group{r: r, hrng: r.rng(601)}).step)
 	}
 
 	r.wg.Wait()

@@ -24,10 +24,23 @@ machine ConsumerWorker {
       var think: int;
       var raced: bool;
       var tookOver: bool;
+      var stopped: bool;
       store = init.store;
       driver = init.driver;
       cfg = init.cfg;
       while (true) {
+        // Nested, so that a worker that is never stopped makes no extra choice.
+        if (cfg.stop != 0 && !stopped) {
+          if ($) {
+            // The stop lands while the worker is idle: a correct worker drains at once.
+            stopped = true;
+            Stop();
+            if (cfg.stop == 1) {
+              Drain("drained");
+              break;
+            }
+          }
+        }
         send store, eFetchReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
                                 lease_for = cfg.lease_for);
         res = Await();
@@ -47,6 +60,17 @@ machine ConsumerWorker {
             receive { case eYield: { } }
             think = think - 1;
           }
+          if (cfg.stop != 0 && !stopped) {
+            if ($) {
+              // The stop lands while the handler runs; the drain may time out before its commit.
+              stopped = true;
+              Stop();
+              if ($) {
+                Drain("timed_out");
+                break;
+              }
+            }
+          }
           outcome = "ok";
           retryDelay = 0;
           if (cfg.may_fail && $) {
@@ -60,7 +84,15 @@ machine ConsumerWorker {
           send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
                                    outcome = outcome, retry_delay = retryDelay);
           Await();
+          if (stopped && cfg.stop == 1) {
+            Drain("drained");
+            break;
+          }
         } else {
+          if (stopped && cfg.stop == 1) {
+            Drain("drained");
+            break;
+          }
           if (res.quiet) {
             break;
           }
@@ -104,6 +136,16 @@ machine ConsumerWorker {
     Await();
     send taker, eRaced;
     receive { case eRaced: { } }
+  }
+
+  fun Stop() {
+    send store, eWorkerStopReq, (client = this, worker = cfg.worker);
+    Await();
+  }
+
+  fun Drain(outcome: string) {
+    send store, eWorkerDrainReq, (client = this, worker = cfg.worker, outcome = outcome);
+    Await();
   }
 
   fun Await(): tReply {

@@ -39,3 +39,5 @@ event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: strin
 event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, profile: string, fault: string,
                              retry_delay: int, action: string, duplicate: bool, bug: bool);
 event eObsCrash: (at: int);
+event eObsWorkerStop: (at: int, worker: int);
+event eObsWorkerDrain: (at: int, worker: int, outcome: string);

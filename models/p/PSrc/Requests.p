@@ -57,6 +57,10 @@ event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tCons
 event eDeliverReq: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,
                     fault: string, retry_delay: int, epoch: int);
 event eCrashReq: (client: machine);
+// A worker group's shutdown (docs/semantics.md, "Shutdown"): the stop of a worker, and its end
+// (outcome "drained", or "timed_out" when the drain timeout cut off its delivery).
+event eWorkerStopReq: (client: machine, worker: int);
+event eWorkerDrainReq: (client: machine, worker: int, outcome: string);
 
 // Announce the final state (eObsFinal).
 event eFinalReq: (client: machine);

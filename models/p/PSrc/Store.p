@@ -352,6 +352,23 @@ machine Store {
       Reply(r.client, res);
     }
 
+    on eWorkerStopReq do (r: (client: machine, worker: int)) {
+      Begin();
+      announce eObsWorkerStop, (at = now, worker = r.worker);
+      Reply(r.client, NoResult());
+    }
+
+    // A drain that timed out forgets the worker's delivery, as a crash does: its message stays
+    // as stored (under its lease, or unchanged for the next peek).
+    on eWorkerDrainReq do (r: (client: machine, worker: int, outcome: string)) {
+      Begin();
+      if (r.worker in fetched) {
+        fetched -= (r.worker);
+      }
+      announce eObsWorkerDrain, (at = now, worker = r.worker, outcome = r.outcome);
+      Reply(r.client, NoResult());
+    }
+
     on eCrashReq do (r: (client: machine)) {
       Begin();
       Crash();

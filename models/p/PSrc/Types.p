@@ -66,9 +66,12 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // (which puts it back with attempts 0) before the Taker leases it, and its handler then fails
 // with an error the policy would retry: the stale dead-letter at max_attempts, which the token
 // fence must refuse as well.
+// stop: 0 the worker runs until its mailbox is quiet; 1 its group may be stopped, at a point the
+// checker chooses (before a fetch, or while a fetched message is handled, when the drain may also
+// time out); 2 as 1, but the worker is the broken one that goes on fetching after the stop.
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
                      retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool,
-                     takeover: int, takeover_redrive: bool);
+                     takeover: int, takeover_redrive: bool, stop: int);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 // retry_delay: how long a row whose delivery failed waits before it may be claimed again.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,

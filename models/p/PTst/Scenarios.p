@@ -16,7 +16,7 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
           think = 0, nack_race = false, may_decline = false, takeover = 0,
-          takeover_redrive = false);
+          takeover_redrive = false, stop = 0);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -58,6 +58,22 @@ fun ScLeasedWorkers(): tScenario {
   sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
   sc.consumers += (0, SlowWorker(1, "inbox", Leased, true, 3));
   sc.consumers += (1, SlowWorker(2, "inbox", Leased, true, 3));
+  return sc;
+}
+
+// A worker group's stop: worker 1's group may be stopped while it is idle or while it handles a
+// message, and its drain may time out, leaving the message under its lease; worker 2 runs on and
+// takes what worker 1 left.
+fun ScWorkerStop(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  w = Worker(1, "inbox", Leased, false);
+  w.stop = 1;
+  sc.consumers += (0, w);
+  sc.consumers += (1, Worker(2, "inbox", Leased, false));
   return sc;
 }
 

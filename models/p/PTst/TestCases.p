@@ -9,6 +9,7 @@ module Environment = { Scenario, Crasher, RawClient, RawNacker, Taker, DeadLette
                        CheckpointClient, Redriver };
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
+machine TestWorkerStop { start state Init { entry { new Scenario(ScWorkerStop()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
 machine TestPriorityKeyedFifo { start state Init { entry { new Scenario(ScPriorityKeyedFifo()); } } }
 machine TestOutboxFold { start state Init { entry { new Scenario(ScOutboxFold()); } } }
@@ -45,6 +46,10 @@ test tcLeasedWorkers [main = TestLeasedWorkers]:
   assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead,
          DeadLetterSparesLiveLeases
   in (union Delivery, Environment, { TestLeasedWorkers });
+
+test tcWorkerStop [main = TestWorkerStop]:
+  assert StoppedWorkerStartsNoFetch, EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
+  in (union Delivery, Environment, { TestWorkerStop });
 
 test tcLeaselessWorker [main = TestLeaselessWorker]:
   assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved
