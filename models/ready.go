@@ -69,10 +69,6 @@ func eligibleFirst(a, b candEntry) bool { return a.from < b.from }
 
 func endsFirst(a, b leaseEntry) bool { return a.end < b.end }
 
-func newReadyIndex() readyIndex {
-	return readyIndex{queues: map[string]*mailboxQueue{}, cand: map[string]uint64{}}
-}
-
 // clone copies the index so that no change to the copy reaches x.
 func (x readyIndex) clone() readyIndex {
 	n := readyIndex{queues: make(map[string]*mailboxQueue, len(x.queues)), cand: cloneMap(x.cand),
