@@ -183,14 +183,37 @@ func BenchmarkStreamDecode(b *testing.B) {
 }
 
 // BenchmarkSynthLog measures making the synthetic log alone, the part of BenchmarkStreamCheck
-// that is not the oracle.
+// that is not the oracle. With PCONFORM_SYNTH_LOG=FILE it also writes the log there
+// (PCONFORM_SYNTH_EVENTS events, 10^6 unless set), for measuring `pconform check` on a file:
+//
+//	PCONFORM_SYNTH_LOG=synth.jsonl PCONFORM_SYNTH_EVENTS=10000000 go test ./observe/ -run XXX -bench SynthLog -benchtime 1x
 func BenchmarkSynthLog(b *testing.B) {
-	const n = 1_000_000
+	n := 1_000_000
+	if v := os.Getenv("PCONFORM_SYNTH_EVENTS"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 {
+			b.Fatalf("PCONFORM_SYNTH_EVENTS=%q: want a number of events", v)
+		}
+		n = k
+	}
 	buf := make([]byte, 64<<10)
 	for b.Loop() {
+		var out io.Writer = io.Discard
+		if path := os.Getenv("PCONFORM_SYNTH_LOG"); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			out = f
+		}
 		r := newSynthLog(n, 100)
 		for {
-			if _, err := r.Read(buf); err != nil {
+			k, err := r.Read(buf)
+			if _, werr := out.Write(buf[:k]); werr != nil {
+				b.Fatal(werr)
+			}
+			if err != nil {
 				break
 			}
 		}
