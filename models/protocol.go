@@ -168,10 +168,10 @@ func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error
 // dead-letters nothing, so it is claim_lost too. A split delivery would commit the enqueue of the
 // row's message, whose contents the model no longer holds: malformed.
 func (s *State) deliverGone(a traces.Args) (traces.Result, error) {
-	// A stale delivery carries a claim token the store once issued; a token never issued names a
-	// claim that never happened, so the step is malformed, not claim_lost.
-	if a.Token < 1 || a.Token > s.lastToken {
-		return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist and token %d was never issued", a.ID, a.Token)
+	// Only a row that purge removed can still be delivered by a publisher whose claim ran out; an
+	// id the model never held names a claim that never happened: malformed, not claim_lost.
+	if _, purged := s.purgedOutbox[a.ID]; !purged {
+		return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist and was never purged", a.ID)
 	}
 	switch {
 	case a.Fault == traces.FaultUndeliverable:

@@ -35,6 +35,9 @@ type State struct {
 	// pending holds the ids of the pending outbox rows: the rows a claim looks at. Invariant: it
 	// holds exactly the ids of the rows of outbox that are pending.
 	pending map[string]struct{}
+	// purgedOutbox holds the ids of the outbox rows purge removed: a publisher whose claim ran out
+	// may still deliver one (claim_lost), while a delivery of an id never held is malformed.
+	purgedOutbox map[string]struct{}
 	// retired maps the id of a message or dead letter that purge removed to the end of its dedup
 	// horizon: until then (exclusive) the id is a duplicate. Entries at or past their end mean
 	// nothing and purge forgets them.
@@ -176,6 +179,7 @@ func (s State) clone() State {
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
 	n.pending = cloneMap(s.pending)
+	n.purgedOutbox = cloneMap(s.purgedOutbox)
 	n.retired = cloneMap(s.retired)
 	n.effects = cloneSlices(s.effects)
 	n.effectsForgotten = cloneMap(s.effectsForgotten)
@@ -208,6 +212,7 @@ func Equal(a, b State) bool {
 		maps.Equal(a.messages, b.messages) &&
 		maps.Equal(a.dead, b.dead) &&
 		maps.Equal(a.outbox, b.outbox) &&
+		maps.Equal(a.purgedOutbox, b.purgedOutbox) &&
 		maps.Equal(a.retired, b.retired) &&
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
 		maps.Equal(a.effectsForgotten, b.effectsForgotten) &&
