@@ -65,45 +65,8 @@ func testShutdownDrain(t *testing.T, path actordelivery.Path, open func(actordel
 			}
 		}
 	}
-	entered, release := make(chan string, 100), make(chan struct{})
-	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-		entered <- m.ID
-		<-release
-		return nil, nil
-	}
-	group, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- actordelivery.RunWorkers(group, st, mailboxes, shutdownWorkers, h,
-			actordelivery.ConsumerOptions{Path: path, LeaseFor: time.Minute, DrainTimeout: time.Minute})
-	}()
-	for range shutdownWorkers {
-		select {
-		case <-entered:
-		case err := <-done:
-			t.Fatalf("RunWorkers returned (%v) before each of its %d workers had fetched a message", err, shutdownWorkers)
-		case <-time.After(time.Minute):
-			t.Fatalf("within a minute not all %d workers had fetched a message", shutdownWorkers)
-		}
-	}
-	cancel()
-	close(release)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("RunWorkers after its stop: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("RunWorkers did not return within a minute of its stop")
-	}
-	lg, err := observe.ReadLog(&events, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := observe.Convert(lg, observe.Options{Name: "drain"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := stopWhileHandling(t, st, &events, mailboxes, shutdownWorkers,
+		actordelivery.ConsumerOptions{Path: path, LeaseFor: time.Minute, DrainTimeout: time.Minute}, "drain")
 	if f, err := observe.CheckModel(tr); err != nil || f != nil {
 		t.Fatalf("the model on the drained group's history: %v, %v", f, err)
 	}
@@ -139,4 +102,50 @@ func testShutdownDrain(t *testing.T, path actordelivery.Path, open func(actordel
 			}
 		}
 	}
+}
+
+// stopWhileHandling runs a RunWorkers group of workers on st's mailboxes with opts, whose handler
+// blocks until released; once every worker has fetched a message it stops the group, releases the
+// handlers and waits for RunWorkers to return. It returns the history events holds, converted
+// into a trace named name.
+func stopWhileHandling(t *testing.T, st *actordelivery.Store, events *bytes.Buffer, mailboxes []string, workers int, opts actordelivery.ConsumerOptions, name string) *traces.Trace {
+	t.Helper()
+	entered, release := make(chan string, 100), make(chan struct{})
+	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+		entered <- m.ID
+		<-release
+		return nil, nil
+	}
+	group, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- actordelivery.RunWorkers(group, st, mailboxes, workers, h, opts) }()
+	for range workers {
+		select {
+		case <-entered:
+		case err := <-done:
+			t.Fatalf("RunWorkers returned (%v) before each of its %d workers had fetched a message", err, workers)
+		case <-time.After(time.Minute):
+			t.Fatalf("within a minute not all %d workers had fetched a message", workers)
+		}
+	}
+	cancel()
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("RunWorkers after its stop: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("RunWorkers did not return within a minute of its stop")
+	}
+	lg, err := observe.ReadLog(events, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := observe.Convert(lg, observe.Options{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }

@@ -55,45 +55,8 @@ func testWorkersRecordOwnIdentity(t *testing.T, open func(actordelivery.Options)
 			t.Fatal(err)
 		}
 	}
-	entered, release := make(chan string, 100), make(chan struct{})
-	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-		entered <- m.ID
-		<-release
-		return nil, nil
-	}
-	group, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- actordelivery.RunWorkers(group, st, []string{"one"}, identityWorkers, h,
-			actordelivery.ConsumerOptions{Path: actordelivery.PathLeased, LeaseFor: time.Minute, DrainTimeout: time.Minute})
-	}()
-	for range identityWorkers {
-		select {
-		case <-entered:
-		case err := <-done:
-			t.Fatalf("RunWorkers returned (%v) before each of its %d workers had fetched", err, identityWorkers)
-		case <-time.After(time.Minute):
-			t.Fatalf("within a minute not all %d workers had fetched a message", identityWorkers)
-		}
-	}
-	cancel()
-	close(release)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("RunWorkers after its stop: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("RunWorkers did not return within a minute of its stop")
-	}
-	lg, err := observe.ReadLog(&events, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := observe.Convert(lg, observe.Options{Name: "identity"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := stopWhileHandling(t, st, &events, []string{"one"}, identityWorkers,
+		actordelivery.ConsumerOptions{Path: actordelivery.PathLeased, LeaseFor: time.Minute, DrainTimeout: time.Minute}, "identity")
 	workers := map[int]bool{}
 	for _, s := range tr.Steps {
 		if s.Op == traces.OpConsumerFetch && s.Result.Message != nil {
