@@ -29,17 +29,6 @@ func (s *State) enqueue(mailbox, id, key string, priority, maxAttempts int, avai
 	return false
 }
 
-// before reports whether a is delivered before b.
-func before(a, b message) bool {
-	if a.priority != b.priority {
-		return a.priority > b.priority
-	}
-	if a.availableAt != b.availableAt {
-		return a.availableAt < b.availableAt
-	}
-	return a.seq < b.seq
-}
-
 // lease leases the next message of mailbox: a new token, lease_until = now + leaseFor, attempts + 1.
 func (s *State) lease(mailbox string, now, leaseFor int64) *traces.Message {
 	m, ok := s.next(mailbox, now)

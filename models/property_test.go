@@ -562,3 +562,12 @@ func (g *gen) observe(st traces.Step, r traces.Result) {
 		}
 	}
 }
+
+// before reports whether a is delivered before b, by the index's own order rule: the walk checks
+// which message the index picks, not the order.
+func before(a, b message) bool {
+	cand := func(m message) candEntry {
+		return candEntry{priority: m.priority, availableAt: m.availableAt, seq: m.seq}
+	}
+	return deliveredFirst(cand(a), cand(b))
+}

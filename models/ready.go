@@ -55,6 +55,8 @@ type leaseEntry struct {
 	end int64
 }
 
+// deliveredFirst is the delivery order: higher priority first, then earlier available_at, then
+// earlier enqueue (seq).
 func deliveredFirst(a, b candEntry) bool {
 	if a.priority != b.priority {
 		return a.priority > b.priority
