@@ -94,14 +94,17 @@ func pgAdmin(t testing.TB, dsn string) *sql.DB {
 }
 
 // withSearchPath points dsn (a URL or key=value pairs) at schema.
-func withSearchPath(dsn, schema string) string {
+func withSearchPath(dsn, schema string) string { return withDSNParam(dsn, "search_path", schema) }
+
+// withDSNParam sets one connection parameter in dsn, a URL or key=value pairs.
+func withDSNParam(dsn, key, value string) string {
 	if u, err := url.Parse(dsn); err == nil && strings.Contains(dsn, "://") {
 		q := u.Query()
-		q.Set("search_path", schema)
+		q.Set(key, value)
 		u.RawQuery = q.Encode()
 		return u.String()
 	}
-	return dsn + " search_path=" + schema
+	return dsn + " " + key + "=" + value
 }
 
 var _ = stdlib.GetDefaultDriver // registers the "pgx" database/sql driver for the helpers above

@@ -3,6 +3,7 @@ package actordelivery
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,8 +142,13 @@ func crashFold(ctx context.Context, s *Store) int {
 // fetched.
 func runCrashChild(t *testing.T, b Backend, mode, target string) Message {
 	t.Helper()
+	childTarget, appName := target, ""
+	if b == BackendPostgres {
+		appName = "crash-child-" + strings.ToLower(rand.Text()[:12])
+		childTarget = withDSNParam(target, "application_name", appName)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+target, crashEnv+"_BACKEND="+string(b))
+	cmd.Env = append(os.Environ(), crashEnv+"="+mode, crashEnv+"_DB="+childTarget, crashEnv+"_BACKEND="+string(b))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -159,7 +165,32 @@ func runCrashChild(t *testing.T, b Backend, mode, target string) Message {
 	if (strings.HasSuffix(mode, "-in-handler") || mode == "fold") != strings.Contains(string(rest), handlerMarker) {
 		t.Fatalf("child %s: handler marker presence wrong in %q", mode, rest)
 	}
+	if appName != "" {
+		waitForBackendsGone(t, appName)
+	}
 	return m
+}
+
+// waitForBackendsGone waits until the server has ended every session named appName. A killed
+// child's open transaction lives on until the server notices the closed connection; until then
+// it holds its row locks, and a fetch that skips locked rows would find nothing.
+func waitForBackendsGone(t *testing.T, appName string) {
+	t.Helper()
+	admin := pgAdmin(t, pgDSN(t))
+	const patience = 30 * time.Second
+	for deadline := time.Now().Add(patience); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		err := admin.QueryRow("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", appName).Scan(&n)
+		if err != nil {
+			t.Fatalf("count the killed child's sessions: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the killed child's %d session(s) %q still run after %s", n, appName, patience)
+		}
+	}
 }
 
 func TestCrashLeaselessPeekedMessageSurvives(t *testing.T) {
