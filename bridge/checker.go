@@ -211,15 +211,12 @@ func RunChecker(ctx context.Context, cfg Config) (*Corpus, error) {
 
 // CheckCommand is the checker command line recorded in origins and the README.
 func CheckCommand(testCase string, seed int64, schedules int) string {
-	return fmt.Sprintf("p check -tc %s -s %d --seed %d -v", testCase, schedules, seed)
+	return "p " + strings.Join(CheckRun{TestCase: testCase, Schedules: schedules, Seed: seed, Verbose: true}.Args(), " ")
 }
 
 func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*traces.Trace, error) {
 	variant, counterexample, _ := Variant(tc)
-	budget := cfg.Schedules
-	if counterexample {
-		budget = cfg.CounterexampleSchedules
-	}
+	budget := Budget(tc, cfg.Schedules, cfg.CounterexampleSchedules)
 	run := Run{TestCase: tc, Variant: variant, Counterexample: counterexample, Command: CheckCommand(tc, cfg.Seed, budget)}
 	var (
 		out    []byte
@@ -242,7 +239,7 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 		}
 		defer os.RemoveAll(outDir)
 		cfg.Logger.Info("running checker", "test_case", tc, "command", run.Command)
-		args := []string{"check", "-tc", tc, "-s", strconv.Itoa(budget), "--seed", strconv.FormatInt(cfg.Seed, 10), "-v", "-o", outDir}
+		args := CheckRun{TestCase: tc, Schedules: budget, Seed: cfg.Seed, Verbose: true, OutDir: outDir}.Args()
 		out, code, err = runP(ctx, cfg, args...)
 		if err != nil {
 			return run, nil, err

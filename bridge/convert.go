@@ -39,7 +39,7 @@ var counterexampleVariants = variants.ByPTestCase()
 // does not end in "Counterexample"), the mapped variant name for a known counterexample, and an
 // error wrapping [ErrUnknownTestCase] for any other counterexample.
 func Variant(testCase string) (variant string, counterexample bool, err error) {
-	if !strings.HasSuffix(testCase, CounterexampleSuffix) {
+	if !IsCounterexample(testCase) {
 		return "", false, nil
 	}
 	v, ok := counterexampleVariants[testCase]

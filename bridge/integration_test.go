@@ -87,7 +87,7 @@ func TestIntegrationModels(t *testing.T) {
 		if diff := cmp.Diff(tr, back); diff != "" {
 			t.Errorf("%s changes on a round trip (-written +read):\n%s", tr.Name, diff)
 		}
-		counterexample := strings.HasSuffix(tr.Origin.TestCase, bridge.CounterexampleSuffix)
+		counterexample := bridge.IsCounterexample(tr.Origin.TestCase)
 		switch {
 		case counterexample && (tr.Expect.Variant == "" || tr.Expect.DivergesAt < 0 || !strings.HasSuffix(tr.Name, "-bad")):
 			t.Errorf("%s: counterexample trace with expect %+v", tr.Name, tr.Expect)

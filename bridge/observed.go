@@ -190,7 +190,7 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	// than replaying a history), runs the test cases in order and reports each one's bug count
 	// in its own section of the output.
 	outDir := filepath.Join(dir, "out")
-	out, code, err = runP(ctx, run, "check", dll, "-tc", observedPrefix, "-s", "1", "-o", outDir)
+	out, code, err = runP(ctx, run, CheckRun{DLL: dll, TestCase: observedPrefix, Schedules: 1, OutDir: outDir}.Args()...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
+	"strings"
 
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
@@ -38,19 +38,20 @@ func CheckTestCase(ctx context.Context, cfg Config, tc string, p profile.Profile
 	if _, counterexample, _ := Variant(tc); counterexample {
 		return Outcome{}, fmt.Errorf("bridge: %w: %s is a counterexample test case; only green ones are checked under a profile", ErrChecker, tc)
 	}
-	cmd := fmt.Sprintf("p check -tc %s -s %d --seed %d", tc, cfg.Schedules, cfg.Seed)
-	o := Outcome{TestCase: tc, Command: cmd}
+	run := CheckRun{TestCase: tc, Schedules: cfg.Schedules, Seed: cfg.Seed}
+	o := Outcome{TestCase: tc, Command: "p " + strings.Join(run.Args(), " ")}
 	outDir, err := os.MkdirTemp("", "pconform-profile-")
 	if err != nil {
 		return o, fmt.Errorf("bridge: %w", err)
 	}
 	defer os.RemoveAll(outDir)
-	out, code, err := runP(ctx, cfg, "check", "-tc", tc, "-s", strconv.Itoa(cfg.Schedules), "--seed", strconv.FormatInt(cfg.Seed, 10), "-o", outDir)
+	run.OutDir = outDir
+	out, code, err := runP(ctx, cfg, run.Args()...)
 	if err != nil {
 		return o, err
 	}
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("bridge: %w: %s: %s\n%s", ErrChecker, cmd, fmt.Sprintf(format, a...), tail(out, 40))
+		return fmt.Errorf("bridge: %w: %s: %s\n%s", ErrChecker, o.Command, fmt.Sprintf(format, a...), tail(out, 40))
 	}
 	if code != 0 && code != 1 {
 		return o, fail("exit code %d", code)
@@ -82,7 +83,7 @@ func CheckTestCase(ctx context.Context, cfg Config, tc string, p profile.Profile
 		}
 	}
 	o.Monitor = MonitorOf(cfg.ProjectDir, o.Violates)
-	origin := traces.Origin{Kind: OriginKind, TestCase: tc, Seed: cfg.Seed, Schedule: o.Schedules, Command: cmd}
+	origin := traces.Origin{Kind: OriginKind, TestCase: tc, Seed: cfg.Seed, Schedule: o.Schedules, Command: o.Command}
 	tr, err := ConvertUnder(events, origin, tc, p)
 	if err != nil {
 		return o, fmt.Errorf("%w (%s)", err, bugPath)

@@ -9,7 +9,10 @@
 # The tests the stage requires are the `test` declarations in models/p's sources: each must be in
 # the checker's listing, and the listing must hold nothing else (a stale compile). A test whose name
 # ends in "Counterexample" must find a bug within PCONFORM_CE_SCHEDULES schedules; every other test
-# must explore PCONFORM_SCHEDULES schedules without one. The stage fails (exit 1) on a compile
+# must explore PCONFORM_SCHEDULES schedules without one. Those rules and the checker's command line
+# are package bridge's: the checker runs are planned, made and judged by bridge/cmd/pconform-pcheck
+# (built into out/gate/pmodels/ unless PCONFORM_PCHECK names it), so the gate and the corpus drive
+# the checker one way; this script keeps the cache, the parallel jobs and the report. The stage fails (exit 1) on a compile
 # error, on a declared test missing from the listing or a listed test not declared, on a green test
 # with a bug, on a counterexample without one, and on a checker run whose result cannot be read; in
 # each case it prints the checker's (or compiler's) own output.
@@ -33,10 +36,11 @@
 #   PCONFORM_SCHEDULES         schedules per green test                   (default 1000)
 #   PCONFORM_CE_SCHEDULES      schedule budget per counterexample         (default 100)
 #   PCONFORM_RECORD_SCHEDULES  schedules per green test recorded by --logs (default 100)
-#   PCONFORM_SEED              checker seed                               (default 1)
+#   PCONFORM_SEED              checker seed, at least 1                   (default 1)
 #   PCONFORM_JOBS              checker runs in parallel                   (default 2)
-#   PCONFORM_TEST_TIMEOUT      seconds per checker run                    (default 600)
+#   PCONFORM_TEST_TIMEOUT      seconds per checker run, at least 1        (default 600)
 #   PCONFORM_P_CACHE           the cache directory, or "off"              (default out/gate/pcache)
+#   PCONFORM_PCHECK            a built pconform-pcheck to use             (default: build it)
 #
 # Per-test checker output stays in models/p/PCheckerOutput/<test>/ (git-ignored): <test>.log is the
 # checker's stdout, run.txt the run's test case, seed, budget, -v and exit code, key its cache key,
@@ -73,6 +77,9 @@ for v in SCHEDULES CE_SCHEDULES RECORD_SCHEDULES SEED JOBS TEST_TIMEOUT; do
   esac
 done
 [ "$JOBS" -ge 1 ] || JOBS=1
+for v in SEED TEST_TIMEOUT; do
+  [ "${!v}" -ge 1 ] || { echo "pmodels: PCONFORM_$v must be at least 1, got '${!v}'" >&2; exit 2; }
+done
 if [ "$RECORD_SCHEDULES" -gt "$SCHEDULES" ]; then
   echo "pmodels: PCONFORM_RECORD_SCHEDULES ($RECORD_SCHEDULES) exceeds PCONFORM_SCHEDULES ($SCHEDULES)" >&2
   exit 2
@@ -87,6 +94,19 @@ first_line() { local l; if { read -r l || [ -n "$l" ]; } 2>/dev/null <"$1"; then
 if ! command -v p >/dev/null 2>&1; then
   "$PCONFORM_ROOT/scripts/bootstrap.sh" p || { echo "pmodels: FAIL: cannot install the P tool" >&2; exit 1; }
   hash -r
+fi
+
+# The checker's driver (see above), built with the go command's cache: a second or less when
+# nothing changed.
+PCHECK=${PCONFORM_PCHECK:-}
+if [ -z "$PCHECK" ]; then
+  command -v go >/dev/null 2>&1 || { "$PCONFORM_ROOT/scripts/bootstrap.sh" go && hash -r; } ||
+    { echo "pmodels: FAIL: cannot install Go to build the checker's driver" >&2; exit 1; }
+  PCHECK="$PCONFORM_ROOT/out/gate/pmodels/pconform-pcheck"
+  if ! (cd "$PCONFORM_ROOT" && go build -o "$PCHECK" ./bridge/cmd/pconform-pcheck); then
+    echo "pmodels: FAIL: cannot build bridge/cmd/pconform-pcheck" >&2
+    exit 1
+  fi
 fi
 
 # One stage at a time per checkout: two would overwrite each other's runs. The gate holds this lock
@@ -213,29 +233,17 @@ if [ $# -gt 0 ]; then
 fi
 
 # ---- run -----------------------------------------------------------------------------------------
-# budget_of NAME: the verdict run's -s.
-budget_of() { case $1 in *Counterexample) echo "$CE_SCHEDULES" ;; *) echo "$SCHEDULES" ;; esac; }
-
-# run_key NAME BUDGET VERBOSE: the cache key of one checker run: the compile key and the run's whole
-# command line but its output directory.
-run_key() {
-  local v=()
-  [ "$3" = 1 ] && v=(-v)
-  printf '%s\n' "pmodels run v1" "$COMPILE_KEY" check "$DLL" -tc "$1" -s "$2" --seed "$SEED" -t "$TEST_TIMEOUT" --fail-on-maxsteps "${v[@]}" |
-    sha256sum | cut -c1-64
-}
-
-# run_one NAME BUDGET VERBOSE DIR: one checker run of test NAME into DIR, unless DIR holds the run
-# already (its key file says so; only a run that passed has one) or the cache does. Writes DIR/result as "schedules bugs seconds"
-# read from the test's own section of the checker's stdout, DIR/cpu (CPU seconds of the run), and
-# $STATUS/<DIR's name>.<verbose> saying whether it ran, was kept or came from the cache. -tc matches
-# by prefix, so when NAME is a prefix of other tests the checker runs them too; the section headed
-# ".. Test case :: NAME" is still NAME's own, and the summary file (which the last test overwrites)
-# is only cross-checked when NAME ran alone.
+# run_one NAME BUDGET VERBOSE DIR KEY: one checker run of test NAME into DIR, unless DIR holds the
+# run already (its key file says so; only a run that passed has one) or the cache does; KEY is the
+# run's cache key (from pconform-pcheck plan). The run itself is `pconform-pcheck run`, which writes
+# DIR/result as "schedules bugs seconds" read from the test's own section of the checker's stdout
+# and DIR/cpu (CPU seconds of the run); $STATUS/<NAME>.<verbose> says whether it ran, was kept or
+# came from the cache. -tc matches by prefix, so when NAME is a prefix of other tests the checker
+# runs them too; the section headed ".. Test case :: NAME" is still NAME's own, and the summary
+# file (which the last test overwrites) is only cross-checked when NAME ran alone.
 run_one() {
-  local name=$1 budget=$2 verbose=$3 dir=$4 key
+  local name=$1 budget=$2 verbose=$3 dir=$4 key=$5
   local status="$STATUS/$name.$verbose"
-  key=$(run_key "$name" "$budget" "$verbose")
   echo "$key" >"$status.key"
   # Left untouched when it is this run already: its files' ages are inputs of the Go tests that read
   # them, and rewriting them would make those tests run again.
@@ -255,87 +263,33 @@ run_one() {
   echo ran >"$status"
   local v=()
   [ "$verbose" = 1 ] && v=(-v)
-  mkdir -p "$dir"
-  times >"$dir/.times0"
-  p check "$DLL" -tc "$name" -s "$budget" --seed "$SEED" -t "$TEST_TIMEOUT" --fail-on-maxsteps "${v[@]}" -o "$dir" \
-    >"$dir/$name.log" 2>&1
-  local rc=$?
-  times >"$dir/.times1"
-  cpu_between "$dir/.times0" "$dir/.times1" >"$dir/cpu"
-  rm -f "$dir/.times0" "$dir/.times1"
-  echo $rc >"$dir/rc"
-  printf 'test_case:%s\nseed:%s\nschedules:%s\nverbose:%s\nexit:%s\n' "$name" "$SEED" "$budget" "$verbose" "$rc" >"$dir/run.txt"
-  awk -v name="$name" '
-    /^\.\. Test case :: / { cur = substr($0, length(".. Test case :: ") + 1); next }
-    cur != name { next }
-    /Found [0-9]+ bugs?\./ { for (i = 1; i <= NF; i++) if ($i == "Found") bugs = $(i + 1) }
-    /Explored [0-9]+ schedules?$/ { for (i = 1; i <= NF; i++) if ($i == "Explored") scheds = $(i + 1) }
-    /^\.\.\. Elapsed [0-9.]+ sec\.$/ { secs = $3 }
-    END { if (bugs != "" && scheds != "") printf "%s %s %s\n", scheds, bugs, (secs == "" ? "?" : sprintf("%.1f", secs)) }
-  ' "$dir/$name.log" >"$dir/result"
-  grep -c '^\.\. Test case :: ' "$dir/$name.log" >"$dir/ran"
+  "$PCHECK" run -dll "$DLL" -tc "$name" -s "$budget" -seed "$SEED" -timeout "$TEST_TIMEOUT" "${v[@]}" -dir "$dir" ||
+    echo "pmodels: pconform-pcheck run $name failed (exit $?)" >&2
   # DIR/key is written by the report, and only for a run that passed: a failing run is run again.
 }
 
-# cpu_between BEFORE AFTER: the CPU seconds (user + system) this shell's children used between two
-# outputs of `times` (run in the shell itself, not in a subshell: a subshell's counts start at 0).
-cpu_between() {
-  awk 'FNR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }; c[FILENAME == ARGV[1] ? 0 : 1] = s }
-    END { printf "%.1f\n", c[1] - c[0] }' "$1" "$2"
-}
-
-# verdict NAME DIR BUDGET KIND: prints "PASS|FAIL NOTE" for the run in DIR.
+# verdict NAME DIR BUDGET: prints "PASS|FAIL NOTE" for the run in DIR (pconform-pcheck verdict).
 verdict() {
-  local t=$1 dir=$2 budget=$3 kind=$4 rc scheds bugs secs note=""
-  rc=$(first_line "$dir/rc" '?')
-  read -r scheds bugs secs <"$dir/result" 2>/dev/null || { scheds='?'; bugs='?'; secs='?'; }
-  local summary="$dir/BugFinding/${PROJECT}_pchecker_summary.txt" result=FAIL
-  if [ "$scheds" = '?' ]; then
-    note="no result in the checker output (exit $rc)"
-  elif [ "$rc" = 2 ]; then
-    note="checker internal error (exit 2)"
-  elif [ "$(first_line "$dir/ran")" = 1 ] && { [ ! -f "$summary" ] ||
-      ! grep -qx "bugs:$bugs" "$summary" || ! grep -qx "schedules:$scheds" "$summary"; }; then
-    note="summary file disagrees with the checker output"
-  elif [ "$kind" = green ]; then
-    if [ "$bugs" != 0 ]; then
-      note="bug found"
-    elif [ "$scheds" -lt "$budget" ]; then
-      note="only $scheds of $budget schedules explored"
-    else
-      result=PASS
-    fi
-  else
-    if [ "$bugs" -ge 1 ]; then
-      result=PASS
-      note="bug found at schedule $scheds"
-    else
-      note="no bug within $scheds schedules"
-    fi
-  fi
-  if [ "$(first_line "$dir/ran")" != 1 ]; then
-    note="${note:+$note; }-tc matched $(first_line "$dir/ran" 0) tests"
-    result=FAIL
-  fi
-  echo "$result $note"
+  "$PCHECK" verdict -tc "$1" -dir "$2" -budget "$3" -project "$PROJECT" 2>&1 || echo "FAIL pconform-pcheck verdict failed"
 }
 
-# The jobs: every test's verdict run, and with --logs each green test's recorded run (a
-# counterexample's verdict run is made with -v and serves as its record).
-JOB_NAMES=() JOB_BUDGETS=() JOB_VERBOSE=() JOB_DIRS=()
-for t in "${TESTS[@]}"; do
-  ce=0
-  case $t in *Counterexample) ce=1 ;; esac
-  JOB_NAMES+=("$t") JOB_BUDGETS+=("$(budget_of "$t")") JOB_DIRS+=("$OUT/$t")
-  if [ "$RECORD" = 1 ] && [ $ce = 1 ]; then JOB_VERBOSE+=(1); else JOB_VERBOSE+=(0); fi
-  if [ "$RECORD" = 1 ] && [ $ce = 0 ]; then
-    JOB_NAMES+=("$t") JOB_BUDGETS+=("$RECORD_SCHEDULES") JOB_VERBOSE+=(1) JOB_DIRS+=("$RECORDED/$t")
-  fi
-done
+# The jobs, as pconform-pcheck plans them: every test's verdict run, and with --logs each green
+# test's recorded run (a counterexample's verdict run is made with -v and serves as its record).
+JOB_NAMES=() JOB_BUDGETS=() JOB_VERBOSE=() JOB_KINDS=() JOB_KEYS=() JOB_DIRS=()
+plan_flags=(-compile-key "$COMPILE_KEY" -dll "$DLL" -seed "$SEED" -timeout "$TEST_TIMEOUT" -schedules "$SCHEDULES"
+  -ce-schedules "$CE_SCHEDULES" -out "$OUT")
+[ "$RECORD" = 1 ] && plan_flags+=(-logs -record "$RECORD_SCHEDULES" -recorded "$RECORDED")
+if ! "$PCHECK" plan "${plan_flags[@]}" "${TESTS[@]}" >"$STATUS/plan"; then
+  echo "pmodels: FAIL: pconform-pcheck plan failed" >&2
+  exit 1
+fi
+while read -r name budget verbose kind key dir; do
+  JOB_NAMES+=("$name") JOB_BUDGETS+=("$budget") JOB_VERBOSE+=("$verbose") JOB_KINDS+=("$kind") JOB_KEYS+=("$key") JOB_DIRS+=("$dir")
+done <"$STATUS/plan"
 
 running=0
 for i in "${!JOB_NAMES[@]}"; do
-  run_one "${JOB_NAMES[$i]}" "${JOB_BUDGETS[$i]}" "${JOB_VERBOSE[$i]}" "${JOB_DIRS[$i]}" &
+  run_one "${JOB_NAMES[$i]}" "${JOB_BUDGETS[$i]}" "${JOB_VERBOSE[$i]}" "${JOB_DIRS[$i]}" "${JOB_KEYS[$i]}" &
   running=$((running + 1))
   if [ "$running" -ge "$JOBS" ]; then
     wait -n
@@ -350,14 +304,12 @@ found_lines=()
 used_keys=()
 ran=0 reused=0
 for i in "${!JOB_NAMES[@]}"; do
-  t=${JOB_NAMES[$i]} dir=${JOB_DIRS[$i]} budget=${JOB_BUDGETS[$i]} verbose=${JOB_VERBOSE[$i]}
-  kind=green
-  case $t in *Counterexample) kind=counterexample ;; esac
+  t=${JOB_NAMES[$i]} dir=${JOB_DIRS[$i]} budget=${JOB_BUDGETS[$i]} verbose=${JOB_VERBOSE[$i]} kind=${JOB_KINDS[$i]}
   source=$(first_line "$STATUS/$t.$verbose" '?')
   case $source in ran) ran=$((ran + 1)) ;; *) reused=$((reused + 1)) ;; esac
   read -r scheds bugs secs <"$dir/result" 2>/dev/null || { scheds='?'; bugs='?'; secs='?'; }
   cpu=$(first_line "$dir/cpu" '?')
-  read -r result note < <(verdict "$t" "$dir" "$budget" "$kind")
+  read -r result note < <(verdict "$t" "$dir" "$budget")
   if [ "$dir" = "$RECORDED/$t" ]; then what="record" ; elif [ "$verbose" = 1 ]; then what="verdict+record"; else what=verdict; fi
   printf '%-42s %-14s %-8s %9s %5s %8s %6s %-7s %-6s %s\n' "$t" "$kind" "$what" "$scheds" "$bugs" "$secs" "$cpu" "$source" "$result" "$note"
   key=$(first_line "$STATUS/$t.$verbose.key")
@@ -394,8 +346,9 @@ done
 # tests' recorded runs, and the listing and version. Files are replaced only when they changed.
 if [ "$RECORD" = 1 ]; then
   mkdir -p "$RECORDED"
-  for t in "${TESTS[@]}"; do
-    case $t in *Counterexample) ;; *) continue ;; esac
+  for i in "${!JOB_NAMES[@]}"; do
+    t=${JOB_NAMES[$i]}
+    [ "${JOB_KINDS[$i]}" = counterexample ] || continue
     if [ "$(first_line "$RECORDED/$t/key")" != "$(first_line "$OUT/$t/key")" ]; then
       rm -rf "$RECORDED/$t"
       cp -al "$OUT/$t" "$RECORDED/$t" 2>/dev/null || cp -a "$OUT/$t" "$RECORDED/$t"

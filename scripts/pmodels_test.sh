@@ -8,6 +8,8 @@
 # does).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+# shellcheck source=scripts/env.sh
+. scripts/env.sh
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pmodels-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -72,6 +74,9 @@ cat >"$root/.tools/bin/dotnet" <<'EOF'
 echo "Microsoft.NETCore.App ${FAKE_DOTNET:-10.0.0} [/nowhere]"
 EOF
 chmod +x "$root/.tools/bin/p" "$root/.tools/bin/dotnet"
+# The checker's driver pmodels.sh calls, built from this repository (the copy has no Go sources).
+go build -o "$tmp/pconform-pcheck" ./bridge/cmd/pconform-pcheck || { echo "pmodels_test: cannot build bridge/cmd/pconform-pcheck"; exit 1; }
+export PCONFORM_PCHECK="$tmp/pconform-pcheck"
 export FAKE_P_CALLS="$tmp/calls"
 unset PCONFORM_SCHEDULES PCONFORM_CE_SCHEDULES PCONFORM_RECORD_SCHEDULES PCONFORM_SEED PCONFORM_P_CACHE PCONFORM_GATE_LOCKED
 export PCONFORM_JOBS=1

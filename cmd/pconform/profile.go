@@ -151,7 +151,7 @@ func profileCheck(ctx context.Context, path string, f profileCheckFlags, stdout,
 		}
 	} else {
 		for _, tc := range listed {
-			if !strings.HasSuffix(tc, bridge.CounterexampleSuffix) {
+			if !bridge.IsCounterexample(tc) {
 				tests = append(tests, tc)
 			}
 		}
