@@ -3,15 +3,14 @@ package replay_test
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/pconform/pconform/internal/script"
 	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
@@ -42,8 +41,8 @@ func TestScripts(t *testing.T) {
 }
 
 // scriptCommands dispatches a script line to its handler. Every trace operation is a command of
-// the same name taking the operation's arguments by their trace (JSON) names, plus an optional
-// at=<seconds> that moves the logical time first:
+// the same name, read by internal/script (the model's scripts in models/testdata/script read
+// them the same way):
 //
 //	enqueue mailbox=a id=m1 max_attempts=3 key=k priority=1 delay=5 payload=x
 //	lease mailbox=a lease_for=10 at=2
@@ -134,7 +133,11 @@ func (e *scriptEnv) agree(t *testing.T, td *datadriven.TestData, outs []string) 
 
 // op runs one trace operation on every side.
 func (e *scriptEnv) op(t *testing.T, td *datadriven.TestData, op traces.Op) string {
-	a := scriptArgs(t, td, op, &e.now)
+	at, a, err := script.Args(op, td.CmdArgs, e.now)
+	if err != nil {
+		td.Fatalf(t, "%v", err)
+	}
+	e.now = at
 	outs := make([]string, len(e.sides))
 	for i, s := range e.sides {
 		obs, err := s.target.Do(context.Background(), op, e.now, s.b.Args(op, a))
@@ -170,10 +173,7 @@ func (e *scriptEnv) snapshot(t *testing.T, td *datadriven.TestData) string {
 		sym := s.b.Snapshot(snap)
 		traces.Canonicalize(&sym)
 		snaps = append(snaps, sym)
-		outs[i] = strings.Join(tracefmt.SnapshotLines(sym), "\n")
-		if outs[i] == "" {
-			outs[i] = "(empty)"
-		}
+		outs[i] = script.Snapshot(sym)
 	}
 	if len(snaps) == 2 {
 		if diff := cmp.Diff(snaps[0], snaps[1], replay.CmpOptions); diff != "" {
@@ -181,50 +181,4 @@ func (e *scriptEnv) snapshot(t *testing.T, td *datadriven.TestData) string {
 		}
 	}
 	return e.agree(t, td, outs)
-}
-
-// scriptArgs reads a command's arguments into traces.Args by their JSON names: the op's
-// required arguments must be present, its optional ones may be, anything else is an error. at=N
-// moves *now forward first.
-func scriptArgs(t *testing.T, td *datadriven.TestData, op traces.Op, now *int64) traces.Args {
-	spec := traces.Spec[op]
-	var a traces.Args
-	v := reflect.ValueOf(&a).Elem()
-	names := tracefmt.JSONFields(v.Type())
-	seen := map[string]bool{}
-	for _, arg := range td.CmdArgs {
-		if len(arg.Vals) != 1 {
-			td.Fatalf(t, "argument %q needs exactly one value", arg.Key)
-		}
-		val := arg.Vals[0]
-		if arg.Key == "at" {
-			at, err := strconv.ParseInt(val, 10, 64)
-			if err != nil || at < *now {
-				td.Fatalf(t, "at=%s: want an integer >= the current time %d", val, *now)
-			}
-			*now = at
-			continue
-		}
-		if !slices.Contains(spec.Args, arg.Key) && !slices.Contains(spec.OptionalArgs, arg.Key) {
-			td.Fatalf(t, "%s takes no argument %q (takes %v, optionally %v)", op, arg.Key, spec.Args, spec.OptionalArgs)
-		}
-		f := v.Field(slices.Index(names, arg.Key))
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString(val)
-		case reflect.Int, reflect.Int64:
-			n, err := strconv.ParseInt(val, 10, 64)
-			if err != nil {
-				td.Fatalf(t, "%s=%s: not an integer", arg.Key, val)
-			}
-			f.SetInt(n)
-		}
-		seen[arg.Key] = true
-	}
-	for _, req := range spec.Args {
-		if !seen[req] {
-			td.Fatalf(t, "%s needs argument %q", op, req)
-		}
-	}
-	return a
 }

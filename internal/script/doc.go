@@ -1,0 +1,15 @@
+// Package script reads the command lines of the datadriven test scripts that replay and models
+// share, so a command means the same thing in both.
+//
+// Every trace operation is a command of the same name. Its arguments are key=value pairs named
+// as in the trace format (JSON names): the operation's required arguments must be given, its
+// optional ones may be, any other is an error. at=<seconds> moves the logical time forward
+// before the operation runs:
+//
+//	enqueue mailbox=a id=m1 max_attempts=3 key=k priority=1 delay=5 payload=x
+//	lease mailbox=a lease_for=10 at=2
+//	ack id=m1 token=1
+//
+// [Snapshot] renders a snapshot as the "snapshot" command prints it. The harnesses add their own
+// commands (replay's reopen, the model's reset) and decide what a token number means.
+package script
