@@ -10,6 +10,11 @@
 //	lease mailbox=a lease_for=10 at=2
 //	ack id=m1 token=1
 //
+// A value is one word, or a Go string literal that is unquoted: reason="a=b" gives a=b and
+// mailbox="" the empty string. That is how tracefmt writes a string that would not read back as
+// one word, so a line tracefmt renders reads back to the same arguments. A value cannot hold a
+// space, since the line syntax ends a value there.
+//
 // [Snapshot] renders a snapshot as the "snapshot" command prints it. The harnesses add their own
 // commands (replay's reopen, the model's reset) and decide what a token number means.
 package script

@@ -36,7 +36,10 @@ func Args(op traces.Op, cmdArgs []datadriven.CmdArg, now int64) (at int64, a tra
 		if len(arg.Vals) != 1 {
 			return now, a, fmt.Errorf("argument %q needs exactly one value", arg.Key)
 		}
-		val := arg.Vals[0]
+		val, err := value(arg.Key, arg.Vals[0])
+		if err != nil {
+			return now, a, err
+		}
 		if arg.Key == "at" {
 			n, err := strconv.ParseInt(val, 10, 64)
 			if err != nil || n < now {
@@ -69,6 +72,24 @@ func Args(op traces.Op, cmdArgs []datadriven.CmdArg, now int64) (at int64, a tra
 		}
 	}
 	return at, a, nil
+}
+
+// value reads one argument's value as a script line writes it: a word taken as it is, or a Go
+// string literal ("..."), which tracefmt writes for a string that is empty or holds a character
+// that would not read back as one word. A value may not hold a space, because the line syntax
+// ends a value at the first space.
+func value(key, val string) (string, error) {
+	if strings.HasPrefix(val, `"`) {
+		s, err := strconv.Unquote(val)
+		if err != nil {
+			return "", fmt.Errorf("%s=%s: not a valid Go string literal: %w", key, val, err)
+		}
+		val = s
+	}
+	if strings.Contains(val, " ") {
+		return "", fmt.Errorf("%s=%q: a value cannot hold a space: a script line ends a value at the first space", key, val)
+	}
+	return val, nil
 }
 
 // Snapshot renders a snapshot one row a line, "(empty)" when it has no rows. The caller

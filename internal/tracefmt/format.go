@@ -97,7 +97,7 @@ func JSONFields(t reflect.Type) []string {
 }
 
 // formatValue renders scalars plainly, strings quoted only when they would not read back as one
-// word, structs as {k=v ...} of their non-zero fields and slices as [a b].
+// word (a script line also reads a value that starts with "(" as a list), structs as {k=v ...} of their non-zero fields and slices as [a b].
 func formatValue(v reflect.Value) string {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -107,7 +107,7 @@ func formatValue(v reflect.Value) string {
 		return formatValue(v.Elem())
 	case reflect.String:
 		s := v.String()
-		if s == "" || strings.ContainsAny(s, " \t\n\"'=[]{}#") {
+		if s == "" || strings.ContainsAny(s, " \t\n\"'=[]{}#") || strings.HasPrefix(s, "(") {
 			return strconv.Quote(s)
 		}
 		return s
