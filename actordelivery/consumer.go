@@ -547,7 +547,7 @@ func (c *Consumer) Step(ctx context.Context) (Outcome, error) {
 // database) is logged and waits the same growing interval, so Run never spins. The waits are real
 // time; the store's Clock governs only the times stored in rows.
 func (c *Consumer) Run(ctx context.Context) error {
-	wake, cancel := c.st.Subscribe(c.mailbox)
+	sub, cancel := c.st.subscribeMailboxes([]string{c.mailbox})
 	defer cancel()
 	wait := c.poll
 	for {
@@ -566,22 +566,27 @@ func (c *Consumer) Run(ctx context.Context) error {
 			wait = c.poll
 			continue
 		}
-		if !sleep(ctx, wait, wake) {
+		ok, woken := sleep(ctx, wait, sub.ch)
+		if !ok {
 			return nil
+		}
+		if woken {
+			recordWake(c.st, sub, []*Consumer{c})
 		}
 		wait = min(2*wait, c.maxPoll)
 	}
 }
 
-// sleep waits d, or until wake fires; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+// sleep waits d, or until wake fires; ok is false when ctx ended, woken true when wake fired.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) (ok, woken bool) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return false, false
 	case <-t.C:
 	case <-wake:
+		return true, true
 	}
-	return true
+	return true, false
 }

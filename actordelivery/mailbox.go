@@ -182,7 +182,7 @@ func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessag
 	}
 	t := topic{mailbox: m.Mailbox}
 	if s.d.backend != BackendPostgres {
-		s.wakeLocal(ts, t)
+		s.wakeLocal(ts, t, m.ID)
 		return nil
 	}
 	// SQLite's writer lock makes the insert's dead-letter guard and the insert one step.
@@ -194,12 +194,12 @@ func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessag
 	var dead bool
 	var sent sql.NullString
 	err = ts.tx.QueryRowContext(ctx, qDeadLetterRecheckNotify, named("id", m.ID), named("notify", !ts.woken[t]),
-		named("channel", s.channel()), named("payload", s.notifyPayload(t))).Scan(&dead, &sent)
+		named("channel", s.channel()), named("payload", s.notifyPayload(t, m.ID))).Scan(&dead, &sent)
 	if err != nil {
 		return s.dbErr(op+" "+m.ID, err)
 	}
 	if !dead {
-		s.wakeLocal(ts, t)
+		s.wakeLocal(ts, t, m.ID)
 	}
 	if dead {
 		if _, err := ts.tx.ExecContext(ctx, qDeadLetterDelete, named("id", m.ID)); err != nil {

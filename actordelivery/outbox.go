@@ -107,7 +107,7 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 		ts.record("outbox_enqueue", false, EventArgs{ID: m.ID, Target: m.Target, Key: m.Key, Priority: m.Priority,
 			MaxAttempts: m.MaxAttempts, Payload: string(m.Payload), MaxDeliveryAttempts: maxDelivery}, EventResult{Duplicate: duplicate})
 		if !duplicate {
-			return s.wakeAfterCommit(ctx, ts, topic{outbox: true})
+			return s.wakeAfterCommit(ctx, ts, topic{outbox: true}, "")
 		}
 		return nil
 	})

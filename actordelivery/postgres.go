@@ -243,11 +243,12 @@ func (s *Store) channel() string { return s.d.prefix + "actordelivery_wake" }
 // wakeAfterCommit signals t's subscribers once ts commits: this store's at once, and on PostgreSQL
 // every other store listening on the database, through a NOTIFY the server delivers at commit.
 // A transaction sends at most one NOTIFY per topic, however many calls in it wake the topic.
-func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic) error {
-	if !s.wakeLocal(ts, t) || s.d.backend != BackendPostgres {
+// id is the message the wake is for ("" for the outbox).
+func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic, id string) error {
+	if !s.wakeLocal(ts, t, id) || s.d.backend != BackendPostgres {
 		return nil
 	}
-	if _, err := ts.tx.ExecContext(ctx, qNotify, named("channel", s.channel()), named("payload", s.notifyPayload(t))); err != nil {
+	if _, err := ts.tx.ExecContext(ctx, qNotify, named("channel", s.channel()), named("payload", s.notifyPayload(t, id))); err != nil {
 		return s.dbErr("notify", err)
 	}
 	return nil
@@ -255,8 +256,8 @@ func (s *Store) wakeAfterCommit(ctx context.Context, ts *txState, t topic) error
 
 // wakeLocal schedules the local signal of t's subscribers for when ts commits, once per
 // transaction; it reports whether this was the first wake of t in ts (the one whose NOTIFY, on
-// PostgreSQL, the caller must send).
-func (s *Store) wakeLocal(ts *txState, t topic) bool {
+// PostgreSQL, the caller must send). id is the message the wake is for.
+func (s *Store) wakeLocal(ts *txState, t topic, id string) bool {
 	if ts.woken[t] {
 		return false
 	}
@@ -264,17 +265,18 @@ func (s *Store) wakeLocal(ts *txState, t topic) bool {
 		ts.woken = map[topic]bool{}
 	}
 	ts.woken[t] = true
-	ts.onCommit(func() { s.notify.fire(t) })
+	ts.onCommit(func() { s.fireLocal(t, id) })
 	return true
 }
 
-// notifyPayload is the NOTIFY payload for t. It carries the sender's id, so the sender's own
-// listener skips what the local signal already did.
-func (s *Store) notifyPayload(t topic) string {
+// notifyPayload is the NOTIFY payload for t and the message id it is for. It carries the sender's
+// id, so the sender's own listener skips what the local signal already did: "<sender> o" for the
+// outbox, "<sender> n<len(mailbox)>:<mailbox><id>" for a mailbox (parsed by deliver).
+func (s *Store) notifyPayload(t topic, id string) string {
 	if t.outbox {
 		return s.id + " o"
 	}
-	return s.id + " m" + t.mailbox
+	return s.id + " n" + strconv.Itoa(len(t.mailbox)) + ":" + t.mailbox + id
 }
 
 // startListener starts the PostgreSQL listener once; a no-op on SQLite and after Close.
@@ -351,6 +353,8 @@ func (s *Store) listen(cfg *pgx.ConnConfig) (stop func(), err error) {
 	return func() { cancel(); wg.Wait() }, nil
 }
 
+// deliver turns another store's NOTIFY payload into a local wake. A payload of an earlier
+// version, "m<mailbox>", names no message: it wakes without a cause.
 func (s *Store) deliver(payload string) {
 	sender, payload, _ := strings.Cut(payload, " ")
 	if sender == s.id {
@@ -358,8 +362,17 @@ func (s *Store) deliver(payload string) {
 	}
 	switch {
 	case payload == "o":
-		s.notify.fire(topic{outbox: true})
+		s.notify.fire(topic{outbox: true}, wakeCause{})
 	case strings.HasPrefix(payload, "m"):
-		s.notify.fire(topic{mailbox: payload[1:]})
+		s.notify.fire(topic{mailbox: payload[1:]}, wakeCause{})
+	case strings.HasPrefix(payload, "n"):
+		n, rest, ok := strings.Cut(payload[1:], ":")
+		k, err := strconv.Atoi(n)
+		if !ok || err != nil || k < 0 || k > len(rest) {
+			s.log.LogAttrs(context.Background(), slog.LevelWarn, "actordelivery: notification payload not understood", slog.String(logKeyServer, s.path), slog.String("payload", payload))
+			return
+		}
+		mailbox, id := rest[:k], rest[k:]
+		s.notify.fire(topic{mailbox: mailbox}, s.notifyCause(mailbox, id))
 	}
 }

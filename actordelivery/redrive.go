@@ -76,7 +76,7 @@ func (s *Store) Redrive(ctx context.Context, id, reason string) error {
 					return s.dbErr(op+" "+id, err)
 				}
 			}
-			if err := s.wakeAfterCommit(ctx, ts, k.wake(mailbox)); err != nil {
+			if err := s.wakeAfterCommit(ctx, ts, k.wake(mailbox), id); err != nil {
 				return err
 			}
 		}

@@ -111,6 +111,11 @@ type Store struct {
 	commitLog bool
 	// workers and publishers number the consumers and publishers that record on this store.
 	workers, publishers atomic.Int64
+	// lastCommit is the last commit of a recording store (wake.go): the place a wake follows.
+	lastCommit struct {
+		mu      sync.Mutex
+		seq, at int64
+	}
 }
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -538,6 +543,9 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 			}
 		}
 		s.seqEmit(ts, true)
+		if !readOnly {
+			s.noteCommit(ts)
+		}
 	}
 	for _, f := range ts.afterCommit {
 		f()
@@ -640,7 +648,7 @@ func (ts *txState) nowMillis() int64 {
 // hint: channels hold at most one pending signal, and a subscriber that misses one still polls.
 type notifier struct {
 	mu   sync.Mutex
-	subs map[topic]map[chan struct{}]struct{}
+	subs map[topic]map[*subscription]struct{}
 }
 
 type topic struct {
@@ -648,27 +656,35 @@ type topic struct {
 	mailbox string
 }
 
-func (n *notifier) init() { n.subs = make(map[topic]map[chan struct{}]struct{}) }
+// subscription is one subscriber: its channel, and, on a recording store, the cause of the last
+// wake sent to it that it has not taken yet (wake.go).
+type subscription struct {
+	ch    chan struct{}
+	mu    sync.Mutex
+	cause wakeCause
+}
 
-// subscribe returns one channel signalled by a commit on any of ts, and the function that ends
-// the subscription.
-func (n *notifier) subscribe(ts ...topic) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
+func (n *notifier) init() { n.subs = make(map[topic]map[*subscription]struct{}) }
+
+// subscribe returns one subscription signalled by a commit on any of ts, and the function that
+// ends it.
+func (n *notifier) subscribe(ts ...topic) (*subscription, func()) {
+	sub := &subscription{ch: make(chan struct{}, 1)}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, t := range ts {
 		if n.subs[t] == nil {
-			n.subs[t] = make(map[chan struct{}]struct{})
+			n.subs[t] = make(map[*subscription]struct{})
 		}
-		n.subs[t][ch] = struct{}{}
+		n.subs[t][sub] = struct{}{}
 	}
 	var once sync.Once
-	return ch, func() {
+	return sub, func() {
 		once.Do(func() {
 			n.mu.Lock()
 			defer n.mu.Unlock()
 			for _, t := range ts {
-				delete(n.subs[t], ch)
+				delete(n.subs[t], sub)
 				if len(n.subs[t]) == 0 {
 					delete(n.subs, t)
 				}
@@ -677,28 +693,23 @@ func (n *notifier) subscribe(ts ...topic) (<-chan struct{}, func()) {
 	}
 }
 
-// fireAll signals every subscriber of every topic.
+// fireAll signals every subscriber of every topic (with no cause: a lost listener connection).
 func (n *notifier) fireAll() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for _, chans := range n.subs {
-		for ch := range chans {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
+	for _, subs := range n.subs {
+		for sub := range subs {
+			sub.signal(wakeCause{})
 		}
 	}
 }
 
-func (n *notifier) fire(t topic) {
+// fire signals t's subscribers; c is the wake's cause (zero when the store does not record).
+func (n *notifier) fire(t topic, c wakeCause) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for ch := range n.subs[t] {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
+	for sub := range n.subs[t] {
+		sub.signal(c)
 	}
 }
 
@@ -710,13 +721,13 @@ func (n *notifier) fire(t topic) {
 // processes signal too; if it cannot connect, the failure is logged and subscribers are signalled
 // by this store's own commits only (a consumer's poll ticker still finds the rest).
 func (s *Store) Subscribe(mailbox string) (<-chan struct{}, func()) {
-	s.startListener()
-	return s.notify.subscribe(topic{mailbox: mailbox})
+	sub, stop := s.subscribeMailboxes([]string{mailbox})
+	return sub.ch, stop
 }
 
 // subscribeMailboxes is Subscribe for several mailboxes at once: one channel, signalled by an
 // enqueue into any of them.
-func (s *Store) subscribeMailboxes(mailboxes []string) (<-chan struct{}, func()) {
+func (s *Store) subscribeMailboxes(mailboxes []string) (*subscription, func()) {
 	s.startListener()
 	ts := make([]topic, len(mailboxes))
 	for i, mb := range mailboxes {
@@ -728,7 +739,8 @@ func (s *Store) subscribeMailboxes(mailboxes []string) (<-chan struct{}, func())
 // SubscribeOutbox is Subscribe for commits that added outbox rows.
 func (s *Store) SubscribeOutbox() (<-chan struct{}, func()) {
 	s.startListener()
-	return s.notify.subscribe(topic{outbox: true})
+	sub, stop := s.notify.subscribe(topic{outbox: true})
+	return sub.ch, stop
 }
 
 // afterCommit schedules f to run once ts commits (never if it rolls back).

@@ -516,8 +516,8 @@ func testNotify(t *testing.T, b Backend) {
 	default:
 	}
 	cancel()
-	cancel()                           // idempotent
-	s.notify.fire(topic{mailbox: "m"}) // a signal after the subscription ended goes nowhere
+	cancel()                                        // idempotent
+	s.notify.fire(topic{mailbox: "m"}, wakeCause{}) // a signal after the subscription ended goes nowhere
 }
 
 // TestReadOnlyPoolIsQueryOnly guards the reader pool's configuration: a write through it fails.

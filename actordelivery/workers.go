@@ -230,7 +230,7 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) (cut *Consu
 	for i, c := range cs {
 		names[i] = c.mailbox
 	}
-	wake, cancel := st.subscribeMailboxes(names)
+	sub, cancel := st.subscribeMailboxes(names)
 	defer cancel()
 	first := cs[0]
 	wait := first.poll
@@ -259,8 +259,12 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) (cut *Consu
 			wait = first.poll
 			continue
 		}
-		if !sleep(ctx, wait, wake) {
+		ok, woken := sleep(ctx, wait, sub.ch)
+		if !ok {
 			return nil, nil
+		}
+		if woken {
+			recordWake(st, sub, cs)
 		}
 		if !busy {
 			wait = min(2*wait, first.maxPoll)

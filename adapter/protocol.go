@@ -15,7 +15,7 @@ import (
 )
 
 // WithProtocol returns store with the protocol steps added: consumer_fetch, consumer_handle,
-// publisher_deliver and crash run as the reference consumer and publisher of docs/semantics.md
+// publisher_deliver, crash and wake run as the reference consumer and publisher of docs/semantics.md
 // under profile p, through store's own store-level operations. Every other step goes to store
 // unchanged. store's declared capabilities carry over, without the protocol steps.
 //
@@ -88,6 +88,8 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 		// A delivery the drain timeout cut off is forgotten; its message stays as stored.
 		delete(w.fetched, a.Worker)
 		return replay.Observation{}, nil
+	case traces.OpWake:
+		return w.wake(ctx, a)
 	}
 	o, err := w.store.Do(ctx, op, at, a)
 	if err == nil && o.Err == "" && !o.Duplicate {
@@ -361,4 +363,25 @@ func (w *protocol) release(ctx context.Context, at int64, a, row replay.Args, he
 		_, err = w.run(ctx, traces.OpOutboxFail, at, replay.Args{ID: a.ID, Token: a.Token, Delay: a.RetryDelay})
 	}
 	return err
+}
+
+// wake judges a recorded wake by store's snapshot, as the model does (docs/semantics.md,
+// "Wake-ups"): its message must be a row or a dead letter of its mailbox. A purged message's wake
+// reads as not committed.
+func (w *protocol) wake(ctx context.Context, a replay.Args) (replay.Observation, error) {
+	s, err := w.store.Snapshot(ctx)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	for _, m := range s.Messages {
+		if m.ID == a.ID && m.Mailbox == a.Mailbox {
+			return replay.Observation{}, nil
+		}
+	}
+	for _, d := range s.DeadLetters {
+		if d.ID == a.ID && d.Mailbox == a.Mailbox {
+			return replay.Observation{}, nil
+		}
+	}
+	return replay.Observation{Err: traces.ErrKindNotCommitted}, nil
 }

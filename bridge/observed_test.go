@@ -122,8 +122,15 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 	inverted.Steps[1].Result.Duplicate = false
 	reset.Steps[3].Result = traces.Result{Version: 1}
 	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	// A consumer's wake after its message's enqueue, and one recorded before it.
+	wake := traces.Step{Op: traces.OpWake, Args: traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal}}
+	enqueue := traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}}
+	wakeAfter := &traces.Trace{Format: traces.Format, Name: "wake-after", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake}}
+	wakeEarly := &traces.Trace{Format: traces.Format, Name: "wake-early", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{wake, enqueue}}
 	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir},
-		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded})
+		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded, wakeAfter, wakeEarly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +139,8 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		3: "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3",
 		4: "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1",
 		5: "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1",
+		6: "",
+		7: "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox",
 	} {
 		if msgs[i] != want {
 			t.Errorf("history %d: %q, want %q", i, msgs[i], want)

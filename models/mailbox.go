@@ -16,6 +16,21 @@ func (s *State) has(id string) bool {
 	return inMailbox || dead || (retired && until > s.now)
 }
 
+// committedIn reports whether a committed step put message id into mailbox: it is a row of the
+// mailbox (ready or acked), a dead letter of it, or a purged id inside its dedup horizon (whose
+// mailbox the model no longer keeps). A wake for any other message came before the commit that
+// caused it, or for an enqueue that never committed (docs/semantics.md, "Wake-ups").
+func (s *State) committedIn(mailbox, id string) bool {
+	if m, ok := s.messages[id]; ok {
+		return m.mailbox == mailbox
+	}
+	if d, ok := s.dead[id]; ok {
+		return d.mailbox == mailbox
+	}
+	until, retired := s.retired[id]
+	return retired && until > s.now
+}
+
 // enqueue inserts a ready message unless id is taken; it reports whether id was taken.
 func (s *State) enqueue(mailbox, id, key string, priority, maxAttempts int, availableAt int64, payload string) (duplicate bool) {
 	if s.has(id) {

@@ -120,6 +120,9 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		err = n.workerStop(a)
 	case traces.OpWorkerDrain:
 		err = n.workerDrain(a)
+	case traces.OpWake:
+		// An observation: nothing changes. The wake's message must be committed in its mailbox.
+		r.Err = errKind(n.committedIn(a.Mailbox, a.ID), traces.ErrKindNotCommitted)
 	default:
 		err = malformed(op, "unknown operation")
 	}
@@ -211,6 +214,9 @@ func validate(op traces.Op, a traces.Args) error {
 			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
 			oneOf("outcome", a.Outcome, traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry),
 			nonNegative("retry_delay", a.RetryDelay))
+	case traces.OpWake:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox), nonEmpty("id", a.ID),
+			oneOf("profile", a.Profile, traces.WakeLocal, traces.WakeNotify))
 	case traces.OpPublisherDeliver:
 		return errors.Join(nonEmpty("id", a.ID),
 			oneOf("profile", a.Profile, traces.ProfileFold, traces.ProfileSplit),

@@ -45,6 +45,9 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 			return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 		}
 		at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+		if ev.Op == string(traces.OpWake) {
+			at = last // see wakeTime
+		}
 		if at < last {
 			// Commit order is also time order, since a recording transaction reads the clock
 			// under the commit lock; a log that goes back in time was not written that way.
@@ -85,6 +88,11 @@ func (s *symbols) of(space traces.TokenSpace, tok string) int {
 	m[tok] = s.next
 	return s.next
 }
+
+// wakeTime: a wake is recorded outside any transaction, after the commit it follows, so its own
+// clock reading may be later than the steps placed after it (they read the clock when they began,
+// under the commit lock). A wake changes nothing, so in the trace it takes the time of the step
+// before it, and time never goes back.
 
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
 

@@ -131,6 +131,54 @@ func TestCheckModelFinds(t *testing.T) {
 	}
 }
 
+// TestCheckModelWakes: a consumer's recorded wake is judged by where it sits in the commit order
+// (docs/semantics.md, "Wake-ups"): after the enqueue of its message it agrees with the model; a
+// wake placed before that commit (fired early, or by a NOTIFY sent outside the transaction) is a
+// finding at the wake, and so is one for a message of another mailbox. The wake's own clock
+// reading, later than the commits after it, never makes time go back.
+func TestCheckModelWakes(t *testing.T) {
+	wake := func(seq int, mailbox, via string) string {
+		return ev(seq, true, 9, "wake", `{"worker":3,"mailbox":"`+mailbox+`","id":"m1","profile":"`+via+`"}`, `{}`)
+	}
+	for _, tc := range []struct {
+		name, log string
+		finding   int // the step of the finding, -1 for none
+	}{
+		{"after the commit", enq + "\n" + wake(1, "a", "local") + "\n" + lease + "\n", -1},
+		{"notify after the commit", enq + "\n" + lease + "\n" + wake(2, "a", "notify") + "\n", -1},
+		{"before the commit", wake(0, "a", "local") + "\n" + enq + "\n" + lease + "\n", 0},
+		{"another mailbox", enq + "\n" + wake(1, "b", "notify") + "\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lg, err := ReadLog(strings.NewReader(tc.log), "log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := Convert(lg, Options{Name: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := CheckModel(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.finding < 0 && f != nil:
+				t.Fatalf("finding %v, want none", f)
+			case tc.finding >= 0 && (f == nil || f.Step != tc.finding || !strings.Contains(f.Message, "not_committed")):
+				t.Fatalf("got %v, want a not_committed finding at step %d", f, tc.finding)
+			}
+			sum, sf, err := Check(NewDecoder(strings.NewReader(tc.log), "log"), CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (sf != nil) != (tc.finding >= 0) {
+				t.Fatalf("streaming check: finding %v (summary %+v), want one: %v", sf, sum, tc.finding >= 0)
+			}
+		})
+	}
+}
+
 // FuzzReadLog: any input is read or refused with an ErrBadLog, never a panic, and a log read is
 // in commit order with its write numbers exactly 1..Writes; what converts passes the trace rules.
 func FuzzReadLog(f *testing.F) {

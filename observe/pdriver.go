@@ -14,7 +14,7 @@ import (
 var ObservedMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
 	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
 	"CheckpointVersionsOnlyGrow", "SameKeyClaimsRespectLiveHead", "DeadLetterSparesLiveLeases",
-	"PurgedIdsStayDuplicates", "RedriveHistoryKept"}
+	"PurgedIdsStayDuplicates", "RedriveHistoryKept", "WakeFollowsCommit"}
 
 // LivenessMonitors are the project's liveness monitors: each is hot while something is owed (a
 // message unresolved, an outbox row pending, a redriven dead letter not yet deliverable), and a
@@ -50,7 +50,8 @@ const unstated = "unstated"
 //     released lease; ack, nack, ack_by_id, extend and dead_letter that succeeded;
 //   - an outbox row enqueued, claimed (its delivery attempts against its bound) and completed;
 //   - a redrive and a listing of the redrive history, a purge's retired ids, the processed marks
-//     and checkpoint saves and loads.
+//     and checkpoint saves and loads;
+//   - a consumer's wake (one whose result states no err).
 //
 // Where a step changes a row in a way its result does not state (expire and the fetch's sweep
 // clearing a lease that ran out on a row with no attempts left, a leaseless retry or nack_by_id
@@ -68,7 +69,7 @@ const unstated = "unstated"
 //
 // SpecDeriver, the streaming driver's input (PStreamDriver), derives the events of the monitors
 // the first P oracle ran (a message inserted, an outbox row enqueued, claimed and completed, an
-// effect, a dead letter, the processed marks and checkpoints) by the same rules; the row copy
+// effect, a dead letter, the processed marks and checkpoints, a wake) by the same rules; the row copy
 // below, and the monitors it feeds, are not in it yet.
 //
 // Machine, function and test case names are numbered k (PTestCase), so that the drivers of
@@ -281,6 +282,12 @@ func (d *driver) step(st traces.Step) {
 	case traces.OpLease:
 		if r.Message != nil {
 			d.leased(st, r.Message)
+		}
+	case traces.OpWake:
+		// A recorded wake states no err; one that states not_committed already names its wake as
+		// early, which the trace's own verdict covers.
+		if r.Err == "" {
+			d.line(`announce eSpecWake, (at = %d, mailbox = "%s", id = "%s");`, at, a.Mailbox, a.ID)
 		}
 	case traces.OpConsumerFetch:
 		if a.Profile == traces.ProfileLeased {

@@ -52,6 +52,14 @@ func TestPDriverEvents(t *testing.T) {
 			[]string{`row_state = "unstated"`, `kind = "message"`}, []string{"eSpecRedrivesListed"}},
 		{"purge under its limit retires", append(deadLettered(), pstep(traces.OpPurge, 2, traces.Args{Limit: 2, Horizon: 3}, traces.Result{Affected: 1})),
 			[]string{`announce eSpecPurged, (at = 2, id = "m1", horizon_end = 3);`}, nil},
+		{"wake", []traces.Step{
+			pstep(traces.OpEnqueue, 0, traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}, traces.Result{}),
+			pstep(traces.OpWake, 0, traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal}, traces.Result{})},
+			[]string{`announce eSpecWake, (at = 0, mailbox = "inbox", id = "m1");`}, nil},
+		{"wake stated not committed", []traces.Step{
+			pstep(traces.OpWake, 0, traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal},
+				traces.Result{Err: traces.ErrKindNotCommitted})},
+			nil, []string{"eSpecWake"}},
 		{"purge at its limit says not which", append(deadLettered(), pstep(traces.OpPurge, 2, traces.Args{Limit: 1, Horizon: 3}, traces.Result{Affected: 1})),
 			nil, []string{"eSpecPurged"}},
 	} {

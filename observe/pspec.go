@@ -68,6 +68,7 @@ const (
 	SpecMarkProcessed
 	SpecSaveCheckpoint
 	SpecLoadCheckpoint
+	SpecWake
 	numSpecKinds
 )
 
@@ -91,6 +92,7 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 	SpecSaveCheckpoint: {"eObsSaveCheckpoint", []SpecField{fi("at"), fs("actor"), fi("expect_version"), fs("payload"),
 		fi("version"), fs("err"), fb("bug")}},
 	SpecLoadCheckpoint: {"eObsLoadCheckpoint", []SpecField{fi("at"), fs("actor"), fi("version"), fs("err")}},
+	SpecWake:           {"eSpecWake", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
 }
 
 // SpecEvent is one spec event: its type and its payload's scalar values in field order (a tuple's
@@ -104,8 +106,8 @@ type SpecEvent struct {
 // its results state: a message inserted into a mailbox (an enqueue or a delivery that was not a
 // duplicate), an outbox row enqueued and completed, a handler effect committed (a consumer_handle
 // that acked the message its worker fetched), a dead letter with its attempts, each claimed
-// outbox row's delivery attempts against its bound, and the store's observations of processed
-// marks and checkpoint saves and loads. The events come from the observed results alone, never
+// outbox row's delivery attempts against its bound, the store's observations of processed
+// marks and checkpoint saves and loads, and each consumer's recorded wake. The events come from the observed results alone, never
 // from a model. It keeps, per id, what later steps refer to (an outbox row's target and enqueue,
 // a message's max_attempts) and each worker's unhandled fetch.
 type SpecDeriver struct {
@@ -182,6 +184,10 @@ func (d *SpecDeriver) Step(st traces.Step, out []SpecEvent) []SpecEvent {
 		}
 		if completed {
 			add(SpecOutboxCompleted, at, a.ID, target)
+		}
+	case traces.OpWake:
+		if r.Err == "" { // as PDriver: a stated not_committed is the trace's own verdict
+			add(SpecWake, at, a.Mailbox, a.ID)
 		}
 	case traces.OpConsumerFetch:
 		if r.Message != nil {

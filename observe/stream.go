@@ -203,6 +203,9 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 		return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 	}
 	at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+	if ev.Op == string(traces.OpWake) {
+		at = o.lastAt // see wakeTime
+	}
 	if at < o.lastAt {
 		return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, o.lastAt)
 	}

@@ -350,6 +350,11 @@ func (g *gen) step(op Op, at int64) Step {
 		a.Worker = g.small(0, 3)
 	case OpWorkerDrain:
 		a.Worker, a.Outcome = g.small(0, 3), g.pick(OutcomeDrained, OutcomeTimedOut)
+	case OpWake:
+		a.Worker, a.Mailbox, a.ID, a.Profile = g.small(0, 3), mailbox(), id(), g.pick(WakeLocal, WakeNotify)
+		if g.maybe(0.2) {
+			res.Err = ErrKindNotCommitted
+		}
 	}
 	return s
 }

@@ -48,6 +48,10 @@ const (
 	// OpWorkerDrain: a stopped worker returned. Outcome drained: it handled every message it had
 	// fetched; timed_out: the drain timeout cut off its delivery, whose message stays as stored.
 	OpWorkerDrain Op = "worker_drain"
+	// OpWake is an observation: a consumer worker was woken for message id of mailbox, by the
+	// store's own post-commit signal (profile "local") or by a PostgreSQL NOTIFY (profile
+	// "notify"). It changes nothing; the model checks that the message was committed.
+	OpWake Op = "wake"
 )
 
 // Ops lists every operation in a stable order.
@@ -56,7 +60,7 @@ var Ops = []Op{
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
 	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
 	OpListRedrives, OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
-	OpWorkerStop, OpWorkerDrain,
+	OpWorkerStop, OpWorkerDrain, OpWake,
 }
 
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
@@ -156,6 +160,10 @@ var Spec = map[Op]OpSpec{
 		Args: []string{"worker", "outcome"}, Protocol: true,
 		Values: map[string][]string{"outcome": {OutcomeDrained, OutcomeTimedOut}},
 	},
+	OpWake: {
+		Args: []string{"worker", "mailbox", "id", "profile"}, Results: []string{"err"}, Protocol: true, Err: ErrKindNotCommitted,
+		Values: map[string][]string{"profile": {WakeLocal, WakeNotify}},
+	},
 }
 
 // The kinds of a redrive record (RedriveRecord.Kind).
@@ -179,6 +187,10 @@ const (
 	// ErrKindRefused: the store refused the step as a constraint error and changed nothing (an
 	// outbox_enqueue of a taken id under a profile whose outbox_duplicate is "refused").
 	ErrKindRefused = "refused"
+	// ErrKindNotCommitted: a wake for a message that no committed step had put into its mailbox
+	// (the wake came before the commit that caused it, or for one that rolled back). Only the
+	// model gives it; a recorded wake carries no error.
+	ErrKindNotCommitted = "not_committed"
 )
 
 // EffectsActorPrefix begins the actor name of a mailbox's effect log: a trace's consumer handler
@@ -192,6 +204,10 @@ const (
 	ProfileLeaseless = "leaseless"
 	ProfileFold      = "fold"
 	ProfileSplit     = "split"
+	// WakeLocal and WakeNotify are a wake's profile: the store's own post-commit signal, or a
+	// PostgreSQL NOTIFY from another store on the same database.
+	WakeLocal  = "local"
+	WakeNotify = "notify"
 
 	OutcomeOK   = "ok"
 	OutcomeFail = "fail"

@@ -146,7 +146,23 @@ written trace is the evidence; 'pconform check' checks it again.`,
 					target, backend, budget, seed, len(t.Steps), stats.Enqueued, stats.OutboxEnqueued, stats.Handled, stats.Delivered, stats.InjectedFaults, stats.Logical)
 			}
 			fmt.Fprintf(w, "trace: %s\n", out)
-			return checkTrace(w, t, out, oracles)
+			err = checkTrace(w, t, out, oracles)
+			if len(stats.Unwoken) > 0 {
+				fmt.Fprintf(w, "FINDING wake-ups: the wake-driven mailbox's consumer (poll interval longer than the run) left %d messages ready: %s; a consumer woken for a committed message fetches it before its next poll tick\n",
+					len(stats.Unwoken), strings.Join(stats.Unwoken, ", "))
+				if err == nil {
+					err = errFinding
+				}
+			} else if !kill {
+				wakes := 0
+				for _, st := range t.Steps {
+					if st.Op == traces.OpWake {
+						wakes++
+					}
+				}
+				fmt.Fprintf(w, "wake-ups: %d recorded; the wake-driven mailbox's consumer handled %d messages and left none ready past the wake bound\n", wakes, stats.Woken)
+			}
+			return err
 		},
 	}
 	c.Flags().StringVar(&target, "target", targets.Store, "the store target to run: "+targetHelp())

@@ -197,6 +197,27 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 	case traces.OpWorkerDrain: // a delivery the drain timeout cut off is forgotten
 		delete(t.fetched, a.Worker)
 		return o, nil
+	case traces.OpWake:
+		// A wake is judged from the rows: its message must be a row or a dead letter of its
+		// mailbox (docs/semantics.md, "Wake-ups").
+		o.Err = traces.ErrKindNotCommitted
+		m, err := st.GetMessage(ctx, a.ID)
+		if err == nil {
+			if m.Mailbox == a.Mailbox {
+				o.Err = ""
+			}
+			return o, nil
+		}
+		if !errors.Is(err, actordelivery.ErrNotFound) {
+			return o, err
+		}
+		dead, err := st.ListDeadLetters(ctx)
+		for _, dl := range dead {
+			if dl.ID == a.ID && dl.Mailbox == a.Mailbox {
+				o.Err = ""
+			}
+		}
+		return o, err
 	default:
 		return o, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}

@@ -368,6 +368,15 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// stays as stored.
 		delete(t.fetched, a.Worker)
 		return replay.Observation{}, t.recordWorker(ctx, op, a.Worker, a.Outcome)
+	case traces.OpWake:
+		// Replay cannot make the store wake anyone; it judges the wake by the store's rows, as
+		// the model does (docs/semantics.md, "Wake-ups"): the message must be committed in the
+		// mailbox. A purged message's wake reads as not committed here.
+		var ok bool
+		ok, err = t.committedIn(ctx, a.Mailbox, a.ID)
+		if !ok {
+			o.Err = traces.ErrKindNotCommitted
+		}
 	default:
 		return replay.Observation{}, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}
@@ -631,6 +640,27 @@ func undeliverable(fault string) func(context.Context, actordelivery.OutboxRow) 
 		return nil
 	}
 	return func(context.Context, actordelivery.OutboxRow) error { return errUndeliverable }
+}
+
+// committedIn reports whether the store holds message id in mailbox, as a row or a dead letter.
+func (t *StoreTarget) committedIn(ctx context.Context, mailbox, id string) (bool, error) {
+	m, err := t.st.GetMessage(ctx, id)
+	if err == nil {
+		return m.Mailbox == mailbox, nil
+	}
+	if !errors.Is(err, actordelivery.ErrNotFound) {
+		return false, err
+	}
+	dead, err := t.st.ListDeadLetters(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range dead {
+		if d.ID == id {
+			return d.Mailbox == mailbox, nil
+		}
+	}
+	return false, nil
 }
 
 // Snapshot reads every message, dead letter and outbox row, and the effect log of every mailbox.

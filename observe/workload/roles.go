@@ -179,9 +179,13 @@ func (e *enqueuer) message(rng *rand.Rand) error {
 	r.pause(rng, r.cfg.Tick/2)
 	n := r.ids.Add(1)
 	mailboxes := allMailboxes()
-	_, err := r.st.Enqueue(r.ctx, actordelivery.NewMessage{Mailbox: mailboxes[rng.IntN(len(mailboxes))], ID: fmt.Sprintf("m%d", n),
+	m := actordelivery.NewMessage{Mailbox: mailboxes[rng.IntN(len(mailboxes))], ID: fmt.Sprintf("m%d", n),
 		Key: keys[rng.IntN(4)], Priority: rng.IntN(2), MaxAttempts: 1 + rng.IntN(3),
-		Delay: time.Duration(rng.IntN(3)) * time.Second, Payload: []byte("x")})
+		Delay: time.Duration(rng.IntN(3)) * time.Second, Payload: []byte("x")}
+	if m.Mailbox == wakeMailbox {
+		m.Delay = 0 // a delayed message's wake comes before it is eligible, and the waiter does not poll
+	}
+	_, err := r.st.Enqueue(r.ctx, m)
 	if err == nil {
 		atomic.AddInt64(&r.stats.Enqueued, 1)
 	}
@@ -209,7 +213,7 @@ func (e *enqueuer) outboxRow(rng *rand.Rand) error {
 }
 
 func allMailboxes() []string {
-	return append(append([]string{}, leasedMailboxes...), leaselessMailboxes...)
+	return append(append(append([]string{}, leasedMailboxes...), leaselessMailboxes...), wakeMailbox)
 }
 
 // worker is one consumer of one mailbox. Its handler takes up to three ticks, so a lease of two

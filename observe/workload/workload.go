@@ -82,7 +82,7 @@ func Roles(leasedWorkers int) []string {
 	for _, mb := range leaselessMailboxes {
 		roles = append(roles, "leaseless-"+mb)
 	}
-	return append(roles, "fold", "split", roleActors, roleMaintainer, roleGroup)
+	return append(roles, "fold", "split", roleActors, roleMaintainer, roleGroup, roleWaiter)
 }
 
 const (
@@ -93,6 +93,8 @@ const (
 	roleMaintainer = "maintainer"
 	// roleGroup runs a worker group (RunWorkers) that it stops and restarts.
 	roleGroup = "group"
+	// roleWaiter consumes the wake-driven mailbox (waiter.go).
+	roleWaiter = "waiter"
 )
 
 // TickClock is the clock of a run whose processes share it: traces.Epoch plus one second per
@@ -123,6 +125,11 @@ type Stats struct {
 	Checkpoints, Redriven int64
 	// Logical is the logical time the run reached, in seconds.
 	Logical int64
+	// Woken counts the wake-driven mailbox's messages its consumer handled; Unwoken lists those
+	// it left ready past the wake bound when the run ended (waiter.go): each is a wake that did
+	// not make its consumer fetch. Both stay zero when the run does not check the bound.
+	Woken   int64
+	Unwoken []string
 }
 
 // The mailboxes: leased ones take any number of workers, each leaseless one exactly one.
@@ -266,10 +273,21 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if runsRole(roleGroup) {
 		r.loop("worker group", 600, (&group{r: r, hrng: r.rng(601)}).step)
 	}
+	var w *waiter
+	if runsRole(roleWaiter) {
+		if w, err = r.startWaiter(rec, clock); err != nil {
+			r.cancel()
+			r.wg.Wait()
+			return *r.stats, errors.Join(err, st.Close())
+		}
+	}
 
 	r.wg.Wait()
 	r.stats.Logical = int64(clock.Now().Sub(traces.Epoch) / time.Second)
-	err = st.Close()
+	if w != nil {
+		err = w.finish(len(cfg.Roles) == 0)
+	}
+	err = errors.Join(err, st.Close())
 	close(r.errs)
 	for e := range r.errs {
 		err = errors.Join(err, e)

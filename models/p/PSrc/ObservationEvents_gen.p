@@ -41,3 +41,4 @@ event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, pr
 event eObsCrash: (at: int);
 event eObsWorkerStop: (at: int, worker: int);
 event eObsWorkerDrain: (at: int, worker: int, outcome: string);
+event eObsWake: (at: int, worker: int, mailbox: string, id: string, profile: string, err: string);

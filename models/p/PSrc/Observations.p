@@ -29,6 +29,10 @@ type tRedriveRec = (id: string, kind: string, mailbox: string, attempts: int, de
 // Spec-only events (see the header).
 event eSpecRow: (at: int, row: tMsg);                 // a mailbox row was inserted or changed
 event eSpecMsgInserted: (at: int, mailbox: string, id: string);
+// The post-commit wake of mailbox's subscribers for message id (docs/semantics.md, "Wake-ups"):
+// announced after every spec event of the request that inserted the message, since each request
+// is one transaction and the wake is sent once it committed.
+event eSpecWake: (at: int, mailbox: string, id: string);
 event eSpecDeadLettered: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int, reason: string);
 event eSpecLeased: (at: int, mailbox: string, id: string); // a fresh lease was taken on the row
 event eSpecEffect: (at: int, mailbox: string, id: string);  // a handler effect committed

@@ -1240,6 +1240,7 @@ machine Store {
     var i: int;
     var mb: string;
     var n: int;
+    var woken: seq[tMsg];
     StampFinal();
     foreach (m in oldMsgs) {
       before[m.seqno] = m;
@@ -1249,6 +1250,7 @@ machine Store {
       if (!(m.seqno in before)) {
         announce eSpecMsgInserted, (at = now, mailbox = m.mailbox, id = m.id);
         announce eSpecRow, (at = now, row = m);
+        woken += (sizeof(woken), m);
       } else if (before[m.seqno] != m) {
         announce eSpecRow, (at = now, row = m);
       }
@@ -1291,6 +1293,10 @@ machine Store {
         }
         announce eSpecOutboxRow, (at = now, row = r);
       }
+    }
+    // The request has committed: its inserted messages wake their mailboxes' subscribers.
+    foreach (m in woken) {
+      announce eSpecWake, (at = now, mailbox = m.mailbox, id = m.id);
     }
   }
 

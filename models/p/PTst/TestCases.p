@@ -44,7 +44,7 @@ machine TestRedriveRecordsReset { start state Init { entry { new Scenario(ScRedr
 
 test tcLeasedWorkers [main = TestLeasedWorkers]:
   assert EffectAppliedAtMostOnce, AttemptsNeverExceedMax, EveryMessageEventuallyResolved, SameKeyClaimsRespectLiveHead,
-         DeadLetterSparesLiveLeases
+         DeadLetterSparesLiveLeases, WakeFollowsCommit
   in (union Delivery, Environment, { TestLeasedWorkers });
 
 test tcWorkerStop [main = TestWorkerStop]:
@@ -61,7 +61,7 @@ test tcPriorityKeyedFifo [main = TestPriorityKeyedFifo]:
 
 test tcOutboxFold [main = TestOutboxFold]:
   assert OutboxCompletionImpliesDelivery, OutboxTargetDeliveredAtMostOnce, AttemptsNeverExceedMax,
-         OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal
+         OutboxDeliveryBounded, EveryOutboxRowEventuallyFinal, WakeFollowsCommit
   in (union Delivery, Environment, { TestOutboxFold });
 
 test tcOutboxSplitCorrect [main = TestOutboxSplitCorrect]:
@@ -131,7 +131,7 @@ test tcCheckpoints [main = TestCheckpoints]:
 // OutboxTargetDeliveredAtMostOnce (a redriven delivered message is inserted again).
 test tcRedrive [main = TestRedrive]:
   assert RedrivenDeadLettersDeliverable, RedriveHistoryKept, AttemptsNeverExceedMax, EffectAppliedAtMostOnce,
-         OutboxCompletionImpliesDelivery, SameKeyClaimsRespectLiveHead
+         OutboxCompletionImpliesDelivery, SameKeyClaimsRespectLiveHead, WakeFollowsCommit
   in (union Delivery, Environment, { TestRedrive });
 
 // ---- counterexamples ----

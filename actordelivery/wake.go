@@ -1,0 +1,114 @@
+package actordelivery
+
+import (
+	"context"
+	"log/slog"
+)
+
+// Wake-ups as recorded events (docs/semantics.md, "Wake-ups"; docs/observed.md). On a recording
+// store every wake a subscriber receives carries its cause: the message it is for, how it came
+// (the store's own post-commit signal, or another store's NOTIFY), and the place in the commit
+// order it follows. A consumer that its wait ends on a wake records it as one `wake` event before
+// it fetches, so the history shows that the wake followed the commit that caused it. On a store
+// that does not record no cause is kept and nothing is recorded.
+
+// The ways a wake comes (the trace format's wake profiles).
+const (
+	wakeViaLocal  = "local"
+	wakeViaNotify = "notify"
+)
+
+// wakeCause is what a recording store knows of a wake when it sends it. The zero value is a wake
+// without a cause (a store that does not record, a listener that reconnected, an earlier
+// version's NOTIFY): it wakes, and records nothing.
+type wakeCause struct {
+	mailbox, id, via string
+	// seq is the commit the wake follows: the store's last commit when it fired the wake locally,
+	// the database's commit counter when its listener received the NOTIFY. at is the time of
+	// the wake, in the store's clock (milliseconds).
+	seq, at int64
+}
+
+// signal hands the subscriber a wake: its cause (kept until taken; a later one replaces it) and
+// one pending signal on its channel.
+func (sub *subscription) signal(c wakeCause) {
+	if c.id != "" {
+		sub.mu.Lock()
+		sub.cause = c
+		sub.mu.Unlock()
+	}
+	select {
+	case sub.ch <- struct{}{}:
+	default:
+	}
+}
+
+// take returns and clears the cause of the last wake sent to the subscriber.
+func (sub *subscription) take() (wakeCause, bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	c := sub.cause
+	sub.cause = wakeCause{}
+	return c, c.id != ""
+}
+
+// noteCommit remembers, on a recording store, the commit ts just made: its last write event's
+// seq (the counter it began with when it wrote none) and its time. It runs after the commit and
+// before the transaction's wake-ups, so every local wake follows the commit that caused it.
+func (s *Store) noteCommit(ts *txState) {
+	seq := ts.base
+	for _, ev := range ts.events {
+		if !ev.Read {
+			seq = max(seq, ev.Seq)
+		}
+	}
+	s.lastCommit.mu.Lock()
+	defer s.lastCommit.mu.Unlock()
+	if seq > s.lastCommit.seq {
+		s.lastCommit.seq, s.lastCommit.at = seq, ts.now
+	}
+}
+
+// fireLocal signals t's subscribers in this process for message id, after the commit that
+// enqueued it.
+func (s *Store) fireLocal(t topic, id string) {
+	var c wakeCause
+	if s.rec != nil && !t.outbox {
+		s.lastCommit.mu.Lock()
+		c = wakeCause{mailbox: t.mailbox, id: id, via: wakeViaLocal, seq: s.lastCommit.seq, at: s.nowMillis()}
+		s.lastCommit.mu.Unlock()
+	}
+	s.notify.fire(t, c)
+}
+
+// notifyCause is the cause of a NOTIFY for message id of mailbox that this store's listener
+// received: the commit it follows is the database's commit counter as it reads now (a NOTIFY is
+// delivered after its transaction committed, so the counter has moved past that commit). Zero
+// when the store does not record, or the counter cannot be read (the wake still wakes).
+func (s *Store) notifyCause(mailbox, id string) wakeCause {
+	if s.rec == nil {
+		return wakeCause{}
+	}
+	var n int64
+	if err := (boundQuerier{q: s.rdb, d: s.d}).QueryRowContext(context.Background(), qSeqRead).Scan(&n); err != nil {
+		s.log.LogAttrs(context.Background(), slog.LevelWarn, "actordelivery: recorder: cannot read the commit counter for a NOTIFY", slog.String(logKeyServer, s.path), attrError(err))
+		return wakeCause{}
+	}
+	return wakeCause{mailbox: mailbox, id: id, via: wakeViaNotify, seq: n, at: s.nowMillis()}
+}
+
+// recordWake records the wake that ended a wait of the consumer among cs whose mailbox it is
+// for, on a recording store. It is a read event placed after the commit the wake follows.
+func recordWake(st *Store, sub *subscription, cs []*Consumer) {
+	c, ok := sub.take()
+	if !ok || st.rec == nil {
+		return
+	}
+	for _, k := range cs {
+		if k.mailbox == c.mailbox {
+			st.rec.Record(Event{Seq: c.seq, Read: true, At: fromMillis(c.at), Op: "wake",
+				Args: EventArgs{Worker: k.worker, Mailbox: c.mailbox, ID: c.id, Profile: c.via}})
+			return
+		}
+	}
+}
