@@ -5,8 +5,18 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
+)
+
+// The naive model's mutations that are no variant of the catalogue: they break a rule no store
+// variant breaks the same way.
+const (
+	// mutNoFIFO drops eligibility condition 5 (no earlier blocking message of the same key).
+	mutNoFIFO = "no-fifo"
+	// mutInclusiveLease treats a lease as live at lease_until == now.
+	mutInclusiveLease = "inclusive-lease"
 )
 
 // naiveModel is a second model of docs/semantics.md, written to be obviously faithful to the rule
@@ -38,12 +48,9 @@ type naiveModel struct {
 	// redrives lists every redrive record, oldest first.
 	redrives []traces.RedriveRecord
 	// mutation deliberately breaks one rule ("" for none), so a test can show the comparison
-	// catches that kind of drift: "no-fifo" drops condition 5, "inclusive-lease" treats a lease as
-	// live at lease_until == now, "dedup-ttl-inverted" takes a live processed record for an expired
-	// one and the other way round, "checkpoint-reset" lets a first save (expected version 0)
-	// overwrite an existing checkpoint and reset its version to 1, "redrive-keeps-attempts"
-	// redrives a dead letter with the attempt count it died with, "redrive-records-reset" records
-	// a redrive with the attempt count after the reset (0).
+	// catches that kind of drift: one of the naive-only mutations below, or a broken variant of
+	// the catalogue (internal/variants: DedupTTLInverted, CheckpointReset, RedriveKeepsAttempts,
+	// RedriveRecordsReset), which breaks the rule its catalogue row names.
 	mutation string
 }
 
@@ -60,7 +67,7 @@ func (n *naiveModel) markProcessed(consumer, id string, now, ttl int64) bool {
 	for i := len(n.marks) - 1; i >= 0; i-- {
 		if m := n.marks[i]; m.consumer == consumer && m.id == id {
 			live := m.expires > now || n.p.ProcessedUntilCleanup // nothing here cleans up
-			if live != (n.mutation == "dedup-ttl-inverted") {
+			if live != (n.mutation == variants.DedupTTLInverted) {
 				return true
 			}
 			break
@@ -109,7 +116,7 @@ func newNaive(attempts func(int, bool) int) *naiveModel {
 }
 
 func (n *naiveModel) liveAt(r naiveRow, now int64) bool {
-	if n.mutation == "inclusive-lease" || n.p.LeaseLiveAtUntil {
+	if n.mutation == mutInclusiveLease || n.p.LeaseLiveAtUntil {
 		return r.Token != 0 && r.LeaseUntil >= now
 	}
 	return r.Token != 0 && r.LeaseUntil > now
@@ -138,7 +145,7 @@ func (n *naiveModel) eligible(i int, now int64) bool {
 	if m.Attempts >= m.MaxAttempts { // 4
 		return false
 	}
-	if m.Key != "" && n.mutation != "no-fifo" { // 5
+	if m.Key != "" && n.mutation != mutNoFIFO { // 5
 		for j, p := range n.rows {
 			if p.gone || p.Mailbox != m.Mailbox || p.Key != m.Key || j >= i {
 				continue
@@ -420,7 +427,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 	case traces.OpMarkProcessed:
 		return traces.Result{Duplicate: n.markProcessed(a.Consumer, a.ID, at, a.TTL)}
 	case traces.OpSaveCheckpoint:
-		if n.mutation == "checkpoint-reset" && a.ExpectVersion == 0 && n.version(a.Actor) > 0 {
+		if n.mutation == variants.CheckpointReset && a.ExpectVersion == 0 && n.version(a.Actor) > 0 {
 			// The broken first save overwrites a checkpoint and starts its versions again.
 			n.saves = slices.DeleteFunc(n.saves, func(s naiveSave) bool { return s.actor == a.Actor })
 		}
@@ -547,7 +554,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 func (n *naiveModel) redrive(id, reason string, now int64) bool {
 	found := false
 	record := func(kind, mailbox string, attempts int, deadReason string) {
-		if n.mutation == "redrive-records-reset" {
+		if n.mutation == variants.RedriveRecordsReset {
 			attempts = 0
 		}
 		n.redrives = append(n.redrives, traces.RedriveRecord{ID: id, Kind: kind, Mailbox: mailbox,
@@ -559,7 +566,7 @@ func (n *naiveModel) redrive(id, reason string, now int64) bool {
 		old := n.dead[i]
 		n.dead = slices.Delete(n.dead, i, i+1)
 		attempts := 0
-		if n.mutation == "redrive-keeps-attempts" {
+		if n.mutation == variants.RedriveKeepsAttempts {
 			attempts = old.Attempts
 		}
 		n.rows = append(n.rows, naiveRow{MessageRow: traces.MessageRow{

@@ -14,6 +14,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -90,13 +91,13 @@ func TestNaiveComparisonDetectsDrift(t *testing.T) {
 		mutation      string
 		naiveAttempts func(int, bool) int // the model always runs the correct consumer
 	}{
-		{name: "no-fifo", mutation: "no-fifo"},
-		{name: "inclusive-lease", mutation: "inclusive-lease"},
-		{name: "dedup-ttl-inverted", mutation: "dedup-ttl-inverted"},
-		{name: "checkpoint-reset", mutation: "checkpoint-reset"},
-		{name: "raw-attempts", naiveAttempts: rawAttempts},
-		{name: "redrive-keeps-attempts", mutation: "redrive-keeps-attempts"},
-		{name: "redrive-records-reset", mutation: "redrive-records-reset"},
+		{name: mutNoFIFO, mutation: mutNoFIFO},
+		{name: mutInclusiveLease, mutation: mutInclusiveLease},
+		{name: variants.DedupTTLInverted, mutation: variants.DedupTTLInverted},
+		{name: variants.CheckpointReset, mutation: variants.CheckpointReset},
+		{name: variants.RawAttempts, naiveAttempts: rawAttempts},
+		{name: variants.RedriveKeepsAttempts, mutation: variants.RedriveKeepsAttempts},
+		{name: variants.RedriveRecordsReset, mutation: variants.RedriveRecordsReset},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range *runsFlag {

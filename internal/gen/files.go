@@ -29,4 +29,5 @@ var Files = []File{
 	{Path: "docs/architecture.md", Splice: ArchitectureVariants},
 	{Path: "internal/targets/doc.go", Splice: TargetsDoc},
 	{Path: "traces/hunted/README.md", Splice: HuntedTable},
+	{Path: "models/p/PSrc/Variants_gen.p", Generate: PVariants},
 }

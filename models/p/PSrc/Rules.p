@@ -35,7 +35,7 @@ fun BlocksSuccessor(p: tMsg, now: int, variant: string): bool {
   if (p.row_state != "ready") {
     return false;
   }
-  if (variant == "fifo-overtake") {
+  if (variant == VariantFifoOvertake()) {
     return p.attempts < p.max_attempts && !LeaseLive(p, now) && p.available_at <= now;
   }
   // Under the profile choice exhausted_leased_head "passes", only attempts left block.

@@ -25,16 +25,8 @@ machine Store {
   var nextToken: int;
   // worker -> the delivery it fetched and has not handled yet (process memory: a crash clears it).
   var fetched: map[int, tFetched];
-  // "" for the correct store, "fifo-overtake" for the broken keyed-order rule, "outbox-unbounded"
-  // for an outbox claim that ignores max_delivery_attempts, "dedup-ttl-inverted" for a
-  // processed-message mark whose ttl check is inverted, "checkpoint-reset" for a first checkpoint
-  // save that overwrites an existing checkpoint and resets its version, "purge-forgets-ids" for a
-  // purge that retires no id (a purged id is free at once), "redrive-keeps-attempts" for a redrive
-  // of a mailbox dead letter that keeps its attempt count, "early-dead-letter-unfenced" for a leased
-  // consumer whose early dead-letter (the retry policy declines) skips the token fence,
-  // "exhausted-dead-letter-unfenced" for one whose dead-letter at max_attempts skips it,
-  // "redrive-records-reset" for a redrive whose history record takes the attempt count after the
-  // reset (0) instead of the dead letter's.
+  // "" for the correct store, else the broken variant the store reproduces: one of the Variant*
+  // functions of Variants_gen.p (generated from internal/variants, which says what each breaks).
   var variant: string;
   // (consumer, id) as "consumer|id" -> the time its processed-message mark expires; a mark is live
   // while now < expires. Marks are never removed: an expired one counts as absent.
@@ -710,7 +702,7 @@ machine Store {
     var i: int;
     var token: int;
     var bounded: bool;
-    bounded = variant != "outbox-unbounded";
+    bounded = variant != VariantOutboxUnbounded();
     token = nextToken + 1;
     i = 0;
     while (bounded && i < sizeof(outbox)) {
@@ -846,7 +838,7 @@ machine Store {
     // until a purge removes it.
     live = present && (processed[key] > now || PrfProcessedUntilCleanup());
     k.duplicate = live;
-    if (variant == "dedup-ttl-inverted" && present) {
+    if (variant == VariantDedupTtlInverted() && present) {
       k.duplicate = !live;
     }
     k.bug = k.duplicate != live;
@@ -867,7 +859,7 @@ machine Store {
     if (actor in checkpoints) {
       stored = checkpoints[actor].version;
     }
-    if (variant == "checkpoint-reset" && expect_version == 0 && stored > 0) {
+    if (variant == VariantCheckpointReset() && expect_version == 0 && stored > 0) {
       checkpoints[actor] = (version = 1, payload = payload);
       k.version = 1;
       k.bug = true;
@@ -965,7 +957,7 @@ machine Store {
         step.err = "";
         if (!TokenMatches(FindMsg(f.id), f.token)) {
           step.err = "lease_lost";
-          if (variant == "exhausted-dead-letter-unfenced") {
+          if (variant == VariantExhaustedDeadLetterUnfenced()) {
             step.err = "";
             res.bug = FindMsg(f.id) >= 0 && msgs[FindMsg(f.id)].row_state == "ready";
           }
@@ -997,7 +989,7 @@ machine Store {
         step.err = "";
         if (!TokenMatches(FindMsg(f.id), f.token)) {
           step.err = "lease_lost";
-          if (variant == "early-dead-letter-unfenced") {
+          if (variant == VariantEarlyDeadLetterUnfenced()) {
             step.err = "";
             res.bug = FindMsg(f.id) >= 0 && msgs[FindMsg(f.id)].row_state == "ready";
           }
@@ -1352,7 +1344,7 @@ machine Store {
   fun Retire(id: string, finalAt: int, horizon: int) {
     announce eSpecPurged, (at = now, id = id, horizon_end = finalAt + horizon);
     if (finalAt + horizon > now) {
-      if (variant == "purge-forgets-ids") {
+      if (variant == VariantPurgeForgetsIds()) {
         forgotten[id] = finalAt + horizon;
       } else {
         retired[id] = finalAt + horizon;
@@ -1441,7 +1433,7 @@ machine Store {
     rec = (id = id, kind = kind, mailbox = mailbox, attempts = attempts, dead_reason = dead_reason, reason = reason,
            at = now);
     rightRedrives += (sizeof(rightRedrives), rec);
-    if (variant == "redrive-records-reset") {
+    if (variant == VariantRedriveRecordsReset()) {
       // The broken store writes its record after the move, from the reset row.
       rec.attempts = 0;
     }
@@ -1466,7 +1458,7 @@ machine Store {
           deadAt -= (id);
         }
         m.row_state = "ready";
-        if (variant == "redrive-keeps-attempts") {
+        if (variant == VariantRedriveKeepsAttempts()) {
           if (m.attempts > 0) {
             keptAttempts[id] = m.attempts;
           }

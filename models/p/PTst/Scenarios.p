@@ -251,7 +251,7 @@ fun ScEarlyDeadLetterUnfenced(): tScenario {
   var sc: tScenario;
   var w: tConsumerCfg;
   sc = EmptyScenario();
-  sc.variant = "early-dead-letter-unfenced";
+  sc.variant = VariantEarlyDeadLetterUnfenced();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
   w = Worker(1, "inbox", Leased, true);
   w.may_decline = true;
@@ -267,7 +267,7 @@ fun ScExhaustedDeadLetterUnfenced(): tScenario {
   var sc: tScenario;
   var w: tConsumerCfg;
   sc = EmptyScenario();
-  sc.variant = "exhausted-dead-letter-unfenced";
+  sc.variant = VariantExhaustedDeadLetterUnfenced();
   sc.messages += (0, Msg("spent", "m4", "", 0, 1));
   w = Worker(4, "spent", Leased, true);
   w.takeover = 5;
@@ -302,7 +302,7 @@ fun ScUnfencedAck(): tScenario {
 fun ScFifoOvertake(): tScenario {
   var sc: tScenario;
   sc = EmptyScenario();
-  sc.variant = "fifo-overtake";
+  sc.variant = VariantFifoOvertake();
   sc.messages += (0, Msg("inbox", "m1", "a", 0, 2));
   sc.messages += (1, Msg("inbox", "m2", "a", 0, 2));
   sc.consumers += (0, Worker(1, "inbox", Leased, false));
@@ -349,7 +349,7 @@ fun ScOutboxUnbounded(): tScenario {
   var o: tOutCfg;
   var f: seq[string];
   sc = EmptyScenario();
-  sc.variant = "outbox-unbounded";
+  sc.variant = VariantOutboxUnbounded();
   o = OutRow("o1", "inbox", 2);
   o.max_delivery_attempts = 1;
   sc.outbox += (0, o);
@@ -393,7 +393,7 @@ fun ScDedup(expire: bool): tScenario {
 fun ScDedupTTLInverted(): tScenario {
   var sc: tScenario;
   sc = ScDedup(false);
-  sc.variant = "dedup-ttl-inverted";
+  sc.variant = VariantDedupTtlInverted();
   return sc;
 }
 
@@ -418,7 +418,7 @@ fun ScCheckpoints(): tScenario {
 fun ScCheckpointReset(): tScenario {
   var sc: tScenario;
   sc = EmptyScenario();
-  sc.variant = "checkpoint-reset";
+  sc.variant = VariantCheckpointReset();
   sc.checkpointer = true;
   return sc;
 }
@@ -451,7 +451,7 @@ fun ScRedrive(): tScenario {
 fun ScPurgeForgetsIds(): tScenario {
   var sc: tScenario;
   sc = EmptyScenario();
-  sc.variant = "purge-forgets-ids";
+  sc.variant = VariantPurgeForgetsIds();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
   sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
   sc.consumers += (0, Worker(1, "inbox", Leased, true));
@@ -468,7 +468,7 @@ fun ScPurgeForgetsIds(): tScenario {
 fun ScRedriveKeepsAttempts(): tScenario {
   var sc: tScenario;
   sc = EmptyScenario();
-  sc.variant = "redrive-keeps-attempts";
+  sc.variant = VariantRedriveKeepsAttempts();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
   sc.consumers += (0, Worker(1, "inbox", Leased, true));
   sc.redrives = 2;
@@ -484,7 +484,7 @@ fun ScRedriveKeepsAttempts(): tScenario {
 fun ScRedriveRecordsReset(): tScenario {
   var sc: tScenario;
   sc = EmptyScenario();
-  sc.variant = "redrive-records-reset";
+  sc.variant = VariantRedriveRecordsReset();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 1));
   sc.consumers += (0, Worker(1, "inbox", Leased, true));
   sc.redrives = 2;
