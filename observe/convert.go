@@ -54,7 +54,7 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 			return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, last)
 		}
 		last = at
-		t.Steps = append(t.Steps, step(ev, at, sym.of))
+		t.Steps = append(t.Steps, step(&ev, at, sym.of))
 	}
 	if err := traces.Validate(t); err != nil {
 		var pe *traces.ParseError
@@ -100,10 +100,19 @@ func secs(d time.Duration) int64 { return int64(d / time.Second) }
 type tokenOf func(space traces.TokenSpace, tok string) int
 
 // step is ev as a trace step at logical time at, its tokens named by tok.
-func step(ev Event, at int64, tok tokenOf) traces.Step {
-	a, r := ev.Args, ev.Result
+func step(ev *Event, at int64, tok tokenOf) traces.Step {
+	var st traces.Step
+	fillStep(&st, nil, ev, at, tok)
+	return st
+}
+
+// fillStep writes ev as a trace step at logical time at into st, its tokens named by tok. A
+// result's message goes into msg when it is not nil, and its claimed rows into st's own
+// Result.Claimed array: a caller that checks one event at a time reuses both.
+func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, tok tokenOf) {
+	a, r := &ev.Args, &ev.Result
 	op := traces.Op(ev.Op)
-	st := traces.Step{Op: op, At: at}
+	st.Op, st.At = op, at
 	st.Args = traces.Args{
 		Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
 		Delay: secs(a.Delay), Payload: a.Payload, LeaseFor: secs(a.LeaseFor), Reason: a.Reason,
@@ -113,13 +122,20 @@ func step(ev Event, at int64, tok tokenOf) traces.Step {
 		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
 	}
 	st.Args.Token = tok(traces.Spec[op].Tokens, a.Token)
+	claimed := st.Result.Claimed[:0]
 	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt,
 		Version: int(r.Version)}
 	if r.Message != nil {
-		st.Result.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: tok(traces.LeaseTokens, r.Message.Token)}
+		if msg == nil {
+			msg = new(traces.Message)
+		}
+		*msg = traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: tok(traces.LeaseTokens, r.Message.Token)}
+		st.Result.Message = msg
 	}
 	for _, c := range r.Claimed {
-		st.Result.Claimed = append(st.Result.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: tok(traces.ClaimTokens, c.Token)})
+		claimed = append(claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: tok(traces.ClaimTokens, c.Token)})
 	}
-	return st
+	if len(claimed) > 0 {
+		st.Result.Claimed = claimed
+	}
 }

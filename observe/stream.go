@@ -176,10 +176,14 @@ type ModelOracle struct {
 	stopped bool
 	// forgetAt is the position of the next pruning.
 	forgetAt int
-	// check is the one-step trace validate checks each event as, and local the tokens it names,
-	// both kept from event to event.
-	check traces.Trace
+	// check validates each event as a one-step trace; st (with msg, its result's message) is
+	// that step, local the tokens it names, spec its op's spec: all kept from event to event.
+	check *traces.StepValidator
+	st    traces.Step
+	msg   traces.Message
 	local []string
+	tok   tokenOf
+	spec  traces.OpSpec
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
@@ -209,14 +213,17 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 	if at < o.lastAt {
 		return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, o.lastAt)
 	}
-	if err := o.validate(ev, at); err != nil {
+	if err := o.validate(&ev, at); err != nil {
 		return nil, err
 	}
 	o.lastAt = at
 	pos := o.pos
 	o.pos++
 	op := traces.Op(ev.Op)
-	st := step(ev, at, o.bind.arg)
+	// The checked step is the model's, but for its token: the model takes the one bound to the
+	// store's.
+	st := &o.st
+	st.Args.Token = o.bind.arg(o.spec.Tokens, ev.Args.Token)
 	got, err := o.m.Step(op, at, st.Args)
 	keys := o.keys(ev, got)
 	pe := o.hist.add(pos, ev, keys)
@@ -239,26 +246,24 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 }
 
 // validate checks ev against the trace format's rules for one step, its tokens numbered within
-// the step (a token's history across steps is the model's to judge).
-func (o *ModelOracle) validate(ev Event, at int64) error {
-	o.local = o.local[:0] // a step names a few tokens at most
-	st := step(ev, at, func(_ traces.TokenSpace, tok string) int {
-		if tok == "" {
-			return 0
+// the step (a token's history across steps is the model's to judge). It leaves the step in o.st
+// and the op's spec in o.spec.
+func (o *ModelOracle) validate(ev *Event, at int64) error {
+	if o.check == nil {
+		sv, err := traces.NewStepValidator(&traces.Trace{Format: traces.Format, Name: "event", Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{Variant: o.variant, DivergesAt: -1}})
+		if err != nil {
+			return fmt.Errorf("%w: variant %q: %w", ErrBadLog, o.variant, err)
 		}
-		if k := slices.Index(o.local, tok); k >= 0 {
-			return k + 1
-		}
-		o.local = append(o.local, tok)
-		return len(o.local)
-	})
-	t := &o.check
-	if len(t.Steps) != 1 {
-		*t = traces.Trace{Format: traces.Format, Name: "event", Origin: traces.Origin{Kind: traces.OriginObserved},
-			Expect: traces.Expect{Variant: o.variant, DivergesAt: -1}, Steps: make([]traces.Step, 1)}
+		o.check = sv
 	}
-	t.Steps[0] = st
-	if err := traces.Validate(t); err != nil {
+	o.local = o.local[:0] // a step names a few tokens at most
+	if o.tok == nil {
+		o.tok = o.localToken
+	}
+	fillStep(&o.st, &o.msg, ev, at, o.tok)
+	o.spec = traces.Spec[o.st.Op]
+	if err := o.check.Step(&o.st); err != nil {
 		var pe *traces.ParseError
 		if errors.As(err, &pe) {
 			return fmt.Errorf("%w: line %d (seq %d, %s): %s: %s", ErrBadLog, ev.Line, ev.Seq, ev.Op, pe.Field, pe.Msg)
@@ -266,6 +271,18 @@ func (o *ModelOracle) validate(ev Event, at int64) error {
 		return fmt.Errorf("%w: line %d (seq %d, %s): %w", ErrBadLog, ev.Line, ev.Seq, ev.Op, err)
 	}
 	return nil
+}
+
+// localToken numbers a real token within the step being checked (0 for none).
+func (o *ModelOracle) localToken(_ traces.TokenSpace, tok string) int {
+	if tok == "" {
+		return 0
+	}
+	if k := slices.Index(o.local, tok); k >= 0 {
+		return k + 1
+	}
+	o.local = append(o.local, tok)
+	return len(o.local)
 }
 
 // keys names the rows and checkpoints ev touches: its id, the rows its result and the model's

@@ -35,6 +35,44 @@ func Validate(t *Trace) error {
 	return v.divergence(t)
 }
 
+// StepValidator checks steps one at a time, each as the only step of a trace with a given
+// header: what [Validate] says of that one-step trace, without building it. Token symbols are
+// numbered within each step. A checker of a long stream of steps uses one and checks millions of
+// steps with no allocation per step.
+type StepValidator struct {
+	v validator
+}
+
+// NewStepValidator checks t's header (t's steps and final state are ignored) and returns a
+// validator of steps under it.
+func NewStepValidator(t *Trace) (*StepValidator, error) {
+	if t == nil {
+		return nil, errCtx{step: -1}.errf("", "nil trace")
+	}
+	h := *t
+	h.Steps, h.Final = []Step{{}}, nil
+	sv := &StepValidator{v: newValidator("")}
+	if err := sv.v.header(&h); err != nil {
+		return nil, err
+	}
+	if err := sv.v.divergence(&h); err != nil {
+		return nil, err
+	}
+	return sv, nil
+}
+
+// Step checks s as the only step of a trace with the validator's header; the error is what
+// [Validate] returns for that trace.
+func (sv *StepValidator) Step(s *Step) error {
+	v := &sv.v
+	for ns := range v.used {
+		clear(v.used[ns])
+		clear(v.bound[ns])
+	}
+	v.prevAt = 0
+	return v.step(0, s)
+}
+
 // Token symbols live in two namespaces, [LeaseTokens] and [ClaimTokens]; the validator indexes
 // its per-namespace tables with them.
 const (
@@ -132,7 +170,7 @@ func (v *validator) divergence(t *Trace) error {
 // step checks one step; i is its index.
 func (v *validator) step(i int, s *Step) error {
 	c := errCtx{file: v.file, step: i}
-	sp, ok := Spec[s.Op]
+	pl, ok := stepPlans[s.Op]
 	if !ok {
 		return c.errf("op", "unknown operation %q", s.Op)
 	}
@@ -145,34 +183,74 @@ func (v *validator) step(i int, s *Step) error {
 	}
 	v.prevAt = s.At
 
-	for _, f := range argFields {
-		if !f.isZero(&s.Args) && !contains(sp.Args, f.name) && !contains(sp.OptionalArgs, f.name) {
-			return c.errf("args."+f.name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
+	for j := range argFields {
+		if pl.argTaken&(1<<j) == 0 && !argFields[j].isZero(&s.Args) {
+			return c.errf("args."+argFields[j].name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
 		}
 	}
-	for _, f := range resultFields {
-		if !f.isZero(&s.Result) && !contains(sp.Results, f.name) {
-			return c.errf("result."+f.name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
+	for j := range resultFields {
+		if pl.resultTaken&(1<<j) == 0 && !resultFields[j].isZero(&s.Result) {
+			return c.errf("result."+resultFields[j].name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
 		}
 	}
-	for _, args := range [2][]string{sp.Args, sp.OptionalArgs} {
-		for _, name := range args {
-			if err := v.arg(c, i, s, name); err != nil {
-				return err
-			}
+	for j, name := range pl.args {
+		if err := v.arg(c, i, s, pl, name, pl.argPaths[j]); err != nil {
+			return err
 		}
 	}
-	for _, name := range sp.Results {
-		if err := v.result(c, i, s, name); err != nil {
+	for j, name := range pl.results {
+		if err := v.result(c, i, s, pl, name, pl.resultPaths[j]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
+// stepPlan is what checking a step of one op needs from [Spec], worked out once: which argument
+// and result fields the op takes (bit j for argFields[j], resultFields[j]), the arguments to
+// check (Args, then OptionalArgs) and the results, with their paths.
+type stepPlan struct {
+	spec                  OpSpec
+	argTaken, resultTaken uint64
+	args, argPaths        []string
+	results, resultPaths  []string
+}
+
+// stepPlans holds the plan of every op in [Spec].
+var stepPlans = func() map[Op]*stepPlan {
+	if len(argFields) > 64 || len(resultFields) > 64 {
+		panic("traces: stepPlan's field masks hold at most 64 fields")
+	}
+	plans := make(map[Op]*stepPlan, len(Spec))
+	for op, sp := range Spec {
+		pl := &stepPlan{spec: sp}
+		for j, f := range argFields {
+			if contains(sp.Args, f.name) || contains(sp.OptionalArgs, f.name) {
+				pl.argTaken |= 1 << j
+			}
+		}
+		for j, f := range resultFields {
+			if contains(sp.Results, f.name) {
+				pl.resultTaken |= 1 << j
+			}
+		}
+		for _, args := range [2][]string{sp.Args, sp.OptionalArgs} {
+			for _, name := range args {
+				pl.args = append(pl.args, name)
+				pl.argPaths = append(pl.argPaths, "args."+name)
+			}
+		}
+		for _, name := range sp.Results {
+			pl.results = append(pl.results, name)
+			pl.resultPaths = append(pl.resultPaths, "result."+name)
+		}
+		plans[op] = pl
+	}
+	return plans
+}()
+
+func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) error {
 	a := &s.Args
-	p := fieldPath("args.", name)
 	switch name {
 	case "mailbox":
 		return nonEmpty(c, p, a.Mailbox)
@@ -216,7 +294,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 		if err := atLeast(c, p, int64(a.Token), 0); err != nil {
 			return err
 		}
-		v.use(int(Spec[s.Op].Tokens), a.Token, i)
+		v.use(int(pl.spec.Tokens), a.Token, i)
 		return nil
 	case "limit":
 		return atLeast(c, p, int64(a.Limit), 1)
@@ -231,11 +309,11 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	case "publisher":
 		return atLeast(c, p, int64(a.Publisher), 0)
 	case "profile":
-		return oneOf(c, p, a.Profile, Spec[s.Op].Values[name]...)
+		return oneOf(c, p, a.Profile, pl.spec.Values[name]...)
 	case "outcome":
-		return oneOf(c, p, a.Outcome, Spec[s.Op].Values[name]...)
+		return oneOf(c, p, a.Outcome, pl.spec.Values[name]...)
 	case "fault":
-		return oneOf(c, p, a.Fault, Spec[s.Op].Values[name]...)
+		return oneOf(c, p, a.Fault, pl.spec.Values[name]...)
 	case "priority":
 		return nil // any integer
 	case "consumer":
@@ -256,12 +334,11 @@ func (v *validator) arg(c errCtx, i int, s *Step, name string) error {
 	return c.errf(p, "Spec names an argument the validator does not know")
 }
 
-func (v *validator) result(c errCtx, i int, s *Step, name string) error {
+func (v *validator) result(c errCtx, i int, s *Step, pl *stepPlan, name, p string) error {
 	r := &s.Result
-	p := fieldPath("result.", name)
 	switch name {
 	case "err":
-		if k := Spec[s.Op].Err; r.Err != "" && r.Err != k {
+		if k := pl.spec.Err; r.Err != "" && r.Err != k {
 			return c.errf(p, "must be absent or %q for %s, got %q", k, s.Op, r.Err)
 		}
 		return nil
@@ -276,7 +353,7 @@ func (v *validator) result(c errCtx, i int, s *Step, name string) error {
 	case "redrives":
 		return redrives(c, s)
 	case "action":
-		return v.action(c, s)
+		return v.action(c, s, pl)
 	case "attempt":
 		if err := atLeast(c, p, int64(r.Attempt), 0); err != nil {
 			return err
@@ -400,11 +477,11 @@ func redrives(c errCtx, s *Step) error {
 	return nil
 }
 
-func (v *validator) action(c errCtx, s *Step) error {
+func (v *validator) action(c errCtx, s *Step, pl *stepPlan) error {
 	r := &s.Result
 	switch s.Op {
 	case OpConsumerHandle:
-		if err := oneOf(c, "result.action", r.Action, Spec[s.Op].Values["action"]...); err != nil {
+		if err := oneOf(c, "result.action", r.Action, pl.spec.Values["action"]...); err != nil {
 			return err
 		}
 		if v.variant {
@@ -420,20 +497,35 @@ func (v *validator) action(c errCtx, s *Step) error {
 			return c.errf("result.action", "a handler whose retry policy declines cannot end %q", r.Action)
 		}
 	case OpPublisherDeliver:
-		if err := oneOf(c, "result.action", r.Action, Spec[s.Op].Values["action"]...); err != nil {
+		if err := oneOf(c, "result.action", r.Action, pl.spec.Values["action"]...); err != nil {
 			return err
 		}
 		if v.variant {
 			return nil
 		}
 		// A lost claim can end any delivery; otherwise the fault decides the action.
-		want := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed,
-			FaultUndeliverable: ActionDeadLettered}[s.Args.Fault]
+		want := deliveryAction(s.Args.Fault)
 		if r.Action != ActionClaimLost && r.Action != want {
 			return c.errf("result.action", "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, r.Action)
 		}
 	}
 	return nil
+}
+
+// deliveryAction is the action a delivery with fault ends in when it keeps its claim ("" for a
+// fault that is not one).
+func deliveryAction(fault string) string {
+	switch fault {
+	case FaultNone:
+		return ActionDelivered
+	case FaultCommitFails:
+		return ActionCommitFailed
+	case FaultCrashBetween:
+		return ActionCrashed
+	case FaultUndeliverable:
+		return ActionDeadLettered
+	}
+	return ""
 }
 
 // use records that step i named symbol tok (0 names no token).
@@ -702,25 +794,4 @@ func oneOf(c errCtx, path, s string, allowed ...string) error {
 		quoted[i] = fmt.Sprintf("%q", a)
 	}
 	return c.errf(path, "must be one of %s; got %q", strings.Join(quoted, ", "), s)
-}
-
-// fieldPaths holds the paths of the arguments and results ("args.id"), so that checking a step
-// does not build them again for every step (the streaming checker checks millions).
-var fieldPaths = func() map[[2]string]string {
-	m := map[[2]string]string{}
-	for _, f := range argFields {
-		m[[2]string{"args.", f.name}] = "args." + f.name
-	}
-	for _, f := range resultFields {
-		m[[2]string{"result.", f.name}] = "result." + f.name
-	}
-	return m
-}()
-
-// fieldPath is prefix + name.
-func fieldPath(prefix, name string) string {
-	if p, ok := fieldPaths[[2]string{prefix, name}]; ok {
-		return p
-	}
-	return prefix + name
 }
