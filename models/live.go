@@ -13,7 +13,13 @@ import "github.com/pconform/pconform/traces"
 // can tell a forgotten entry from an absent one. It also drops the ids of the committed effects
 // and keeps their number, which is all a later step reads of them (an effect log's version).
 // Every later result is the same; the snapshot's effect lists then hold only the effects
-// committed since. It returns how many entries remain, for the caller to space its calls by (a
+// committed since.
+//
+// One exception bounds what purge leaves behind: the ids of purged outbox rows are dropped once
+// the purge's dedup horizon for them has passed (strictly before the current time). Until then a
+// publisher's stale delivery of one is claim_lost; after, the model knows the id no more and
+// refuses such a delivery as malformed, as for an id it never held. So a streaming checker
+// reports a stale delivery that comes later than the horizon. It returns how many entries remain, for the caller to space its calls by (a
 // call costs time linear in them).
 func (m *Machine) Forget() int {
 	now := m.s.now
@@ -34,7 +40,12 @@ func (m *Machine) Forget() int {
 			delete(m.s.retired, id)
 		}
 	}
-	return len(m.s.processed) + len(m.s.retired)
+	for id, until := range m.s.purgedOutbox {
+		if until < now {
+			delete(m.s.purgedOutbox, id)
+		}
+	}
+	return len(m.s.processed) + len(m.s.retired) + len(m.s.purgedOutbox)
 }
 
 // HeldTokens calls held for every token a row or an unhandled fetch still carries, in its

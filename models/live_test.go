@@ -1,6 +1,8 @@
 package models
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -54,5 +56,57 @@ func TestForgetKeepsResults(t *testing.T) {
 	}
 	if forgot == 0 {
 		t.Fatalf("Forget dropped nothing in %d sequences: the test shows nothing", runs)
+	}
+}
+
+// TestForgetBoundsPurgedOutbox runs a long history of outbox rows, each delivered and purged,
+// and requires Forget to keep the remembered purged ids to those inside their dedup horizon:
+// without Forget they grow with every row. Inside the horizon a stale delivery of a purged row
+// is still claim_lost after Forget; past it the model refuses it as an id it does not hold.
+func TestForgetBoundsPurgedOutbox(t *testing.T) {
+	const rows, horizon = 5000, 3
+	plain, pruned := NewMachine(Init(Config{})), NewMachine(Init(Config{}))
+	run := func(m *Machine, op traces.Op, at int64, a traces.Args) traces.Result {
+		t.Helper()
+		r, err := m.Step(op, at, a)
+		if err != nil {
+			t.Fatalf("%s at %d: %v", DescribeOp(op, a), at, err)
+		}
+		return r
+	}
+	most := 0
+	for i := range rows {
+		at := int64(i)
+		id := fmt.Sprintf("e%d", i)
+		for _, m := range []*Machine{plain, pruned} {
+			run(m, traces.OpOutboxEnqueue, at, traces.Args{ID: id, Target: "inbox", MaxAttempts: 1})
+			c := run(m, traces.OpOutboxClaim, at, traces.Args{Limit: 1, ClaimFor: 5})
+			if len(c.Claimed) != 1 {
+				t.Fatalf("row %s: claimed %v", id, c.Claimed)
+			}
+			if r := run(m, traces.OpPublisherDeliver, at, traces.Args{Publisher: 1, ID: id, Token: c.Claimed[0].Token,
+				Profile: traces.ProfileFold, Fault: traces.FaultNone}); r.Action != traces.ActionDelivered {
+				t.Fatalf("row %s: delivery %v", id, r)
+			}
+			run(m, traces.OpPurge, at, traces.Args{Limit: 10, Horizon: horizon})
+		}
+		pruned.Forget()
+		most = max(most, len(pruned.s.purgedOutbox))
+	}
+	if got := len(plain.s.purgedOutbox); got != rows {
+		t.Fatalf("without Forget the model remembers %d purged ids, want all %d", got, rows)
+	}
+	if most > horizon+2 {
+		t.Fatalf("with Forget the model remembered up to %d purged ids, want at most %d (those inside the horizon)", most, horizon+2)
+	}
+	last := int64(rows - 1)
+	stale := traces.Args{Publisher: 2, ID: fmt.Sprintf("e%d", rows-1), Token: 1, Profile: traces.ProfileFold, Fault: traces.FaultNone}
+	if r, err := pruned.Step(traces.OpPublisherDeliver, last+horizon, stale); err != nil || r.Action != traces.ActionClaimLost {
+		t.Fatalf("a stale delivery inside the horizon: %v, %v; want claim_lost", r, err)
+	}
+	run(pruned, traces.OpAdvanceClock, last+horizon+1, traces.Args{})
+	pruned.Forget()
+	if _, err := pruned.Step(traces.OpPublisherDeliver, last+horizon+1, stale); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("a stale delivery past the horizon after Forget: %v, want ErrMalformed", err)
 	}
 }

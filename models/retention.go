@@ -55,7 +55,7 @@ func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 	}
 	for _, r := range final {
 		delete(s.outbox, r.id)
-		s.purgedOutbox[r.id] = struct{}{}
+		s.purgedOutbox[r.id] = max(r.final+horizon, now)
 	}
 	// Then the forgetting, among the retired ids whose horizon has passed (the ones retired just
 	// now have not).

@@ -35,9 +35,12 @@ type State struct {
 	// pending holds the ids of the pending outbox rows: the rows a claim looks at. Invariant: it
 	// holds exactly the ids of the rows of outbox that are pending.
 	pending map[string]struct{}
-	// purgedOutbox holds the ids of the outbox rows purge removed: a publisher whose claim ran out
-	// may still deliver one (claim_lost), while a delivery of an id never held is malformed.
-	purgedOutbox map[string]struct{}
+	// purgedOutbox maps the id of an outbox row purge removed to the end of the purge's dedup
+	// horizon for it (its final time + horizon, at least the purge's time): a publisher whose
+	// claim ran out may still deliver it (claim_lost), while a delivery of an id never held is
+	// malformed. Machine.Forget drops the ids whose horizon has passed, so that a long history's
+	// model does not grow with every outbox row it ever purged.
+	purgedOutbox map[string]int64
 	// retired maps the id of a message or dead letter that purge removed to the end of its dedup
 	// horizon: until then (exclusive) the id is a duplicate. Entries at or past their end mean
 	// nothing and purge forgets them.
