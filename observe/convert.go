@@ -102,14 +102,15 @@ type tokenOf func(space traces.TokenSpace, tok string) int
 // step is ev as a trace step at logical time at, its tokens named by tok.
 func step(ev *Event, at int64, tok tokenOf) traces.Step {
 	var st traces.Step
-	fillStep(&st, nil, ev, at, tok)
+	fillStep(&st, nil, ev, at, traces.Spec[traces.Op(ev.Op)].Tokens, tok)
 	return st
 }
 
 // fillStep writes ev as a trace step at logical time at into st, its tokens named by tok. A
 // result's message goes into msg when it is not nil, and its claimed rows into st's own
-// Result.Claimed array: a caller that checks one event at a time reuses both.
-func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, tok tokenOf) {
+// Result.Claimed array: a caller that checks one event at a time reuses both. space is the
+// namespace of the op's token argument (traces.Spec).
+func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, space traces.TokenSpace, tok tokenOf) {
 	a, r := &ev.Args, &ev.Result
 	op := traces.Op(ev.Op)
 	st.Op, st.At = op, at
@@ -121,7 +122,7 @@ func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, tok tok
 		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
 		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
 	}
-	st.Args.Token = tok(traces.Spec[op].Tokens, a.Token)
+	st.Args.Token = tok(space, a.Token)
 	claimed := st.Result.Claimed[:0]
 	st.Result = traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt,
 		Version: int(r.Version)}

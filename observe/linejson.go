@@ -47,7 +47,7 @@ type lineParser struct {
 	depth int
 	atRaw []byte
 	at    time.Time
-	strs  map[string]string
+	strs  *[internSlots]string
 	// scratch holds an unescaped string or member name while it is looked at.
 	scratch []byte
 	// l is the line being decoded: kept here, not on the stack, since the member table's
@@ -55,16 +55,35 @@ type lineParser struct {
 	l parsed
 }
 
-// maxInterned bounds the strings a lineParser keeps.
-const maxInterned = 4096
+// internSlots is the size of a lineParser's string cache: a value is kept in the slot its hash
+// names, replacing what was there, so the cache is bounded and a lookup is one comparison.
+const internSlots = 1024
 
 func newLineParser() *lineParser {
-	p := &lineParser{strs: make(map[string]string, 64)}
+	p := &lineParser{strs: new([internSlots]string)}
 	for _, op := range recordedOps {
-		p.strs[op] = op
+		p.strs[internSlot([]byte(op))] = op
 	}
 	return p
 }
+
+// internSlot is the cache slot of s (FNV-1a).
+func internSlot(s []byte) int {
+	h := uint32(2166136261)
+	for _, c := range s {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return int(h % internSlots)
+}
+
+// plainString marks the bytes a string holds as they are: not '"', '\\', a control character
+// or a byte of a multi-byte UTF-8 sequence.
+var plainString = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // errSyntax is a line that is not JSON text.
 type errSyntax struct {
@@ -139,16 +158,28 @@ type member[T any] struct {
 	set  func(p *lineParser, v *T) error
 }
 
-// members is a table of a struct's members, with an index by exact name.
+// members is a table of a struct's members, with an index by exact name: slot memberSlot(name)
+// lists the members whose names fall in it (cheaper than a map for a few dozen short names).
 type members[T any] struct {
 	list   []member[T]
-	byName map[string]int
+	byName [memberSlots][]int
+}
+
+const memberSlots = 64
+
+// memberSlot hashes a member name by its length and its first and last bytes.
+func memberSlot(name []byte) int {
+	if len(name) == 0 {
+		return 0
+	}
+	return (len(name)*31 + int(name[0])*7 + int(name[len(name)-1])) % memberSlots
 }
 
 func newMembers[T any](list ...member[T]) members[T] {
-	m := members[T]{list: list, byName: make(map[string]int, len(list))}
+	m := members[T]{list: list}
 	for i, f := range list {
-		m.byName[f.name] = i
+		k := memberSlot([]byte(f.name))
+		m.byName[k] = append(m.byName[k], i)
 	}
 	return m
 }
@@ -156,8 +187,10 @@ func newMembers[T any](list ...member[T]) members[T] {
 // find is the member named name: exactly, or else as bytes.EqualFold matches (encoding/json's
 // rule).
 func (m *members[T]) find(name []byte) (member[T], bool) {
-	if i, ok := m.byName[string(name)]; ok {
-		return m.list[i], true
+	for _, i := range m.byName[memberSlot(name)] {
+		if m.list[i].name == string(name) {
+			return m.list[i], true
+		}
 	}
 	for _, f := range m.list {
 		if bytes.EqualFold([]byte(f.name), name) {
@@ -248,6 +281,9 @@ func (p *lineParser) rawString() ([]byte, error) {
 	start := p.i + 1
 	for j := start; j < len(p.b); j++ {
 		c := p.b[j]
+		if plainString[c] {
+			continue
+		}
 		switch {
 		case c == '"':
 			p.i = j + 1
@@ -505,14 +541,13 @@ func (p *lineParser) str(name string, dst *string, intern bool) error {
 		*dst = string(s)
 		return nil
 	}
-	if v, ok := p.strs[string(s)]; ok {
+	k := internSlot(s)
+	if v := p.strs[k]; v == string(s) {
 		*dst = v
 		return nil
 	}
 	*dst = string(s)
-	if len(p.strs) < maxInterned {
-		p.strs[*dst] = *dst
-	}
+	p.strs[k] = *dst
 	return nil
 }
 

@@ -226,7 +226,7 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 	st.Args.Token = o.bind.arg(o.spec.Tokens, ev.Args.Token)
 	got, err := o.m.Step(op, at, st.Args)
 	keys := o.keys(ev, got)
-	pe := o.hist.add(pos, ev, keys)
+	pe := o.hist.add(pos, &ev, keys)
 	if err != nil {
 		o.stopped = true
 		if errors.Is(err, models.ErrMalformed) {
@@ -261,8 +261,8 @@ func (o *ModelOracle) validate(ev *Event, at int64) error {
 	if o.tok == nil {
 		o.tok = o.localToken
 	}
-	fillStep(&o.st, &o.msg, ev, at, o.tok)
-	o.spec = traces.Spec[o.st.Op]
+	o.spec = traces.Spec[traces.Op(ev.Op)]
+	fillStep(&o.st, &o.msg, ev, at, o.spec.Tokens, o.tok)
 	if err := o.check.Step(&o.st); err != nil {
 		var pe *traces.ParseError
 		if errors.As(err, &pe) {
@@ -511,6 +511,8 @@ func sameResult(a, b traces.Result) bool {
 // creation; a finding's window is made from them.
 type histories struct {
 	byKey map[string][]*posEvent
+	// slab holds posEvents allocated and not yet used.
+	slab []posEvent
 }
 
 // posEvent is an event kept in the histories: its position in commit order and the keys it
@@ -531,8 +533,17 @@ const (
 
 func newHistories() histories { return histories{byKey: map[string][]*posEvent{}} }
 
-func (h *histories) add(pos int, ev Event, keys []string) *posEvent {
-	pe := &posEvent{pos: pos, ev: ev, keys: keys}
+// histSlab is how many posEvents histories allocates at once. A slab lives while a history
+// holds one of its events, so a small one keeps little memory alive per live row.
+const histSlab = 32
+
+func (h *histories) add(pos int, ev *Event, keys []string) *posEvent {
+	if len(h.slab) == 0 {
+		h.slab = make([]posEvent, histSlab)
+	}
+	pe := &h.slab[0]
+	h.slab = h.slab[1:]
+	*pe = posEvent{pos: pos, ev: *ev, keys: keys}
 	for _, k := range keys {
 		l := h.byKey[k]
 		if len(l) >= maxKeyEvents {
