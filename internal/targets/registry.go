@@ -147,10 +147,8 @@ func New(name, dir string) (replay.Target, error) { return NewOn(name, StoreDB{D
 
 // NewOn is New with the store-backed targets on db (SQLite in db.Dir, or a schema of
 // their own on the PostgreSQL server db.Server). Every target exists on both backends: the
-// variants that run a copy of the store's statements (lease-boundary, lease-early,
-// fifo-overtake, outbox-unbounded, stale-extend, dedup-ttl-inverted, checkpoint-reset,
-// purge-forgets-ids, redrive-keeps-attempts, redrive-records-reset, eligibility-copy) copy them in the backend's own
-// dialect.
+// variants that run a copy of the store's statements (those whose Part in internal/variants is
+// Rules or a Rules field) copy them in the backend's own dialect.
 func NewOn(name string, db StoreDB) (replay.Target, error) {
 	d, ok := lookup(name)
 	if !ok {
