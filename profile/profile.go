@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -86,11 +87,9 @@ type Setting struct{ Choice, Value string }
 // IsDefault reports whether p makes every choice as the default profile does (whatever its name).
 func (p Profile) IsDefault() bool { return len(p.Changed()) == 0 }
 
-// Same reports whether p and q make the same choices, whatever their names.
-func (p Profile) Same(q Profile) bool {
-	p.Name, q.Name = "", ""
-	return p == q
-}
+// Same reports whether p and q make the same choices, whatever their names and descriptions. A
+// wording given its default text is the default, as [Profile.Set] stores it.
+func (p Profile) Same(q Profile) bool { return slices.Equal(p.Changed(), q.Changed()) }
 
 // String names the profile and lists its changed choices, as in
 // `live-at-until (lease_at_until=live, ack=deletes)`; the default profile is `default`.

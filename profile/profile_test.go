@@ -174,3 +174,29 @@ func TestShippedProfilesRead(t *testing.T) {
 		}
 	}
 }
+
+// TestSameComparesChoicesOnly: the choices decide whether two profiles are the same; a name, a
+// description or a wording written out as its default text does not.
+func TestSameComparesChoicesOnly(t *testing.T) {
+	base := profile.Profile{Name: "a", Description: "One store.", AckDeletes: true, ReasonMaxAttempts: "spent"}
+	for _, tc := range []struct {
+		name string
+		q    profile.Profile
+		want bool
+	}{
+		{"the same value", base, true},
+		{"another name and description", profile.Profile{Name: "b", Description: "Another store, in other words.", AckDeletes: true, ReasonMaxAttempts: "spent"}, true},
+		{"another switch", profile.Profile{Name: "a", Description: "One store.", ReasonMaxAttempts: "spent"}, false},
+		{"another wording", profile.Profile{Name: "a", Description: "One store.", AckDeletes: true, ReasonMaxAttempts: "used up"}, false},
+		{"a wording written out as its default", profile.Profile{Name: "a", Description: "One store.", AckDeletes: true, ReasonMaxAttempts: "spent", ReasonLeaseExpired: traces.ReasonLeaseExpired}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := base.Same(tc.q); got != tc.want {
+				t.Errorf("Same = %v, want %v", got, tc.want)
+			}
+			if got := tc.q.Same(base); got != tc.want {
+				t.Errorf("Same, the other way round, = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
