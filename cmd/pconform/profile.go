@@ -70,7 +70,8 @@ each spec monitor it then says:
   kept       every test case asserting it ran its whole budget without a failure;
   gives up   a test case failed it: the counterexample is written as a trace (under --out), with
              the monitor's message, the property in its own words, and the profile's choices the
-             counterexample needs (the smallest set under which the Go model gives the same results);
+             counterexample needs (the smallest set of switches under which the Go model goes
+             through the same results and states; reason wordings are never named);
   undecided  a test case asserting it stopped first at another monitor's failure.
 
 A P compile takes about a minute; it is cached by a hash of the P sources and the profile, under
@@ -242,42 +243,82 @@ func reportMonitor(w io.Writer, m monitorInfo, outs []bridge.Outcome, p profile.
 			continue
 		}
 		fmt.Fprintf(w, "  trace: %s (%d steps)\n", path, len(o.Trace.Steps))
-		needs, err := choicesInPlay(o.Trace, p)
-		switch {
-		case err != nil:
-			fmt.Fprintf(w, "  the Go model does not follow this trace under the profile: %v\n", err)
-		case len(needs) == 0:
-			fmt.Fprintln(w, "  the Go model gives the same results under the default profile: the failure needs none of the profile's choices")
-		default:
-			var words []string
-			for _, s := range needs {
-				c, _ := profile.Lookup(s.Choice)
-				words = append(words, fmt.Sprintf("%s=%s (%s)", s.Choice, s.Value, strings.TrimSuffix(c.Doc, ".")))
-			}
-			fmt.Fprintf(w, "  it needs: %s\n", strings.Join(words, "; "))
-		}
+		fmt.Fprintln(w, needsLine(choicesInPlay(o.Trace, p)))
 	}
 }
 
-// choicesInPlay returns the smallest set of p's changed choices (removing one at a time, in table
-// order) under which the Go model gives every result of tr. It returns an error when the Go model
-// under p itself does not give them.
+// needsLine is the report's line under a counterexample's trace: the profile's choices it needs
+// (choicesInPlay's answer).
+func needsLine(needs []profile.Setting, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("  the Go model does not follow this trace under the profile: %v", err)
+	case len(needs) == 0:
+		return "  the Go model goes through the same states under the default rules: the failure needs none of the profile's choices"
+	}
+	var words []string
+	for _, s := range needs {
+		c, _ := profile.Lookup(s.Choice)
+		words = append(words, fmt.Sprintf("%s=%s (%s)", s.Choice, s.Value, strings.TrimSuffix(c.Doc, ".")))
+	}
+	return "  it needs: " + strings.Join(words, "; ")
+}
+
+// choicesInPlay returns the smallest set of p's changed switches (dropping one at a time, in
+// table order) under which the Go model runs tr's steps through the same results and the same
+// state after every step as under p. Results alone would not do: a counterexample often ends
+// where a monitor saw a bad row, with no result that shows it (an uncapped nack_by_id returns
+// ok under either value), and a trace of the P checker has no final snapshot. A wording (a
+// dead-letter reason's text) is kept as p has it and never named: no monitor reads a reason's
+// words. It returns an error when the Go model under p does not give tr's results.
 func choicesInPlay(tr *traces.Trace, p profile.Profile) ([]profile.Setting, error) {
 	if !reproduces(tr, p) {
 		return nil, errors.New("its results differ from the Go model's under the same profile")
 	}
+	want, err := modelStates(tr, p)
+	if err != nil {
+		return nil, err
+	}
 	keep := p
 	for _, s := range p.Changed() {
 		c, _ := profile.Lookup(s.Choice)
+		if !c.Switch() {
+			continue
+		}
 		try := keep
 		if err := try.Set(s.Choice, c.DefaultValue()); err != nil {
 			return nil, err
 		}
-		if reproduces(tr, try) {
+		if got, err := modelStates(tr, try); err == nil && slices.EqualFunc(want, got, func(a, b *traces.Trace) bool {
+			return firstDifference(a, b) < 0
+		}) {
 			keep = try
 		}
 	}
-	return keep.Changed(), nil
+	var needs []profile.Setting
+	for _, s := range keep.Changed() {
+		if c, _ := profile.Lookup(s.Choice); c.Switch() {
+			needs = append(needs, s)
+		}
+	}
+	return needs, nil
+}
+
+// modelStates returns the Go model's re-expectation under p of every prefix of tr's steps, the
+// k-th (counting from 0) ending after step k with the model's state there as its final snapshot.
+func modelStates(tr *traces.Trace, p profile.Profile) ([]*traces.Trace, error) {
+	out := make([]*traces.Trace, len(tr.Steps))
+	for k := range tr.Steps {
+		prefix := *tr
+		prefix.Steps = tr.Steps[:k+1]
+		prefix.Final = &traces.Snapshot{}
+		re, err := models.Reexpect(models.Config{Profile: p}, &prefix)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = re
+	}
+	return out, nil
 }
 
 // reproduces reports whether the Go model under p gives every result (and the final state, when

@@ -5,8 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/traces"
 )
 
 // TestProfileUsage: a bad profile is a usage error naming what is wrong; a missing command too.
@@ -90,5 +94,47 @@ func TestProfileCheck(t *testing.T) {
 	traces, _ := filepath.Glob(filepath.Join(out, "*.json"))
 	if len(traces) == 0 {
 		t.Errorf("no counterexample trace written in %s:\n%s", out, report)
+	}
+}
+
+// TestChoicesInPlay: the choices a counterexample is said to need are those the Go model's run
+// of its steps depends on, in its results or in the state after any step. A choice that shows
+// only in a row's state (an uncapped nack_by_id returns ok either way) is needed too; a wording
+// is never named.
+func TestChoicesInPlay(t *testing.T) {
+	// The SQL store's profile of issue 25, as profiles/live-at-until-ack-deletes.json has it.
+	store, err := profile.ReadFile("../../profiles/live-at-until-ack-deletes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const enqueue = `{"op": "enqueue", "at": 0, "args": {"mailbox": "inbox", "id": "m1", "max_attempts": 1, "payload": "p"}, "result": {}}`
+	for _, tc := range []struct {
+		name, steps string
+		want        []profile.Setting
+	}{
+		{"a bump past max_attempts shows in no result", enqueue + `,
+			{"op": "nack_by_id", "at": 0, "args": {"id": "m1"}, "result": {}},
+			{"op": "nack_by_id", "at": 0, "args": {"id": "m1"}, "result": {}}`,
+			[]profile.Setting{{Choice: "nack_by_id", Value: "uncapped"}}},
+		{"a deleted ack shows in the next enqueue's result", enqueue + `,
+			{"op": "ack_by_id", "at": 0, "args": {"id": "m1"}, "result": {}},
+			` + enqueue,
+			[]profile.Setting{{Choice: "ack", Value: "deletes"}}},
+		{"an enqueue alone needs nothing", enqueue, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `{"format": "pconform.trace/v2", "name": "t", "origin": {"kind": "hand"}, "expect": {"diverges_at": -1}, "steps": [` + tc.steps + `], "final": null}`
+			tr, err := traces.Unmarshal([]byte(src), tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := choicesInPlay(tr, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("choicesInPlay = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
