@@ -1,7 +1,9 @@
 package adapter
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/pconform/pconform/traces"
@@ -14,6 +16,31 @@ const EffectsPrefix = "effects/"
 
 // EffectsActor is the checkpoint actor holding mailbox's effects log.
 func EffectsActor(mailbox string) string { return EffectsPrefix + mailbox }
+
+// ReadEffects decodes a mailbox's effects log as its checkpoint [EffectsActor] holds it: the ids
+// whose handler effects committed, in commit order. An empty state is an empty log. An adapter
+// whose store runs its own consumer reads the snapshot's effects with it.
+func ReadEffects(state []byte) ([]string, error) {
+	if len(state) == 0 {
+		return nil, nil
+	}
+	var ids []string
+	if err := json.Unmarshal(state, &ids); err != nil {
+		return nil, fmt.Errorf("adapter: effects log: want a JSON array of message ids: %w", err)
+	}
+	return ids, nil
+}
+
+// AppendEffect returns the effects log state with id appended: what a handler's effect saves
+// to the checkpoint [EffectsActor] inside the acknowledgement's transaction, so that the effect
+// commits exactly when the acknowledgement does. id is valid UTF-8, as every id of a trace is.
+func AppendEffect(state []byte, id string) ([]byte, error) {
+	ids, err := ReadEffects(state)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(append(ids, id))
+}
 
 // ErrHandlerFailed is the error a trace's failing handler returns. Its message is the dead-letter
 // reason of a failure the retry policy declines (outcome fail_no_retry).

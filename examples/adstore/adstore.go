@@ -2,7 +2,6 @@ package adstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -265,15 +264,9 @@ func (t *Target) appendEffect(ctx context.Context, mailbox, id string) error {
 	if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
 		return err
 	}
-	var ids []string
-	if len(state) > 0 {
-		if err := json.Unmarshal(state, &ids); err != nil {
-			return fmt.Errorf("effect log %q: %w", actor, err)
-		}
-	}
-	data, err := json.Marshal(append(ids, id))
+	data, err := adapter.AppendEffect(state, id)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", actor, err)
 	}
 	_, err = t.st.SaveCheckpoint(ctx, actor, data, version)
 	return err
@@ -391,7 +384,7 @@ func (t *Target) Snapshot(ctx context.Context) (s replay.Snapshot, err error) {
 		}
 		var ids []string
 		if err == nil {
-			err = json.Unmarshal(state, &ids)
+			ids, err = adapter.ReadEffects(state)
 		}
 		if err != nil {
 			return s, fmt.Errorf("adstore: snapshot: effect log of %q: %w", mb, err)

@@ -2,7 +2,6 @@ package targets
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -490,15 +489,9 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 	if err != nil && !errors.Is(err, actordelivery.ErrNotFound) {
 		return err
 	}
-	var ids []string
-	if len(state) > 0 {
-		if err := json.Unmarshal(state, &ids); err != nil {
-			return fmt.Errorf("replay: effect log %q: %w", actor, err)
-		}
-	}
-	data, err := json.Marshal(append(ids, id))
+	data, err := adapter.AppendEffect(state, id)
 	if err != nil {
-		return err
+		return fmt.Errorf("replay: %s: %w", actor, err)
 	}
 	_, err = st.SaveCheckpoint(ctx, actor, data, version)
 	return err
@@ -716,8 +709,8 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 		if err != nil {
 			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
 		}
-		var ids []string
-		if err := json.Unmarshal(state, &ids); err != nil {
+		ids, err := adapter.ReadEffects(state)
+		if err != nil {
 			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: effect log of %q: %w", mb, err)
 		}
 		if len(ids) > 0 {
