@@ -20,16 +20,29 @@ import (
 // It reports msgs/s, the statements each trip sent (counted by a pgx tracer, each one round
 // trip) and the CPU per trip of this process (client) and of the server's processes (server).
 // If 16 mailboxes cannot reach 8x one mailbox here, no change to the store can reach it on the
-// same machine. Needs PCONFORM_PG_DSN:
+// same machine.
+//
+// The stmts=9 cases add six round trips of `SELECT 1` per trip, after the lease, so the trip
+// sends as many statements as the store's (ConcurrentActors, stmts/trip) while doing no more work
+// in them: the cheapest trip with the store's round-trip count. The difference between the two
+// cases is what a round trip costs, apart from any statement's work. Needs PCONFORM_PG_DSN:
 //
 //	bash scripts/pg.sh go test -run '^$' -bench PostgresTripCeiling -benchtime 3000x ./actordelivery/
 func BenchmarkPostgresTripCeiling(b *testing.B) {
-	for _, boxes := range []int{1, 16} {
-		b.Run(fmt.Sprintf("mailboxes=%d", boxes), func(b *testing.B) { benchTripCeiling(b, boxes) })
+	for _, stmts := range []int{3, 9} {
+		for _, boxes := range []int{1, 16} {
+			name := fmt.Sprintf("mailboxes=%d", boxes)
+			if stmts != 3 {
+				name += fmt.Sprintf(",stmts=%d", stmts)
+			}
+			b.Run(name, func(b *testing.B) { benchTripCeiling(b, boxes, stmts-3) })
+		}
 	}
 }
 
-func benchTripCeiling(b *testing.B, boxes int) {
+// benchTripCeiling runs the ceiling trip on boxes mailboxes with pad round trips of `SELECT 1`
+// added to each trip.
+func benchTripCeiling(b *testing.B, boxes, pad int) {
 	ctx := context.Background()
 	dsn := pgSchema(b, pgDSN(b))
 	cfg, err := pgx.ParseConfig(dsn)
@@ -97,6 +110,12 @@ RETURNING id, payload`
 				if err := c.QueryRow(ctx, qLease, i).Scan(&id, &payload); err != nil {
 					errs <- fmt.Errorf("lease on mailbox %d: %w", i, err)
 					return
+				}
+				for range pad {
+					if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+						errs <- fmt.Errorf("padding round trip on mailbox %d: %w", i, err)
+						return
+					}
 				}
 				time.Sleep(actorHandlerWork)
 				tag, err := c.Exec(ctx, qCommit, id)
