@@ -17,4 +17,8 @@
 // truncated last line, which a killed writer leaves, is reported in the Log and ignored. A
 // disagreement between model and store is a Finding, a value, never an error. Why commit order is
 // a linearization, and where reads go in it: docs/observed.md.
+//
+// The command observe/cmd/pconform-efficacy measures how often the oracles catch each broken
+// variant over many observed runs (docs/observed.md, "Efficacy"); it is a research harness, not
+// part of the CLI or the gate.
 package observe

@@ -94,7 +94,7 @@ error, a target that would not start).`,
 		SilenceErrors: true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return cobraUsage{fmt.Errorf("unknown command %q (commands: replay, explain, convert, hunt, observe, check, efficacy, upgrade, profile)", args[0])}
+				return cobraUsage{fmt.Errorf("unknown command %q (commands: replay, explain, convert, hunt, observe, check, upgrade, profile)", args[0])}
 			}
 			return nil
 		},
@@ -108,7 +108,7 @@ error, a target that would not start).`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cobraUsage{err} })
-	root.AddCommand(newReplayCmd(), newExplainCmd(), newConvertCmd(), newHuntCmd(), newObserveCmd(), newObserveChildCmd(), newCheckCmd(), newEfficacyCmd(), newUpgradeCmd(), newProfileCmd())
+	root.AddCommand(newReplayCmd(), newExplainCmd(), newConvertCmd(), newHuntCmd(), newObserveCmd(), newObserveChildCmd(), newCheckCmd(), newUpgradeCmd(), newProfileCmd())
 	for _, c := range root.Commands() {
 		c.SilenceUsage = true
 		c.SilenceErrors = true
