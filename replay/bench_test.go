@@ -165,10 +165,10 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 		switch s.Op {
 		case traces.OpEnqueue:
 			_, err = st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority,
-				MaxAttempts: a.MaxAttempts, Delay: targets.Seconds(a.Delay), Payload: targets.Payload(a.Payload)})
+				MaxAttempts: a.MaxAttempts, Delay: traces.Duration(a.Delay), Payload: targets.Payload(a.Payload)})
 		case traces.OpLease:
 			var m *actordelivery.Message
-			if m, err = st.Lease(ctx, a.Mailbox, targets.Seconds(a.LeaseFor)); m != nil && s.Result.Message != nil {
+			if m, err = st.Lease(ctx, a.Mailbox, traces.Duration(a.LeaseFor)); m != nil && s.Result.Message != nil {
 				lease[s.Result.Message.Token] = m.Token
 			}
 		case traces.OpPeek:
@@ -176,13 +176,13 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 		case traces.OpAck:
 			err = ignore(st.Ack(ctx, a.ID, tok(lease, a.Token)))
 		case traces.OpNack:
-			err = ignore(st.Nack(ctx, a.ID, tok(lease, a.Token), targets.Seconds(a.Delay)))
+			err = ignore(st.Nack(ctx, a.ID, tok(lease, a.Token), traces.Duration(a.Delay)))
 		case traces.OpAckByID:
 			err = ignore(st.AckByID(ctx, a.ID))
 		case traces.OpNackByID:
-			err = ignore(st.NackByID(ctx, a.ID, targets.Seconds(a.Delay)))
+			err = ignore(st.NackByID(ctx, a.ID, traces.Duration(a.Delay)))
 		case traces.OpExtend:
-			err = ignore(st.ExtendLease(ctx, a.ID, tok(lease, a.Token), targets.Seconds(a.LeaseFor)))
+			err = ignore(st.ExtendLease(ctx, a.ID, tok(lease, a.Token), traces.Duration(a.LeaseFor)))
 		case traces.OpExpire:
 			_, err = st.ExpireLeases(ctx)
 		case traces.OpDeadLetter:
@@ -191,13 +191,13 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 			_, err = st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: a.ID, Target: a.Target, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts})
 		case traces.OpOutboxClaim:
 			var rows []actordelivery.OutboxRow
-			if rows, err = st.OutboxClaim(ctx, a.Limit, targets.Seconds(a.ClaimFor)); len(rows) > 0 && len(s.Result.Claimed) > 0 {
+			if rows, err = st.OutboxClaim(ctx, a.Limit, traces.Duration(a.ClaimFor)); len(rows) > 0 && len(s.Result.Claimed) > 0 {
 				claim[s.Result.Claimed[0].Token] = rows[0].ClaimToken
 			}
 		case traces.OpOutboxComplete:
 			err = ignore(st.OutboxComplete(ctx, a.ID, tok(claim, a.Token)))
 		case traces.OpOutboxFail:
-			err = ignore(st.OutboxFail(ctx, a.ID, tok(claim, a.Token), targets.Seconds(a.Delay)))
+			err = ignore(st.OutboxFail(ctx, a.ID, tok(claim, a.Token), traces.Duration(a.Delay)))
 		case traces.OpConsumerFetch, traces.OpConsumerHandle:
 			path := actordelivery.PathLeased
 			if a.Profile == traces.ProfileLeaseless {
@@ -207,7 +207,7 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 			h := targets.EffectHandler(st, a.Outcome)
 			var c *actordelivery.Consumer
 			c, err = actordelivery.NewConsumer(st, h, actordelivery.ConsumerOptions{Mailbox: a.Mailbox, Path: path,
-				LeaseFor: max(targets.Seconds(a.LeaseFor), time.Nanosecond), Retry: targets.FixedRetry(targets.Seconds(a.RetryDelay))})
+				LeaseFor: max(traces.Duration(a.LeaseFor), time.Nanosecond), Retry: targets.FixedRetry(traces.Duration(a.RetryDelay))})
 			if err != nil {
 				return st, err
 			}

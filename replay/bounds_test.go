@@ -30,8 +30,8 @@ func TestBoundsAgree(t *testing.T) {
 	if at := traces.At(9_300_000_000); !at.After(traces.Epoch) {
 		t.Fatalf("traces.At(9.3e9) = %v, before the epoch: it wrapped", at)
 	}
-	if d := targets.Seconds(9_300_000_000); d <= 0 || d < actordelivery.MaxDuration {
-		t.Fatalf("seconds(9.3e9) = %v: it wrapped instead of saturating", d)
+	if d := traces.Duration(9_300_000_000); d <= 0 || d < actordelivery.MaxDuration {
+		t.Fatalf("traces.Duration(9.3e9) = %v: it wrapped instead of saturating", d)
 	}
 }
 

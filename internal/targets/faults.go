@@ -13,10 +13,10 @@ import (
 var (
 	// errCommitFails is what a commit_fails step's first commit returns after its transaction
 	// rolled back: to the publisher it is a commit that failed.
-	errCommitFails = errors.New("replay: Injected fault: commit failed")
+	errCommitFails = errors.New("targets: Injected fault: commit failed")
 	// errCrashed is what every commit after the first returns in a crash_between step: the
 	// process is gone, so nothing after the first commit runs.
-	errCrashed = errors.New("replay: Injected fault: process crashed after the first commit")
+	errCrashed = errors.New("targets: Injected fault: process crashed after the first commit")
 	// errUndeliverable is the publisher check's refusal in an undeliverable step; its message is
 	// the dead-letter reason the trace expects.
 	errUndeliverable = errors.New(traces.ReasonUndeliverable)

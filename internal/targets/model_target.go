@@ -29,7 +29,7 @@ func NewModelTarget(cfg models.Config) *ModelTarget {
 func (m *ModelTarget) Do(_ context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	r, err := m.m.Step(op, at, m.args(a))
 	if err != nil {
-		return replay.Observation{}, fmt.Errorf("replay: model target: %w", err)
+		return replay.Observation{}, fmt.Errorf("targets: model target: %w", err)
 	}
 	o := replay.ObservationOf(r)
 	if r.Message != nil {

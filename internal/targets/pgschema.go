@@ -29,22 +29,22 @@ type PGServer struct {
 // OpenPGServer connects to the server dsn names and creates the server's schema there.
 func OpenPGServer(dsn string) (*PGServer, error) {
 	if dsn == "" {
-		return nil, errors.New("replay: postgres: no DSN (set PCONFORM_PG_DSN or pass one)")
+		return nil, errors.New("targets: postgres: no DSN (set PCONFORM_PG_DSN or pass one)")
 	}
 	schema := "replay_" + strings.ToLower(rand.Text()[:16])
 	admin, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("replay: postgres: %w", err)
+		return nil, fmt.Errorf("targets: postgres: %w", err)
 	}
 	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return nil, fmt.Errorf("replay: postgres: create schema %s: %w", schema, err)
+		return nil, fmt.Errorf("targets: postgres: create schema %s: %w", schema, err)
 	}
 	db, err := sql.Open("pgx", withSearchPath(dsn, schema))
 	if err != nil {
-		return nil, fmt.Errorf("replay: postgres: %w", err)
+		return nil, fmt.Errorf("targets: postgres: %w", err)
 	}
 	db.SetMaxIdleConns(8)
 	return &PGServer{db: db, schema: schema}, nil
@@ -84,7 +84,7 @@ func (p *PGServer) give(prefix string) error {
 	rows, err := p.db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
 WHERE table_schema = current_schema() AND starts_with(table_name, $1) AND table_name <> $2`, prefix, prefix+"schema_version")
 	if err != nil {
-		return fmt.Errorf("replay: postgres: list tables of %s: %w", prefix, err)
+		return fmt.Errorf("targets: postgres: list tables of %s: %w", prefix, err)
 	}
 	var tables []string
 	for rows.Next() {
@@ -102,7 +102,7 @@ WHERE table_schema = current_schema() AND starts_with(table_name, $1) AND table_
 		// DELETE, not TRUNCATE: on tables this small it is several times faster, and the
 		// identity counters need no reset (seq only orders rows).
 		if _, err := p.db.ExecContext(ctx, "DELETE FROM "+strings.Join(tables, "; DELETE FROM ")); err != nil {
-			return fmt.Errorf("replay: postgres: empty %s: %w", prefix, err)
+			return fmt.Errorf("targets: postgres: empty %s: %w", prefix, err)
 		}
 	}
 	p.mu.Lock()

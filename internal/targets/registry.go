@@ -14,7 +14,7 @@ import (
 )
 
 // ErrUnknown is wrapped by New and NewOn for a name it does not know.
-var ErrUnknown = errors.New("replay: unknown target")
+var ErrUnknown = errors.New("targets: unknown target")
 
 // Target names: the catalogue's (internal/variants), under the names this package's callers use.
 const (

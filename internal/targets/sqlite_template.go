@@ -26,30 +26,30 @@ type SQLiteTemplate struct {
 func NewSQLiteTemplate(dir string) (*SQLiteTemplate, error) {
 	scratch, err := os.MkdirTemp(dir, "pconform-template-")
 	if err != nil {
-		return nil, fmt.Errorf("replay: sqlite template: %w", err)
+		return nil, fmt.Errorf("targets: sqlite template: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(scratch) }()
 	path := filepath.Join(scratch, "replay.db")
 	st, err := actordelivery.Open(path, actordelivery.Options{Clock: actordelivery.NewManualClock(traces.Epoch)})
 	if err != nil {
-		return nil, fmt.Errorf("replay: sqlite template: %w", err)
+		return nil, fmt.Errorf("targets: sqlite template: %w", err)
 	}
 	if err := st.Close(); err != nil {
-		return nil, fmt.Errorf("replay: sqlite template: close: %w", err)
+		return nil, fmt.Errorf("targets: sqlite template: close: %w", err)
 	}
 	// The last connection's close checkpoints the log into the file and deletes it; a log or
 	// shared-memory file left behind would mean the file alone is not the whole database.
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		if _, err := os.Stat(path + suffix); !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("replay: sqlite template: %s%s is still there after the store closed (%v): the file alone is not the database", path, suffix, err)
+			return nil, fmt.Errorf("targets: sqlite template: %s%s is still there after the store closed (%v): the file alone is not the database", path, suffix, err)
 		}
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("replay: sqlite template: %w", err)
+		return nil, fmt.Errorf("targets: sqlite template: %w", err)
 	}
 	if len(data) == 0 {
-		return nil, fmt.Errorf("replay: sqlite template: %s is empty after migrating", path)
+		return nil, fmt.Errorf("targets: sqlite template: %s is empty after migrating", path)
 	}
 	return &SQLiteTemplate{data: data}, nil
 }
@@ -58,11 +58,11 @@ func NewSQLiteTemplate(dir string) (*SQLiteTemplate, error) {
 func (tp *SQLiteTemplate) writeTo(path string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("replay: store target: copying the template: %w", err)
+		return fmt.Errorf("targets: store target: copying the template: %w", err)
 	}
 	_, werr := f.Write(tp.data)
 	if err := errors.Join(werr, f.Close()); err != nil {
-		return fmt.Errorf("replay: store target: copying the template to %s: %w", path, err)
+		return fmt.Errorf("targets: store target: copying the template to %s: %w", path, err)
 	}
 	return nil
 }

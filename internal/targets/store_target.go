@@ -107,7 +107,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	case actordelivery.BackendSQLite:
 		path := filepath.Join(db.Dir, "replay.db")
 		if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("replay: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
+			return nil, fmt.Errorf("targets: store target: %s already exists or cannot be checked (%v); give each target a fresh directory", path, err)
 		}
 		if db.Template != nil {
 			if err := db.Template.writeTo(path); err != nil {
@@ -117,11 +117,11 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 		t.target = path
 	case actordelivery.BackendPostgres:
 		if db.Server == nil {
-			return nil, errors.New("replay: store target: the postgres backend needs a Server")
+			return nil, errors.New("targets: store target: the postgres backend needs a Server")
 		}
 		t.prefix = db.Server.take()
 	default:
-		return nil, fmt.Errorf("replay: store target: unknown backend %q", db.Backend)
+		return nil, fmt.Errorf("targets: store target: unknown backend %q", db.Backend)
 	}
 	if err := t.open(); err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 			e, err = brokenstore.OpenEligibility(t.target, *cfg.rules)
 		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("replay: store target: %w", err), t.Close())
+			return nil, errors.Join(fmt.Errorf("targets: store target: %w", err), t.Close())
 		}
 		t.elig = e
 	}
@@ -153,7 +153,7 @@ func (t *StoreTarget) open() error {
 		st, err = actordelivery.Open(t.target, opts)
 	}
 	if err != nil {
-		return fmt.Errorf("replay: store target: %w", err)
+		return fmt.Errorf("targets: store target: %w", err)
 	}
 	t.st = st
 	return nil
@@ -165,10 +165,10 @@ func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
 // Reopen closes and reopens the database file; fetched deliveries are kept.
 func (t *StoreTarget) Reopen(context.Context) error {
 	if t.st == nil {
-		return errors.New("replay: store target: closed")
+		return errors.New("targets: store target: closed")
 	}
 	if err := t.st.Close(); err != nil {
-		return fmt.Errorf("replay: store target: close: %w", err)
+		return fmt.Errorf("targets: store target: close: %w", err)
 	}
 	return t.open()
 }
@@ -193,10 +193,6 @@ func (t *StoreTarget) Close() error {
 // Backend is the backend the target's store runs on.
 func (t *StoreTarget) Backend() actordelivery.Backend { return t.db.Backend }
 
-// Seconds converts a trace duration to a time.Duration: traces.Duration, which saturates instead
-// of wrapping, so the store refuses a huge value as above actordelivery.MaxDuration.
-func Seconds(d int64) time.Duration { return traces.Duration(d) }
-
 // errKind maps the store's sentinels to a result's error kind; any other error is not an
 // observation but a failure to run the step.
 func errKind(err error) (string, error) {
@@ -218,7 +214,7 @@ func errKind(err error) (string, error) {
 // Do runs one step against the store at logical time at.
 func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	if t.st == nil {
-		return replay.Observation{}, errors.New("replay: store target: closed")
+		return replay.Observation{}, errors.New("targets: store target: closed")
 	}
 	t.clock.Set(traces.At(at))
 	for _, mb := range []string{a.Mailbox, a.Target} {
@@ -228,7 +224,7 @@ func (t *StoreTarget) Do(ctx context.Context, op traces.Op, at int64, a replay.A
 	}
 	o, err := t.do(ctx, op, a)
 	if err != nil {
-		return replay.Observation{}, fmt.Errorf("replay: store target: %s: %w", op, err)
+		return replay.Observation{}, fmt.Errorf("targets: store target: %s: %w", op, err)
 	}
 	return o, nil
 }
@@ -240,14 +236,14 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpEnqueue:
 		o.Duplicate, err = t.st.Enqueue(ctx, actordelivery.NewMessage{
 			Mailbox: a.Mailbox, ID: a.ID, Key: a.Key, Priority: a.Priority, MaxAttempts: a.MaxAttempts,
-			Delay: Seconds(a.Delay), Payload: Payload(a.Payload),
+			Delay: traces.Duration(a.Delay), Payload: Payload(a.Payload),
 		})
 	case traces.OpLease:
 		var m *actordelivery.Message
 		if t.elig != nil {
-			m, err = t.elig.Lease(ctx, t.clock.Now(), a.Mailbox, Seconds(a.LeaseFor))
+			m, err = t.elig.Lease(ctx, t.clock.Now(), a.Mailbox, traces.Duration(a.LeaseFor))
 		} else {
-			m, err = t.st.Lease(ctx, a.Mailbox, Seconds(a.LeaseFor))
+			m, err = t.st.Lease(ctx, a.Mailbox, traces.Duration(a.LeaseFor))
 		}
 		o.Message = observed(m, true)
 	case traces.OpPeek:
@@ -261,16 +257,16 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpAck:
 		o.Err, err = errKind(t.st.Ack(ctx, a.ID, a.Token))
 	case traces.OpNack:
-		o.Err, err = errKind(t.st.Nack(ctx, a.ID, a.Token, Seconds(a.Delay)))
+		o.Err, err = errKind(t.st.Nack(ctx, a.ID, a.Token, traces.Duration(a.Delay)))
 	case traces.OpAckByID:
 		o.Err, err = errKind(t.st.AckByID(ctx, a.ID))
 	case traces.OpNackByID:
-		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, Seconds(a.Delay)))
+		o.Err, err = errKind(t.st.NackByID(ctx, a.ID, traces.Duration(a.Delay)))
 	case traces.OpExtend:
 		if t.elig != nil {
-			o.Err, err = errKind(t.elig.Extend(ctx, t.clock.Now(), a.ID, a.Token, Seconds(a.LeaseFor)))
+			o.Err, err = errKind(t.elig.Extend(ctx, t.clock.Now(), a.ID, a.Token, traces.Duration(a.LeaseFor)))
 		} else {
-			o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, Seconds(a.LeaseFor)))
+			o.Err, err = errKind(t.st.ExtendLease(ctx, a.ID, a.Token, traces.Duration(a.LeaseFor)))
 		}
 	case traces.OpExpire:
 		if t.elig != nil {
@@ -288,9 +284,9 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpOutboxClaim:
 		var rows []actordelivery.OutboxRow
 		if t.elig != nil {
-			rows, err = t.elig.OutboxClaim(ctx, t.clock.Now(), a.Limit, Seconds(a.ClaimFor))
+			rows, err = t.elig.OutboxClaim(ctx, t.clock.Now(), a.Limit, traces.Duration(a.ClaimFor))
 		} else {
-			rows, err = t.st.OutboxClaim(ctx, a.Limit, Seconds(a.ClaimFor))
+			rows, err = t.st.OutboxClaim(ctx, a.Limit, traces.Duration(a.ClaimFor))
 		}
 		for _, r := range rows {
 			o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
@@ -299,7 +295,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpOutboxComplete:
 		o.Err, err = errKind(t.st.OutboxComplete(ctx, a.ID, a.Token))
 	case traces.OpOutboxFail:
-		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, Seconds(a.Delay)))
+		o.Err, err = errKind(t.st.OutboxFail(ctx, a.ID, a.Token, traces.Duration(a.Delay)))
 	case traces.OpOutboxDeadLetter:
 		o.Err, err = errKind(t.st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason))
 	case traces.OpAdvanceClock:
@@ -307,16 +303,16 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpPurge:
 		var r actordelivery.PurgeResult
 		if t.elig != nil {
-			r, err = t.elig.Purge(ctx, t.clock.Now(), Seconds(a.OlderThan), Seconds(a.Horizon), a.Limit)
+			r, err = t.elig.Purge(ctx, t.clock.Now(), traces.Duration(a.OlderThan), traces.Duration(a.Horizon), a.Limit)
 		} else {
-			r, err = t.st.Purge(ctx, Seconds(a.OlderThan), Seconds(a.Horizon), a.Limit)
+			r, err = t.st.Purge(ctx, traces.Duration(a.OlderThan), traces.Duration(a.Horizon), a.Limit)
 		}
 		o.Affected = r.Total()
 	case traces.OpMarkProcessed:
 		if t.elig != nil {
-			o.Duplicate, err = t.elig.MarkProcessed(ctx, t.clock.Now(), a.Consumer, a.ID, Seconds(a.TTL))
+			o.Duplicate, err = t.elig.MarkProcessed(ctx, t.clock.Now(), a.Consumer, a.ID, traces.Duration(a.TTL))
 		} else {
-			o.Duplicate, err = t.st.MarkProcessed(ctx, a.Consumer, a.ID, Seconds(a.TTL))
+			o.Duplicate, err = t.st.MarkProcessed(ctx, a.Consumer, a.ID, traces.Duration(a.TTL))
 		}
 	case traces.OpSaveCheckpoint:
 		var v int64
@@ -427,7 +423,7 @@ func retryPolicy(a replay.Args) actordelivery.RetryPolicy {
 	if a.Outcome == traces.OutcomeFailNoRetry {
 		return declineRetry{}
 	}
-	return FixedRetry(Seconds(a.RetryDelay))
+	return FixedRetry(traces.Duration(a.RetryDelay))
 }
 
 // FixedRetry always retries, after the step's delay.
@@ -452,7 +448,7 @@ func (t *StoreTarget) consumer(a replay.Args, h actordelivery.Handler) (*actorde
 	if err != nil {
 		return nil, err
 	}
-	leaseFor := Seconds(a.LeaseFor)
+	leaseFor := traces.Duration(a.LeaseFor)
 	if leaseFor == 0 {
 		// ConsumerOptions reads 0 as its 30s default; the smallest positive duration rounds to
 		// a lease that ends at once, which is what lease_for 0 means.
@@ -491,7 +487,7 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 	}
 	data, err := adapter.AppendEffect(state, id)
 	if err != nil {
-		return fmt.Errorf("replay: %s: %w", actor, err)
+		return fmt.Errorf("targets: effect log %q: %w", actor, err)
 	}
 	_, err = st.SaveCheckpoint(ctx, actor, data, version)
 	return err
@@ -533,7 +529,7 @@ func (t *StoreTarget) fetchCopy(ctx context.Context, a replay.Args) (*actordeliv
 	if path == actordelivery.PathLeaseless {
 		m, err = t.elig.Peek(ctx, t.clock.Now(), a.Mailbox)
 	} else {
-		m, err = t.elig.ExpireThenLease(ctx, t.clock.Now(), a.Mailbox, Seconds(a.LeaseFor))
+		m, err = t.elig.ExpireThenLease(ctx, t.clock.Now(), a.Mailbox, traces.Duration(a.LeaseFor))
 	}
 	if err != nil || m == nil {
 		return nil, err
@@ -607,7 +603,7 @@ func (t *StoreTarget) deliver(ctx context.Context, a replay.Args) (replay.Observ
 	} else {
 		var p *actordelivery.Publisher
 		p, err = actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{
-			Mode: mode, Logger: t.log, RetryDelay: Seconds(a.RetryDelay), Check: undeliverable(a.Fault),
+			Mode: mode, Logger: t.log, RetryDelay: traces.Duration(a.RetryDelay), Check: undeliverable(a.Fault),
 		})
 		if err != nil {
 			return replay.Observation{}, err
@@ -659,19 +655,19 @@ func (t *StoreTarget) committedIn(ctx context.Context, mailbox, id string) (bool
 // Snapshot reads every message, dead letter and outbox row, and the effect log of every mailbox.
 func (t *StoreTarget) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 	if t.st == nil {
-		return replay.Snapshot{}, errors.New("replay: store target: closed")
+		return replay.Snapshot{}, errors.New("targets: store target: closed")
 	}
 	msgs, err := t.st.ListMessages(ctx, "")
 	if err != nil {
-		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("targets: store target: snapshot: %w", err)
 	}
 	dead, err := t.st.ListDeadLetters(ctx)
 	if err != nil {
-		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("targets: store target: snapshot: %w", err)
 	}
 	outbox, err := t.st.ListOutbox(ctx)
 	if err != nil {
-		return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+		return replay.Snapshot{}, fmt.Errorf("targets: store target: snapshot: %w", err)
 	}
 	s := replay.Snapshot{Effects: map[string][]string{}}
 	mailboxes := map[string]bool{}
@@ -707,11 +703,11 @@ func (t *StoreTarget) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 			continue
 		}
 		if err != nil {
-			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: %w", err)
+			return replay.Snapshot{}, fmt.Errorf("targets: store target: snapshot: %w", err)
 		}
 		ids, err := adapter.ReadEffects(state)
 		if err != nil {
-			return replay.Snapshot{}, fmt.Errorf("replay: store target: snapshot: effect log of %q: %w", mb, err)
+			return replay.Snapshot{}, fmt.Errorf("targets: store target: snapshot: effect log of %q: %w", mb, err)
 		}
 		if len(ids) > 0 {
 			s.Effects[mb] = ids
