@@ -78,6 +78,9 @@ type Config struct {
 	FromRuns string
 	// Logger receives progress; nil discards it.
 	Logger *slog.Logger
+	// StreamCache is the directory of the streaming P oracle's compiled projects
+	// (CompileStream); "" means StreamCacheDir.
+	StreamCache string
 
 	_ struct{}
 }

@@ -64,7 +64,7 @@ func TestModelHash(t *testing.T) {
 }
 
 // requireP skips the test when the P tool is not on PATH.
-func requireP(t *testing.T) {
+func requireP(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("p"); err != nil {
 		t.Skip("the P tool `p` is not on PATH (run `. scripts/env.sh` after scripts/bootstrap.sh); skipping a test that runs the checker")

@@ -2,8 +2,10 @@ package observe
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -290,6 +292,12 @@ func AppendSpecLine(b []byte, ev SpecEvent, tag string) []byte {
 	return append(b, '\n')
 }
 
+// StreamMonitors are the monitors the streaming driver asserts: those whose events SpecDeriver
+// states completely. The other ObservedMonitors need the row copies only PDriver keeps.
+var StreamMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
+	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
+	"CheckpointVersionsOnlyGrow"}
+
 // PStreamTestCase is the test case of the streaming driver.
 const PStreamTestCase = "tcObservedStream"
 
@@ -299,7 +307,7 @@ const PStreamMachine = "ObservedStream"
 // PStreamDriver is the P source of the streaming driver: a machine that reads spec events at
 // run time through the foreign functions StreamNext (the next line's kind, 0 at the end),
 // StreamInt, StreamStr and StreamBool (its i-th value, from 0), announces each into the project's
-// spec monitors (ObservedMonitors), and a test case asserting them. The foreign functions are
+// spec monitors, and a test case asserting StreamMonitors. The foreign functions are
 // bridge's; what they read is AppendSpecLine's output.
 func PStreamDriver() string {
 	var b strings.Builder
@@ -342,10 +350,27 @@ func PStreamDriver() string {
 	}
 	fmt.Fprintf(&b, " else {\n          assert false, format(\"%s: unknown spec event kind {0}\", k);\n        }\n", PStreamErrorPrefix)
 	b.WriteString("        k = StreamNext();\n      }\n    }\n  }\n}\n\n")
-	fmt.Fprintf(&b, "test %s [main=%s]: assert %s in { %s };\n", PStreamTestCase, PStreamMachine, strings.Join(ObservedMonitors, ", "), PStreamMachine)
+	fmt.Fprintf(&b, "test %s [main=%s]: assert %s in { %s };\n", PStreamTestCase, PStreamMachine, strings.Join(StreamMonitors, ", "), PStreamMachine)
 	return b.String()
 }
 
 // PStreamErrorPrefix begins an assertion message of the streaming driver itself (bad input),
 // which is not a monitor's verdict.
 const PStreamErrorPrefix = "pconform stream"
+
+// SpecStep is ev, an event of a log, as the trace step SpecDeriver takes: its time in seconds
+// since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
+// monitor the P oracle asserts compares tokens, so no binding is kept).
+func SpecStep(ev Event) traces.Step {
+	return step(&ev, int64(ev.At.Sub(traces.Epoch)/time.Second), func(_ traces.TokenSpace, tok string) int {
+		if tok == "" {
+			return 0
+		}
+		if n, err := strconv.Atoi(tok); err == nil {
+			return n
+		}
+		h := fnv.New32a()
+		h.Write([]byte(tok))
+		return int(h.Sum32()&0x7fffffff) + 1
+	})
+}

@@ -97,7 +97,7 @@ func TestPStreamDriver(t *testing.T) {
 		"announce eSpecOutboxRow, (at = StreamInt(0), row = (id = StreamStr(1), target = StreamStr(2), key = StreamStr(3), priority = StreamInt(4),",
 		"dead_reason = StreamStr(14)));",
 		"announce eObsMarkProcessed, (at = StreamInt(0), consumer = StreamStr(1), id = StreamStr(2), ttl = StreamInt(3), duplicate = StreamBool(4), bug = StreamBool(5));",
-		"test tcObservedStream [main=ObservedStream]: assert " + strings.Join(ObservedMonitors, ", ") + " in { ObservedStream };",
+		"test tcObservedStream [main=ObservedStream]: assert " + strings.Join(StreamMonitors, ", ") + " in { ObservedStream };",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("driver lacks %s\n%s", want, src)

@@ -27,10 +27,12 @@ import (
 type oracleFlags struct {
 	p      bool
 	models string
+	cache  string
 }
 
 func (o *oracleFlags) register(c *cobra.Command) {
-	c.Flags().BoolVar(&o.p, "p", false, "also run the P oracle on traces: the project's spec monitors over the observed events, on the P checker (compiles a driver; slow)")
+	c.Flags().BoolVar(&o.p, "p", false, "also run the P oracle: the project's spec monitors over the observed events, streamed to the P checker (the monitors compile once per version, about a minute)")
+	c.Flags().StringVar(&o.cache, "p-cache", "", "where the P oracle keeps its compiled monitors (default: pconform/pstream in the user's cache directory)")
 	c.Flags().StringVar(&o.models, "models", "", "the P project whose spec monitors the P oracle uses (default: models/p of the repository holding the current directory)")
 }
 
@@ -129,6 +131,26 @@ func pOracle(w io.Writer, ts []*traces.Trace, paths []string, o oracleFlags) (fo
 		}
 	}
 	return found, nil
+}
+
+// streamConfig is the streaming P oracle's configuration for the models in dir; it compiles the
+// monitors first when the cache has none for their sources, saying so on stderr.
+func (o oracleFlags) streamConfig(dir string) (bridge.Config, error) {
+	cfg := bridge.Config{ProjectDir: dir, StreamCache: o.cache}
+	key, err := bridge.StreamKey(dir)
+	if err != nil {
+		return cfg, err
+	}
+	start := time.Now()
+	fmt.Fprintf(os.Stderr, "pconform: P oracle: the spec monitors of %s (%s), compiled once per version\n", dir, key)
+	_, compiled, err := bridge.CompileStream(context.Background(), cfg)
+	if err != nil {
+		return cfg, err
+	}
+	if compiled {
+		fmt.Fprintf(os.Stderr, "pconform: P oracle: compiled in %s; later checks reuse it\n", time.Since(start).Round(time.Second))
+	}
+	return cfg, nil
 }
 
 // claimLocation is the "(PSpec/File.p:line:col)" a safety monitor's message ends with.
@@ -242,6 +264,9 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
 				progressEvery: progressEvery}
+			if oracles.p && follow != "" {
+				return usagef("--p checks files; it does not follow a log (--follow)")
+			}
 			if follow != "" {
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 				defer stop()
@@ -257,7 +282,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 				}
 				fmt.Fprintf(w, "%s: ", path)
 				if isLog {
-					err = lc.file(path)
+					err = lc.file(path, oracles)
 				} else {
 					var t *traces.Trace
 					if t, err = traces.ReadFile(path); err != nil {
@@ -330,8 +355,9 @@ type logCheck struct {
 	progressEvery time.Duration
 }
 
-// file checks one event log to its end.
-func (lc *logCheck) file(path string) error {
+// file checks one event log to its end; with o.p, the streaming P oracle checks it too, beside
+// the model.
+func (lc *logCheck) file(path string, o oracleFlags) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -341,10 +367,29 @@ func (lc *logCheck) file(path string) error {
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
+	var pc *bridge.StreamChecker
+	if o.p {
+		dir, err := o.modelsDir()
+		if err != nil {
+			return err
+		}
+		cfg, err := o.streamConfig(dir)
+		if err != nil {
+			return err
+		}
+		if pc, err = bridge.NewStreamChecker(context.Background(), cfg); err != nil {
+			return err
+		}
+		defer pc.Close()
+	}
 	dec := observe.NewDecoder(f, path)
 	pr := newCheckProgress(lc.errw, path, size, dec, lc.progressEvery)
 	start := time.Now()
-	sum, first, err := observe.Check(observe.NewOrdered(dec, lc.window), lc.options(path, pr))
+	opts := lc.options(path, pr)
+	if pc != nil {
+		opts.Checkers = append(opts.Checkers, pc)
+	}
+	sum, first, err := observe.Check(observe.NewOrdered(dec, lc.window), opts)
 	pr.done()
 	if dec.Truncated > 0 {
 		fmt.Fprintf(lc.errw, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", path, dec.Truncated)
@@ -352,7 +397,23 @@ func (lc *logCheck) file(path string) error {
 	if err != nil {
 		return err
 	}
-	return lc.summary(sum, first, time.Since(start))
+	if pc != nil {
+		if err := pc.Close(); err != nil {
+			return err
+		}
+	}
+	serr := lc.summary(sum, first, time.Since(start))
+	if pc != nil {
+		switch {
+		case pc.Found != nil:
+			// Reported with the findings above.
+		case sum.Stopped:
+			fmt.Fprintf(lc.w, "P oracle: stopped with the check (%d spec events sent)\n", pc.Spec)
+		default:
+			fmt.Fprintf(lc.w, "P oracle: monitors %s hold (%d spec events; the other safety monitors run on traces only)\n", strings.Join(observe.StreamMonitors, ", "), pc.Spec)
+		}
+	}
+	return serr
 }
 
 func (lc *logCheck) options(path string, pr *checkProgress) observe.CheckOptions {

@@ -282,3 +282,46 @@ func TestObservedFindingOpensInExplain(t *testing.T) {
 		t.Fatalf("explain's timeline of the %d-step window does not show its last step, %s:\n%s", len(tr.Steps), last.Op, out.String())
 	}
 }
+
+// TestCheckPLog: check --p on an event log streams it to the P monitors beside the model. A log
+// whose split publisher reports a row delivered while its enqueue's commit failed is refused by
+// OutboxCompletionImpliesDelivery at that event, in the monitor's words (the model refuses it
+// too; --keep-going lets the P oracle see it); the same log without the fault holds.
+func TestCheckPLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the streaming P oracle (its first run compiles the monitors)")
+	}
+	if _, err := exec.LookPath("p"); err != nil {
+		t.Skip("the P tool `p` is not on PATH")
+	}
+	at := func(s int) string { return traces.At(int64(s)).Format(time.RFC3339) }
+	log := func(fault string) string {
+		return `{"seq":1,"at":"` + at(0) + `","op":"outbox_enqueue","args":{"id":"o1","target":"inbox","max_attempts":2,"max_delivery_attempts":3},"result":{}}` + "\n" +
+			`{"seq":2,"at":"` + at(1) + `","op":"outbox_claim","args":{"limit":1,"claim_for":5000000000},"result":{"claimed":[{"id":"o1","delivery_attempts":1,"token":"c1"}]}}` + "\n" +
+			`{"seq":3,"at":"` + at(1) + `","op":"publisher_deliver","args":{"id":"o1","token":"c1","publisher":1,"profile":"split","fault":"` + fault + `"},"result":{"action":"delivered"}}` + "\n" +
+			`{"seq":4,"at":"` + at(2) + `","op":"enqueue","args":{"mailbox":"inbox","id":"m2","max_attempts":2},"result":{}}` + "\n"
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		fault string
+		code  int
+		want  string
+	}{
+		{"commit_fails", exitFinding, "FINDING p oracle: event 2 (line 3, seq 3): outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox"},
+		{"none", exitPass, "P oracle: monitors " + strings.Join(observe.StreamMonitors, ", ") + " hold (5 spec events;"},
+	} {
+		path := filepath.Join(dir, tc.fault+".jsonl")
+		if err := os.WriteFile(path, []byte(log(tc.fault)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		args := []string{"check", "--p", "--keep-going", "--models", filepath.Join("..", "..", "models", "p"), "--findings", dir}
+		if tc.fault != "none" {
+			args = append(args, "--variant", "split-write") // the broken publisher's log
+		}
+		code := run(append(args, path), &out, &errOut)
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("fault %s: exit %d, want %d with %q:\n%s%s", tc.fault, code, tc.code, tc.want, out.String(), errOut.String())
+		}
+	}
+}

@@ -1,0 +1,182 @@
+package bridge_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/traces"
+)
+
+// streamConfig is the configuration of the streaming P oracle's tests: the project's models and
+// the user's cache, so that a compile is paid once per version of the monitors (about a minute),
+// not once per test run. -short skips the tests that need it.
+func streamConfig(t testing.TB) bridge.Config {
+	t.Helper()
+	requireP(t)
+	if testing.Short() {
+		t.Skip("-short: skipping the streaming P oracle (its first run compiles the monitors, about a minute)")
+	}
+	return bridge.Config{ProjectDir: modelsDir}
+}
+
+// TestStreamOnTheChecker feeds the histories TestCheckObservedOnTheChecker compiles to the
+// streaming P oracle: the same monitors fire with the same messages, at the step whose spec event
+// they refuse, and the good histories hold.
+func TestStreamOnTheChecker(t *testing.T) {
+	cfg := streamConfig(t)
+	good := observedSplitWrite()
+	good.Name = "fold-only"
+	good.Steps = good.Steps[:len(good.Steps)-1]
+	inverted, reset, unbounded := observedDedupCheckpoint(), observedDedupCheckpoint(), observedDedupCheckpoint()
+	inverted.Steps[1].Result.Duplicate = false
+	reset.Steps[3].Result = traces.Result{Version: 1}
+	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	for _, tc := range []struct {
+		name string
+		t    *traces.Trace
+		msg  string
+		step int
+	}{
+		{"split-write", observedSplitWrite(), "outbox row o1 completed at t=2 but no message o1 was ever enqueued in mailbox inbox", 6},
+		{"fold-only", good, "", -1},
+		{"dedup-checkpoint", observedDedupCheckpoint(), "", -1},
+		{"dedup-ttl-inverted", inverted, "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3", 1},
+		{"checkpoint-reset", reset, "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1", 3},
+		{"outbox-unbounded", unbounded, "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1", 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, step, err := bridge.CheckObservedStream(context.Background(), cfg, tc.t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg != tc.msg || step != tc.step {
+				t.Fatalf("got %q at step %d, want %q at step %d", msg, step, tc.msg, tc.step)
+			}
+		})
+	}
+}
+
+// logLine is one event line of a recorded log; at is logical seconds.
+func logLine(seq, at int, op, args, result string) string {
+	return `{"seq":` + strconv.Itoa(seq) + `,"at":"` + traces.At(int64(at)).Format(time.RFC3339) + `","op":"` + op +
+		`","args":` + args + `,"result":` + result + "}\n"
+}
+
+// splitWriteLog is an event log whose publisher's enqueue failed to commit (fault) while it
+// reported the row delivered, followed by more events; with fault "none" it is a correct store's.
+func splitWriteLog(fault string) string {
+	return logLine(1, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`) +
+		logLine(2, 0, "outbox_enqueue", `{"id":"o1","target":"inbox","max_attempts":2,"max_delivery_attempts":3}`, `{}`) +
+		logLine(3, 1, "outbox_claim", `{"limit":1,"claim_for":5000000000}`, `{"claimed":[{"id":"o1","delivery_attempts":1,"token":"c-9"}]}`) +
+		logLine(4, 1, "publisher_deliver", `{"id":"o1","token":"c-9","publisher":1,"profile":"split","fault":"`+fault+`"}`, `{"action":"delivered"}`) +
+		logLine(5, 2, "mark_processed", `{"id":"m1","consumer":"g","ttl":3000000000}`, `{}`) +
+		logLine(6, 2, "enqueue", `{"mailbox":"inbox","id":"m2","max_attempts":2}`, `{}`)
+}
+
+// TestStreamCheckerOnALog feeds a recorded log event by event to the streaming P oracle as an
+// observe.Checker: the log whose publisher completed a row it never enqueued is refused at that
+// event (position, seq and line) in the monitor's words; the same log without the fault holds.
+func TestStreamCheckerOnALog(t *testing.T) {
+	cfg := streamConfig(t)
+	for _, tc := range []struct {
+		fault, msg string
+		line       int
+	}{
+		{"commit_fails", "outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox", 4},
+		{"none", "", 0},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			lg, err := observe.ReadLog(strings.NewReader(splitWriteLog(tc.fault)), "log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := bridge.NewStreamChecker(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var f *observe.Finding
+			for _, ev := range lg.Events {
+				if f = c.Observe(ev); f != nil {
+					break
+				}
+			}
+			if f == nil {
+				f = c.End()
+			}
+			if err := c.Err(); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.msg == "" && f != nil:
+				t.Fatalf("a correct store's log: %v", f)
+			case tc.msg != "" && f == nil:
+				t.Fatal("the monitors held on a log that completes a row it never enqueued")
+			case f != nil && (f.Message != tc.msg || f.Oracle != "p" || f.Line != tc.line || f.Seq != int64(tc.line) || f.Step != tc.line-1):
+				t.Fatalf("got %+v, want %q at line %d", f, tc.msg, tc.line)
+			}
+		})
+	}
+}
+
+// TestCompileStreamCaches: a second compile of the same sources is the cached project's; a
+// change to a monitor's source is a new project.
+func TestCompileStreamCaches(t *testing.T) {
+	cfg := streamConfig(t)
+	dll, _, err := bridge.CompileStream(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, compiled, err := bridge.CompileStream(context.Background(), cfg)
+	if err != nil || compiled || again != dll {
+		t.Fatalf("second compile: %s compiled=%v %v; want the cached %s", again, compiled, err, dll)
+	}
+	// A copy of the monitors' sources hashes to the cached project; with one spec file changed,
+	// elsewhere (not compiled here: the key is what the cache is looked up by).
+	other := t.TempDir()
+	specs, err := filepath.Glob(filepath.Join(modelsDir, "PSpec", "*.p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels := []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p"}
+	for _, s := range specs {
+		rels = append(rels, "PSpec/"+filepath.Base(s))
+	}
+	for _, rel := range rels {
+		data, err := os.ReadFile(filepath.Join(modelsDir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(other, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(other, rel), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key, err := bridge.StreamKey(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(dll, key) {
+		t.Fatalf("a copy of the sources hashes to %s, not to the cached project %s", key, dll)
+	}
+	f, err := os.OpenFile(filepath.Join(other, "PSpec", "Outbox.p"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n// changed\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if changed, err := bridge.StreamKey(other); err != nil || changed == key {
+		t.Fatalf("a changed monitor hashes to %s (%v), the unchanged one's", changed, err)
+	}
+}

@@ -1,0 +1,123 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pconform/pconform/observe"
+)
+
+// StreamChecker is the streaming P oracle as an observe.Checker: observe.Check hands it each
+// event of a log in commit order, it derives the event's spec events (observe.SpecStep,
+// observe.SpecDeriver) and sends them to the checker as it goes. The checker's verdict comes back
+// when it stops reading (a monitor fired: the next Observe reports it) or at End. Its findings
+// name the event whose spec event the monitor refused; their Oracle is "p".
+//
+// Call Close when the check ends, whatever the way: it stops the checker if End did not run.
+// Err is the error that stopped the oracle (the checker could not run), nil when none; after
+// one, the oracle reports nothing more.
+type StreamChecker struct {
+	s    *Stream
+	d    *observe.SpecDeriver
+	evs  []observe.SpecEvent
+	pos  int
+	tag  []byte
+	done bool
+	err  error
+	// Spec counts the spec events sent; Found is the finding reported, nil when none.
+	Spec  int64
+	Found *observe.Finding
+	// Verdict is the checker's run, once it ended (End, or a finding).
+	Verdict StreamVerdict
+}
+
+// NewStreamChecker starts the streaming P oracle (StartStream) for one log.
+func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
+	s, err := StartStream(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &StreamChecker{s: s, d: observe.NewSpecDeriver()}, nil
+}
+
+// Observe sends ev's spec events to the checker; it returns the checker's finding once the
+// checker has stopped reading.
+func (c *StreamChecker) Observe(ev observe.Event) *observe.Finding {
+	pos := c.pos
+	c.pos++
+	if c.done {
+		return nil
+	}
+	c.evs = c.d.Step(observe.SpecStep(ev), c.evs[:0])
+	if len(c.evs) == 0 {
+		return nil
+	}
+	c.tag = strconv.AppendInt(c.tag[:0], int64(pos), 10)
+	c.tag = append(c.tag, ':')
+	c.tag = strconv.AppendInt(c.tag, ev.Seq, 10)
+	c.tag = append(c.tag, ':')
+	c.tag = strconv.AppendInt(c.tag, int64(ev.Line), 10)
+	tag := string(c.tag)
+	for _, sev := range c.evs {
+		c.s.Send(sev, tag)
+	}
+	c.Spec = c.s.sent
+	if c.s.Broken() {
+		return c.verdict()
+	}
+	return nil
+}
+
+// End closes the checker's input and returns its finding, nil when every monitor held.
+func (c *StreamChecker) End() *observe.Finding {
+	if c.done {
+		return nil
+	}
+	return c.verdict()
+}
+
+// verdict waits for the checker's verdict.
+func (c *StreamChecker) verdict() *observe.Finding {
+	c.done = true
+	v, err := c.s.Close()
+	c.Spec, c.Verdict = v.Sent, v
+	if err != nil {
+		c.err = err
+		return nil
+	}
+	if v.Message == "" {
+		return nil
+	}
+	f := &observe.Finding{Oracle: "p", Step: -1, Message: v.Message}
+	if parts := strings.Split(v.Tag, ":"); len(parts) == 3 {
+		pos, err1 := strconv.Atoi(parts[0])
+		seq, err2 := strconv.ParseInt(parts[1], 10, 64)
+		line, err3 := strconv.Atoi(parts[2])
+		if err1 == nil && err2 == nil && err3 == nil {
+			f.Step, f.Seq, f.Line = pos, seq, line
+		}
+	}
+	if f.Line == 0 {
+		c.err = fmt.Errorf("bridge: the streaming P oracle's verdict names no event (tag %q): %s", v.Tag, v.Message)
+		return nil
+	}
+	c.Found = f
+	return f
+}
+
+// Err is the error that stopped the oracle, nil when none.
+func (c *StreamChecker) Err() error { return c.err }
+
+// Close stops the checker if its verdict is not in yet. It returns Err.
+func (c *StreamChecker) Close() error {
+	if !c.done {
+		c.done = true
+		if c.s.cmd.Process != nil {
+			_ = c.s.cmd.Process.Kill()
+		}
+		_, _ = c.s.Close()
+	}
+	return c.err
+}
