@@ -66,6 +66,15 @@ func Check(t *testing.T, c Config) {
 		if c.Only != nil && !c.Only(tr.Name) {
 			continue
 		}
+		if !tr.Expect.Profile.IsDefault() {
+			// A per-profile P corpus (traces/profiles): only for a target with that profile.
+			if sameChoices(tr.Expect.Profile, c.Profile) {
+				name := "profile/" + tr.Expect.Profile.Name + "/" + tr.Name
+				t.Run(name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
+				t.Run("reopen/"+name, func(t *testing.T) { k.green(t, tr, replay.Options{ReopenEveryStep: true}) })
+			}
+			continue
+		}
 		if tr.Expect.Variant == "" {
 			t.Run(family(tr)+"/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
 			t.Run("reopen/"+tr.Name, func(t *testing.T) { k.green(t, tr, replay.Options{ReopenEveryStep: true}) })
@@ -95,6 +104,10 @@ func family(tr *traces.Trace) string {
 	return "corpus"
 }
 
+// sameChoices reports whether p and q settle every choice alike, whatever their names and
+// descriptions.
+func sameChoices(p, q profile.Profile) bool { return slices.Equal(p.Changed(), q.Changed()) }
+
 // kit is one Check's state.
 type kit struct {
 	c Config
@@ -106,7 +119,7 @@ type kit struct {
 func committed() ([]*traces.Trace, error) {
 	fsys := traces.Committed()
 	var out []*traces.Trace
-	for _, dir := range []string{"corpus", "testdata/good", "hunted"} {
+	for _, dir := range []string{"corpus", "testdata/good", "hunted", "profiles/*"} {
 		names, err := fs.Glob(fsys, dir+"/*.json")
 		if err != nil {
 			return nil, err
@@ -181,11 +194,11 @@ func (k *kit) unsupported(tr *traces.Trace) traces.Op {
 }
 
 // expected is tr's expectation for a correct store under the kit's profile: tr itself for a green
-// trace under the default profile, else tr re-expected by the reference model (models.Reexpect),
+// trace expected under the same choices (the default corpus, or a per-profile P corpus), else tr re-expected by the reference model (models.Reexpect),
 // which keeps tr's steps and token symbols and replaces its results and final state.
 func (k *kit) expected(tr *traces.Trace) (*traces.Trace, error) {
-	if tr.Expect.Variant == "" && k.c.Profile.IsDefault() {
-		return tr, nil
+	if tr.Expect.Variant == "" && sameChoices(tr.Expect.Profile, k.c.Profile) {
+		return tr, nil // the P model's own expectation under this profile
 	}
 	out, err := models.Reexpect(modelConfig(k.c.Profile), tr)
 	if errors.Is(err, models.ErrUnfit) {

@@ -22,6 +22,10 @@
 //     operation the target does not support, or whose steps do not fit the profile
 //     (models.ErrUnfit), is skipped, naming why.
 //   - hand/NAME: the same for the hand-written green traces (traces/testdata/good).
+//   - profile/PROFILE/NAME: for a target whose profile makes the same choices as a shipped one
+//     (profiles/PROFILE.json), the small P corpus made under that profile (traces/profiles):
+//     executions the model has only under it, expected as the P model expects them. With its
+//     reopen/profile/PROFILE/NAME run. Other targets do not run them.
 //   - reopen/NAME: the same traces with the target reopened (a crash and restart) before every
 //     step and before the final snapshot.
 //   - variant/VARIANT/NAME: every committed counterexample (traces/corpus/*-bad, traces/hunted).

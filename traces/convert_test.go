@@ -39,12 +39,16 @@ func TestDurationSaturates(t *testing.T) {
 // TestCommittedHoldsEveryTrace checks that the embedded file system holds exactly the committed
 // trace files of the three directories.
 func TestCommittedHoldsEveryTrace(t *testing.T) {
-	for _, dir := range []string{"corpus", "hunted", "testdata/good"} {
+	for _, dir := range []string{"corpus", "hunted", "testdata/good", "profiles"} {
 		onDisk, err := Walk(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		embedded, err := fs.Glob(Committed(), dir+"/*.json")
+		pattern := dir + "/*.json"
+		if dir == "profiles" {
+			pattern = dir + "/*/*.json"
+		}
+		embedded, err := fs.Glob(Committed(), pattern)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,11 @@
 //
 //	scripts/pmodels.sh --logs && go run ./bridge/cmd/pconform-corpus -check -from models/p/PCheckerOutput/recorded
 //
+// With -profile FILE it compiles a copy of the P project whose Profile_gen.p is that profile's
+// (the repository's files are not touched) and writes traces whose expect.profile is the profile:
+// a small corpus of the executions the model has under the profile, which
+// scripts/profile-corpus.sh writes into traces/profiles/NAME.
+//
 // Exit codes: 0 done (or up to date), 1 the corpus is stale, 2 any other failure.
 package main
 
@@ -23,9 +28,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gen"
+	"github.com/pconform/pconform/profile"
 )
 
 func main() {
@@ -50,6 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pBin := fs.String("p", "p", "the p executable")
 	tests := fs.String("tests", "", "comma-separated test cases to run (default: every listed test case)")
 	verbose := fs.Bool("v", false, "log progress")
+	profFile := fs.String("profile", "", "run the P model under this profile file and record it in every trace (not with -check or -from)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -85,6 +94,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *tests != "" {
 		cfg.TestCases = strings.Split(*tests, ",")
 	}
+	var prof profile.Profile
+	if *profFile != "" {
+		if *check || *from != "" {
+			fmt.Fprintln(stderr, "pconform-corpus: -profile excludes -check and -from")
+			return 2
+		}
+		var err error
+		if prof, err = profile.ReadFile(*profFile); err != nil {
+			fmt.Fprintln(stderr, "pconform-corpus:", err)
+			return 2
+		}
+		tmp, err := os.MkdirTemp("", "pconform-corpus-profile-")
+		if err != nil {
+			fmt.Fprintln(stderr, "pconform-corpus:", err)
+			return 2
+		}
+		defer os.RemoveAll(tmp)
+		if err := copyUnder(*models, tmp, prof); err != nil {
+			fmt.Fprintln(stderr, "pconform-corpus:", err)
+			return 2
+		}
+		cfg.ProjectDir, cfg.Compile = tmp, true
+	}
 	if *check {
 		err := bridge.CheckUpToDate(ctx, *out, cfg)
 		switch {
@@ -98,7 +130,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s is up to date with %s\n", *out, *models)
 		return 0
 	}
-	corpus, err := bridge.Regenerate(ctx, *out, cfg)
+	corpus, err := bridge.RunChecker(ctx, cfg)
+	if err == nil {
+		for _, tr := range corpus.Traces {
+			tr.Expect.Profile = prof
+		}
+		err = bridge.WriteCorpus(*out, corpus)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -110,4 +148,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "wrote %d traces (%d steps) from %d test cases to %s (model %s)\n",
 		len(corpus.Traces), steps, len(corpus.Runs), *out, corpus.Model)
 	return 0
+}
+
+// copyUnder copies the .p and .pproj files of the P project dir into to, with p's Profile_gen.p.
+func copyUnder(dir, to string, p profile.Profile) error {
+	constants, err := gen.PProfile(p)
+	if err != nil {
+		return err
+	}
+	err = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		switch {
+		case d.IsDir() && (d.Name() == "PGenerated" || d.Name() == "PCheckerOutput"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		case !strings.HasSuffix(path, ".p") && !strings.HasSuffix(path, ".pproj"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(to, "PSrc", "Profile_gen.p"), constants, 0o644)
 }
