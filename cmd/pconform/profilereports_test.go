@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/traces"
 )
 
 var updateReports = flag.Bool("update", false, "TestProfileCheckReports: rewrite the table in profiles/README.md from profiles/check")
@@ -22,6 +24,8 @@ var updateReports = flag.Bool("update", false, "TestProfileCheckReports: rewrite
 type monitorVerdict struct {
 	monitor, verdict string
 	traces           []string // counterexample paths, relative to the repository root
+	// needs holds, for each of traces, the report's line under it: the choices it needs.
+	needs []string
 }
 
 var (
@@ -53,6 +57,8 @@ func readReport(t *testing.T, path string) (profileHash, modelHash string, verdi
 		if m := traceLine.FindStringSubmatch(line); m != nil && len(verdicts) > 0 {
 			v := &verdicts[len(verdicts)-1]
 			v.traces = append(v.traces, m[1])
+			sc.Scan()
+			v.needs = append(v.needs, sc.Text())
 		}
 	}
 	return profileHash, modelHash, verdicts
@@ -62,7 +68,8 @@ func readReport(t *testing.T, path string) (profileHash, modelHash string, verdi
 // bash scripts/profile-check.sh, not run in the gate) honest and current: each shipped profile
 // has one, made from today's P model and profile file; every monitor it gives up has a
 // counterexample trace, and each replays on the model; the table in profiles/README.md is built
-// from them (-update rewrites it). It runs no P checker.
+// from them (-update rewrites it); the choices a counterexample is said to need are what
+// choicesInPlay says of it today. It runs no P checker.
 func TestProfileCheckReports(t *testing.T) {
 	root := "../.."
 	model, err := bridge.ModelHash(filepath.Join(root, "models", "p"))
@@ -82,6 +89,10 @@ func TestProfileCheckReports(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(data)
+		p, err := profile.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		ph, mh, verdicts := readReport(t, filepath.Join(root, "profiles", "check", name+".txt"))
 		if ph != "sha256:"+hex.EncodeToString(sum[:]) {
 			t.Errorf("profiles/check/%s.txt was made from another %s (profile %q): rerun bash scripts/profile-check.sh %s", name, filepath.Base(f), ph, "profiles/"+filepath.Base(f))
@@ -104,7 +115,12 @@ func TestProfileCheckReports(t *testing.T) {
 					t.Errorf("profiles/check/%s.txt: %s is given up without a counterexample trace", name, v.monitor)
 				}
 				var links []string
-				for _, tr := range v.traces {
+				for k, tr := range v.traces {
+					if ct, err := traces.ReadFile(filepath.Join(root, tr)); err != nil {
+						t.Error(err)
+					} else if want := needsLine(choicesInPlay(ct, p)); v.needs[k] != want {
+						t.Errorf("profiles/check/%s.txt says of %s\n%s\nbut today's check would say\n%s\nrerun bash scripts/profile-check.sh %s", name, tr, v.needs[k], want, "profiles/"+filepath.Base(f))
+					}
 					var out, errOut bytes.Buffer
 					if code := run([]string{"replay", filepath.Join(root, tr), "--target", "model"}, &out, &errOut); code != exitPass {
 						t.Errorf("%s, the counterexample of %s under %s, does not replay on the model: exit %d\n%s%s", tr, v.monitor, name, code, out.String(), errOut.String())
