@@ -12,7 +12,7 @@ import (
 // EffectsPrefix starts the checkpoint actor under which a store target keeps a mailbox's handler
 // effects: "effects/<mailbox>", a JSON list of message ids in commit order. The snapshot's
 // effects are read from there (docs/semantics.md, "Effects").
-const EffectsPrefix = "effects/"
+const EffectsPrefix = traces.EffectsActorPrefix
 
 // EffectsActor is the checkpoint actor holding mailbox's effects log.
 func EffectsActor(mailbox string) string { return EffectsPrefix + mailbox }
