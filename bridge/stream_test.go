@@ -80,20 +80,29 @@ func splitWriteLog(fault string) string {
 		logLine(6, 2, "enqueue", `{"mailbox":"inbox","id":"m2","max_attempts":2}`, `{}`)
 }
 
+// wakeFirstLog: a consumer woken for m1 before the enqueue of m1 committed (a wake fired
+// before its commit).
+func wakeFirstLog() string {
+	return logLine(1, 0, "wake", `{"worker":3,"mailbox":"inbox","id":"m1","profile":"local"}`, `{}`) +
+		logLine(2, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`)
+}
+
 // TestStreamCheckerOnALog feeds a recorded log event by event to the streaming P oracle as an
-// observe.Checker: the log whose publisher completed a row it never enqueued is refused at that
-// event (position, seq and line) in the monitor's words; the same log without the fault holds.
+// observe.Checker: the log whose publisher completed a row it never enqueued, and the one whose
+// wake came before its commit, are refused at that event (position, seq and line) in the
+// monitor's words; the log without a fault holds.
 func TestStreamCheckerOnALog(t *testing.T) {
 	cfg := streamConfig(t)
 	for _, tc := range []struct {
-		fault, msg string
-		line       int
+		name, log, msg string
+		line           int
 	}{
-		{"commit_fails", "outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox", 4},
-		{"none", "", 0},
+		{"split-write", splitWriteLog("commit_fails"), "outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox", 4},
+		{"wake-before-commit", wakeFirstLog(), "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox", 1},
+		{"none", splitWriteLog("none"), "", 0},
 	} {
-		t.Run(tc.fault, func(t *testing.T) {
-			lg, err := observe.ReadLog(strings.NewReader(splitWriteLog(tc.fault)), "log")
+		t.Run(tc.name, func(t *testing.T) {
+			lg, err := observe.ReadLog(strings.NewReader(tc.log), "log")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -296,7 +296,7 @@ func AppendSpecLine(b []byte, ev SpecEvent, tag string) []byte {
 // states completely. The other ObservedMonitors need the row copies only PDriver keeps.
 var StreamMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
 	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
-	"CheckpointVersionsOnlyGrow"}
+	"CheckpointVersionsOnlyGrow", "WakeFollowsCommit"}
 
 // PStreamTestCase is the test case of the streaming driver.
 const PStreamTestCase = "tcObservedStream"
