@@ -106,6 +106,20 @@ func TestObservedDriverDedupCheckpoint(t *testing.T) {
 	}
 }
 
+// observedVariants are observed histories the P monitors judge: the split-write history without
+// its failed delivery (fold-only, which holds), and the dedup-ttl-inverted, checkpoint-reset and
+// outbox-unbounded bugs made from the dedup-checkpoint history.
+func observedVariants() (good, inverted, reset, unbounded *traces.Trace) {
+	good = observedSplitWrite()
+	good.Name = "fold-only"
+	good.Steps = good.Steps[:len(good.Steps)-1]
+	inverted, reset, unbounded = observedDedupCheckpoint(), observedDedupCheckpoint(), observedDedupCheckpoint()
+	inverted.Steps[1].Result.Duplicate = false
+	reset.Steps[3].Result = traces.Result{Version: 1}
+	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	return good, inverted, reset, unbounded
+}
+
 // TestCheckObservedOnTheChecker compiles the drivers of the split-write history and of the same
 // history without the broken completion with the project's own monitors and runs the real P
 // checker: the first is refused in the monitor's words, the second holds. -short skips it.
@@ -114,14 +128,7 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the P compile and checker run")
 	}
-	good := observedSplitWrite()
-	good.Name = "fold-only"
-	good.Steps = good.Steps[:len(good.Steps)-1]
-	// The dedup-ttl-inverted, checkpoint-reset and outbox-unbounded bugs as observed histories.
-	inverted, reset, unbounded := observedDedupCheckpoint(), observedDedupCheckpoint(), observedDedupCheckpoint()
-	inverted.Steps[1].Result.Duplicate = false
-	reset.Steps[3].Result = traces.Result{Version: 1}
-	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	good, inverted, reset, unbounded := observedVariants()
 	// A consumer's wake after its message's enqueue, and one recorded before it.
 	wake := traces.Step{Op: traces.OpWake, Args: traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal}}
 	enqueue := traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}}

@@ -31,13 +31,7 @@ func streamConfig(t testing.TB) bridge.Config {
 // they refuse, and the good histories hold.
 func TestStreamOnTheChecker(t *testing.T) {
 	cfg := streamConfig(t)
-	good := observedSplitWrite()
-	good.Name = "fold-only"
-	good.Steps = good.Steps[:len(good.Steps)-1]
-	inverted, reset, unbounded := observedDedupCheckpoint(), observedDedupCheckpoint(), observedDedupCheckpoint()
-	inverted.Steps[1].Result.Duplicate = false
-	reset.Steps[3].Result = traces.Result{Version: 1}
-	unbounded.Steps[6].Result.Claimed[0].DeliveryAttempts = 2
+	good, inverted, reset, unbounded := observedVariants()
 	for _, tc := range []struct {
 		name string
 		t    *traces.Trace
