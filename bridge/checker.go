@@ -257,19 +257,17 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 	if !bytes.Contains(out, []byte(".. Test case :: "+tc+"\n")) {
 		return run, nil, fail("the checker did not report running %s", tc)
 	}
-	summary, err := readSummary(outDir)
+	summaryPath, err := findOne(outDir, "_pchecker_summary.txt")
 	if err != nil {
 		return run, nil, fail("%v", err)
 	}
-	bugs := summary["bugs"]
-	switch {
-	case !counterexample && (code != 0 || bugs != 0):
-		return run, nil, fail("green test case found %d bug(s) (exit code %d)", bugs, code)
-	case counterexample && (code != 1 || bugs == 0):
-		return run, nil, fail("counterexample found no bug in %d schedules (exit code %d)", summary["schedules"], code)
-	case counterexample && summary["schedules"] > budget:
+	outcome := ParseCheckOutput(out, tc)
+	if pass, note := Verdict(tc, budget, code, outcome, summaryPath); !pass {
+		return run, nil, fail("%s (exit code %d)", note, code)
+	}
+	if counterexample && outcome.Schedules > budget {
 		// Only a recorded run with a larger budget gets here.
-		return run, nil, fail("counterexample found no bug in %d schedules (the recorded run found it at schedule %d)", budget, summary["schedules"])
+		return run, nil, fail("counterexample found no bug in %d schedules (the recorded run found it at schedule %d)", budget, outcome.Schedules)
 	}
 
 	verbosePath, err := findOne(outDir, "_verbose.trace.json")
@@ -290,8 +288,8 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 	if err != nil {
 		return run, nil, err
 	}
-	if total != summary["schedules"] {
-		return run, nil, fail("verbose log holds %d schedules, the summary says %d", total, summary["schedules"])
+	if total != outcome.Schedules {
+		return run, nil, fail("verbose log holds %d schedules, the checker says %d", total, outcome.Schedules)
 	}
 	run.Schedules = len(schedules)
 	origin := func(schedule int) traces.Origin {
@@ -472,35 +470,6 @@ func runP(ctx context.Context, cfg Config, args ...string) ([]byte, int, error) 
 	default:
 		return nil, 0, fmt.Errorf("bridge: running p: %w", err)
 	}
-}
-
-// readSummary reads <Project>_pchecker_summary.txt ("key:value" lines) and requires the bugs and
-// schedules lines.
-func readSummary(outDir string) (map[string]int, error) {
-	path, err := findOne(outDir, "_pchecker_summary.txt")
-	if err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	summary := map[string]int{}
-	for _, line := range strings.Split(string(data), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-			summary[k] = n
-		}
-	}
-	for _, k := range []string{"bugs", "schedules"} {
-		if _, ok := summary[k]; !ok {
-			return nil, fmt.Errorf("%s has no %q line", path, k)
-		}
-	}
-	return summary, nil
 }
 
 // findOne finds the one file under dir whose name ends in suffix.

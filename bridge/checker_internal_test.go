@@ -2,8 +2,6 @@ package bridge
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,34 +41,6 @@ tcLeaselessRawAttemptsCounterexample
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, %v; want %v", tc.name, got, err, tc.want)
 		}
-	}
-}
-
-func TestReadSummary(t *testing.T) {
-	dir := t.TempDir()
-	sub := filepath.Join(dir, "BugFinding")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(sub, "Tiny_pchecker_summary.txt")
-	if err := os.WriteFile(path, []byte("bugs:1\nschedules:3\nmax_depth:10\ntime_seconds:0.2\nmemory_max_mb:0"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := readSummary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s["bugs"] != 1 || s["schedules"] != 3 {
-		t.Errorf("summary %v", s)
-	}
-	if err := os.WriteFile(path, []byte("bugs:1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := readSummary(dir); err == nil || !strings.Contains(err.Error(), `no "schedules" line`) {
-		t.Errorf("got %v, want a missing schedules line error", err)
-	}
-	if _, err := readSummary(t.TempDir()); err == nil || !strings.Contains(err.Error(), "found 0") {
-		t.Errorf("got %v, want a missing summary error", err)
 	}
 }
 

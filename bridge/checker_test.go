@@ -176,8 +176,8 @@ func TestRunCheckerFailures(t *testing.T) {
 	}{
 		{"prefix", "tcA", bridge.ErrAmbiguousTestCase, `"tcA" is a prefix of "tcAB"`},
 		{"internal", "tcA", bridge.ErrChecker, "exit code 2"},
-		{"green-bug", "tcA", bridge.ErrChecker, "green test case found 1 bug(s) (exit code 1)"},
-		{"no-bug", "tcFifoOvertakeCounterexample", bridge.ErrChecker, "counterexample found no bug in 3 schedules (exit code 0)"},
+		{"green-bug", "tcA", bridge.ErrChecker, "bug found (exit code 1)"},
+		{"no-bug", "tcFifoOvertakeCounterexample", bridge.ErrChecker, "no bug within 3 schedules (exit code 0)"},
 		{"no-bug", "tcBCounterexample", bridge.ErrUnknownTestCase, `"tcBCounterexample"`},
 		{"no-summary", "tcA", bridge.ErrChecker, "want one *_pchecker_summary.txt in the checker output, found 0"},
 		{"silent", "tcA", bridge.ErrChecker, "did not report running tcA"},

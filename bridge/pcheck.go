@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -127,13 +126,14 @@ func ParseCheckOutput(out []byte, testCase string) CheckOutcome {
 	return o
 }
 
-// Verdict judges one verdict run of testCase with budget schedules: its exit code, what its
-// output said and its summary file (<project>_pchecker_summary.txt under BugFinding of outDir). A
+// Verdict judges one checker run of testCase with budget schedules: its exit code, what its
+// output said and its summary file (summaryPath, <project>_pchecker_summary.txt). It is the one
+// place the pass rule is written, for [RunChecker] and the gate's runs. A
 // green test case passes when it explored the whole budget without a bug, a counterexample when
 // it found one. The note says why it failed, or where a counterexample found its bug.
 //
 // exit is -1 when the exit code is unknown.
-func Verdict(testCase string, budget, exit int, o CheckOutcome, outDir, project string) (pass bool, note string) {
+func Verdict(testCase string, budget, exit int, o CheckOutcome, summaryPath string) (pass bool, note string) {
 	switch {
 	case !o.Found:
 		code := "?"
@@ -143,7 +143,13 @@ func Verdict(testCase string, budget, exit int, o CheckOutcome, outDir, project 
 		note = fmt.Sprintf("no result in the checker output (exit %s)", code)
 	case exit == 2:
 		note = "checker internal error (exit 2)"
-	case o.Sections == 1 && !summaryAgrees(filepath.Join(outDir, "BugFinding", project+"_pchecker_summary.txt"), o):
+	case exit > 2:
+		note = fmt.Sprintf("exit code %d", exit)
+	case exit == 1 && o.Bugs == 0:
+		note = "exit 1 but no bug found"
+	case exit == 0 && o.Bugs != 0:
+		note = "exit 0 but a bug found"
+	case o.Sections == 1 && !summaryAgrees(summaryPath, o):
 		note = "summary file disagrees with the checker output"
 	case !IsCounterexample(testCase) && o.Bugs != 0:
 		note = "bug found"

@@ -64,13 +64,17 @@ func TestVerdict(t *testing.T) {
 		{"counterexample without a bug", "tcXCounterexample", 100, 0, outcome(100, 0, 1), "0", "100", false, "no bug within 100 schedules"},
 		{"no result", "tcA", 10, -1, bridge.CheckOutcome{Seconds: -1}, "0", "10", false, "no result in the checker output (exit ?); -tc matched 0 tests"},
 		{"internal error", "tcA", 10, 2, outcome(10, 0, 1), "0", "10", false, "checker internal error (exit 2)"},
+		{"unknown exit code", "tcA", 10, 3, outcome(10, 0, 1), "0", "10", false, "exit code 3"},
+		{"exit 1 without a bug", "tcA", 10, 1, outcome(10, 0, 1), "0", "10", false, "exit 1 but no bug found"},
+		{"exit 0 with a bug", "tcXCounterexample", 100, 0, outcome(3, 1, 1), "1", "3", false, "exit 0 but a bug found"},
 		{"summary disagrees", "tcA", 10, 0, outcome(10, 0, 1), "0", "9", false, "summary file disagrees with the checker output"},
+		{"summary without its bugs line", "tcA", 10, 0, outcome(10, 0, 1), "", "10", false, "summary file disagrees with the checker output"},
 		{"prefix match", "tcA", 10, 0, outcome(10, 0, 2), "0", "1", false, "-tc matched 2 tests"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			summary(tt.sumBugs, tt.sumSch)
-			pass, note := bridge.Verdict(tt.tc, tt.budget, tt.exit, tt.o, dir, "P")
+			pass, note := bridge.Verdict(tt.tc, tt.budget, tt.exit, tt.o, filepath.Join(dir, "BugFinding", "P_pchecker_summary.txt"))
 			if pass != tt.pass || note != tt.note {
 				t.Errorf("Verdict = %v %q, want %v %q", pass, note, tt.pass, tt.note)
 			}

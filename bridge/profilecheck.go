@@ -56,12 +56,19 @@ func CheckTestCase(ctx context.Context, cfg Config, tc string, p profile.Profile
 	if code != 0 && code != 1 {
 		return o, fail("exit code %d", code)
 	}
-	summary, err := readSummary(outDir)
+	summaryPath, err := findOne(outDir, "_pchecker_summary.txt")
 	if err != nil {
 		return o, fail("%v", err)
 	}
-	o.Schedules = summary["schedules"]
-	if summary["bugs"] == 0 {
+	outcome := ParseCheckOutput(out, tc)
+	switch {
+	case !outcome.Found:
+		return o, fail("no result in the checker output")
+	case !summaryAgrees(summaryPath, outcome):
+		return o, fail("summary file disagrees with the checker output")
+	}
+	o.Schedules = outcome.Schedules
+	if outcome.Bugs == 0 {
 		if code != 0 {
 			return o, fail("exit code %d but the summary reports no bug", code)
 		}

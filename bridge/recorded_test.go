@@ -38,10 +38,9 @@ func recordRuns(t *testing.T) string {
 		if err := os.MkdirAll(bugDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		mustWrite(t, filepath.Join(dir, run.tc, run.tc+".log"), fmt.Sprintf(".. Test case :: %s\n..... Found %s bugs.\n", run.tc, run.bugs))
 		mustWrite(t, filepath.Join(dir, run.tc, bridge.RecordedRunFile),
 			fmt.Sprintf("test_case:%s\nseed:1\nschedules:4\nverbose:1\nexit:%s\n", run.tc, run.exit))
-		mustWrite(t, filepath.Join(bugDir, "Tiny_pchecker_summary.txt"), fmt.Sprintf("bugs:%s\nschedules:%s\n", run.bugs, run.schedules))
+		setResult(run.tc, run.bugs, run.schedules)(t, dir)
 		for fixture, name := range run.logs {
 			data, err := readFixtureFile(fixture)
 			if err != nil {
@@ -127,15 +126,14 @@ func TestRecordedRunsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, want: "scripts/pmodels.sh --logs"},
-		{name: "green run found a bug", edit: editRun(green, "exit:0", "exit:1"), want: "green test case found 0 bug(s) (exit code 1)"},
-		{name: "bug beyond the budget", config: func(c *bridge.Config) { c.CounterexampleSchedules = 1 },
-			edit: func(t *testing.T, runs string) {
-				path := filepath.Join(runs, bad, "BugFinding", "Tiny_pchecker_summary.txt")
-				mustWrite(t, path, "bugs:1\nschedules:3\n")
-			}, want: "counterexample found no bug in 1 schedules (the recorded run found it at schedule 3)"},
-		{name: "log shorter than the summary", edit: func(t *testing.T, runs string) {
+		{name: "green run exits 1", edit: editRun(green, "exit:0", "exit:1"), want: "exit 1 but no bug found"},
+		{name: "green run found a bug", edit: setResult(green, "1", "4"), want: "bug found"},
+		{name: "summary disagrees", edit: func(t *testing.T, runs string) {
 			mustWrite(t, filepath.Join(runs, green, "BugFinding", "Tiny_pchecker_summary.txt"), "bugs:0\nschedules:5\n")
-		}, want: "verbose log holds 4 schedules, the summary says 5"},
+		}, want: "summary file disagrees with the checker output"},
+		{name: "bug beyond the budget", config: func(c *bridge.Config) { c.CounterexampleSchedules = 1 },
+			edit: setResult(bad, "1", "3"), want: "counterexample found no bug in 1 schedules (the recorded run found it at schedule 3)"},
+		{name: "log shorter than the result", edit: setResult(green, "0", "5"), want: "verbose log holds 4 schedules, the checker says 5"},
 		{name: "models changed since", edit: func(t *testing.T, runs string) {
 			source := filepath.Join(project, "PSrc", "Tiny.p")
 			later := time.Now().Add(time.Hour)
@@ -164,6 +162,17 @@ func TestRecordedRunsRefused(t *testing.T) {
 				t.Errorf("got %v, want it to wrap ErrChecker", err)
 			}
 		})
+	}
+}
+
+// setResult makes a test case's recorded run report bugs and schedules, in its output and its
+// summary file alike.
+func setResult(tc, bugs, schedules string) func(t *testing.T, runs string) {
+	return func(t *testing.T, runs string) {
+		t.Helper()
+		mustWrite(t, filepath.Join(runs, tc, tc+".log"),
+			fmt.Sprintf(".. Test case :: %s\n..... Found %s bugs.\n... Explored %s schedules\n", tc, bugs, schedules))
+		mustWrite(t, filepath.Join(runs, tc, "BugFinding", "Tiny_pchecker_summary.txt"), fmt.Sprintf("bugs:%s\nschedules:%s\n", bugs, schedules))
 	}
 }
 

@@ -237,7 +237,7 @@ func verdict(args []string, stdout, stderr io.Writer) error {
 		o.Schedules, o.Bugs, o.Found = s, b, err1 == nil && err2 == nil
 	}
 	o.Sections, _ = strconv.Atoi(first("ran"))
-	pass, note := bridge.Verdict(*tc, *budget, exit, o, *dir, *project)
+	pass, note := bridge.Verdict(*tc, *budget, exit, o, filepath.Join(*dir, "BugFinding", *project+"_pchecker_summary.txt"))
 	result := "FAIL"
 	if pass {
 		result = "PASS"
