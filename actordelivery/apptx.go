@@ -21,8 +21,11 @@ type Querier interface {
 // Row is the result of Querier.QueryRowContext: a *sql.Row, or the error that kept the statement
 // from running (ErrNoTransaction, ErrInvalidArgument), which Scan and Err then return.
 type Row struct {
-	row *sql.Row
-	err error
+	// One of row and rows is set when err is nil: rows on PostgreSQL's read-write transactions,
+	// whose COMMIT must find no result still open (pgTx closes the rows it handed out).
+	row  *sql.Row
+	rows *sql.Rows
+	err  error
 }
 
 // Scan copies the row's columns into dest, as sql.Row.Scan does; sql.ErrNoRows when there is none.
@@ -30,7 +33,20 @@ func (r *Row) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
-	return r.row.Scan(dest...)
+	if r.rows == nil {
+		return r.row.Scan(dest...)
+	}
+	defer r.rows.Close()
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	if err := r.rows.Scan(dest...); err != nil {
+		return err
+	}
+	return r.rows.Close()
 }
 
 // Err is the error that kept the statement from running, or the database's error, without
@@ -38,6 +54,9 @@ func (r *Row) Scan(dest ...any) error {
 func (r *Row) Err() error {
 	if r.err != nil {
 		return r.err
+	}
+	if r.rows != nil {
+		return r.rows.Err()
 	}
 	return r.row.Err()
 }
@@ -147,6 +166,10 @@ func (a appTx) QueryContext(ctx context.Context, query string, args ...any) (*sq
 func (a appTx) QueryRowContext(ctx context.Context, query string, args ...any) *Row {
 	if err := a.check("QueryRowContext", query, false); err != nil {
 		return &Row{err: err}
+	}
+	if p, ok := a.ts.sqltx.(*pgTx); ok {
+		rows, err := p.QueryContext(ctx, query, args...)
+		return &Row{rows: rows, err: err}
 	}
 	return &Row{row: a.ts.sqltx.QueryRowContext(ctx, query, args...)}
 }

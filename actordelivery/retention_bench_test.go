@@ -56,14 +56,9 @@ VALUES (:id, 'old', '', 0, 3, 1, :t, 'acked', :payload, :t, :t)`
 	for i := 0; i < n; i += 10_000 {
 		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
 			tx := s.txFrom(ctx).sqltx
-			st, err := tx.PrepareContext(ctx, q)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			for j := i; j < min(i+10_000, n); j++ {
 				_, args := bind(j)
-				if _, err := st.ExecContext(ctx, args...); err != nil {
+				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 					return err
 				}
 			}

@@ -425,8 +425,10 @@ type txKey struct{}
 // txState is the transaction a context carries. It belongs to one store: a context carrying another
 // store's transaction does not make this store join it.
 type txState struct {
-	store    *Store
-	sqltx    *sql.Tx
+	store *Store
+	// sqltx is the transaction itself, for statements the store does not render (the
+	// application's, migrations): a *sql.Tx, or a pgTx for a read-write one on PostgreSQL.
+	sqltx    dbTx
 	tx       querier // sqltx through the store's dialect
 	readOnly bool
 	// ended is set once ExecTx is past fn: the application's handles (Tx) refuse from then on.
@@ -487,7 +489,14 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 			txo = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 		}
 	}
-	tx, err := db.BeginTx(ctx, txo)
+	var tx dbTx
+	var err error
+	if !readOnly && s.d.backend == BackendPostgres {
+		// BEGIN goes with the first statement (see pgTx).
+		tx, err = s.beginPG(ctx)
+	} else {
+		tx, err = db.BeginTx(ctx, txo)
+	}
 	if err != nil {
 		return s.dbErr("begin transaction", err)
 	}

@@ -1,0 +1,220 @@
+package actordelivery
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// dbTx is a transaction as ExecTx drives it: a *sql.Tx, or on PostgreSQL a read-write pgTx.
+type dbTx interface {
+	rawQuerier
+	Commit() error
+	Rollback() error
+}
+
+// pgTx is a read-write transaction on PostgreSQL that sends no BEGIN of its own: BEGIN travels
+// in one pipeline with the transaction's first statement when that is an ExecContext with
+// arguments (the two run as [BEGIN, statement] before one Sync, so the statement runs inside
+// the transaction exactly as after a BEGIN of its own), and alone just before a first query.
+// A transaction that sends no statement sends nothing at all, not even at its end.
+//
+// Everything else is what database/sql's Tx over pgx's driver does: statements after the first
+// go through the connection as database/sql runs them; COMMIT and ROLLBACK are pgx's (a COMMIT the
+// server answers with ROLLBACK, because a statement failed, is pgx.ErrTxCommitRollback; a
+// connection whose COMMIT or ROLLBACK failed is closed, never reused); Rows still open at the end
+// are closed first. pgx's driver discards a connection returned to the pool inside a
+// transaction, so none ever leaks one.
+//
+// A pgTx belongs to one ExecTx and is used from its goroutine only (see ExecTx).
+type pgTx struct {
+	// ctx is ExecTx's context: COMMIT runs under it, as sql.Tx's Commit runs under BeginTx's.
+	ctx  context.Context
+	conn *sql.Conn
+	// begun: the server may be inside the transaction (BEGIN was sent). While false the server
+	// has seen nothing of it.
+	begun bool
+	// done: Commit or Rollback was called; conn is back in the pool.
+	done bool
+	// rows are the results QueryContext returned, closed before COMMIT or ROLLBACK.
+	rows []*sql.Rows
+}
+
+// beginPG starts a read-write pgTx on s's pool: it takes a connection and sends nothing.
+func (s *Store) beginPG(ctx context.Context) (*pgTx, error) {
+	conn, err := s.wdb.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgTx{ctx: ctx, conn: conn}, nil
+}
+
+// pgxConn is the pgx connection under a database/sql driver connection of a PostgreSQL store
+// (OpenPostgres and OpenPostgresDB make sure the pool is pgx's driver).
+func pgxConn(dc any) (*pgx.Conn, error) {
+	c, ok := dc.(*stdlib.Conn)
+	if !ok {
+		return nil, fmt.Errorf("actordelivery: pool connection is %T, want pgx's stdlib driver", dc)
+	}
+	return c.Conn(), nil
+}
+
+// pgArgs are database/sql arguments as pgx's driver passes them to pgx: names dropped (it binds
+// positionally), values unchanged (its CheckNamedValue accepts every value as it is).
+func pgArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if na, ok := a.(sql.NamedArg); ok {
+			a = na.Value
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// begin sends BEGIN alone, if it has not been sent. A connection BEGIN failed on is closed, so
+// that no statement of the transaction can run outside it.
+func (p *pgTx) begin(ctx context.Context) error {
+	if p.begun {
+		return nil
+	}
+	p.begun = true
+	_, err := p.conn.ExecContext(ctx, "BEGIN")
+	if err != nil {
+		_ = p.conn.Raw(func(dc any) error {
+			if c, cerr := pgxConn(dc); cerr == nil {
+				_ = c.Close(context.Background())
+			}
+			return nil
+		})
+	}
+	return err
+}
+
+func (p *pgTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if p.done {
+		return nil, sql.ErrTxDone
+	}
+	if p.begun || len(args) == 0 {
+		// Without arguments a statement may hold several (pgx sends it in the simple protocol),
+		// which a pipeline cannot carry.
+		if err := p.begin(ctx); err != nil {
+			return nil, err
+		}
+		return p.conn.ExecContext(ctx, query, args...)
+	}
+	var tag pgconn.CommandTag
+	err := p.conn.Raw(func(dc any) error {
+		c, err := pgxConn(dc)
+		if err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		b.Queue(query, pgArgs(args)...)
+		br := c.SendBatch(ctx, b)
+		_, err = br.Exec()
+		if err == nil {
+			tag, err = br.Exec()
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		// Whether BEGIN ran is the server's word: it may have, even when the statement failed.
+		p.begun = c.PgConn().TxStatus() != 'I'
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pgResult(tag.RowsAffected()), nil
+}
+
+func (p *pgTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if p.done {
+		return nil, sql.ErrTxDone
+	}
+	if err := p.begin(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := p.conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	p.rows = append(p.rows, rows)
+	return rows, nil
+}
+
+// QueryRowContext is for the store's statements, which always scan the row (closing it). The
+// application's rows go through QueryContext (see appTx), so an unscanned one cannot keep the
+// connection busy at COMMIT. After a failed BEGIN the row carries the closed connection's error.
+func (p *pgTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if !p.done {
+		_ = p.begin(ctx)
+	}
+	return p.conn.QueryRowContext(ctx, query, args...)
+}
+
+func (p *pgTx) closeRows() {
+	for _, r := range p.rows {
+		_ = r.Close()
+	}
+	p.rows = nil
+}
+
+// end runs COMMIT or ROLLBACK (if BEGIN was sent) and gives the connection back.
+func (p *pgTx) end(ctx context.Context, stmt string) error {
+	if p.done {
+		return sql.ErrTxDone
+	}
+	p.done = true
+	defer func() { _ = p.conn.Close() }()
+	p.closeRows()
+	if !p.begun {
+		return nil
+	}
+	return p.conn.Raw(func(dc any) error {
+		c, err := pgxConn(dc)
+		if err != nil {
+			return err
+		}
+		tag, err := c.Exec(ctx, stmt)
+		if err != nil {
+			// The connection's state is unknown (pgx's Tx does the same): never reuse it.
+			if stmt == "ROLLBACK" || c.PgConn().TxStatus() != 'I' {
+				_ = c.Close(context.Background())
+			}
+			return err
+		}
+		if stmt == "COMMIT" && tag.String() == "ROLLBACK" {
+			return pgx.ErrTxCommitRollback
+		}
+		return nil
+	})
+}
+
+// Commit commits, or returns the context's error after rolling back when ExecTx's context is
+// done (as sql.Tx does).
+func (p *pgTx) Commit() error {
+	if err := p.ctx.Err(); err != nil && !p.done {
+		_ = p.end(context.Background(), "ROLLBACK")
+		return err
+	}
+	return p.end(p.ctx, "COMMIT")
+}
+
+func (p *pgTx) Rollback() error { return p.end(context.Background(), "ROLLBACK") }
+
+// pgResult is an ExecContext result: pgx's driver reports rows affected and no insert ids.
+type pgResult int64
+
+func (r pgResult) LastInsertId() (int64, error) {
+	return 0, errors.New("actordelivery: LastInsertId is not supported by PostgreSQL (use RETURNING)")
+}
+
+func (r pgResult) RowsAffected() (int64, error) { return int64(r), nil }
