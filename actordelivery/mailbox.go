@@ -148,6 +148,9 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 	if err := checkDuration(op, "delay", m.Delay); err != nil {
 		return false, fmt.Errorf("%w (message %q)", err, m.ID)
 	}
+	if s.d.backend == BackendPostgres && s.rec == nil && s.txFrom(ctx) == nil {
+		return s.enqueueAlone(ctx, m)
+	}
 	err = s.write(ctx, op, func(ts *txState, now int64) error {
 		if err := s.enqueue(ctx, ts, now, m, &duplicate); err != nil {
 			return err
@@ -165,10 +168,7 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 // the message was inserted.
 func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessage, duplicate *bool) error {
 	const op = "Enqueue"
-	res, err := ts.tx.ExecContext(ctx, qEnqueue,
-		named("id", m.ID), named("mailbox", m.Mailbox), named("key", m.Key),
-		named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
-		named("available_at", now+durMillis(m.Delay)), payloadArg(m.Payload), named("now", now))
+	res, err := ts.tx.ExecContext(ctx, qEnqueue, enqueueParams(m, now)...)
 	if err != nil {
 		return s.dbErr(op+" "+m.ID, err)
 	}
@@ -208,6 +208,13 @@ func (s *Store) enqueue(ctx context.Context, ts *txState, now int64, m NewMessag
 		*duplicate = true
 	}
 	return nil
+}
+
+// enqueueParams are qEnqueue's arguments for m at now.
+func enqueueParams(m NewMessage, now int64) []any {
+	return []any{named("id", m.ID), named("mailbox", m.Mailbox), named("key", m.Key),
+		named("priority", m.Priority), named("max_attempts", m.MaxAttempts),
+		named("available_at", now+durMillis(m.Delay)), payloadArg(m.Payload), named("now", now)}
 }
 
 func enqueueArgs(m NewMessage) EventArgs {

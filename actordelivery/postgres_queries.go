@@ -106,6 +106,19 @@ const (
 	qDeadLetterRecheckNotify = `SELECT d.dead,
     CASE WHEN NOT d.dead AND CAST(:notify AS BOOLEAN) THEN CAST(pg_notify(:channel, :payload) AS TEXT) END
 FROM (SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id) AS dead) d`
+	// qEnqueueRecheckAlone is qDeadLetterRecheckNotify and qDeadLetterDelete for enqueueAlone,
+	// which sends it in one pipeline with the insert, before the insert's result is known. "mine"
+	// is the row the insert wrote, if it wrote one: the row of this id whose version this
+	// transaction created (none when the insert found a duplicate, which assigns no transaction
+	// id). When the id is dead-lettered meanwhile, "undone" deletes that row (a data-modifying
+	// WITH runs to completion whether or not the query reads it). stands is whether the insert
+	// stands; the NOTIFY is sent only then. Needs PostgreSQL 13 (pg_current_xact_id_if_assigned).
+	qEnqueueRecheckAlone = `WITH mine AS (
+    SELECT seq FROM {p}messages WHERE id = :id AND xmin = CAST(pg_current_xact_id_if_assigned() AS xid)),
+d AS (SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id) AS dead),
+undone AS (DELETE FROM {p}messages WHERE seq IN (SELECT seq FROM mine) AND (SELECT dead FROM d))
+SELECT s.stands, CASE WHEN s.stands THEN CAST(pg_notify(:channel, :payload) AS TEXT) END
+FROM (SELECT EXISTS (SELECT 1 FROM mine) AND NOT d.dead AS stands FROM d) s`
 	// qMigrationLock serializes concurrent migrators of one prefix until their transaction ends.
 	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtext(:name))`
 )

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -218,3 +219,68 @@ func (r pgResult) LastInsertId() (int64, error) {
 }
 
 func (r pgResult) RowsAffected() (int64, error) { return int64(r), nil }
+
+// enqueueAlone is Enqueue on PostgreSQL outside any transaction, on a store that does not record.
+// The insert (qEnqueue) and its re-check (qEnqueueRecheckAlone) go as one pipeline ending in one
+// Sync, which the server runs as one implicit transaction: it commits when both statements
+// succeed and rolls back whole when either fails (PostgreSQL's protocol, "Pipelining"). So the
+// call is one round trip instead of four (BEGIN, insert, re-check, COMMIT), and a failure can only
+// abort. The re-check is still a statement of its own, whose snapshot is taken after the insert
+// ended (READ COMMITTED takes one per statement), as enqueue needs; since it is sent before the
+// insert's result is known, it finds the insert's row by the transaction that wrote it. The
+// enqueue of an id dead-lettered meanwhile leaves nothing and sends no NOTIFY, as in enqueue.
+// Like autocommitOne, it counts one commit or one rollback, and Metrics.ObserveCommit gets the
+// pipeline's duration, which includes its commit.
+func (s *Store) enqueueAlone(ctx context.Context, m NewMessage) (duplicate bool, err error) {
+	const op = "Enqueue"
+	if err := s.checkOpen(op); err != nil {
+		return false, err
+	}
+	t := topic{mailbox: m.Mailbox}
+	err = s.retryOwn(ctx, op, func() error {
+		ins, insArgs := s.d.bind(qEnqueue, enqueueParams(m, s.nowMillis()))
+		chk, chkArgs := s.d.bind(qEnqueueRecheckAlone, []any{named("id", m.ID),
+			named("channel", s.channel()), named("payload", s.notifyPayload(t, m.ID))})
+		conn, err := s.wdb.Conn(ctx)
+		if err != nil {
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		defer func() { _ = conn.Close() }()
+		var stands bool
+		var sent sql.NullString
+		start := time.Now()
+		err = conn.Raw(func(dc any) error {
+			c, err := pgxConn(dc)
+			if err != nil {
+				return err
+			}
+			b := &pgx.Batch{}
+			b.Queue(ins, insArgs...)
+			b.Queue(chk, chkArgs...)
+			br := c.SendBatch(ctx, b)
+			_, err = br.Exec()
+			if err == nil {
+				err = br.QueryRow().Scan(&stands, &sent)
+			}
+			if cerr := br.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		})
+		s.metrics.ObserveCommit(time.Since(start))
+		if err != nil {
+			s.rollbacks.Add(1)
+			return s.dbErr(op+" "+m.ID, err)
+		}
+		s.commits.Add(1)
+		duplicate = !stands
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if !duplicate {
+		s.fireLocal(t, m.ID)
+	}
+	return duplicate, nil
+}

@@ -2,6 +2,8 @@ package actordelivery
 
 import (
 	"context"
+	"database/sql"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -9,7 +11,8 @@ import (
 // TestPostgresNoWakeForUndoneEnqueue: an enqueue that does not stand wakes no store, neither the
 // enqueuing one (its local signal) nor another on the same database (NOTIFY). Two cases: the
 // enqueue's transaction rolls back, and the insert is undone because a concurrent DeadLetter of
-// the id committed while it waited (Enqueue's re-check).
+// the id committed while it waited (Enqueue's re-check), both for an enqueue alone and for one
+// inside ExecTx, which take different statements.
 //
 // Absence is observed without a timeout: after each case the test commits an enqueue into a
 // marker mailbox that the listening store also subscribes to. The server delivers notifications in
@@ -78,14 +81,35 @@ func TestPostgresNoWakeForUndoneEnqueue(t *testing.T) {
 	settle()
 	drained("rolled-back enqueue")
 
-	// Case 2: Enqueue("x") waits on the id's row while a DeadLetter("x") holds it; once the dead
-	// letter commits, the insert goes through and the re-check undoes it.
+	// Case 2: Enqueue(id) waits on the id's row while a DeadLetter(id) holds it; once the dead
+	// letter commits, the insert goes through and the re-check undoes it. Alone, the enqueue is
+	// one pipelined implicit transaction (enqueueAlone); inside ExecTx, statements of its own.
+	for _, c := range []struct {
+		id   string
+		inTx bool
+	}{{"x", false}, {"y", true}} {
+		if c.id != "x" { // x is the control's message
+			mustEnqueue(t, a, NewMessage{Mailbox: "m", ID: c.id})
+			settle()
+			<-localWake
+			<-remoteWake
+		}
+		deadLetterWhileEnqueuing(t, ctx, a, admin, c.id, c.inTx)
+		settle()
+		drained("enqueue undone by the dead-letter re-check (in ExecTx: " + strconv.FormatBool(c.inTx) + ")")
+	}
+}
+
+// deadLetterWhileEnqueuing has Enqueue(id) wait on the row of id while DeadLetter(id) holds it,
+// and checks that the insert was undone (duplicate, no message left).
+func deadLetterWhileEnqueuing(t *testing.T, ctx context.Context, a *Store, admin *sql.DB, id string, inTx bool) {
+	t.Helper()
 	locked := make(chan int, 1)
 	release := make(chan struct{})
 	moved := make(chan error, 1)
 	go func() {
 		moved <- a.ExecTx(ctx, false, func(ctx context.Context) error {
-			if err := a.DeadLetter(ctx, "x", "test"); err != nil {
+			if err := a.DeadLetter(ctx, id, "test"); err != nil {
 				return err
 			}
 			var pid int
@@ -109,7 +133,17 @@ func TestPostgresNoWakeForUndoneEnqueue(t *testing.T) {
 	}
 	enqueued := make(chan enq, 1)
 	go func() {
-		dup, err := a.Enqueue(ctx, NewMessage{Mailbox: "m", ID: "x", MaxAttempts: 1})
+		var dup bool
+		enqueue := func(ctx context.Context) (err error) {
+			dup, err = a.Enqueue(ctx, NewMessage{Mailbox: "m", ID: id, MaxAttempts: 1})
+			return err
+		}
+		var err error
+		if inTx {
+			err = a.ExecTx(ctx, false, enqueue)
+		} else {
+			err = enqueue(ctx)
+		}
 		enqueued <- enq{dup, err}
 	}()
 	for {
@@ -131,11 +165,9 @@ WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))`, mover).Scan
 	}
 	got := <-enqueued
 	if got.err != nil || !got.dup {
-		t.Fatalf("Enqueue of the id dead-lettered meanwhile = duplicate %v, %v; want an undone insert (duplicate)", got.dup, got.err)
+		t.Fatalf("Enqueue of the id dead-lettered meanwhile (in ExecTx: %v) = duplicate %v, %v; want an undone insert (duplicate)", inTx, got.dup, got.err)
 	}
-	if _, err := a.GetMessage(ctx, "x"); err == nil {
-		t.Fatal("the undone insert left the message in the mailbox")
+	if _, err := a.GetMessage(ctx, id); err == nil {
+		t.Fatalf("the undone insert of %q (in ExecTx: %v) left the message in the mailbox", id, inTx)
 	}
-	settle()
-	drained("enqueue undone by the dead-letter re-check")
 }

@@ -577,13 +577,20 @@ func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now i
 	if err := s.checkOpen(op); err != nil {
 		return err
 	}
-	for attempt := 1; ; attempt++ {
-		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+	return s.retryOwn(ctx, op, func() error {
+		return s.ExecTx(ctx, false, func(ctx context.Context) error {
 			ts := s.txFrom(ctx)
 			return fn(ts, ts.nowMillis())
 		})
-		// The transaction is this call's own, so a serialization failure or deadlock can be
-		// retried whole; SQLite's busy timeout has already waited.
+	})
+}
+
+// retryOwn runs tx, a whole transaction of the call's own, again while it fails with a
+// serialization failure or deadlock on PostgreSQL (ErrBusy), up to maxTxRetries attempts.
+// SQLite's busy timeout has already waited, so there it runs once.
+func (s *Store) retryOwn(ctx context.Context, op string, tx func() error) error {
+	for attempt := 1; ; attempt++ {
+		err := tx()
 		if err == nil || attempt == maxTxRetries || s.d.backend != BackendPostgres || !errors.Is(err, ErrBusy) || ctx.Err() != nil {
 			return err
 		}
