@@ -161,6 +161,9 @@ type Consumer struct {
 	// leaseless fetch peeks on the writer connection, whose page cache the acknowledgement in
 	// between left valid (see Store.peek), instead of on the reader pool.
 	busy atomic.Bool
+	// placed is, on a recording store, the place in the commit order of the consumer's last
+	// recorded fetch or wake: its next poll tick goes after it (wake.go).
+	placed atomic.Int64
 }
 
 const (
@@ -256,6 +259,7 @@ func (c *Consumer) Fetch(ctx context.Context) (*Delivery, error) {
 			var err error
 			if m, err = c.st.Peek(ctx, c.mailbox); err == nil {
 				recordStep(ctx, true, "consumer_fetch", c.stepArgs(), EventResult{Message: peekedMessage(m)})
+				c.place(ctx)
 			}
 			return err
 		})
@@ -308,6 +312,7 @@ func (c *Consumer) fetchLeased(ctx context.Context) (*Message, error) {
 			a := c.stepArgs()
 			a.LeaseFor = c.leaseFor
 			recordStep(ctx, false, "consumer_fetch", a, EventResult{Message: eventMessage(m)})
+			c.place(ctx)
 		}
 		return err
 	})
@@ -550,11 +555,16 @@ func (c *Consumer) Run(ctx context.Context) error {
 	sub, cancel := c.st.subscribeMailboxes([]string{c.mailbox})
 	defer cancel()
 	wait := c.poll
+	self := []*Consumer{c}
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
 		out, err := c.Step(ctx)
+		ticked := self // a failed step recorded no fetch: its wait's tick is not judged
+		if err != nil {
+			ticked = nil
+		}
 		switch {
 		case err != nil && errors.Is(err, ErrClosed):
 			return err
@@ -566,27 +576,22 @@ func (c *Consumer) Run(ctx context.Context) error {
 			wait = c.poll
 			continue
 		}
-		ok, woken := sleep(ctx, wait, sub.ch)
-		if !ok {
+		if !waitIdle(ctx, wait, c.st, sub, self, ticked) {
 			return nil
-		}
-		if woken {
-			recordWake(c.st, sub, []*Consumer{c})
 		}
 		wait = min(2*wait, c.maxPoll)
 	}
 }
 
-// sleep waits d, or until wake fires; ok is false when ctx ended, woken true when wake fired.
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) (ok, woken bool) {
+// sleep waits d, or until wake fires; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false, false
+		return false
 	case <-t.C:
 	case <-wake:
-		return true, true
 	}
-	return true, false
+	return true
 }

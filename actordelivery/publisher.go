@@ -414,7 +414,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 		case n > 0:
 			continue
 		}
-		if ok, _ := sleep(ctx, p.poll, wake); !ok {
+		if !sleep(ctx, p.poll, wake) {
 			return nil
 		}
 	}

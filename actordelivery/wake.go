@@ -3,14 +3,17 @@ package actordelivery
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // Wake-ups as recorded events (docs/semantics.md, "Wake-ups"; docs/observed.md). On a recording
 // store every wake a subscriber receives carries its cause: the message it is for, how it came
 // (the store's own post-commit signal, or another store's NOTIFY), and the place in the commit
 // order it follows. A consumer that its wait ends on a wake records it as one `wake` event before
-// it fetches, so the history shows that the wake followed the commit that caused it. On a store
-// that does not record no cause is kept and nothing is recorded.
+// it fetches, so the history shows that the wake followed the commit that caused it. A consumer
+// whose wait ends on its poll interval records a `poll_tick`, so the history shows that a woken
+// consumer fetched before its next poll tick. On a store that does not record no cause is kept
+// and nothing is recorded.
 
 // The ways a wake comes (the trace format's wake profiles).
 const (
@@ -108,6 +111,75 @@ func recordWake(st *Store, sub *subscription, cs []*Consumer) {
 		if k.mailbox == c.mailbox {
 			st.rec.Record(Event{Seq: c.seq, Read: true, At: fromMillis(c.at), Op: "wake",
 				Args: EventArgs{Worker: k.worker, Mailbox: c.mailbox, ID: c.id, Profile: c.via}})
+			k.placeAt(c.seq)
+			return
+		}
+	}
+}
+
+// waitIdle is an idle consumer's wait (Run, RunWorkers): d, or until sub signals an enqueue into a
+// mailbox of cs. On a recording store what ended the wait is recorded: the wake (recordWake), or
+// the poll tick of each consumer of ticked (recordPollTick). It returns false when ctx ended.
+func waitIdle(ctx context.Context, d time.Duration, st *Store, sub *subscription, cs, ticked []*Consumer) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-sub.ch:
+		recordWake(st, sub, cs)
+	case <-t.C:
+		recordPollTick(st, sub, cs, ticked)
+	}
+	return true
+}
+
+// recordPollTick records, on a recording store, that the wait of the consumers cs share ended on
+// their poll interval: one `poll_tick` read event for each consumer of ticked (those whose last
+// step completed, so its fetch is in the history). A wake already pending ended the wait too; it
+// is recorded instead. The tick follows the store's last commit and the consumer's last recorded
+// fetch or wake, whichever is later, and takes the time before the pending wake is looked for: a
+// wake that comes after the look follows a commit at or after that place, so it is placed after
+// the tick.
+func recordPollTick(st *Store, sub *subscription, cs, ticked []*Consumer) {
+	if st.rec == nil {
+		return
+	}
+	st.lastCommit.mu.Lock()
+	seq := st.lastCommit.seq
+	st.lastCommit.mu.Unlock()
+	at := fromMillis(st.nowMillis())
+	select {
+	case <-sub.ch:
+		recordWake(st, sub, cs)
+		return
+	default:
+	}
+	for _, k := range ticked {
+		st.rec.Record(Event{Seq: max(seq, k.placed.Load()), Read: true, At: at, Op: "poll_tick",
+			Args: EventArgs{Worker: k.worker, Mailbox: k.mailbox}})
+	}
+}
+
+// place makes the consumer remember, once the transaction in ctx commits, the place of the step
+// it records there: its next poll tick goes after it.
+func (c *Consumer) place(ctx context.Context) {
+	ts := c.st.txFrom(ctx)
+	if ts == nil || !ts.recording {
+		return
+	}
+	ts.onCommit(func() {
+		for _, ev := range ts.events {
+			c.placeAt(ev.Seq)
+		}
+	})
+}
+
+// placeAt moves the consumer's last recorded place to seq, if it is later.
+func (c *Consumer) placeAt(seq int64) {
+	for {
+		p := c.placed.Load()
+		if seq <= p || c.placed.CompareAndSwap(p, seq) {
 			return
 		}
 	}

@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,5 +89,64 @@ func TestNotifyPayload(t *testing.T) {
 			t.Errorf("payload %q: its own or a malformed payload gave a cause", payload)
 		}
 		stop()
+	}
+}
+
+// TestRecordedPollTick: on a recording store, a worker of RunWorkers serving two mailboxes with a
+// short poll interval records a poll_tick for each mailbox whenever its wait ends on the
+// interval, and the history keeps the second wake rule: in commit order, every tick of a mailbox
+// comes after a fetch from it, and a wake of the worker for the mailbox is followed by a fetch
+// from it before the next tick there. Rerun: go test ./actordelivery/ -run TestRecordedPollTick -v
+func TestRecordedPollTick(t *testing.T) {
+	log := &eventLog{}
+	st := openAt(t, BackendSQLite, filepath.Join(t.TempDir(), "tick.db"), Options{Recorder: log})
+	handled := make(chan struct{}, 16)
+	h := func(context.Context, *Message) (Effects, error) { handled <- struct{}{}; return nil, nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorkers(ctx, st, []string{"a", "b"}, 1, h, ConsumerOptions{Path: PathLeased, LeaseFor: time.Minute,
+			PollInterval: 5 * time.Millisecond, MaxPollInterval: 5 * time.Millisecond, Worker: 3})
+	}()
+	for i := range 6 {
+		time.Sleep(12 * time.Millisecond)
+		if _, err := st.Enqueue(context.Background(), NewMessage{Mailbox: []string{"a", "b"}[i%2], ID: fmt.Sprintf("m%d", i), MaxAttempts: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 6 {
+		select {
+		case <-handled:
+		case <-time.After(time.Minute):
+			t.Fatal("six messages not handled within a minute")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // a few more ticks
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fetched, owed := map[string]bool{}, map[string]bool{}
+	ticks, wakes := map[string]int{}, 0
+	for i, ev := range log.sorted() {
+		mb := ev.Args.Mailbox
+		switch ev.Op {
+		case "consumer_fetch":
+			fetched[mb], owed[mb] = true, false
+		case "wake":
+			wakes++
+			owed[mb] = true
+		case "poll_tick":
+			ticks[mb]++
+			if want := (EventArgs{Worker: 3, Mailbox: mb}); ev.Args != want || !ev.Read {
+				t.Errorf("event %d: poll tick %+v, want a read with args %+v", i, ev, want)
+			}
+			if !fetched[mb] || owed[mb] {
+				t.Errorf("event %d: poll tick of %q (seq %d) before any fetch from it, or after a wake without a fetch since", i, mb, ev.Seq)
+			}
+		}
+	}
+	if ticks["a"] == 0 || ticks["b"] == 0 || wakes == 0 {
+		t.Errorf("ticks %v and %d wakes; want ticks of both mailboxes and a wake", ticks, wakes)
 	}
 }

@@ -234,13 +234,18 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) (cut *Consu
 	defer cancel()
 	first := cs[0]
 	wait := first.poll
+	var ticked []*Consumer // the consumers whose step this round completed (wake.go)
 	for {
 		busy, failed := false, false
+		ticked = ticked[:0]
 		for _, c := range cs {
 			if ctx.Err() != nil {
 				return nil, nil
 			}
 			out, err := c.Step(work)
+			if err == nil {
+				ticked = append(ticked, c)
+			}
 			switch {
 			case err != nil && errors.Is(context.Cause(work), ErrDrainTimeout):
 				c.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: drain timeout: delivery abandoned, nothing committed",
@@ -259,12 +264,8 @@ func runWorker(ctx, work context.Context, st *Store, cs []*Consumer) (cut *Consu
 			wait = first.poll
 			continue
 		}
-		ok, woken := sleep(ctx, wait, sub.ch)
-		if !ok {
+		if !waitIdle(ctx, wait, st, sub, cs, ticked) {
 			return nil, nil
-		}
-		if woken {
-			recordWake(st, sub, cs)
 		}
 		if !busy {
 			wait = min(2*wait, first.maxPoll)

@@ -15,7 +15,7 @@ import (
 )
 
 // WithProtocol returns store with the protocol steps added: consumer_fetch, consumer_handle,
-// publisher_deliver, crash and wake run as the reference consumer and publisher of docs/semantics.md
+// publisher_deliver, crash, wake and poll_tick run as the reference consumer and publisher of docs/semantics.md
 // under profile p, through store's own store-level operations. Every other step goes to store
 // unchanged. store's declared capabilities carry over, without the protocol steps.
 //
@@ -41,6 +41,8 @@ type protocol struct {
 	// reference steps need no column a store may not report.
 	maxAttempts map[string]int
 	outbox      map[string]replay.Args
+	// wakes answers poll_tick from the trace's wakes and fetches; a crash forgets them.
+	wakes Wakes
 }
 
 type delivery struct {
@@ -73,6 +75,7 @@ func (w *protocol) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	switch op {
 	case traces.OpConsumerFetch:
+		w.wakes.Fetched(a.Worker, a.Mailbox)
 		return w.fetch(ctx, at, a)
 	case traces.OpConsumerHandle:
 		return w.handle(ctx, at, a)
@@ -80,6 +83,7 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 		return w.deliver(ctx, at, a)
 	case traces.OpCrash:
 		clear(w.fetched)
+		w.wakes.Crash()
 		return replay.Observation{}, w.store.Reopen(ctx)
 	case traces.OpWorkerStop:
 		// The stop changes nothing stored; the trace's own steps say what the worker does next.
@@ -89,7 +93,13 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 		delete(w.fetched, a.Worker)
 		return replay.Observation{}, nil
 	case traces.OpWake:
-		return w.wake(ctx, a)
+		o, err := w.wake(ctx, a)
+		if err == nil && o.Err == "" {
+			w.wakes.Woke(a.Worker, a.Mailbox)
+		}
+		return o, err
+	case traces.OpPollTick:
+		return replay.Observation{Err: w.wakes.PollTick(a.Worker, a.Mailbox)}, nil
 	}
 	o, err := w.store.Do(ctx, op, at, a)
 	if err == nil && o.Err == "" && !o.Duplicate {

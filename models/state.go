@@ -56,6 +56,9 @@ type State struct {
 	// (worker_drain); a worker without an entry runs. A crash forgets every mark, as it forgets
 	// the in-flight deliveries: the restarted process's workers are new.
 	stops map[int]stopMark
+	// woken holds each worker and mailbox where the worker was woken for a committed message and
+	// has not fetched from the mailbox since (wake.go). A crash forgets them all.
+	woken map[wakeKey]struct{}
 	// processed maps a (consumer, message id) record to the time it expires: it is live while
 	// expires > now. Records are never removed (an expired one counts as absent), except by a purge
 	// under the profile choice processed_expiry "until_cleanup", where an expired one still counts.
@@ -188,6 +191,7 @@ func (s State) clone() State {
 	n.effectsForgotten = cloneMap(s.effectsForgotten)
 	n.inflight = cloneMap(s.inflight)
 	n.stops = cloneMap(s.stops)
+	n.woken = cloneMap(s.woken)
 	n.processed = cloneMap(s.processed)
 	n.checkpoints = cloneMap(s.checkpoints)
 	n.redrives = slices.Clone(s.redrives)
@@ -209,7 +213,7 @@ func cloneSlices[K comparable, V any](m map[K][]V) map[K][]V {
 }
 
 // Equal reports whether a and b are the same state: same time, rows, dead letters, effects,
-// in-flight deliveries, workers' stops, processed-message records, checkpoints, redrive history and counters. The Config is not compared (functions have no equality).
+// in-flight deliveries, workers' stops and unanswered wakes, processed-message records, checkpoints, redrive history and counters. The Config is not compared (functions have no equality).
 func Equal(a, b State) bool {
 	return a.now == b.now && a.lastToken == b.lastToken && a.lastSeq == b.lastSeq &&
 		maps.Equal(a.messages, b.messages) &&
@@ -221,6 +225,7 @@ func Equal(a, b State) bool {
 		maps.Equal(a.effectsForgotten, b.effectsForgotten) &&
 		maps.Equal(a.inflight, b.inflight) &&
 		maps.Equal(a.stops, b.stops) &&
+		maps.Equal(a.woken, b.woken) &&
 		maps.Equal(a.processed, b.processed) &&
 		maps.Equal(a.checkpoints, b.checkpoints) &&
 		slices.Equal(a.redrives, b.redrives)

@@ -105,7 +105,9 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		r.Redrives = n.listRedrives(a.ID)
 	case traces.OpConsumerFetch:
 		if err = n.stepAfterStop(op, a.Worker); err == nil {
-			r, err = n.consumerFetch(a, at)
+			if r, err = n.consumerFetch(a, at); err == nil {
+				n.fetched(a.Worker, a.Mailbox)
+			}
 		}
 	case traces.OpConsumerHandle:
 		if err = n.stepAfterStop(op, a.Worker); err == nil {
@@ -116,6 +118,7 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpCrash:
 		clear(n.inflight)
 		clear(n.stops)
+		clear(n.woken)
 	case traces.OpWorkerStop:
 		err = n.workerStop(a)
 	case traces.OpWorkerDrain:
@@ -123,6 +126,13 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpWake:
 		// An observation: nothing changes. The wake's message must be committed in its mailbox.
 		r.Err = errKind(n.committedIn(a.Mailbox, a.ID), traces.ErrKindNotCommitted)
+		if r.Err == "" {
+			n.woke(a)
+		}
+	case traces.OpPollTick:
+		// An observation: nothing changes. A worker woken for a committed message of the mailbox
+		// must have fetched from it since.
+		r.Err = errKind(n.pollTick(a), traces.ErrKindWakeNotFetched)
 	default:
 		err = malformed(op, "unknown operation")
 	}
@@ -217,6 +227,8 @@ func validate(op traces.Op, a traces.Args) error {
 	case traces.OpWake:
 		return errors.Join(nonEmpty("mailbox", a.Mailbox), nonEmpty("id", a.ID),
 			oneOf("profile", a.Profile, traces.WakeLocal, traces.WakeNotify))
+	case traces.OpPollTick:
+		return nonEmpty("mailbox", a.Mailbox)
 	case traces.OpPublisherDeliver:
 		return errors.Join(nonEmpty("id", a.ID),
 			oneOf("profile", a.Profile, traces.ProfileFold, traces.ProfileSplit),

@@ -45,7 +45,7 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 			return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 		}
 		at := int64(ev.At.Sub(traces.Epoch) / time.Second)
-		if ev.Op == string(traces.OpWake) {
+		if ev.Op == string(traces.OpWake) || ev.Op == string(traces.OpPollTick) {
 			at = last // see wakeTime
 		}
 		if at < last {
@@ -89,10 +89,10 @@ func (s *symbols) of(space traces.TokenSpace, tok string) int {
 	return s.next
 }
 
-// wakeTime: a wake is recorded outside any transaction, after the commit it follows, so its own
-// clock reading may be later than the steps placed after it (they read the clock when they began,
-// under the commit lock). A wake changes nothing, so in the trace it takes the time of the step
-// before it, and time never goes back.
+// wakeTime: a wake or a poll tick is recorded outside any transaction, after the commit it
+// follows, so its own clock reading may be later than the steps placed after it (they read the
+// clock when they began, under the commit lock). It changes nothing, so in the trace it takes the
+// time of the step before it, and time never goes back.
 
 func secs(d time.Duration) int64 { return int64(d / time.Second) }
 

@@ -2,8 +2,11 @@ package observe
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/pconform/pconform/traces"
 )
 
 // ev builds one event line; at is logical seconds.
@@ -169,6 +172,58 @@ func TestCheckModelWakes(t *testing.T) {
 				t.Fatalf("got %v, want a not_committed finding at step %d", f, tc.finding)
 			}
 			sum, sf, err := Check(NewDecoder(strings.NewReader(tc.log), "log"), CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (sf != nil) != (tc.finding >= 0) {
+				t.Fatalf("streaming check: finding %v (summary %+v), want one: %v", sf, sum, tc.finding >= 0)
+			}
+		})
+	}
+}
+
+// TestCheckModelPollTicks: a consumer's recorded poll tick is judged by the wakes and fetches
+// before it in the commit order (docs/semantics.md, "Wake-ups"): a tick of a worker woken for the
+// mailbox that has fetched from it since agrees with the model, as does one of another worker or
+// mailbox; a tick of a worker woken there that has not fetched since is a wake_not_fetched
+// finding at the tick, in the whole-trace check and in the streaming one.
+func TestCheckModelPollTicks(t *testing.T) {
+	wake := ev(1, true, 1, "wake", `{"worker":3,"mailbox":"a","id":"m1","profile":"local"}`, `{}`)
+	fetch := ev(1, true, 1, "consumer_fetch", `{"worker":3,"mailbox":"a","profile":"leaseless"}`, `{"message":{"id":"m1","attempts":0}}`)
+	tick := func(worker int, mailbox string) string {
+		return ev(1, true, 2, "poll_tick", fmt.Sprintf(`{"worker":%d,"mailbox":"%s"}`, worker, mailbox), `{}`)
+	}
+	for _, tc := range []struct {
+		name    string
+		events  []string
+		finding int // the step of the finding, -1 for none
+	}{
+		{"fetched since the wake", []string{enq, wake, fetch, tick(3, "a")}, -1},
+		{"another worker", []string{enq, wake, tick(4, "a")}, -1},
+		{"another mailbox", []string{enq, wake, tick(3, "b")}, -1},
+		{"not fetched since the wake", []string{enq, fetch, wake, tick(3, "a")}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := strings.Join(tc.events, "\n") + "\n"
+			lg, err := ReadLog(strings.NewReader(log), "log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := Convert(lg, Options{Name: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := CheckModel(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.finding < 0 && f != nil:
+				t.Fatalf("finding %v, want none", f)
+			case tc.finding >= 0 && (f == nil || f.Step != tc.finding || !strings.Contains(f.Message, traces.ErrKindWakeNotFetched)):
+				t.Fatalf("got %v, want a %s finding at step %d", f, traces.ErrKindWakeNotFetched, tc.finding)
+			}
+			sum, sf, err := Check(NewDecoder(strings.NewReader(log), "log"), CheckOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -207,7 +207,7 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 		return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 	}
 	at := int64(ev.At.Sub(traces.Epoch) / time.Second)
-	if ev.Op == string(traces.OpWake) {
+	if ev.Op == string(traces.OpWake) || ev.Op == string(traces.OpPollTick) {
 		at = o.lastAt // see wakeTime
 	}
 	if at < o.lastAt {

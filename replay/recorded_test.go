@@ -263,9 +263,9 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 // checkStepEvents checks the events one trace step recorded (as steps of the observed trace) and
 // returns what is wrong, "" when they are right:
 //
-//   - advance_clock, crash, list_redrives, wake (replay judges it from the rows; only a waiting
-//     consumer records a wake) and an idle consumer_handle make no store call that records: no
-//     event;
+//   - advance_clock, crash, list_redrives, wake and poll_tick (replay judges them from the rows
+//     and the trace; only a waiting consumer records one) and an idle consumer_handle make no
+//     store call that records: no event;
 //   - a fold publisher_deliver without a fault is one publisher_deliver event. Any other delivery
 //     is recorded as the commits it made (a split delivery's enqueue and outbox_complete, a
 //     failed delivery's outbox_fail or outbox_dead_letter, none for a commit that failed): each
@@ -278,7 +278,7 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 // handle that did not retry (the recorder states a retry delay only for a failed handle).
 func checkStepEvents(step traces.Step, got []traces.Step, tm *tokenMatch) string {
 	switch {
-	case step.Op == traces.OpAdvanceClock || step.Op == traces.OpCrash || step.Op == traces.OpListRedrives || step.Op == traces.OpWake,
+	case step.Op == traces.OpAdvanceClock || step.Op == traces.OpCrash || step.Op == traces.OpListRedrives || step.Op == traces.OpWake || step.Op == traces.OpPollTick,
 		step.Op == traces.OpConsumerHandle && step.Result.Action == traces.ActionIdle:
 		if len(got) != 0 {
 			return fmt.Sprintf("want no event, got %d", len(got))

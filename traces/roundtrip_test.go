@@ -355,6 +355,11 @@ func (g *gen) step(op Op, at int64) Step {
 		if g.maybe(0.2) {
 			res.Err = ErrKindNotCommitted
 		}
+	case OpPollTick:
+		a.Worker, a.Mailbox = g.small(0, 3), mailbox()
+		if g.maybe(0.2) {
+			res.Err = ErrKindWakeNotFetched
+		}
 	}
 	return s
 }

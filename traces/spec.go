@@ -52,6 +52,10 @@ const (
 	// store's own post-commit signal (profile "local") or by a PostgreSQL NOTIFY (profile
 	// "notify"). It changes nothing; the model checks that the message was committed.
 	OpWake Op = "wake"
+	// OpPollTick is an observation: a consumer worker's idle wait on mailbox ended on its poll
+	// interval, not on a wake. It changes nothing; the model checks that the worker was not woken
+	// for the mailbox without fetching from it since (docs/semantics.md, "Wake-ups").
+	OpPollTick Op = "poll_tick"
 )
 
 // Ops lists every operation in a stable order.
@@ -60,7 +64,7 @@ var Ops = []Op{
 	OpDeadLetter, OpOutboxEnqueue, OpOutboxClaim, OpOutboxComplete, OpOutboxFail, OpOutboxDeadLetter,
 	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
 	OpListRedrives, OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
-	OpWorkerStop, OpWorkerDrain, OpWake,
+	OpWorkerStop, OpWorkerDrain, OpWake, OpPollTick,
 }
 
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
@@ -164,6 +168,7 @@ var Spec = map[Op]OpSpec{
 		Args: []string{"worker", "mailbox", "id", "profile"}, Results: []string{"err"}, Protocol: true, Err: ErrKindNotCommitted,
 		Values: map[string][]string{"profile": {WakeLocal, WakeNotify}},
 	},
+	OpPollTick: {Args: []string{"worker", "mailbox"}, Results: []string{"err"}, Protocol: true, Err: ErrKindWakeNotFetched},
 }
 
 // The kinds of a redrive record (RedriveRecord.Kind).
@@ -191,6 +196,10 @@ const (
 	// (the wake came before the commit that caused it, or for one that rolled back). Only the
 	// model gives it; a recorded wake carries no error.
 	ErrKindNotCommitted = "not_committed"
+	// ErrKindWakeNotFetched: a poll tick of a worker that was woken for the mailbox and has not
+	// fetched from it since (a woken consumer fetches before its next poll tick). Only the model
+	// gives it; a recorded poll tick carries no error.
+	ErrKindWakeNotFetched = "wake_not_fetched"
 )
 
 // EffectsActorPrefix begins the actor name of a mailbox's effect log: a trace's consumer handler

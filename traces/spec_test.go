@@ -45,7 +45,7 @@ func TestSpecNamesKnownFields(t *testing.T) {
 			}
 		}
 		wantProtocol := op == OpConsumerFetch || op == OpConsumerHandle || op == OpPublisherDeliver || op == OpCrash ||
-			op == OpWorkerStop || op == OpWorkerDrain || op == OpWake
+			op == OpWorkerStop || op == OpWorkerDrain || op == OpWake || op == OpPollTick
 		if sp.Protocol != wantProtocol {
 			t.Errorf("%s: Protocol = %v", op, sp.Protocol)
 		}

@@ -29,6 +29,8 @@ type Target struct {
 	// claimed is the last copy of each outbox row a claim returned, as a publisher holds it: a
 	// purge may remove the row before a stale publisher delivers it.
 	claimed map[string]actordelivery.OutboxRow
+	// wakes answers poll_tick from the trace's wakes and fetches.
+	wakes adapter.Wakes
 }
 
 // New opens the store with open and returns its adapter (see the package documentation).
@@ -183,6 +185,7 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 				Attempts: r.Attempts, DeadReason: r.DeadReason, Reason: r.Reason, At: traces.Seconds(r.At)})
 		}
 	case traces.OpConsumerFetch:
+		t.wakes.Fetched(a.Worker, a.Mailbox)
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:
 		return t.handle(ctx, a)
@@ -190,6 +193,7 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 		return t.deliver(ctx, a)
 	case traces.OpCrash:
 		clear(t.fetched)
+		t.wakes.Crash()
 		return o, t.Reopen(ctx)
 	case traces.OpWorkerStop: // changes nothing stored
 		return o, nil
@@ -201,22 +205,25 @@ func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.
 		// mailbox (docs/semantics.md, "Wake-ups").
 		o.Err = traces.ErrKindNotCommitted
 		m, err := st.GetMessage(ctx, a.ID)
-		if err == nil {
-			if m.Mailbox == a.Mailbox {
-				o.Err = ""
-			}
-			return o, nil
+		if err == nil && m.Mailbox == a.Mailbox {
+			o.Err = ""
 		}
-		if !errors.Is(err, actordelivery.ErrNotFound) {
-			return o, err
-		}
-		dead, err := st.ListDeadLetters(ctx)
-		for _, dl := range dead {
-			if dl.ID == a.ID && dl.Mailbox == a.Mailbox {
-				o.Err = ""
+		if errors.Is(err, actordelivery.ErrNotFound) {
+			var dead []actordelivery.DeadLetter
+			dead, err = st.ListDeadLetters(ctx)
+			for _, dl := range dead {
+				if dl.ID == a.ID && dl.Mailbox == a.Mailbox {
+					o.Err = ""
+				}
 			}
+		}
+		if err == nil && o.Err == "" {
+			t.wakes.Woke(a.Worker, a.Mailbox)
 		}
 		return o, err
+	case traces.OpPollTick: // judged from the trace's wakes and fetches
+		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
+		return o, nil
 	default:
 		return o, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}

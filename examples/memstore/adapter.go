@@ -30,7 +30,7 @@ func (t *Target) Capabilities() replay.Capabilities {
 		Unsupported: []traces.Op{
 			traces.OpPurge, traces.OpMarkProcessed, traces.OpSaveCheckpoint, traces.OpLoadCheckpoint,
 			traces.OpRedrive, traces.OpListRedrives, traces.OpConsumerFetch, traces.OpConsumerHandle,
-			traces.OpPublisherDeliver, traces.OpCrash, traces.OpWake,
+			traces.OpPublisherDeliver, traces.OpCrash, traces.OpWake, traces.OpPollTick,
 		},
 		Unknown: []traces.Column{traces.ColDeadLetterDeadAt},
 	}

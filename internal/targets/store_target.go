@@ -55,6 +55,8 @@ type StoreTarget struct {
 	// fetched holds each worker's fetched, not yet handled delivery. It survives Reopen (the
 	// process did not die) and is cleared by a crash step (it did).
 	fetched map[int]*actordelivery.Delivery
+	// wakes answers poll_tick from the trace's wakes and fetches; a crash forgets them.
+	wakes adapter.Wakes
 	// mailboxes are the mailboxes any step named, so the snapshot can read their effect logs.
 	mailboxes map[string]bool
 	// elig runs the copied eligibility SQL when cfg.rules is set; nil otherwise.
@@ -344,6 +346,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 			})
 		}
 	case traces.OpConsumerFetch:
+		t.wakes.Fetched(a.Worker, a.Mailbox)
 		return t.fetch(ctx, a)
 	case traces.OpConsumerHandle:
 		return t.handle(ctx, a)
@@ -351,6 +354,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		return t.deliver(ctx, a)
 	case traces.OpCrash:
 		clear(t.fetched)
+		t.wakes.Crash()
 		return replay.Observation{}, t.Reopen(ctx)
 	case traces.OpWorkerStop:
 		// The stop changes nothing stored. Replay runs the consumer steps the trace names, so
@@ -371,7 +375,13 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		ok, err = t.committedIn(ctx, a.Mailbox, a.ID)
 		if !ok {
 			o.Err = traces.ErrKindNotCommitted
+		} else if err == nil {
+			t.wakes.Woke(a.Worker, a.Mailbox)
 		}
+	case traces.OpPollTick:
+		// Replay cannot make a consumer wait either; the tick is judged from the trace's wakes
+		// and fetches, as the model does.
+		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
 	default:
 		return replay.Observation{}, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}

@@ -42,3 +42,4 @@ event eObsCrash: (at: int);
 event eObsWorkerStop: (at: int, worker: int);
 event eObsWorkerDrain: (at: int, worker: int, outcome: string);
 event eObsWake: (at: int, worker: int, mailbox: string, id: string, profile: string, err: string);
+event eObsPollTick: (at: int, worker: int, mailbox: string, err: string);
