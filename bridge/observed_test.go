@@ -122,7 +122,9 @@ func observedVariants() (good, inverted, reset, unbounded *traces.Trace) {
 
 // TestCheckObservedOnTheChecker compiles the drivers of the split-write history and of the same
 // history without the broken completion with the project's own monitors and runs the real P
-// checker: the first is refused in the monitor's words, the second holds. -short skips it.
+// checker: the first is refused in the monitor's words, the second holds; so are the other
+// monitors' broken histories, a wake before its commit and a fetch after a stop (the Go model's
+// TestShutdownRule refuses the same). -short skips it.
 func TestCheckObservedOnTheChecker(t *testing.T) {
 	requireP(t)
 	if testing.Short() {
@@ -136,8 +138,27 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake}}
 	wakeEarly := &traces.Trace{Format: traces.Format, Name: "wake-early", Origin: traces.Origin{Kind: traces.OriginObserved},
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{wake, enqueue}}
+	// A worker stopped while it handles a message: it drains, or (broken) starts a new fetch.
+	stopped := func(name string, steps ...traces.Step) *traces.Trace {
+		leased := traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30}
+		handle := leased
+		handle.LeaseFor, handle.Outcome = 0, traces.OutcomeOK
+		return &traces.Trace{Format: traces.Format, Name: name, Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{DivergesAt: -1}, Steps: append([]traces.Step{
+				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}},
+				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m2", MaxAttempts: 1}},
+				{Op: traces.OpConsumerFetch, Args: leased, Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 1}}},
+				{Op: traces.OpWorkerStop, Args: traces.Args{Worker: 1}},
+				{Op: traces.OpConsumerHandle, Args: handle, Result: traces.Result{Action: traces.ActionAcked, Attempt: 1}},
+			}, steps...)}
+	}
+	drained := stopped("stop-drained", traces.Step{Op: traces.OpWorkerDrain, Args: traces.Args{Worker: 1, Outcome: traces.OutcomeDrained}})
+	fetchAfterStop := stopped("stop-fetch-after", traces.Step{Op: traces.OpConsumerFetch,
+		Args:   traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30},
+		Result: traces.Result{Message: &traces.Message{ID: "m2", Attempts: 1, Token: 2}}})
 	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir},
-		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded, wakeAfter, wakeEarly})
+		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded, wakeAfter, wakeEarly,
+			drained, fetchAfterStop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +169,8 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		5: "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1",
 		6: "",
 		7: "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox",
+		8: "",
+		9: "worker 1 started a new fetch at t=0 after its stop",
 	} {
 		if msgs[i] != want {
 			t.Errorf("history %d: %q, want %q", i, msgs[i], want)

@@ -14,7 +14,7 @@ import (
 var ObservedMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
 	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
 	"CheckpointVersionsOnlyGrow", "SameKeyClaimsRespectLiveHead", "DeadLetterSparesLiveLeases",
-	"PurgedIdsStayDuplicates", "RedriveHistoryKept", "WakeFollowsCommit"}
+	"PurgedIdsStayDuplicates", "RedriveHistoryKept", "WakeFollowsCommit", "StoppedWorkerStartsNoFetch"}
 
 // LivenessMonitors are the project's liveness monitors: each is hot while something is owed (a
 // message unresolved, an outbox row pending, a redriven dead letter not yet deliverable), and a
@@ -51,7 +51,9 @@ const unstated = "unstated"
 //   - an outbox row enqueued, claimed (its delivery attempts against its bound) and completed;
 //   - a redrive and a listing of the redrive history, a purge's retired ids, the processed marks
 //     and checkpoint saves and loads;
-//   - a consumer's wake (one whose result states no err).
+//   - a consumer's wake (one whose result states no err);
+//   - each consumer fetch and handle as the store's observation, a worker's stop and drain, and
+//     a crash (the shutdown rule's events).
 //
 // Where a step changes a row in a way its result does not state (expire and the fetch's sweep
 // clearing a lease that ran out on a row with no attempts left, a leaseless retry or nack_by_id
@@ -106,6 +108,9 @@ func PDriver(t *traces.Trace, k int, monitors []string) (string, error) {
 	for i, st := range t.Steps {
 		a, r := st.Args, st.Result
 		strs := []string{a.ID, a.Mailbox, a.Target, a.Reason, a.Consumer, a.Actor, a.Key}
+		if r.Message != nil {
+			strs = append(strs, r.Message.ID)
+		}
 		for _, rec := range r.Redrives {
 			strs = append(strs, rec.ID, rec.Kind, rec.Mailbox, rec.DeadReason, rec.Reason)
 		}
@@ -290,6 +295,12 @@ func (d *driver) step(st traces.Step) {
 			d.line(`announce eSpecWake, (at = %d, mailbox = "%s", id = "%s");`, at, a.Mailbox, a.ID)
 		}
 	case traces.OpConsumerFetch:
+		var got traces.Message
+		if r.Message != nil {
+			got = *r.Message
+		}
+		d.line(`announce eObsConsumerFetch, (at = %d, worker = %d, mailbox = "%s", profile = "%s", lease_for = %d, msg_id = "%s", msg_attempts = %d, msg_token = %d, bug = false);`,
+			at, a.Worker, a.Mailbox, a.Profile, a.LeaseFor, got.ID, got.Attempts, got.Token)
 		if a.Profile == traces.ProfileLeased {
 			d.sweep(at)
 		}
@@ -402,6 +413,12 @@ func (d *driver) step(st traces.Step) {
 		d.purge(at, a, r)
 	case traces.OpCrash:
 		clear(d.fetched) // every fetched-but-unhandled delivery is forgotten
+		d.line(`announce eObsCrash, (at = %d,);`, at)
+	case traces.OpWorkerStop:
+		d.line(`announce eObsWorkerStop, (at = %d, worker = %d);`, at, a.Worker)
+	case traces.OpWorkerDrain:
+		delete(d.fetched, a.Worker) // a delivery the drain timeout cut off is forgotten
+		d.line(`announce eObsWorkerDrain, (at = %d, worker = %d, outcome = "%s");`, at, a.Worker, a.Outcome)
 	case traces.OpMarkProcessed:
 		d.line(`announce eObsMarkProcessed, (at = %d, consumer = "%s", id = "%s", ttl = %d, duplicate = %t, bug = false);`,
 			at, a.Consumer, a.ID, a.TTL, r.Duplicate)

@@ -60,6 +60,15 @@ func TestPDriverEvents(t *testing.T) {
 			pstep(traces.OpWake, 0, traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal},
 				traces.Result{Err: traces.ErrKindNotCommitted})},
 			nil, []string{"eSpecWake"}},
+		{"stop, fetch, drain, crash", append(deadLettered()[:1],
+			pstep(traces.OpWorkerStop, 0, traces.Args{Worker: 1}, traces.Result{}),
+			deadLettered()[1],
+			pstep(traces.OpWorkerDrain, 2, traces.Args{Worker: 1, Outcome: traces.OutcomeTimedOut}, traces.Result{}),
+			pstep(traces.OpCrash, 3, traces.Args{}, traces.Result{})), []string{
+			`announce eObsWorkerStop, (at = 0, worker = 1);`,
+			`announce eObsConsumerFetch, (at = 0, worker = 1, mailbox = "inbox", profile = "leased", lease_for = 2, msg_id = "m1", msg_attempts = 1, msg_token = 1, bug = false);`,
+			`announce eObsWorkerDrain, (at = 2, worker = 1, outcome = "timed_out");`,
+			`announce eObsCrash, (at = 3,);`}, nil},
 		{"purge at its limit says not which", append(deadLettered(), pstep(traces.OpPurge, 2, traces.Args{Limit: 1, Horizon: 3}, traces.Result{Affected: 1})),
 			nil, []string{"eSpecPurged"}},
 	} {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pconform/pconform/observe"
 )
 
 // The markers around the table of docs/models.md that maps the P monitors to the Go checks.
@@ -27,7 +29,8 @@ type monitorRow struct {
 // TestMonitorTable keeps the table in docs/models.md that maps the P spec monitors
 // (models/p/PSpec) to the Go checks (Check) complete both ways: every monitor is in exactly one
 // row, under its kind (liveness when it has a hot state), every Go check is in some row, and
-// every name in the table exists.
+// every name in the table exists. Every monitor is also one the P oracle judges traces with
+// (observe.ObservedMonitors, observe.LivenessMonitors).
 func TestMonitorTable(t *testing.T) {
 	monitors := specMonitors(t, filepath.Join("..", "models", "p", "PSpec"))
 	if len(monitors) == 0 {
@@ -64,6 +67,14 @@ func TestMonitorTable(t *testing.T) {
 		}
 		if r.kind != kind {
 			t.Errorf("docs/models.md:%d: monitor %s has kind %q, want %q", r.line, r.monitor, r.kind, kind)
+		}
+		// The P oracle holds observed histories to every monitor (liveness ones only where an
+		// execution ended), so a monitor whose events it does not raise is a gap.
+		if observed := observe.ObservedMonitors; kind == "safety" && !slices.Contains(observed, r.monitor) {
+			t.Errorf("safety monitor %s is not in observe.ObservedMonitors: the P oracle never judges it on a trace", r.monitor)
+		}
+		if kind == "liveness" && !slices.Contains(observe.LivenessMonitors, r.monitor) {
+			t.Errorf("liveness monitor %s is not in observe.LivenessMonitors", r.monitor)
 		}
 	}
 	for m := range monitors {
