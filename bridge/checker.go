@@ -296,6 +296,11 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 		return traces.Origin{Kind: OriginKind, TestCase: tc, Seed: cfg.Seed, Schedule: schedule, Command: run.Command, Model: model}
 	}
 
+	if counterexample && variant == "" {
+		// A broken model machine's bug, not a store's (Variant): checked above, no trace kept.
+		run.Observed, run.Distinct = 1, 1
+		return run, nil, nil
+	}
 	if counterexample {
 		bugPath, err := findOne(outDir, "_0_0.trace.json")
 		if err != nil {

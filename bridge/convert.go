@@ -36,11 +36,15 @@ const CounterexampleSuffix = "Counterexample"
 var counterexampleVariants = variants.ByPTestCase()
 
 // Variant returns the variant a test case's traces describe: "" for a green test case (its name
-// does not end in "Counterexample"), the mapped variant name for a known counterexample, and an
-// error wrapping [ErrUnknownTestCase] for any other counterexample.
+// does not end in "Counterexample") and for a counterexample of a broken model machine
+// (variants.ModelOnlyCounterexamples, of which no trace is made), the mapped variant name for a
+// known counterexample, and an error wrapping [ErrUnknownTestCase] for any other counterexample.
 func Variant(testCase string) (variant string, counterexample bool, err error) {
 	if !IsCounterexample(testCase) {
 		return "", false, nil
+	}
+	if variants.IsModelOnly(testCase) {
+		return "", true, nil
 	}
 	v, ok := counterexampleVariants[testCase]
 	if !ok {

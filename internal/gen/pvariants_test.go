@@ -75,7 +75,7 @@ func TestPSourcesNameVariantsThroughGeneratedFunctions(t *testing.T) {
 }
 
 // TestPCounterexamplesMatchCatalogue: the counterexample test cases the P sources declare are
-// exactly the catalogue's PTestCase values, so a counterexample without a row (or a row whose
+// exactly the catalogue's PTestCase values and its model-only counterexamples, so a counterexample without a row (or a row whose
 // test case was renamed) fails here rather than in the corpus check.
 func TestPCounterexamplesMatchCatalogue(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "models", "p", "PTst", "*.p"))
@@ -105,9 +105,15 @@ func TestPCounterexamplesMatchCatalogue(t *testing.T) {
 			t.Errorf("catalogue row %s names P test case %s, which models/p/PTst does not declare", r.Name, r.PTestCase)
 		}
 	}
+	for _, m := range variants.ModelOnlyCounterexamples() {
+		rows[m.PTestCase] = true
+		if !declared[m.PTestCase] {
+			t.Errorf("model-only counterexample %s is not declared in models/p/PTst", m.PTestCase)
+		}
+	}
 	for tc := range declared {
 		if !rows[tc] {
-			t.Errorf("models/p/PTst declares %s, which no catalogue row (internal/variants) names as its PTestCase", tc)
+			t.Errorf("models/p/PTst declares %s, which no catalogue row (internal/variants) names as its PTestCase, nor ModelOnlyCounterexamples", tc)
 		}
 	}
 }

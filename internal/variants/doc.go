@@ -9,5 +9,9 @@
 // registry (internal/targets), bridge's counterexample map, the efficacy table's exclusions, the
 // P constants file and the prose lists in the docs.
 //
+// Beside the targets, [ModelOnlyCounterexamples] lists the P counterexamples whose broken part is
+// a machine of the P model's environment, not the store: they are no target, and no corpus trace
+// is made of them.
+//
 // The package is data only: it imports nothing of the project and has no mutable state.
 package variants

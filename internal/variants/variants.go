@@ -219,3 +219,35 @@ func ByPTestCase() map[string]string {
 	}
 	return out
 }
+
+// ModelOnly is a P counterexample whose broken part is a machine of the P model's environment (a
+// worker that breaks the shutdown rule), not the store. It is no target: no store variant
+// behaves differently at any step (the rule it breaks is the caller's, and the Go model refuses
+// its history as malformed), so its bug trace can say no step where a correct store diverges,
+// and the bridge keeps no corpus trace of it. The models stage still requires it to find its bug,
+// which shows the monitor catches the broken behaviour.
+type ModelOnly struct {
+	// PTestCase is the counterexample test case; Monitor the spec monitor that must fail in it.
+	PTestCase, Monitor string
+	// Doc says in one line what the broken machine does.
+	Doc string
+}
+
+// ModelOnlyCounterexamples returns the P counterexamples of broken model machines. Each call
+// returns a fresh slice.
+func ModelOnlyCounterexamples() []ModelOnly {
+	return []ModelOnly{
+		{PTestCase: "tcFetchAfterStopCounterexample", Monitor: "StoppedWorkerStartsNoFetch",
+			Doc: "a worker that goes on fetching after its group's stop (tConsumerCfg.stop 2)"},
+	}
+}
+
+// IsModelOnly reports whether testCase is one of ModelOnlyCounterexamples.
+func IsModelOnly(testCase string) bool {
+	for _, m := range ModelOnlyCounterexamples() {
+		if m.PTestCase == testCase {
+			return true
+		}
+	}
+	return false
+}

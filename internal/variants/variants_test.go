@@ -34,6 +34,25 @@ func TestCatalogue(t *testing.T) {
 	}
 }
 
+// TestModelOnlyCounterexamples: each is a counterexample no catalogue row names, with a monitor.
+func TestModelOnlyCounterexamples(t *testing.T) {
+	rows := ByPTestCase()
+	for _, m := range ModelOnlyCounterexamples() {
+		if !strings.HasSuffix(m.PTestCase, "Counterexample") || m.Monitor == "" || m.Doc == "" {
+			t.Errorf("%+v: want a counterexample's name, its monitor and a doc line", m)
+		}
+		if v, ok := rows[m.PTestCase]; ok {
+			t.Errorf("%s is both model-only and variant %s's", m.PTestCase, v)
+		}
+		if !IsModelOnly(m.PTestCase) {
+			t.Errorf("IsModelOnly(%s) = false", m.PTestCase)
+		}
+	}
+	if IsModelOnly("tcUnfencedAckCounterexample") {
+		t.Error("a variant's counterexample reads as model-only")
+	}
+}
+
 // TestLocateEveryRow resolves every row's Go function and SQL statement in the repository's
 // sources, so a rename in actordelivery fails here rather than in `pconform explain`.
 func TestLocateEveryRow(t *testing.T) {

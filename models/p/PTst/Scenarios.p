@@ -77,6 +77,20 @@ fun ScWorkerStop(): tScenario {
   return sc;
 }
 
+// A broken worker group: worker 1 may be stopped as in ScWorkerStop, but goes on fetching after
+// its stop (tConsumerCfg.stop 2), which StoppedWorkerStartsNoFetch must refuse.
+fun ScFetchAfterStop(): tScenario {
+  var sc: tScenario;
+  var w: tConsumerCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  w = Worker(1, "inbox", Leased, false);
+  w.stop = 2;
+  sc.consumers += (0, w);
+  return sc;
+}
+
 // One leaseless worker; handlers may fail until max_attempts and the message is dead-lettered.
 fun ScLeaselessWorker(): tScenario {
   var sc: tScenario;

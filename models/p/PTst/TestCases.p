@@ -10,6 +10,7 @@ module Environment = { Scenario, Crasher, RawClient, RawNacker, Taker, DeadLette
 
 machine TestLeasedWorkers { start state Init { entry { new Scenario(ScLeasedWorkers()); } } }
 machine TestWorkerStop { start state Init { entry { new Scenario(ScWorkerStop()); } } }
+machine TestFetchAfterStop { start state Init { entry { new Scenario(ScFetchAfterStop()); } } }
 machine TestLeaselessWorker { start state Init { entry { new Scenario(ScLeaselessWorker()); } } }
 machine TestPriorityKeyedFifo { start state Init { entry { new Scenario(ScPriorityKeyedFifo()); } } }
 machine TestOutboxFold { start state Init { entry { new Scenario(ScOutboxFold()); } } }
@@ -183,6 +184,12 @@ test tcOutboxUnboundedCounterexample [main = TestOutboxUnbounded]:
 test tcEarlyDeadLetterUnfencedCounterexample [main = TestEarlyDeadLetterUnfenced]:
   assert DeadLetterSparesLiveLeases
   in (union Delivery, Environment, { TestEarlyDeadLetterUnfenced });
+
+// The broken part is a worker of the model, not the store: no store variant reproduces it
+// (internal/variants, ModelOnlyCounterexamples).
+test tcFetchAfterStopCounterexample [main = TestFetchAfterStop]:
+  assert StoppedWorkerStartsNoFetch
+  in (union Delivery, Environment, { TestFetchAfterStop });
 
 test tcExhaustedDeadLetterUnfencedCounterexample [main = TestExhaustedDeadLetterUnfenced]:
   assert DeadLetterSparesLiveLeases
