@@ -106,8 +106,8 @@ func TestStreamCheckerOnALog(t *testing.T) {
 			}
 			defer c.Close()
 			var f *observe.Finding
-			for _, ev := range lg.Events {
-				if f = c.Observe(ev); f != nil {
+			for i := range lg.Events {
+				if f = c.Observe(&lg.Events[i]); f != nil {
 					break
 				}
 			}

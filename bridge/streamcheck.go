@@ -44,7 +44,7 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 
 // Observe sends ev's spec events to the checker; it returns the checker's finding once the
 // checker has stopped reading.
-func (c *StreamChecker) Observe(ev observe.Event) *observe.Finding {
+func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 	pos := c.pos
 	c.pos++
 	if c.done {

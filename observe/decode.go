@@ -29,6 +29,8 @@ type Decoder struct {
 	// returns io.EOF with the partial line kept, and a later Next goes on from it.
 	Follow bool
 	p      *lineParser
+	// ev is the event Next returns.
+	ev Event
 }
 
 // NewDecoder reads from r; name is used in errors.
@@ -49,31 +51,41 @@ func (d *Decoder) Reset(r io.Reader) {
 	d.line, d.Bytes, d.Truncated, d.partial = 0, 0, 0, nil
 }
 
-// Next returns the next event in file order, or io.EOF at the end of the log. Errors wrap
-// ErrBadLog and name the line (see ReadLog).
-func (d *Decoder) Next() (Event, error) {
+// Next returns the next event in file order, or io.EOF at the end of the log. The event is the
+// decoder's own: it stays valid until the next call, as a Source's (a Decoder is a Source of a
+// log already in commit order). Errors wrap ErrBadLog and name the line (see ReadLog).
+func (d *Decoder) Next() (*Event, error) {
+	if err := d.Decode(&d.ev); err != nil {
+		return nil, err
+	}
+	return &d.ev, nil
+}
+
+// Decode reads the next event in file order into ev, overwriting all of it, or returns io.EOF
+// at the end of the log (ev is then undefined); errors as Next's. It is Next without a copy of
+// the event: a caller that reads a long log reuses its events.
+func (d *Decoder) Decode(ev *Event) error {
 	for {
 		raw, complete, err := d.readLine()
 		if err != nil {
-			return Event{}, err
+			return err
 		}
 		if len(bytes.TrimSpace(raw)) == 0 {
 			if !complete {
-				return Event{}, io.EOF
+				return io.EOF
 			}
 			continue
 		}
-		ev, perr := d.p.event(raw)
-		if perr != nil {
+		if perr := d.p.event(raw, ev); perr != nil {
 			if !complete {
 				// The last line has no newline: a writer stopped in the middle of it.
 				d.Truncated = d.line
-				return Event{}, io.EOF
+				return io.EOF
 			}
-			return Event{}, fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
+			return fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
 		}
 		ev.Line = d.line
-		return ev, nil
+		return nil
 	}
 }
 

@@ -66,14 +66,15 @@ func ReadLog(r io.Reader, name string) (*Log, error) {
 	var events []Event
 	dec := NewDecoder(r, name)
 	for {
-		ev, err := dec.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		events = append(events, Event{})
+		err := dec.Decode(&events[len(events)-1])
 		if err != nil {
+			events = events[:len(events)-1]
+			if errors.Is(err, io.EOF) {
+				break
+			}
 			return nil, err
 		}
-		events = append(events, ev)
 	}
 	lg.Truncated = dec.Truncated
 	if err := order(lg, events, name); err != nil {
@@ -83,30 +84,43 @@ func ReadLog(r io.Reader, name string) (*Log, error) {
 }
 
 // parseLine reads one event line with a fresh parser (see lineParser.event).
-func parseLine(raw []byte) (Event, error) { return newLineParser().event(raw) }
+func parseLine(raw []byte) (Event, error) {
+	var ev Event
+	err := newLineParser().event(raw, &ev)
+	return ev, err
+}
 
-// event reads one event line and checks what the JSON shape cannot say: the op is an event kind,
-// seq and at are present, seq fits a write or a read.
-func (p *lineParser) event(raw []byte) (Event, error) {
-	l, err := p.parse(raw)
+// isRecordedOp is recordedOps as a set.
+var isRecordedOp = func() map[string]bool {
+	m := map[string]bool{}
+	for _, op := range recordedOps {
+		m[op] = true
+	}
+	return m
+}()
+
+// event reads one event line into ev (all but its Line) and checks what the JSON shape cannot
+// say: the op is an event kind, seq and at are present, seq fits a write or a read.
+func (p *lineParser) event(raw []byte, ev *Event) error {
+	x, err := p.parse(raw, &ev.Event)
 	if err != nil {
-		return Event{}, fmt.Errorf("not an event: %v", err)
+		return fmt.Errorf("not an event: %v", err)
 	}
 	switch {
-	case l.op == "":
-		return Event{}, errors.New("op is missing")
-	case !slices.Contains(recordedOps, l.op):
-		return Event{}, fmt.Errorf("op %q is not an event kind (want one of %q)", l.op, recordedOps)
-	case !l.hasSeq:
-		return Event{}, fmt.Errorf("%s: seq is missing", l.op)
-	case l.seq < 0:
-		return Event{}, fmt.Errorf("%s: seq %d is negative", l.op, l.seq)
-	case !l.read && l.seq == 0:
-		return Event{}, fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", l.op)
-	case !l.hasAt:
-		return Event{}, fmt.Errorf("%s: at is missing", l.op)
+	case ev.Op == "":
+		return errors.New("op is missing")
+	case !isRecordedOp[ev.Op]:
+		return fmt.Errorf("op %q is not an event kind (want one of %q)", ev.Op, recordedOps)
+	case !x.hasSeq:
+		return fmt.Errorf("%s: seq is missing", ev.Op)
+	case ev.Seq < 0:
+		return fmt.Errorf("%s: seq %d is negative", ev.Op, ev.Seq)
+	case !ev.Read && ev.Seq == 0:
+		return fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", ev.Op)
+	case !x.hasAt:
+		return fmt.Errorf("%s: at is missing", ev.Op)
 	}
-	return Event{Event: actordelivery.Event{Seq: l.seq, Read: l.read, At: l.at, Op: l.op, Args: l.args, Result: l.result}}, nil
+	return nil
 }
 
 // order sorts events into commit order and checks the numbering.

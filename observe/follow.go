@@ -61,18 +61,19 @@ func (fl *Follower) Close() error {
 }
 
 // Next returns the next event in commit order, waiting for it; it returns ctx's error once ctx is
-// done, ErrIdle, ErrLogRestarted, or an error of the log (ErrBadLog).
-func (fl *Follower) Next(ctx context.Context) (Event, error) {
+// done, ErrIdle, ErrLogRestarted, or an error of the log (ErrBadLog). The event stays valid
+// until the next call.
+func (fl *Follower) Next(ctx context.Context) (*Event, error) {
 	if fl.f == nil {
 		if err := fl.open(); err != nil {
-			return Event{}, err
+			return nil, err
 		}
 	}
 	if fl.restarted {
 		fl.restarted = false
 		fl.ord.Restart()
-		if err := fl.ord.push(fl.first); err != nil {
-			return Event{}, err
+		if err := fl.ord.pushEvent(&fl.first); err != nil {
+			return nil, err
 		}
 	}
 	poll, quiet := fl.Poll, fl.Quiet
@@ -86,19 +87,19 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 	drained := false
 	for {
 		if len(fl.ready) > 0 {
-			ev := fl.ready[0]
+			ev := &fl.ready[0]
 			fl.ready = fl.ready[1:]
 			return ev, nil
 		}
 		if fl.restart {
 			fl.restart, fl.restarted = false, true
-			return Event{}, ErrLogRestarted
+			return nil, ErrLogRestarted
 		}
 		if fl.fresh {
 			// The new file's first event decides whether it goes on with the history.
 			seen, over, err := fl.startsOver()
 			if err != nil {
-				return Event{}, err
+				return nil, err
 			}
 			if seen {
 				fl.fresh = false
@@ -107,7 +108,7 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 					// first.
 					out, err := fl.ord.finish()
 					if err != nil {
-						return Event{}, err
+						return nil, err
 					}
 					fl.ready, fl.restart = out, true
 					continue
@@ -116,11 +117,11 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 			} else {
 				// Nothing in the new file yet: wait, reading none of it past the decision.
 				if fl.StopAfterIdle > 0 && time.Since(grew) >= fl.StopAfterIdle {
-					return Event{}, ErrIdle
+					return nil, ErrIdle
 				}
 				select {
 				case <-ctx.Done():
-					return Event{}, ctx.Err()
+					return nil, ctx.Err()
 				case <-time.After(poll):
 				}
 				continue
@@ -131,28 +132,28 @@ func (fl *Follower) Next(ctx context.Context) (Event, error) {
 			return ev, nil
 		}
 		if !errors.Is(err, io.EOF) {
-			return Event{}, err
+			return nil, err
 		}
 		fl.ord.Resume()
 		if moved, err := fl.moved(); err != nil {
-			return Event{}, err
+			return nil, err
 		} else if moved {
 			fl.fresh = true
 		}
 		if !drained && time.Since(grew) >= quiet {
 			out, err := fl.ord.Drain()
 			if err != nil {
-				return Event{}, err
+				return nil, err
 			}
 			fl.ready, drained = out, true
 			continue
 		}
 		if fl.StopAfterIdle > 0 && time.Since(grew) >= fl.StopAfterIdle {
-			return Event{}, ErrIdle
+			return nil, ErrIdle
 		}
 		select {
 		case <-ctx.Done():
-			return Event{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(poll):
 		}
 		if fi, err := fl.f.Stat(); err == nil && fi.Size() > fl.dec.Bytes {
@@ -223,10 +224,10 @@ func (fl *Follower) startsOver() (seen, over bool, err error) {
 		return false, false, err
 	}
 	if !ev.Read && ev.Seq == 1 && fl.ord.Writes() > 0 {
-		fl.first = ev
+		fl.first = *ev
 		return true, true, nil
 	}
-	return true, false, fl.ord.push(ev)
+	return true, false, fl.ord.pushEvent(ev)
 }
 
 func (fl *Follower) say(s string) {

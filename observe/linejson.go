@@ -13,26 +13,21 @@ import (
 )
 
 // This file is the event line's JSON decoder: encoding/json's reading of the type line (see
-// events.go) written out by hand, without reflection and with few allocations, since it is most
-// of the cost of checking a long log. It accepts exactly the lines encoding/json accepts with
+// events.go) written out by hand for that one schema, since it is most of the cost of checking a
+// long log. Each object of the schema has its own loop, its members found through a small hash
+// table and decoded in a switch, straight into the caller's event: no reflection, no closure per
+// member, no copy of the event. It accepts exactly the lines encoding/json accepts with
 // DisallowUnknownFields and gives the same values: member names match exactly or else
 // case-insensitively, a repeated member decodes into what the first one left, null leaves a value
 // as it is (and clears a pointer or a slice), a string's invalid UTF-8 becomes U+FFFD, a number
 // meant for an integer must be one. FuzzEventLine checks it against encoding/json on a committed
 // seed corpus.
 
-// parsed is one decoded line before its members are checked (parseLine): line, with seq and at
-// flagged present instead of being pointers.
-type parsed struct {
-	seq    int64
-	hasSeq bool
-	read   bool
-	at     time.Time
-	hasAt  bool
-	op     string
-	args   actordelivery.EventArgs
-	result actordelivery.EventResult
-	msg    string
+// lineExtra is what a line says besides its event: whether seq and at were there (the event's
+// zero values cannot say), and a slog record's msg.
+type lineExtra struct {
+	hasSeq, hasAt bool
+	msg           string
 }
 
 // maxNesting is encoding/json's limit on how deeply arrays and objects nest.
@@ -50,9 +45,6 @@ type lineParser struct {
 	strs  *[internSlots]string
 	// scratch holds an unescaped string or member name while it is looked at.
 	scratch []byte
-	// l is the line being decoded: kept here, not on the stack, since the member table's
-	// functions take its address.
-	l parsed
 }
 
 // internSlots is the size of a lineParser's string cache: a value is kept in the slot its hash
@@ -120,140 +112,443 @@ func (p *lineParser) kind() string {
 	return "a number"
 }
 
-// parse decodes raw, one line.
-func (p *lineParser) parse(raw []byte) (parsed, error) {
+// parse decodes raw, one line, into ev, which it clears first.
+func (p *lineParser) parse(raw []byte, ev *actordelivery.Event) (lineExtra, error) {
 	p.b, p.i, p.depth = raw, 0, 0
-	p.l = parsed{}
-	l := &p.l
+	*ev = actordelivery.Event{}
+	var x lineExtra
 	p.ws()
 	if p.null() {
 		// encoding/json decodes a top-level null into the zero line.
 	} else {
 		if p.i >= len(p.b) {
-			return *l, p.syntax("unexpected end of the line")
+			return x, p.syntax("unexpected end of the line")
 		}
 		if p.b[p.i] != '{' {
 			if err := p.skip(); err != nil {
-				return *l, err
+				return x, err
 			}
-			return *l, errors.New("json: the line is not a JSON object")
+			return x, errors.New("json: the line is not a JSON object")
 		}
-		if err := p.object(&lineMembers, l); err != nil {
-			return *l, err
+		if err := p.line(ev, &x); err != nil {
+			return x, err
 		}
 	}
 	p.ws()
 	if p.i != len(p.b) {
 		if err := p.skip(); err != nil {
-			return *l, err
+			return x, err
 		}
-		return *l, errors.New("trailing data after the JSON object")
+		return x, errors.New("trailing data after the JSON object")
 	}
-	return *l, nil
+	return x, nil
 }
 
-// member decodes one member of a T from the value at p.i.
-type member[T any] struct {
-	name string
-	set  func(p *lineParser, v *T) error
+// names is a table of an object's member names, indexed by the member's number, with an index
+// by exact name: slot nameSlot(name) holds the member whose name hashes there, or the next free
+// slot after it does (open addressing; the table is at most a quarter full).
+type names struct {
+	list   []string
+	byName [nameSlots]int8
 }
 
-// members is a table of a struct's members, with an index by exact name: slot memberSlot(name)
-// lists the members whose names fall in it (cheaper than a map for a few dozen short names).
-type members[T any] struct {
-	list   []member[T]
-	byName [memberSlots][]int
-}
+const nameSlots = 128
 
-const memberSlots = 64
-
-// memberSlot hashes a member name by its length and its first and last bytes.
-func memberSlot(name []byte) int {
-	if len(name) == 0 {
+// nameSlot hashes a member name by its length and its first, second and last bytes.
+func nameSlot(name []byte) int {
+	n := len(name)
+	if n == 0 {
 		return 0
 	}
-	return (len(name)*31 + int(name[0])*7 + int(name[len(name)-1])) % memberSlots
+	return (n*31 + int(name[0])*7 + int(name[n/2])*3 + int(name[n-1])) % nameSlots
 }
 
-func newMembers[T any](list ...member[T]) members[T] {
-	m := members[T]{list: list}
-	for i, f := range list {
-		k := memberSlot([]byte(f.name))
-		m.byName[k] = append(m.byName[k], i)
+func newNames(list ...string) *names {
+	t := &names{list: list}
+	for k := range t.byName {
+		t.byName[k] = -1
 	}
-	return m
+	for i, name := range list {
+		k := nameSlot([]byte(name))
+		for t.byName[k] >= 0 {
+			k = (k + 1) % nameSlots
+		}
+		t.byName[k] = int8(i)
+	}
+	return t
 }
 
-// find is the member named name: exactly, or else as bytes.EqualFold matches (encoding/json's
-// rule).
-func (m *members[T]) find(name []byte) (member[T], bool) {
-	for _, i := range m.byName[memberSlot(name)] {
-		if m.list[i].name == string(name) {
-			return m.list[i], true
+// find is the number of the member named name: exactly, or else as bytes.EqualFold matches
+// (encoding/json's rule: the first in the struct's order); -1 when none.
+func (t *names) find(name []byte) int {
+	for k := nameSlot(name); t.byName[k] >= 0; k = (k + 1) % nameSlots {
+		if i := t.byName[k]; t.list[i] == string(name) {
+			return int(i)
 		}
 	}
-	for _, f := range m.list {
-		if bytes.EqualFold([]byte(f.name), name) {
-			return f, true
+	for i, f := range t.list {
+		if bytes.EqualFold([]byte(f), name) {
+			return i
 		}
 	}
-	return member[T]{}, false
+	return -1
 }
 
-// object decodes the object at p.i into v, member by member.
-func object[T any](p *lineParser, m *members[T], v *T) error {
-	p.i++ // '{'
+// open consumes the '{' at p.i (the caller has seen it) and the '}' of an empty object,
+// reporting whether the object is empty.
+func (p *lineParser) open() (empty bool, err error) {
+	p.i++
 	p.depth++
 	if p.depth > maxNesting {
-		return p.syntax("nested too deeply")
+		return false, p.syntax("nested too deeply")
 	}
 	p.ws()
 	if p.i < len(p.b) && p.b[p.i] == '}' {
 		p.i++
 		p.depth--
-		return nil
+		return true, nil
+	}
+	return false, nil
+}
+
+// member reads a member name and the ':' after it, and finds the name in t; it leaves p.i at
+// the value.
+func (p *lineParser) member(t *names) (int, error) {
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		return 0, p.syntax("want a member name")
+	}
+	name, err := p.rawString()
+	if err != nil {
+		return 0, err
+	}
+	k := t.find(name)
+	if k < 0 {
+		return 0, fmt.Errorf("json: unknown field %q", name)
+	}
+	p.ws()
+	if p.i >= len(p.b) || p.b[p.i] != ':' {
+		return 0, p.syntax("want ':' after a member name")
+	}
+	p.i++
+	p.ws()
+	return k, nil
+}
+
+// more consumes the ',' after a member's value (true: another member follows) or the object's
+// '}' (false).
+func (p *lineParser) more() (bool, error) {
+	p.ws()
+	if p.i >= len(p.b) {
+		return false, p.syntax("unexpected end of the line in an object")
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return true, nil
+	case '}':
+		p.i++
+		p.depth--
+		return false, nil
+	}
+	return false, p.syntax("want ',' or '}' in an object")
+}
+
+// The members of each object, numbered in the order of their struct's fields (the order
+// encoding/json tries case-insensitive matches in). TestLineMembersCoverTags keeps the tables in
+// step with the structs' json tags.
+const (
+	lineSeq = iota
+	lineRead
+	lineAt
+	lineOp
+	lineArgs
+	lineResult
+	lineTime
+	lineLevel
+	lineMsg
+)
+
+var lineNames = newNames("seq", "read", "at", "op", "args", "result", "time", "level", "msg")
+
+// line decodes the line's object at p.i into ev and x.
+func (p *lineParser) line(ev *actordelivery.Event, x *lineExtra) error {
+	empty, err := p.open()
+	if err != nil || empty {
+		return err
 	}
 	for {
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != '"' {
-			return p.syntax("want a member name")
-		}
-		name, err := p.rawString()
+		k, err := p.member(lineNames)
 		if err != nil {
 			return err
 		}
-		f, known := m.find(name)
-		if !known {
-			return fmt.Errorf("json: unknown field %q", name)
+		switch k {
+		case lineSeq:
+			if p.null() {
+				ev.Seq, x.hasSeq = 0, false
+				break
+			}
+			if err = p.int64("seq", &ev.Seq); err == nil {
+				x.hasSeq = true
+			}
+		case lineRead:
+			err = p.bool("read", &ev.Read)
+		case lineAt:
+			err = p.atValue(&ev.At, &x.hasAt)
+		case lineOp:
+			err = p.str("op", &ev.Op, true)
+		case lineArgs:
+			if err = p.objectStart("args"); err == nil && !p.null() {
+				err = p.args(&ev.Args)
+			}
+		case lineResult:
+			if err = p.objectStart("result"); err == nil && !p.null() {
+				err = p.result(&ev.Result)
+			}
+		case lineTime, lineLevel:
+			err = p.skip()
+		case lineMsg:
+			err = p.str("msg", &x.msg, true)
 		}
-		p.ws()
-		if p.i >= len(p.b) || p.b[p.i] != ':' {
-			return p.syntax("want ':' after a member name")
-		}
-		p.i++
-		p.ws()
-		if err := f.set(p, v); err != nil {
+		if err != nil {
 			return err
 		}
-		p.ws()
-		if p.i >= len(p.b) {
-			return p.syntax("unexpected end of the line in an object")
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return nil
-		default:
-			return p.syntax("want ',' or '}' in an object")
+		if more, err := p.more(); !more || err != nil {
+			return err
 		}
 	}
 }
 
-// object is the generic object decoder as a method, for the line itself.
-func (p *lineParser) object(m *members[parsed], v *parsed) error { return object(p, m, v) }
+// objectStart checks that the value at p.i is an object or null, for the member name.
+func (p *lineParser) objectStart(name string) error {
+	if p.i < len(p.b) && (p.b[p.i] == '{' || p.b[p.i] == 'n') {
+		if p.b[p.i] == 'n' && !p.isNull() {
+			return p.literal() // a syntax error
+		}
+		return nil
+	}
+	if err := p.skip(); err != nil {
+		return err
+	}
+	return fmt.Errorf("json: %s: want an object", name)
+}
+
+const (
+	argMailbox = iota
+	argID
+	argKey
+	argPriority
+	argMaxAttempts
+	argDelay
+	argPayload
+	argMaxDeliveryAttempts
+	argLeaseFor
+	argToken
+	argReason
+	argTarget
+	argLimit
+	argClaimFor
+	argWorker
+	argPublisher
+	argProfile
+	argOutcome
+	argRetryDelay
+	argFault
+	argOlderThan
+	argHorizon
+	argConsumer
+	argTTL
+	argActor
+	argExpectVersion
+)
+
+var argNames = newNames("mailbox", "id", "key", "priority", "max_attempts", "delay", "payload",
+	"max_delivery_attempts", "lease_for", "token", "reason", "target", "limit", "claim_for", "worker",
+	"publisher", "profile", "outcome", "retry_delay", "fault", "older_than", "horizon", "consumer", "ttl",
+	"actor", "expect_version")
+
+// args decodes an EventArgs object at p.i into a. Strings that repeat across events are
+// interned; ids, keys, tokens and payloads are not.
+func (p *lineParser) args(a *actordelivery.EventArgs) error {
+	empty, err := p.open()
+	if err != nil || empty {
+		return err
+	}
+	for {
+		k, err := p.member(argNames)
+		if err != nil {
+			return err
+		}
+		name := argNames.list[k]
+		switch k {
+		case argMailbox:
+			err = p.str(name, &a.Mailbox, true)
+		case argID:
+			err = p.str(name, &a.ID, false)
+		case argKey:
+			err = p.str(name, &a.Key, false)
+		case argPriority:
+			err = p.int(name, &a.Priority)
+		case argMaxAttempts:
+			err = p.int(name, &a.MaxAttempts)
+		case argDelay:
+			err = p.dur(name, &a.Delay)
+		case argPayload:
+			err = p.str(name, &a.Payload, false)
+		case argMaxDeliveryAttempts:
+			err = p.int(name, &a.MaxDeliveryAttempts)
+		case argLeaseFor:
+			err = p.dur(name, &a.LeaseFor)
+		case argToken:
+			err = p.str(name, &a.Token, false)
+		case argReason:
+			err = p.str(name, &a.Reason, true)
+		case argTarget:
+			err = p.str(name, &a.Target, true)
+		case argLimit:
+			err = p.int(name, &a.Limit)
+		case argClaimFor:
+			err = p.dur(name, &a.ClaimFor)
+		case argWorker:
+			err = p.int(name, &a.Worker)
+		case argPublisher:
+			err = p.int(name, &a.Publisher)
+		case argProfile:
+			err = p.str(name, &a.Profile, true)
+		case argOutcome:
+			err = p.str(name, &a.Outcome, true)
+		case argRetryDelay:
+			err = p.dur(name, &a.RetryDelay)
+		case argFault:
+			err = p.str(name, &a.Fault, true)
+		case argOlderThan:
+			err = p.dur(name, &a.OlderThan)
+		case argHorizon:
+			err = p.dur(name, &a.Horizon)
+		case argConsumer:
+			err = p.str(name, &a.Consumer, true)
+		case argTTL:
+			err = p.dur(name, &a.TTL)
+		case argActor:
+			err = p.str(name, &a.Actor, true)
+		case argExpectVersion:
+			err = p.int64(name, &a.ExpectVersion)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := p.more(); !more || err != nil {
+			return err
+		}
+	}
+}
+
+const (
+	resultErr = iota
+	resultDuplicate
+	resultMessage
+	resultAffected
+	resultClaimed
+	resultAction
+	resultAttempt
+	resultVersion
+)
+
+var resultNames = newNames("err", "duplicate", "message", "affected", "claimed", "action", "attempt", "version")
+
+// result decodes an EventResult object at p.i into r.
+func (p *lineParser) result(r *actordelivery.EventResult) error {
+	empty, err := p.open()
+	if err != nil || empty {
+		return err
+	}
+	for {
+		k, err := p.member(resultNames)
+		if err != nil {
+			return err
+		}
+		name := resultNames.list[k]
+		switch k {
+		case resultErr:
+			err = p.str(name, &r.Err, true)
+		case resultDuplicate:
+			err = p.bool(name, &r.Duplicate)
+		case resultMessage:
+			if err = p.objectStart(name); err != nil {
+				break
+			}
+			if p.null() {
+				r.Message = nil
+				break
+			}
+			if r.Message == nil {
+				r.Message = &actordelivery.EventMessage{}
+			}
+			err = p.message(r.Message)
+		case resultAffected:
+			err = p.int(name, &r.Affected)
+		case resultClaimed:
+			err = p.claimed(&r.Claimed)
+		case resultAction:
+			err = p.str(name, &r.Action, true)
+		case resultAttempt:
+			err = p.int(name, &r.Attempt)
+		case resultVersion:
+			err = p.int64(name, &r.Version)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := p.more(); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// The members of a result's message and of a claimed outbox row (id, attempts, token).
+const (
+	rowID = iota
+	rowAttempts
+	rowToken
+)
+
+var (
+	messageNames = newNames("id", "attempts", "token")
+	claimedNames = newNames("id", "delivery_attempts", "token")
+)
+
+// message decodes an EventMessage object at p.i into m.
+func (p *lineParser) message(m *actordelivery.EventMessage) error {
+	return p.row(messageNames, &m.ID, &m.Attempts, &m.Token)
+}
+
+// row decodes a message or claimed row's object at p.i into its three fields.
+func (p *lineParser) row(t *names, id *string, attempts *int, token *string) error {
+	empty, err := p.open()
+	if err != nil || empty {
+		return err
+	}
+	for {
+		k, err := p.member(t)
+		if err != nil {
+			return err
+		}
+		switch k {
+		case rowID:
+			err = p.str("id", id, false)
+		case rowAttempts:
+			err = p.int(t.list[k], attempts)
+		case rowToken:
+			err = p.str("token", token, false)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := p.more(); !more || err != nil {
+			return err
+		}
+	}
+}
 
 func (p *lineParser) ws() {
 	for p.i < len(p.b) {
@@ -266,9 +561,15 @@ func (p *lineParser) ws() {
 	}
 }
 
+// isNull reports whether a null literal starts at p.i.
+func (p *lineParser) isNull() bool {
+	b := p.b[p.i:]
+	return len(b) >= 4 && b[0] == 'n' && b[1] == 'u' && b[2] == 'l' && b[3] == 'l'
+}
+
 // null consumes a null literal at p.i, reporting whether there was one.
 func (p *lineParser) null() bool {
-	if bytes.HasPrefix(p.b[p.i:], []byte("null")) {
+	if p.i < len(p.b) && p.b[p.i] == 'n' && p.isNull() {
 		p.i += 4
 		return true
 	}
@@ -527,10 +828,10 @@ func (p *lineParser) skip() error {
 
 // str decodes a string member into *dst; null leaves it. intern keeps repeated values.
 func (p *lineParser) str(name string, dst *string, intern bool) error {
-	if p.null() {
-		return nil
-	}
 	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		if p.null() {
+			return nil
+		}
 		return p.mismatch(name, "a string")
 	}
 	s, err := p.rawString()
@@ -553,11 +854,23 @@ func (p *lineParser) str(name string, dst *string, intern bool) error {
 
 // int64 decodes an integer member into *dst; null leaves it.
 func (p *lineParser) int64(name string, dst *int64) error {
+	b, i := p.b, p.i
+	// The common case: a short non-negative integer, then a delimiter.
+	n, j := int64(0), i
+	for j < len(b) && j-i < 18 && '0' <= b[j] && b[j] <= '9' {
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	if j > i && (b[i] != '0' || j == i+1) && (j == len(b) || b[j] == ',' || b[j] == '}' || b[j] == ']' || b[j] == ' ') {
+		p.i = j
+		*dst = n
+		return nil
+	}
 	if p.null() {
 		return nil
 	}
-	if p.i >= len(p.b) || p.b[p.i] != '-' && (p.b[p.i] < '0' || p.b[p.i] > '9') {
-		if p.i < len(p.b) && p.b[p.i] != '"' && p.b[p.i] != '{' && p.b[p.i] != '[' && p.b[p.i] != 't' && p.b[p.i] != 'f' {
+	if i >= len(b) || b[i] != '-' && (b[i] < '0' || b[i] > '9') {
+		if i < len(b) && b[i] != '"' && b[i] != '{' && b[i] != '[' && b[i] != 't' && b[i] != 'f' {
 			_, _, err := p.number() // a syntax error
 			return err
 		}
@@ -570,11 +883,11 @@ func (p *lineParser) int64(name string, dst *int64) error {
 	if !integer {
 		return fmt.Errorf("json: %s: want an integer, got %s", name, text)
 	}
-	n, err := parseInt(text)
+	v, err := parseInt(text)
 	if err != nil {
 		return fmt.Errorf("json: %s: %s does not fit in 64 bits", name, text)
 	}
-	*dst = n
+	*dst = v
 	return nil
 }
 
@@ -633,24 +946,11 @@ func (p *lineParser) bool(name string, dst *bool) error {
 	return nil
 }
 
-// structValue decodes an object member into *v with m; null leaves it.
-func structValue[T any](p *lineParser, name string, m *members[T], v *T) error {
+// atValue decodes the time stamp: time.Time's UnmarshalJSON on the value's text, null clearing
+// it.
+func (p *lineParser) atValue(at *time.Time, has *bool) error {
 	if p.null() {
-		return nil
-	}
-	if p.i >= len(p.b) || p.b[p.i] != '{' {
-		if err := p.skip(); err != nil {
-			return err
-		}
-		return fmt.Errorf("json: %s: want an object", name)
-	}
-	return object(p, m, v)
-}
-
-// at decodes the time stamp: time.Time's UnmarshalJSON on the value's text, null clearing it.
-func (p *lineParser) atValue(l *parsed) error {
-	if p.null() {
-		l.at, l.hasAt = time.Time{}, false
+		*at, *has = time.Time{}, false
 		return nil
 	}
 	start := p.i
@@ -665,7 +965,7 @@ func (p *lineParser) atValue(l *parsed) error {
 		}
 		p.atRaw, p.at = append(p.atRaw[:0], raw...), t
 	}
-	l.at, l.hasAt = p.at, true
+	*at, *has = p.at, true
 	return nil
 }
 
@@ -702,8 +1002,14 @@ func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
 			case i >= len(v):
 				v = v[:i+1]
 			}
-			if err := structValue(p, "claimed", &claimedMembers, &v[i]); err != nil {
+			if err := p.objectStart("claimed"); err != nil {
 				return err
+			}
+			if !p.null() {
+				c := &v[i]
+				if err := p.row(claimedNames, &c.ID, &c.DeliveryAttempts, &c.Token); err != nil {
+					return err
+				}
 			}
 			i++
 			p.ws()
@@ -729,128 +1035,4 @@ func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
 	}
 	*dst = v
 	return nil
-}
-
-// The member tables: each JSON member of line and the types it holds, as their json tags name
-// them. TestLineMembersCoverTags keeps them in step with the structs.
-var (
-	lineMembers = newMembers(
-		member[parsed]{"seq", func(p *lineParser, l *parsed) error {
-			if p.null() {
-				l.seq, l.hasSeq = 0, false
-				return nil
-			}
-			if err := p.int64("seq", &l.seq); err != nil {
-				return err
-			}
-			l.hasSeq = true
-			return nil
-		}},
-		member[parsed]{"read", func(p *lineParser, l *parsed) error { return p.bool("read", &l.read) }},
-		member[parsed]{"at", (*lineParser).atValue},
-		member[parsed]{"op", func(p *lineParser, l *parsed) error { return p.str("op", &l.op, true) }},
-		member[parsed]{"args", func(p *lineParser, l *parsed) error { return structValue(p, "args", &argMembers, &l.args) }},
-		member[parsed]{"result", func(p *lineParser, l *parsed) error {
-			return structValue(p, "result", &resultMembers, &l.result)
-		}},
-		member[parsed]{"time", func(p *lineParser, _ *parsed) error { return p.skip() }},
-		member[parsed]{"level", func(p *lineParser, _ *parsed) error { return p.skip() }},
-		member[parsed]{"msg", func(p *lineParser, l *parsed) error { return p.str("msg", &l.msg, true) }},
-	)
-	argMembers     = newMembers(argMemberList()...)
-	resultMembers  = newMembers(resultMemberList()...)
-	messageMembers = newMembers(
-		member[actordelivery.EventMessage]{"id", func(p *lineParser, m *actordelivery.EventMessage) error { return p.str("id", &m.ID, false) }},
-		member[actordelivery.EventMessage]{"attempts", func(p *lineParser, m *actordelivery.EventMessage) error {
-			return p.int("attempts", &m.Attempts)
-		}},
-		member[actordelivery.EventMessage]{"token", func(p *lineParser, m *actordelivery.EventMessage) error {
-			return p.str("token", &m.Token, false)
-		}},
-	)
-	claimedMembers = newMembers(
-		member[actordelivery.EventClaimed]{"id", func(p *lineParser, c *actordelivery.EventClaimed) error { return p.str("id", &c.ID, false) }},
-		member[actordelivery.EventClaimed]{"delivery_attempts", func(p *lineParser, c *actordelivery.EventClaimed) error {
-			return p.int("delivery_attempts", &c.DeliveryAttempts)
-		}},
-		member[actordelivery.EventClaimed]{"token", func(p *lineParser, c *actordelivery.EventClaimed) error {
-			return p.str("token", &c.Token, false)
-		}},
-	)
-)
-
-type argMember = member[actordelivery.EventArgs]
-
-// argMemberList is EventArgs' members. Strings that repeat across events are interned; ids,
-// tokens and payloads are not.
-func argMemberList() []argMember {
-	type A = actordelivery.EventArgs
-	str := func(name string, intern bool, f func(*A) *string) argMember {
-		return argMember{name, func(p *lineParser, a *A) error { return p.str(name, f(a), intern) }}
-	}
-	num := func(name string, f func(*A) *int) argMember {
-		return argMember{name, func(p *lineParser, a *A) error { return p.int(name, f(a)) }}
-	}
-	dur := func(name string, f func(*A) *time.Duration) argMember {
-		return argMember{name, func(p *lineParser, a *A) error { return p.dur(name, f(a)) }}
-	}
-	return []argMember{
-		str("mailbox", true, func(a *A) *string { return &a.Mailbox }),
-		str("id", false, func(a *A) *string { return &a.ID }),
-		str("key", false, func(a *A) *string { return &a.Key }),
-		num("priority", func(a *A) *int { return &a.Priority }),
-		num("max_attempts", func(a *A) *int { return &a.MaxAttempts }),
-		dur("delay", func(a *A) *time.Duration { return &a.Delay }),
-		str("payload", false, func(a *A) *string { return &a.Payload }),
-		num("max_delivery_attempts", func(a *A) *int { return &a.MaxDeliveryAttempts }),
-		dur("lease_for", func(a *A) *time.Duration { return &a.LeaseFor }),
-		str("token", false, func(a *A) *string { return &a.Token }),
-		str("reason", true, func(a *A) *string { return &a.Reason }),
-		str("target", true, func(a *A) *string { return &a.Target }),
-		num("limit", func(a *A) *int { return &a.Limit }),
-		dur("claim_for", func(a *A) *time.Duration { return &a.ClaimFor }),
-		num("worker", func(a *A) *int { return &a.Worker }),
-		num("publisher", func(a *A) *int { return &a.Publisher }),
-		str("profile", true, func(a *A) *string { return &a.Profile }),
-		str("outcome", true, func(a *A) *string { return &a.Outcome }),
-		dur("retry_delay", func(a *A) *time.Duration { return &a.RetryDelay }),
-		str("fault", true, func(a *A) *string { return &a.Fault }),
-		dur("older_than", func(a *A) *time.Duration { return &a.OlderThan }),
-		dur("horizon", func(a *A) *time.Duration { return &a.Horizon }),
-		str("consumer", true, func(a *A) *string { return &a.Consumer }),
-		dur("ttl", func(a *A) *time.Duration { return &a.TTL }),
-		str("actor", true, func(a *A) *string { return &a.Actor }),
-		{"expect_version", func(p *lineParser, a *A) error { return p.int64("expect_version", &a.ExpectVersion) }},
-	}
-}
-
-type resultMember = member[actordelivery.EventResult]
-
-func resultMemberList() []resultMember {
-	type R = actordelivery.EventResult
-	return []resultMember{
-		{"err", func(p *lineParser, r *R) error { return p.str("err", &r.Err, true) }},
-		{"duplicate", func(p *lineParser, r *R) error { return p.bool("duplicate", &r.Duplicate) }},
-		{"message", func(p *lineParser, r *R) error {
-			if p.null() {
-				r.Message = nil
-				return nil
-			}
-			if r.Message == nil {
-				if p.i < len(p.b) && p.b[p.i] != '{' {
-					if err := p.skip(); err != nil {
-						return err
-					}
-					return errors.New("json: message: want an object")
-				}
-				r.Message = &actordelivery.EventMessage{}
-			}
-			return structValue(p, "message", &messageMembers, r.Message)
-		}},
-		{"affected", func(p *lineParser, r *R) error { return p.int("affected", &r.Affected) }},
-		{"claimed", func(p *lineParser, r *R) error { return p.claimed(&r.Claimed) }},
-		{"action", func(p *lineParser, r *R) error { return p.str("action", &r.Action, true) }},
-		{"attempt", func(p *lineParser, r *R) error { return p.int("attempt", &r.Attempt) }},
-		{"version", func(p *lineParser, r *R) error { return p.int64("version", &r.Version) }},
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // DefaultWindow is the reorder window of Ordered when none is given: how many events it holds
@@ -35,11 +36,13 @@ type Ordered struct {
 	// next is the seq the next released write must have.
 	next int64
 	// last is the sort key of the last event released (zero before the first).
-	last     Event
+	last     orderKey
 	released int64
 	eof      bool
-	// free holds the events released, for push to reuse: a long log costs no allocation per
+	// out is the event Next returned last, valid until the next call; free holds the events
+	// released before it, for reading into again: a long log costs no allocation or copy of an
 	// event here.
+	out  *Event
 	free []*Event
 	// Follow keeps the held events at the end of the data read so far (the log may grow): Next
 	// returns io.EOF, and after Resume goes on reading. Clear it to release them at the end.
@@ -58,27 +61,61 @@ func NewOrdered(dec *Decoder, window int) *Ordered {
 // Writes is the number of write events released so far.
 func (o *Ordered) Writes() int64 { return o.next - 1 }
 
-// Next returns the next event in commit order, io.EOF when the log is done. Errors wrap ErrBadLog
-// and name the line or the sequence numbers.
-func (o *Ordered) Next() (Event, error) {
+// Next returns the next event in commit order, io.EOF when the log is done. The event is the
+// Ordered's own: it stays valid until the next call of a method of o. Errors wrap ErrBadLog and
+// name the line or the sequence numbers.
+func (o *Ordered) Next() (*Event, error) {
+	o.recycle()
 	for !o.eof && o.held() <= o.window {
-		ev, err := o.dec.Next()
+		e := o.alloc()
+		err := o.dec.Decode(e)
 		if errors.Is(err, io.EOF) {
+			o.free = append(o.free, e)
 			o.eof = true
 			break
 		}
-		if err != nil {
-			return Event{}, err
+		if err == nil {
+			err = o.push(e)
 		}
-		if err := o.push(ev); err != nil {
-			return Event{}, err
+		if err != nil {
+			o.free = append(o.free, e)
+			return nil, err
 		}
 	}
 	if o.eof && o.Follow || o.held() == 0 {
 		// A follower's log may still grow: what is held back waits for it (see Drain).
-		return Event{}, io.EOF
+		return nil, io.EOF
 	}
 	return o.release()
+}
+
+// alloc is an event to read into.
+func (o *Ordered) alloc() *Event {
+	if k := len(o.free); k > 0 {
+		e := o.free[k-1]
+		o.free = o.free[:k-1]
+		return e
+	}
+	return new(Event)
+}
+
+// recycle takes back the event Next returned last.
+func (o *Ordered) recycle() {
+	if o.out != nil {
+		o.free = append(o.free, o.out)
+		o.out = nil
+	}
+}
+
+// pushEvent puts a copy of ev among the held events (a follower's first event of a new file).
+func (o *Ordered) pushEvent(ev *Event) error {
+	e := o.alloc()
+	*e = *ev
+	if err := o.push(e); err != nil {
+		o.free = append(o.free, e)
+		return err
+	}
+	return nil
 }
 
 // Resume lets a follower go on after io.EOF once its file has grown.
@@ -89,13 +126,15 @@ func (o *Ordered) Resume() { o.eof = false }
 func (o *Ordered) Restart() {
 	o.inOrder, o.head, o.late = o.inOrder[:0], 0, o.late[:0]
 	clear(o.pendingWrites)
-	o.next, o.released, o.eof, o.last = 1, 0, false, Event{}
+	o.recycle()
+	o.next, o.released, o.eof, o.last = 1, 0, false, orderKey{}
 }
 
 // Drain releases what is held back as if the log ended here, without ending it: a follower calls
 // it when its log has been quiet, so a finding is not kept waiting for a window of later events.
 // An event that arrives later but belongs before a released one is then an error.
 func (o *Ordered) Drain() ([]Event, error) {
+	o.recycle()
 	var out []Event
 	for o.held() > 0 {
 		top := o.top()
@@ -106,25 +145,27 @@ func (o *Ordered) Drain() ([]Event, error) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, ev)
+		out = append(out, *ev)
 	}
 	return out, nil
 }
 
 // finish releases every held event, as at the end of the log.
 func (o *Ordered) finish() ([]Event, error) {
+	o.recycle()
 	var out []Event
 	for o.held() > 0 {
 		ev, err := o.release()
 		if err != nil {
 			return out, err
 		}
-		out = append(out, ev)
+		out = append(out, *ev)
 	}
 	return out, nil
 }
 
-func (o *Ordered) push(ev Event) error {
+// push holds ev, which it owns from now on unless it returns an error.
+func (o *Ordered) push(ev *Event) error {
 	name := o.dec.Name()
 	if !ev.Read {
 		if line, dup := o.pendingWrites[ev.Seq]; dup {
@@ -135,18 +176,12 @@ func (o *Ordered) push(ev Event) error {
 		}
 		o.pendingWrites[ev.Seq] = ev.Line
 	}
-	if o.released > 0 && before(&ev, &o.last) {
+	if o.released > 0 && keyOf(ev).before(o.last) {
 		return fmt.Errorf("%w: %s: line %d: %s (seq %d) belongs before line %d (seq %d), which was already checked: the log is out of commit order by more than the reorder window (%d events)",
-			ErrBadLog, name, ev.Line, ev.Op, ev.Seq, o.last.Line, o.last.Seq, o.window)
+			ErrBadLog, name, ev.Line, ev.Op, ev.Seq, o.last.line, o.last.seq, o.window)
 	}
-	var e *Event
-	if k := len(o.free); k > 0 {
-		e, o.free = o.free[k-1], o.free[:k-1]
-	} else {
-		e = new(Event)
-	}
-	*e = ev
-	if n := len(o.inOrder); n == o.head || before(o.inOrder[n-1], &ev) {
+	e := ev
+	if n := len(o.inOrder); n == o.head || before(o.inOrder[n-1], e) {
 		if o.head > 0 && o.head == n {
 			o.inOrder, o.head = o.inOrder[:0], 0
 		}
@@ -185,7 +220,9 @@ func (o *Ordered) pop(top *Event) {
 	heap.Pop(&o.late)
 }
 
-func (o *Ordered) release() (Event, error) {
+// release pops the first held event; it is o.out until the next recycle.
+func (o *Ordered) release() (*Event, error) {
+	o.recycle()
 	name := o.dec.Name()
 	top := o.top()
 	if !top.Read && top.Seq != o.next || top.Read && top.Seq >= o.next {
@@ -196,42 +233,53 @@ func (o *Ordered) release() (Event, error) {
 		}
 		if top.Read {
 			if o.eof {
-				return Event{}, fmt.Errorf("%w: %s: line %d: read %s is placed after seq %d, but the log's last commit is seq %d", ErrBadLog, name, top.Line, top.Op, top.Seq, o.next-1)
+				return nil, fmt.Errorf("%w: %s: line %d: read %s is placed after seq %d, but the log's last commit is seq %d", ErrBadLog, name, top.Line, top.Op, top.Seq, o.next-1)
 			}
-			return Event{}, fmt.Errorf("%w: %s: gap in the sequence numbers: %s missing (line %d's read %s saw it; not within the %d events after it)", ErrBadLog, name, missing, top.Line, top.Op, o.window)
+			return nil, fmt.Errorf("%w: %s: gap in the sequence numbers: %s missing (line %d's read %s saw it; not within the %d events after it)", ErrBadLog, name, missing, top.Line, top.Op, o.window)
 		}
 		where := fmt.Sprintf("not within the reorder window of %d events", o.window)
 		if o.eof {
 			where = "the log ends without it"
 		}
-		return Event{}, fmt.Errorf("%w: %s: gap in the sequence numbers: %s missing before line %d's seq %d (%s)", ErrBadLog, name, missing, top.Line, top.Seq, where)
+		return nil, fmt.Errorf("%w: %s: gap in the sequence numbers: %s missing before line %d's seq %d (%s)", ErrBadLog, name, missing, top.Line, top.Seq, where)
 	}
 	o.pop(top)
 	if !top.Read {
 		delete(o.pendingWrites, top.Seq)
 		o.next++
 	}
-	o.last = *top
+	o.last = keyOf(top)
 	o.released++
-	ev := *top
-	*top = Event{}
-	o.free = append(o.free, top)
-	return ev, nil
+	o.out = top
+	return top, nil
 }
 
+// orderKey is what the commit order looks at in an event.
+type orderKey struct {
+	seq  int64
+	read bool
+	at   time.Time
+	line int
+}
+
+func keyOf(e *Event) orderKey { return orderKey{e.Seq, e.Read, e.At, e.Line} }
+
 // before is the commit order: a comes before b.
-func before(a, b *Event) bool {
-	if a.Seq != b.Seq {
-		return a.Seq < b.Seq
+func (a orderKey) before(b orderKey) bool {
+	if a.seq != b.seq {
+		return a.seq < b.seq
 	}
-	if a.Read != b.Read { // the write numbered s comes before the reads that saw it
-		return !a.Read
+	if a.read != b.read { // the write numbered s comes before the reads that saw it
+		return !a.read
 	}
-	if c := a.At.Compare(b.At); c != 0 {
+	if c := a.at.Compare(b.at); c != 0 {
 		return c < 0
 	}
-	return a.Line < b.Line
+	return a.line < b.line
 }
+
+// before is the commit order of two events.
+func before(a, b *Event) bool { return keyOf(a).before(keyOf(b)) }
 
 type eventHeap []*Event
 

@@ -361,8 +361,8 @@ const PStreamErrorPrefix = "pconform stream"
 // SpecStep is ev, an event of a log, as the trace step SpecDeriver takes: its time in seconds
 // since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
 // monitor the P oracle asserts compares tokens, so no binding is kept).
-func SpecStep(ev Event) traces.Step {
-	return step(&ev, int64(ev.At.Sub(traces.Epoch)/time.Second), func(_ traces.TokenSpace, tok string) int {
+func SpecStep(ev *Event) traces.Step {
+	return step(ev, int64(ev.At.Sub(traces.Epoch)/time.Second), func(_ traces.TokenSpace, tok string) int {
 		if tok == "" {
 			return 0
 		}

@@ -19,23 +19,24 @@ import (
 type Checker interface {
 	// Observe sees the next event in commit order and returns a finding when the history
 	// breaks the checker's rule at it. Check fills in the finding's position, seq and line when
-	// the checker leaves Line 0.
-	Observe(ev Event) *Finding
+	// the checker leaves Line 0. ev is valid only during the call: a checker copies what it keeps.
+	Observe(ev *Event) *Finding
 	// End is called once, after the last event.
 	End() *Finding
 }
 
 // Source gives events in commit order: an *Ordered, or a follower of a growing log. Next
-// returns io.EOF at the end.
+// returns io.EOF at the end. The event it returns is the source's: it stays valid until the next
+// call of Next, so a long log is read without a copy of each event.
 type Source interface {
-	Next() (Event, error)
+	Next() (*Event, error)
 }
 
 // SourceFunc is a function as a Source.
-type SourceFunc func() (Event, error)
+type SourceFunc func() (*Event, error)
 
 // Next calls f.
-func (f SourceFunc) Next() (Event, error) { return f() }
+func (f SourceFunc) Next() (*Event, error) { return f() }
 
 // CheckOptions configure Check. The zero value checks with the reference model alone and stops
 // at the first finding.
@@ -198,8 +199,8 @@ const pruneEvery = 1 << 15
 
 // Observe steps the model through ev, the next event in commit order, and returns a finding when
 // the model's result differs from the observed one or the model cannot take the step. Errors are
-// about the event itself (ErrBadLog, naming its line).
-func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
+// about the event itself (ErrBadLog, naming its line). ev is only read, and only during the call.
+func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if o.stopped {
 		return nil, nil
 	}
@@ -213,7 +214,7 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 	if at < o.lastAt {
 		return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, o.lastAt)
 	}
-	if err := o.validate(&ev, at); err != nil {
+	if err := o.validate(ev, at); err != nil {
 		return nil, err
 	}
 	o.lastAt = at
@@ -226,7 +227,7 @@ func (o *ModelOracle) Observe(ev Event) (*Finding, error) {
 	st.Args.Token = o.bind.arg(o.spec.Tokens, ev.Args.Token)
 	got, err := o.m.Step(op, at, st.Args)
 	keys := o.keys(ev, got)
-	pe := o.hist.add(pos, &ev, keys)
+	pe := o.hist.add(pos, ev, keys)
 	if err != nil {
 		o.stopped = true
 		if errors.Is(err, models.ErrMalformed) {
@@ -287,14 +288,14 @@ func (o *ModelOracle) localToken(_ traces.TokenSpace, tok string) int {
 
 // keys names the rows and checkpoints ev touches: its id, the rows its result and the model's
 // name, the message a handle's worker fetched, the actor of a checkpoint.
-func (o *ModelOracle) keys(ev Event, got traces.Result) []string {
+func (o *ModelOracle) keys(ev *Event, got traces.Result) []string {
 	var keys []string
 	add := func(k string) {
 		if k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
-	a, r := ev.Args, ev.Result
+	a, r := &ev.Args, &ev.Result
 	add(a.ID)
 	if a.Actor != "" {
 		add(actorKey + a.Actor)
@@ -453,8 +454,8 @@ func (b *binder) result(space traces.TokenSpace, tok string, model int) int {
 }
 
 // observed is ev's result with its tokens named as model tokens, binding against got.
-func (b *binder) observed(ev Event, got traces.Result) traces.Result {
-	r := ev.Result
+func (b *binder) observed(ev *Event, got traces.Result) traces.Result {
+	r := &ev.Result
 	want := traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt, Version: int(r.Version)}
 	if r.Message != nil {
 		var model int

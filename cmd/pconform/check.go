@@ -484,7 +484,7 @@ func (lc *logCheck) follow(ctx context.Context, path string, stopAfterIdle time.
 	for {
 		start := time.Now()
 		var pr *checkProgress
-		src := observe.SourceFunc(func() (observe.Event, error) {
+		src := observe.SourceFunc(func() (*observe.Event, error) {
 			ev, err := fl.Next(ctx)
 			if pr == nil && fl.Decoder() != nil {
 				pr = newCheckProgress(lc.errw, path, 0, fl.Decoder(), lc.progressEvery)
