@@ -154,13 +154,16 @@ written trace is the evidence; 'pconform check' checks it again.`,
 					err = errFinding
 				}
 			} else if !kill {
-				wakes := 0
+				wakes, ticks := 0, 0
 				for _, st := range t.Steps {
-					if st.Op == traces.OpWake {
+					switch st.Op {
+					case traces.OpWake:
 						wakes++
+					case traces.OpPollTick:
+						ticks++
 					}
 				}
-				fmt.Fprintf(w, "wake-ups: %d recorded; the wake-driven mailbox's consumer handled %d messages and left none ready past the wake bound\n", wakes, stats.Woken)
+				fmt.Fprintf(w, "wake-ups: %d recorded, %d poll ticks; the wake-driven mailbox's consumer handled %d messages and left none ready past the wake bound\n", wakes, ticks, stats.Woken)
 			}
 			return err
 		},

@@ -213,7 +213,7 @@ func (e *enqueuer) outboxRow(rng *rand.Rand) error {
 }
 
 func allMailboxes() []string {
-	return append(append(append([]string{}, leasedMailboxes...), leaselessMailboxes...), wakeMailbox)
+	return append(append(append([]string{}, leasedMailboxes...), leaselessMailboxes...), wakeMailbox, tickMailbox)
 }
 
 // worker is one consumer of one mailbox. Its handler takes up to three ticks, so a lease of two

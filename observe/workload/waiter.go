@@ -17,8 +17,15 @@ import (
 // ready until the run ends. The consumer records every wake it receives, and the model checks
 // that each followed the commit of its message. On PostgreSQL the consumer has a store of its
 // own on the same tables, so its wakes are the enqueuing store's NOTIFYs.
+//
+// A second consumer, of mailbox w2, is woken the same way but polls every few ticks, so its
+// history holds poll ticks beside its wakes: the model then checks the second wake rule at each
+// tick (a woken consumer fetches before its next poll tick), where w1's bound checks it only at
+// the end of a run.
 const (
 	wakeMailbox = "w1"
+	// tickMailbox is the mailbox of the consumer that polls as well as waits.
+	tickMailbox = "w2"
 	// wakeBound is how long, in logical seconds, a message of the wake-driven mailbox may stay
 	// ready before the run's end without being a missed wake: a woken consumer fetches at once,
 	// and the logical clock stops with the process, so the bound leaves room for scheduling only.
@@ -52,10 +59,20 @@ func (r *run) startWaiter(rec actordelivery.Recorder, clock actordelivery.Clock)
 		return nil, nil
 	}
 	opts := actordelivery.ConsumerOptions{Path: actordelivery.PathLeaseless, PollInterval: waiterPoll, MaxPollInterval: waiterPoll, Worker: n}
-	r.wg.Add(1)
+	ticking := actordelivery.ConsumerOptions{Path: actordelivery.PathLeaseless, PollInterval: 2 * r.cfg.Tick,
+		MaxPollInterval: 4 * r.cfg.Tick, Worker: n + 1}
+	r.wg.Add(2)
 	go func() {
 		defer r.wg.Done()
 		err := actordelivery.RunWorkers(r.stop, w.st, []string{wakeMailbox}, 1, h, opts)
+		if err != nil {
+			r.fail("waiter", err)
+		}
+	}()
+	go func() {
+		defer r.wg.Done()
+		err := actordelivery.RunWorkers(r.stop, w.st, []string{tickMailbox}, 1,
+			func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) { return nil, nil }, ticking)
 		if err != nil {
 			r.fail("waiter", err)
 		}
