@@ -123,8 +123,9 @@ func observedVariants() (good, inverted, reset, unbounded *traces.Trace) {
 // TestCheckObservedOnTheChecker compiles the drivers of the split-write history and of the same
 // history without the broken completion with the project's own monitors and runs the real P
 // checker: the first is refused in the monitor's words, the second holds; so are the other
-// monitors' broken histories, a wake before its commit and a fetch after a stop (the Go model's
-// TestShutdownRule refuses the same). -short skips it.
+// monitors' broken histories, a wake before its commit, a fetch after a stop (the Go model's
+// TestShutdownRule refuses the same) and a woken worker's poll tick without a fetch (the Go model
+// gives wake_not_fetched). -short skips it.
 func TestCheckObservedOnTheChecker(t *testing.T) {
 	requireP(t)
 	if testing.Short() {
@@ -156,21 +157,31 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 	fetchAfterStop := stopped("stop-fetch-after", traces.Step{Op: traces.OpConsumerFetch,
 		Args:   traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30},
 		Result: traces.Result{Message: &traces.Message{ID: "m2", Attempts: 1, Token: 2}}})
+	// A woken worker that fetches before its poll tick, and (broken) one that does not.
+	tick := traces.Step{Op: traces.OpPollTick, Args: traces.Args{Worker: 1, Mailbox: "inbox"}}
+	fetch := traces.Step{Op: traces.OpConsumerFetch, Args: traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeaseless},
+		Result: traces.Result{Message: &traces.Message{ID: "m1"}}}
+	tickFetched := &traces.Trace{Format: traces.Format, Name: "tick-fetched", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake, fetch, tick}}
+	tickUnfetched := &traces.Trace{Format: traces.Format, Name: "tick-unfetched", Origin: traces.Origin{Kind: traces.OriginObserved},
+		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake, tick}}
 	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir},
 		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded, wakeAfter, wakeEarly,
-			drained, fetchAfterStop})
+			drained, fetchAfterStop, tickFetched, tickUnfetched})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range map[int]string{
-		2: "",
-		3: "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3",
-		4: "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1",
-		5: "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1",
-		6: "",
-		7: "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox",
-		8: "",
-		9: "worker 1 started a new fetch at t=0 after its stop",
+		2:  "",
+		3:  "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3",
+		4:  "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1",
+		5:  "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1",
+		6:  "",
+		7:  "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox",
+		8:  "",
+		9:  "worker 1 started a new fetch at t=0 after its stop",
+		10: "",
+		11: "worker 1 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=0 without fetching from it",
 	} {
 		if msgs[i] != want {
 			t.Errorf("history %d: %q, want %q", i, msgs[i], want)

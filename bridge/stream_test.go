@@ -81,10 +81,20 @@ func wakeFirstLog() string {
 		logLine(2, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`)
 }
 
+// tickLog is an event log whose consumer worker 3 is woken for m1 of inbox, then fetches from
+// mailbox (inbox answers the wake, another mailbox does not), then reaches its poll tick on inbox.
+func tickLog(mailbox string) string {
+	return logLine(1, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`) +
+		logLine(2, 0, "wake", `{"worker":3,"mailbox":"inbox","id":"m1","profile":"local"}`, `{}`) +
+		logLine(3, 0, "consumer_fetch", `{"worker":3,"mailbox":"`+mailbox+`","profile":"leaseless"}`, `{}`) +
+		logLine(4, 1, "poll_tick", `{"worker":3,"mailbox":"inbox"}`, `{}`)
+}
+
 // TestStreamCheckerOnALog feeds a recorded log event by event to the streaming P oracle as an
-// observe.Checker: the log whose publisher completed a row it never enqueued, and the one whose
-// wake came before its commit, are refused at that event (position, seq and line) in the
-// monitor's words; the log without a fault holds.
+// observe.Checker: the log whose publisher completed a row it never enqueued, the one whose
+// wake came before its commit, and the one whose woken worker ticked without fetching, are
+// refused at that event (position, seq and line) in the monitor's words; the logs without a
+// fault hold.
 func TestStreamCheckerOnALog(t *testing.T) {
 	cfg := streamConfig(t)
 	for _, tc := range []struct {
@@ -93,7 +103,9 @@ func TestStreamCheckerOnALog(t *testing.T) {
 	}{
 		{"split-write", splitWriteLog("commit_fails"), "outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox", 4},
 		{"wake-before-commit", wakeFirstLog(), "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox", 1},
+		{"tick-without-fetch", tickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1 without fetching from it", 4},
 		{"none", splitWriteLog("none"), "", 0},
+		{"tick-after-fetch", tickLog("inbox"), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lg, err := observe.ReadLog(strings.NewReader(tc.log), "log")

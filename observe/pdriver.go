@@ -14,7 +14,8 @@ import (
 var ObservedMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
 	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
 	"CheckpointVersionsOnlyGrow", "SameKeyClaimsRespectLiveHead", "DeadLetterSparesLiveLeases",
-	"PurgedIdsStayDuplicates", "RedriveHistoryKept", "WakeFollowsCommit", "StoppedWorkerStartsNoFetch"}
+	"PurgedIdsStayDuplicates", "RedriveHistoryKept", "WakeFollowsCommit", "StoppedWorkerStartsNoFetch",
+	"WokenWorkerFetchesBeforeTick"}
 
 // LivenessMonitors are the project's liveness monitors: each is hot while something is owed (a
 // message unresolved, an outbox row pending, a redriven dead letter not yet deliverable), and a
@@ -51,7 +52,7 @@ const unstated = "unstated"
 //   - an outbox row enqueued, claimed (its delivery attempts against its bound) and completed;
 //   - a redrive and a listing of the redrive history, a purge's retired ids, the processed marks
 //     and checkpoint saves and loads;
-//   - a consumer's wake (one whose result states no err);
+//   - a consumer's wake and poll tick (one whose result states no err);
 //   - each consumer fetch and handle as the store's observation, a worker's stop and drain, and
 //     a crash (the shutdown rule's events).
 //
@@ -293,6 +294,8 @@ func (d *driver) step(st traces.Step) {
 		// early, which the trace's own verdict covers.
 		if r.Err == "" {
 			d.line(`announce eSpecWake, (at = %d, mailbox = "%s", id = "%s");`, at, a.Mailbox, a.ID)
+			d.line(`announce eObsWake, (at = %d, worker = %d, mailbox = "%s", id = "%s", profile = "%s", err = "");`,
+				at, a.Worker, a.Mailbox, a.ID, a.Profile)
 		}
 	case traces.OpConsumerFetch:
 		var got traces.Message
@@ -419,6 +422,11 @@ func (d *driver) step(st traces.Step) {
 	case traces.OpWorkerDrain:
 		delete(d.fetched, a.Worker) // a delivery the drain timeout cut off is forgotten
 		d.line(`announce eObsWorkerDrain, (at = %d, worker = %d, outcome = "%s");`, at, a.Worker, a.Outcome)
+	case traces.OpPollTick:
+		// As a wake: a tick that states wake_not_fetched names itself, the trace's own verdict.
+		if r.Err == "" {
+			d.line(`announce eObsPollTick, (at = %d, worker = %d, mailbox = "%s", err = "");`, at, a.Worker, a.Mailbox)
+		}
 	case traces.OpMarkProcessed:
 		d.line(`announce eObsMarkProcessed, (at = %d, consumer = "%s", id = "%s", ttl = %d, duplicate = %t, bug = false);`,
 			at, a.Consumer, a.ID, a.TTL, r.Duplicate)

@@ -55,11 +55,12 @@ func TestPDriverEvents(t *testing.T) {
 		{"wake", []traces.Step{
 			pstep(traces.OpEnqueue, 0, traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}, traces.Result{}),
 			pstep(traces.OpWake, 0, traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal}, traces.Result{})},
-			[]string{`announce eSpecWake, (at = 0, mailbox = "inbox", id = "m1");`}, nil},
+			[]string{`announce eSpecWake, (at = 0, mailbox = "inbox", id = "m1");`,
+				`announce eObsWake, (at = 0, worker = 1, mailbox = "inbox", id = "m1", profile = "local", err = "");`}, nil},
 		{"wake stated not committed", []traces.Step{
 			pstep(traces.OpWake, 0, traces.Args{Worker: 1, Mailbox: "inbox", ID: "m1", Profile: traces.WakeLocal},
 				traces.Result{Err: traces.ErrKindNotCommitted})},
-			nil, []string{"eSpecWake"}},
+			nil, []string{"eSpecWake", "eObsWake"}},
 		{"stop, fetch, drain, crash", append(deadLettered()[:1],
 			pstep(traces.OpWorkerStop, 0, traces.Args{Worker: 1}, traces.Result{}),
 			deadLettered()[1],
@@ -69,6 +70,11 @@ func TestPDriverEvents(t *testing.T) {
 			`announce eObsConsumerFetch, (at = 0, worker = 1, mailbox = "inbox", profile = "leased", lease_for = 2, msg_id = "m1", msg_attempts = 1, msg_token = 1, bug = false);`,
 			`announce eObsWorkerDrain, (at = 2, worker = 1, outcome = "timed_out");`,
 			`announce eObsCrash, (at = 3,);`}, nil},
+		{"poll tick", []traces.Step{pstep(traces.OpPollTick, 3, traces.Args{Worker: 2, Mailbox: "inbox"}, traces.Result{})},
+			[]string{`announce eObsPollTick, (at = 3, worker = 2, mailbox = "inbox", err = "");`}, nil},
+		{"poll tick stated wake_not_fetched", []traces.Step{
+			pstep(traces.OpPollTick, 3, traces.Args{Worker: 2, Mailbox: "inbox"}, traces.Result{Err: traces.ErrKindWakeNotFetched})},
+			nil, []string{"eObsPollTick"}},
 		{"purge at its limit says not which", append(deadLettered(), pstep(traces.OpPurge, 2, traces.Args{Limit: 1, Horizon: 3}, traces.Result{Affected: 1})),
 			nil, []string{"eSpecPurged"}},
 	} {

@@ -71,6 +71,10 @@ const (
 	SpecSaveCheckpoint
 	SpecLoadCheckpoint
 	SpecWake
+	SpecWorkerWake
+	SpecConsumerFetch
+	SpecPollTick
+	SpecCrash
 	numSpecKinds
 )
 
@@ -95,6 +99,11 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 		fi("version"), fs("err"), fb("bug")}},
 	SpecLoadCheckpoint: {"eObsLoadCheckpoint", []SpecField{fi("at"), fs("actor"), fi("version"), fs("err")}},
 	SpecWake:           {"eSpecWake", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
+	SpecWorkerWake:     {"eObsWake", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("id"), fs("profile"), fs("err")}},
+	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
+		fi("lease_for"), fs("msg_id"), fi("msg_attempts"), fi("msg_token"), fb("bug")}},
+	SpecPollTick: {"eObsPollTick", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("err")}},
+	SpecCrash:    {"eObsCrash", []SpecField{fi("at")}},
 }
 
 // SpecEvent is one spec event: its type and its payload's scalar values in field order (a tuple's
@@ -109,7 +118,8 @@ type SpecEvent struct {
 // duplicate), an outbox row enqueued and completed, a handler effect committed (a consumer_handle
 // that acked the message its worker fetched), a dead letter with its attempts, each claimed
 // outbox row's delivery attempts against its bound, the store's observations of processed
-// marks and checkpoint saves and loads, and each consumer's recorded wake. The events come from the observed results alone, never
+// marks and checkpoint saves and loads, each consumer's recorded wake and poll tick, and a fetch
+// that answers a wake. The events come from the observed results alone, never
 // from a model. It keeps, per id, what later steps refer to (an outbox row's target and enqueue,
 // a message's max_attempts) and each worker's unhandled fetch.
 type SpecDeriver struct {
@@ -118,12 +128,21 @@ type SpecDeriver struct {
 	maxAttempts  map[string]int
 	fetched      map[int]traces.Message
 	fetchedBox   map[int]string
+	// woken holds each worker and mailbox with a wake not yet answered by a fetch: only such a
+	// fetch is stated to WokenWorkerFetchesBeforeTick, which ignores every other.
+	woken map[workerBox]bool
+}
+
+// workerBox is a worker and a mailbox it serves.
+type workerBox struct {
+	worker  int
+	mailbox string
 }
 
 // NewSpecDeriver returns a deriver at the start of a history.
 func NewSpecDeriver() *SpecDeriver {
 	return &SpecDeriver{outboxTarget: map[string]string{}, outboxRows: map[string]traces.Args{},
-		maxAttempts: map[string]int{}, fetched: map[int]traces.Message{}, fetchedBox: map[int]string{}}
+		maxAttempts: map[string]int{}, fetched: map[int]traces.Message{}, fetchedBox: map[int]string{}, woken: map[workerBox]bool{}}
 }
 
 // Step appends to out the spec events of st, the next step in commit order, and returns it.
@@ -190,8 +209,25 @@ func (d *SpecDeriver) Step(st traces.Step, out []SpecEvent) []SpecEvent {
 	case traces.OpWake:
 		if r.Err == "" { // as PDriver: a stated not_committed is the trace's own verdict
 			add(SpecWake, at, a.Mailbox, a.ID)
+			add(SpecWorkerWake, at, int64(a.Worker), a.Mailbox, a.ID, a.Profile, "")
+			d.woken[workerBox{a.Worker, a.Mailbox}] = true
 		}
+	case traces.OpPollTick:
+		if r.Err == "" { // as PDriver: a stated wake_not_fetched is the trace's own verdict
+			add(SpecPollTick, at, int64(a.Worker), a.Mailbox, "")
+		}
+	case traces.OpCrash:
+		clear(d.woken)
+		add(SpecCrash, at)
 	case traces.OpConsumerFetch:
+		if k := (workerBox{a.Worker, a.Mailbox}); d.woken[k] {
+			delete(d.woken, k)
+			var m traces.Message
+			if r.Message != nil {
+				m = *r.Message
+			}
+			add(SpecConsumerFetch, at, int64(a.Worker), a.Mailbox, a.Profile, a.LeaseFor, m.ID, int64(m.Attempts), int64(m.Token), false)
+		}
 		if r.Message != nil {
 			d.fetched[a.Worker] = *r.Message
 			d.fetchedBox[a.Worker] = a.Mailbox
@@ -248,6 +284,9 @@ func PAnnounce(ev SpecEvent) (string, error) {
 				fmt.Fprint(&b, v)
 			}
 		}
+		if len(fs) == 1 {
+			b.WriteByte(',') // a one-field tuple, as P writes it
+		}
 		b.WriteByte(')')
 	}
 	tuple(typ.Fields)
@@ -296,7 +335,7 @@ func AppendSpecLine(b []byte, ev SpecEvent, tag string) []byte {
 // states completely. The other ObservedMonitors need the row copies only PDriver keeps.
 var StreamMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
 	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
-	"CheckpointVersionsOnlyGrow", "WakeFollowsCommit"}
+	"CheckpointVersionsOnlyGrow", "WakeFollowsCommit", "WokenWorkerFetchesBeforeTick"}
 
 // PStreamTestCase is the test case of the streaming driver.
 const PStreamTestCase = "tcObservedStream"
@@ -342,6 +381,9 @@ func PStreamDriver() string {
 					fmt.Fprintf(&b, "StreamBool(%d)", i)
 				}
 				i++
+			}
+			if len(fs) == 1 {
+				b.WriteByte(',') // a one-field tuple, as P writes it
 			}
 			b.WriteByte(')')
 		}

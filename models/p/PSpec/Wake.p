@@ -20,3 +20,39 @@ spec WakeFollowsCommit observes eSpecMsgInserted, eSpecWake {
     }
   }
 }
+
+// A woken consumer fetches before its next poll tick: once a worker was woken for a committed
+// message of a mailbox (a wake whose result states no err), its next poll tick there comes only
+// after a fetch of it from that mailbox. A crash forgets every wake (the restarted process's
+// workers are new). The model's consumers neither wait nor tick, so only an observed history,
+// whose wakes, fetches and ticks are the consumers' recorded ones (observe.PDriver and
+// observe.SpecDeriver), gives this monitor events.
+spec WokenWorkerFetchesBeforeTick observes eObsWake, eObsConsumerFetch, eObsPollTick, eObsCrash {
+  var owed: map[int, set[string]]; // worker -> the mailboxes it was woken for and has not fetched from since
+
+  start state Watching {
+    on eObsWake do (e: (at: int, worker: int, mailbox: string, id: string, profile: string, err: string)) {
+      if (e.err != "") {
+        return;
+      }
+      if (!(e.worker in owed)) {
+        owed[e.worker] = default(set[string]);
+      }
+      owed[e.worker] += (e.mailbox);
+    }
+    on eObsConsumerFetch do (e: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
+                                 msg_id: string, msg_attempts: int, msg_token: int, bug: bool)) {
+      if (e.worker in owed && e.mailbox in owed[e.worker]) {
+        owed[e.worker] -= (e.mailbox);
+      }
+    }
+    on eObsPollTick do (e: (at: int, worker: int, mailbox: string, err: string)) {
+      assert !(e.worker in owed && e.mailbox in owed[e.worker]),
+        format("worker {0} was woken for a committed message of mailbox {1} and reached its next poll tick there at t={2} without fetching from it",
+               e.worker, e.mailbox, e.at);
+    }
+    on eObsCrash do (e: (at: int)) {
+      owed = default(map[int, set[string]]);
+    }
+  }
+}
