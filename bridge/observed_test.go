@@ -139,24 +139,7 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake}}
 	wakeEarly := &traces.Trace{Format: traces.Format, Name: "wake-early", Origin: traces.Origin{Kind: traces.OriginObserved},
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{wake, enqueue}}
-	// A worker stopped while it handles a message: it drains, or (broken) starts a new fetch.
-	stopped := func(name string, steps ...traces.Step) *traces.Trace {
-		leased := traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30}
-		handle := leased
-		handle.LeaseFor, handle.Outcome = 0, traces.OutcomeOK
-		return &traces.Trace{Format: traces.Format, Name: name, Origin: traces.Origin{Kind: traces.OriginObserved},
-			Expect: traces.Expect{DivergesAt: -1}, Steps: append([]traces.Step{
-				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}},
-				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m2", MaxAttempts: 1}},
-				{Op: traces.OpConsumerFetch, Args: leased, Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 1}}},
-				{Op: traces.OpWorkerStop, Args: traces.Args{Worker: 1}},
-				{Op: traces.OpConsumerHandle, Args: handle, Result: traces.Result{Action: traces.ActionAcked, Attempt: 1}},
-			}, steps...)}
-	}
-	drained := stopped("stop-drained", traces.Step{Op: traces.OpWorkerDrain, Args: traces.Args{Worker: 1, Outcome: traces.OutcomeDrained}})
-	fetchAfterStop := stopped("stop-fetch-after", traces.Step{Op: traces.OpConsumerFetch,
-		Args:   traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30},
-		Result: traces.Result{Message: &traces.Message{ID: "m2", Attempts: 1, Token: 2}}})
+	drained, fetchAfterStop := observedStops()
 	// A woken worker that fetches before its poll tick, and (broken) one that does not.
 	tick := traces.Step{Op: traces.OpPollTick, Args: traces.Args{Worker: 1, Mailbox: "inbox"}}
 	fetch := traces.Step{Op: traces.OpConsumerFetch, Args: traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeaseless},
@@ -165,9 +148,10 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake, fetch, tick}}
 	tickUnfetched := &traces.Trace{Format: traces.Format, Name: "tick-unfetched", Origin: traces.Origin{Kind: traces.OriginObserved},
 		Expect: traces.Expect{DivergesAt: -1}, Steps: []traces.Step{enqueue, wake, tick}}
+	rows := rowHistories()
 	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir},
 		[]*traces.Trace{observedSplitWrite(), good, observedDedupCheckpoint(), inverted, reset, unbounded, wakeAfter, wakeEarly,
-			drained, fetchAfterStop, tickFetched, tickUnfetched})
+			drained, fetchAfterStop, tickFetched, tickUnfetched, rows[0].t, rows[1].t, rows[2].t, rows[3].t})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +166,7 @@ func TestCheckObservedOnTheChecker(t *testing.T) {
 		9:  "worker 1 started a new fetch at t=0 after its stop",
 		10: "",
 		11: "worker 1 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=0 without fetching from it",
+		12: rows[0].msg, 13: rows[1].msg, 14: rows[2].msg, 15: rows[3].msg,
 	} {
 		if msgs[i] != want {
 			t.Errorf("history %d: %q, want %q", i, msgs[i], want)
@@ -217,5 +202,70 @@ func TestAssertedMonitors(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// observedStops are a worker stopped while it handles a message: it drains, or (broken) starts a
+// new fetch, the step StoppedWorkerStartsNoFetch refuses.
+func observedStops() (drained, fetchAfterStop *traces.Trace) {
+	stopped := func(name string, steps ...traces.Step) *traces.Trace {
+		leased := traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30}
+		handle := leased
+		handle.LeaseFor, handle.Outcome = 0, traces.OutcomeOK
+		return &traces.Trace{Format: traces.Format, Name: name, Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{DivergesAt: -1}, Steps: append([]traces.Step{
+				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}},
+				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m2", MaxAttempts: 1}},
+				{Op: traces.OpConsumerFetch, Args: leased, Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 1}}},
+				{Op: traces.OpWorkerStop, Args: traces.Args{Worker: 1}},
+				{Op: traces.OpConsumerHandle, Args: handle, Result: traces.Result{Action: traces.ActionAcked, Attempt: 1}},
+			}, steps...)}
+	}
+	drained = stopped("stop-drained", traces.Step{Op: traces.OpWorkerDrain, Args: traces.Args{Worker: 1, Outcome: traces.OutcomeDrained}})
+	fetchAfterStop = stopped("stop-fetch-after", traces.Step{Op: traces.OpConsumerFetch,
+		Args:   traces.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 30},
+		Result: traces.Result{Message: &traces.Message{ID: "m2", Attempts: 1, Token: 2}}})
+	return drained, fetchAfterStop
+}
+
+// rowHistory is a history that breaks a monitor that reads the deriver's row copies, the message
+// the monitor refuses it with, and the step whose event it refuses.
+type rowHistory struct {
+	t    *traces.Trace
+	msg  string
+	step int
+}
+
+// rowHistories break, in order, SameKeyClaimsRespectLiveHead (a keyed claim overtakes its live
+// head), DeadLetterSparesLiveLeases (a stale worker dead-letters the message another worker
+// leased), PurgedIdsStayDuplicates (a purged id inserted afresh inside its horizon) and
+// RedriveHistoryKept (a listing whose record lost the dead letter's attempts).
+func rowHistories() []rowHistory {
+	h := func(name string, steps ...traces.Step) *traces.Trace {
+		return &traces.Trace{Format: traces.Format, Name: name, Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{DivergesAt: -1}, Steps: steps}
+	}
+	enq := func(id, key string, maxAttempts int) traces.Step {
+		return traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: id, Key: key, MaxAttempts: maxAttempts}}
+	}
+	fetch := func(at int64, worker int, id string, attempts, token int) traces.Step {
+		return traces.Step{Op: traces.OpConsumerFetch, At: at, Args: traces.Args{Worker: worker, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 1},
+			Result: traces.Result{Message: &traces.Message{ID: id, Attempts: attempts, Token: token}}}
+	}
+	handle := func(at int64, worker int, outcome, action string, attempt int) traces.Step {
+		return traces.Step{Op: traces.OpConsumerHandle, At: at, Args: traces.Args{Worker: worker, Mailbox: "inbox", Profile: traces.ProfileLeased, Outcome: outcome},
+			Result: traces.Result{Action: action, Attempt: attempt}}
+	}
+	return []rowHistory{
+		{h("same-key-overtakes", enq("m1", "k", 2), enq("m2", "k", 2), fetch(0, 1, "m2", 1, 1)), "message m2 (key k) leased at t=0 while earlier message m1 was still live (attempts 0/2, token 0, lease_until 0)", 2},
+		{h("stale-dead-letter", enq("m1", "", 3), fetch(0, 1, "m1", 1, 1), fetch(2, 2, "m1", 2, 2),
+			handle(2, 1, traces.OutcomeFailNoRetry, traces.ActionDeadLettered, 1)), "worker 1 dead-lettered message m1 at t=2 under token 1, while another lease (token 2, until t=3) was live on it", 3},
+		{h("purged-id-fresh", enq("m1", "", 1), traces.Step{Op: traces.OpAckByID, Args: traces.Args{ID: "m1"}},
+			traces.Step{Op: traces.OpPurge, At: 1, Args: traces.Args{Limit: 10, Horizon: 5}, Result: traces.Result{Affected: 1}},
+			traces.Step{Op: traces.OpEnqueue, At: 1, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 1}}), "message m1 was purged and inserted again at t=1, inside its dedup horizon (until t=5)", 3},
+		{h("redrive-record-reset", enq("m1", "", 1), fetch(0, 1, "m1", 1, 1), handle(0, 1, traces.OutcomeFail, traces.ActionDeadLettered, 1),
+			traces.Step{Op: traces.OpRedrive, At: 1, Args: traces.Args{ID: "m1", Reason: "r"}},
+			traces.Step{Op: traces.OpListRedrives, At: 1, Args: traces.Args{ID: "m1"}, Result: traces.Result{Redrives: []traces.RedriveRecord{
+				{ID: "m1", Kind: "message", Mailbox: "inbox", Attempts: 0, DeadReason: traces.ReasonMaxAttempts, Reason: "r", At: 1}}}}), "list_redrives(m1) at 1: record 0 is <id:m1, kind:message, mailbox:inbox, attempts:0, dead_reason:max attempts reached, reason:r, at:1, >, but the redrive made <id:m1, kind:message, mailbox:inbox, attempts:1, dead_reason:max attempts reached, reason:r, at:1, >", 4},
 	}
 }

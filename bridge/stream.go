@@ -342,7 +342,7 @@ func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg 
 	if err != nil {
 		return "", -1, err
 	}
-	d := observe.NewSpecDeriver()
+	d := observe.NewSpecDeriver(t.Expect.Profile)
 	var evs []observe.SpecEvent
 	for i, st := range t.Steps {
 		evs = d.Step(st, evs[:0])

@@ -28,11 +28,13 @@ func streamConfig(t testing.TB) bridge.Config {
 
 // TestStreamOnTheChecker feeds the histories TestCheckObservedOnTheChecker compiles to the
 // streaming P oracle: the same monitors fire with the same messages, at the step whose spec event
-// they refuse, and the good histories hold.
+// they refuse, and the good histories hold; so do the histories that break the monitors of the
+// deriver's row copies (rowHistories).
 func TestStreamOnTheChecker(t *testing.T) {
 	cfg := streamConfig(t)
 	good, inverted, reset, unbounded := observedVariants()
-	for _, tc := range []struct {
+	drained, fetchAfterStop := observedStops()
+	cases := []struct {
 		name string
 		t    *traces.Trace
 		msg  string
@@ -44,7 +46,18 @@ func TestStreamOnTheChecker(t *testing.T) {
 		{"dedup-ttl-inverted", inverted, "message m1 was applied twice by consumer g: mark_processed at t=2 found no live mark, but the mark written before expires at t=3", 1},
 		{"checkpoint-reset", reset, "save_checkpoint of a1 at t=3 with the stale expected version 0 (stored: 1) was accepted and set version 1", 3},
 		{"outbox-unbounded", unbounded, "outbox row o1 was claimed 2 times at t=4, above its max_delivery_attempts 1", 6},
-	} {
+		{"stop-drained", drained, "", -1},
+		{"stop-fetch-after", fetchAfterStop, "worker 1 started a new fetch at t=0 after its stop", 5},
+	}
+	for _, r := range rowHistories() {
+		cases = append(cases, struct {
+			name string
+			t    *traces.Trace
+			msg  string
+			step int
+		}{r.t.Name, r.t, r.msg, r.step})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, step, err := bridge.CheckObservedStream(context.Background(), cfg, tc.t)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/profile"
 )
 
 // StreamChecker is the streaming P oracle as an observe.Checker: observe.Check hands it each
@@ -39,7 +40,7 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StreamChecker{s: s, d: observe.NewSpecDeriver()}, nil
+	return &StreamChecker{s: s, d: observe.NewSpecDeriver(profile.Profile{})}, nil
 }
 
 // Observe sends ev's spec events to the checker; it returns the checker's finding once the

@@ -47,7 +47,7 @@ func TestPDriverEvents(t *testing.T) {
 			`announce eSpecDeadLettered, (at = 0, mailbox = "inbox", id = "m1", attempts = 1, max_attempts = 1, reason = "max attempts reached");`}, nil},
 		{"stated redrive, listed", append(deadLettered(), redrive, listM1), []string{
 			`announce eSpecRedriven, (at = 1, id = "m1", kind = "message", mailbox = "inbox", attempts = 1, dead_reason = "max attempts reached", reason = "r");`,
-			`row_state = "unstated"`, `announce eSpecRedrivesListed, (at = 1, id = "m1", redrives = rs);`}, nil},
+			`row_state = "unstated"`, `seq_redrives = default(seq[tRedriveRec]); seq_redrives += (0, (id = "m1", kind = "message", mailbox = "inbox", attempts = 1, dead_reason = "max attempts reached", reason = "r", at = 1)); announce eSpecRedrivesListed, (at = 1, id = "m1", redrives = seq_redrives);`}, nil},
 		{"expired row: unstated, its redrive not listed", append(expired, redrive, listM1),
 			[]string{`row_state = "unstated"`, `kind = "message"`}, []string{"eSpecRedrivesListed"}},
 		{"purge under its limit retires", append(deadLettered(), pstep(traces.OpPurge, 2, traces.Args{Limit: 2, Horizon: 3}, traces.Result{Affected: 1})),

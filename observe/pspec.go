@@ -3,10 +3,12 @@ package observe
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -25,6 +27,9 @@ const (
 	SpecBool
 	// SpecTuple is a named tuple whose fields are Sub (a row, as eSpecOutboxRow's).
 	SpecTuple
+	// SpecSeq is a seq (of P type Type) of named tuples whose fields are Sub: its values are its
+	// length, then each element's fields. It must be its event's last field.
+	SpecSeq
 )
 
 // SpecField is one payload field of a spec event, in the order of its P type.
@@ -32,6 +37,7 @@ type SpecField struct {
 	Name string
 	Kind SpecFieldKind
 	Sub  []SpecField
+	Type string // a SpecSeq's P type
 }
 
 // SpecEventType is a P event the P oracle announces and its payload's fields.
@@ -71,10 +77,19 @@ const (
 	SpecSaveCheckpoint
 	SpecLoadCheckpoint
 	SpecWake
-	SpecWorkerWake
+	SpecRow
+	SpecLeased
+	SpecHandled
+	SpecPurged
+	SpecRedriven
+	SpecRedrivesListed
 	SpecConsumerFetch
-	SpecPollTick
+	SpecConsumerHandle
+	SpecWorkerStop
+	SpecWorkerDrain
 	SpecCrash
+	SpecWorkerWake
+	SpecPollTick
 	numSpecKinds
 )
 
@@ -99,11 +114,26 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 		fi("version"), fs("err"), fb("bug")}},
 	SpecLoadCheckpoint: {"eObsLoadCheckpoint", []SpecField{fi("at"), fs("actor"), fi("version"), fs("err")}},
 	SpecWake:           {"eSpecWake", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
-	SpecWorkerWake:     {"eObsWake", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("id"), fs("profile"), fs("err")}},
+	SpecRow: {"eSpecRow", []SpecField{fi("at"), {Name: "row", Kind: SpecTuple, Sub: []SpecField{
+		fs("mailbox"), fs("id"), fs("key"), fi("priority"), fs("payload"), fs("row_state"), fi("attempts"),
+		fi("max_attempts"), fi("available_at"), fi("token"), fi("lease_until"), fi("seqno")}}}},
+	SpecLeased:  {"eSpecLeased", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
+	SpecHandled: {"eSpecHandled", []SpecField{fi("at"), fi("worker"), fs("id"), fi("token"), fs("action")}},
+	SpecPurged:  {"eSpecPurged", []SpecField{fi("at"), fs("id"), fi("horizon_end")}},
+	SpecRedriven: {"eSpecRedriven", []SpecField{fi("at"), fs("id"), fs("kind"), fs("mailbox"), fi("attempts"),
+		fs("dead_reason"), fs("reason")}},
+	SpecRedrivesListed: {"eSpecRedrivesListed", []SpecField{fi("at"), fs("id"), {Name: "redrives", Kind: SpecSeq,
+		Type: "seq[tRedriveRec]", Sub: []SpecField{fs("id"), fs("kind"), fs("mailbox"), fi("attempts"), fs("dead_reason"),
+			fs("reason"), fi("at")}}}},
 	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
 		fi("lease_for"), fs("msg_id"), fi("msg_attempts"), fi("msg_token"), fb("bug")}},
-	SpecPollTick: {"eObsPollTick", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("err")}},
-	SpecCrash:    {"eObsCrash", []SpecField{fi("at")}},
+	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
+		fs("outcome"), fi("retry_delay"), fs("action"), fi("attempt"), fb("bug")}},
+	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fi("at"), fi("worker")}},
+	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fi("at"), fi("worker"), fs("outcome")}},
+	SpecCrash:       {"eObsCrash", []SpecField{fi("at")}},
+	SpecWorkerWake:  {"eObsWake", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("id"), fs("profile"), fs("err")}},
+	SpecPollTick:    {"eObsPollTick", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("err")}},
 }
 
 // SpecEvent is one spec event: its type and its payload's scalar values in field order (a tuple's
@@ -114,184 +144,643 @@ type SpecEvent struct {
 }
 
 // SpecDeriver maps an observed history, one step at a time in commit order, to the spec events
-// its results state: a message inserted into a mailbox (an enqueue or a delivery that was not a
-// duplicate), an outbox row enqueued and completed, a handler effect committed (a consumer_handle
-// that acked the message its worker fetched), a dead letter with its attempts, each claimed
-// outbox row's delivery attempts against its bound, the store's observations of processed
-// marks and checkpoint saves and loads, each consumer's recorded wake and poll tick, and a fetch
-// that answers a wake. The events come from the observed results alone, never
-// from a model. It keeps, per id, what later steps refer to (an outbox row's target and enqueue,
-// a message's max_attempts) and each worker's unhandled fetch.
+// its steps and results state, for both P drivers (PDriver and the streaming one). Every event
+// comes from what the trace's steps and results state, never from a model:
+//
+//   - a message inserted (an enqueue, or a delivery that was not a duplicate) and its row; a lease
+//     (a leased fetch or lease that returned the message: its attempts and token, lease_until =
+//     at + lease_for) and the row it left; a handle (eObsConsumerHandle, then eSpecHandled before
+//     its changes) and what its action did: an effect and an acked row, a dead letter, a released
+//     lease; ack, nack, ack_by_id, extend and dead_letter that succeeded;
+//   - an outbox row enqueued, claimed (its delivery attempts against its bound) and completed;
+//   - a redrive and a listing of the redrive history, a purge's retired ids, the processed marks
+//     and checkpoint saves and loads;
+//   - a consumer's wake and poll tick (one whose result states no err);
+//   - each consumer fetch as the store's observation, a worker's stop and drain, and a crash
+//     (the shutdown rule's events).
+//
+// Where a step changes a row in a way its result does not state (expire and the fetch's sweep
+// clearing a lease that ran out on a row with no attempts left, a leaseless retry or nack_by_id
+// counting an attempt, a redrive putting a row back), the deriver marks the row "unstated" rather
+// than guess: the monitors then miss what they cannot see, and never report what the trace does
+// not show. For the same reason a purge retires ids only when it removed fewer rows than its
+// limit (it took every row final by its cutoff), and list_redrives is judged only when every
+// redrive of the ids it lists was stated.
+//
+// It keeps a copy of every row the history created (the monitors SameKeyClaimsRespectLiveHead
+// and DeadLetterSparesLiveLeases read rows, PurgedIdsStayDuplicates and RedriveHistoryKept need a
+// final row's time and a dead letter's values), so its memory grows with the rows, not the steps.
+// A step costs O(1) plus the rows it can change: the live leases a sweep looks at, the spent
+// outbox rows a claim looks at, the final rows a purge looks at.
 type SpecDeriver struct {
-	outboxTarget map[string]string
-	outboxRows   map[string]traces.Args // an outbox row's enqueue, for its claims
-	maxAttempts  map[string]int
-	fetched      map[int]traces.Message
-	fetchedBox   map[int]string
-	// woken holds each worker and mailbox with a wake not yet answered by a fetch: only such a
-	// fetch is stated to WokenWorkerFetchesBeforeTick, which ignores every other.
-	woken map[workerBox]bool
+	seq         int
+	rows        map[string]*mrow
+	out         map[string]*orow
+	fetched     map[int]fetch
+	histUnknown map[string]bool // ids some redrive of which the trace does not state in full
+	ackDeletes  bool
+	// Candidates, kept lazily (a member may no longer qualify; each use checks and drops it):
+	leased map[string]*mrow // rows given a lease token, for the sweep
+	spent  map[string]*orow // outbox rows claimed up to their bound, for a claim's dead-lettering
+	final  map[string]*mrow // rows whose final time is known, for a purge
+	evs    []SpecEvent
 }
 
-// workerBox is a worker and a mailbox it serves.
-type workerBox struct {
-	worker  int
-	mailbox string
+// NewSpecDeriver returns a deriver at the start of a history recorded under profile p (its ack
+// rule says whether an acked row stays for a purge to retire).
+func NewSpecDeriver(p profile.Profile) *SpecDeriver {
+	return &SpecDeriver{rows: map[string]*mrow{}, out: map[string]*orow{}, fetched: map[int]fetch{},
+		histUnknown: map[string]bool{}, ackDeletes: p.AckDeletes,
+		leased: map[string]*mrow{}, spent: map[string]*orow{}, final: map[string]*mrow{}}
 }
 
-// NewSpecDeriver returns a deriver at the start of a history.
-func NewSpecDeriver() *SpecDeriver {
-	return &SpecDeriver{outboxTarget: map[string]string{}, outboxRows: map[string]traces.Args{},
-		maxAttempts: map[string]int{}, fetched: map[int]traces.Message{}, fetchedBox: map[int]string{}, woken: map[workerBox]bool{}}
+// unstated is the row_state the deriver gives a row whose state the trace no longer states. No
+// monitor reads it as ready, pending or final, so a row in it blocks no lease, settles no redrive
+// and holds no lease to fence.
+const unstated = "unstated"
+
+// mrow is the deriver's copy of a mailbox row, as the trace states it.
+type mrow struct {
+	mailbox, id, key      string
+	priority, maxAttempts int
+	state                 string // "ready", "acked", "dead", "purged" or unstated
+	attempts, token       int
+	availableAt           int64
+	leaseUntil            int64
+	seq                   int
+	finalAt               int64 // when it turned acked or dead, if finalKnown
+	finalKnown            bool
+	deadAttempts          int    // the dead letter's attempts and reason, if deadKnown
+	deadReason            string //
+	deadKnown             bool
+	awaiting              bool // redriven, not yet seen deliverable
+}
+
+// orow is the deriver's copy of an outbox row.
+type orow struct {
+	enq              traces.Args // its outbox_enqueue
+	state            string      // "pending", "completed", "dead_letter" or unstated
+	deliveryAttempts int
+	deadReason       string // if deadKnown
+	deadKnown        bool
+	awaiting         bool // redriven, not yet seen claimable
+}
+
+func (o *orow) bound() int {
+	if o.enq.MaxDeliveryAttempts > 0 {
+		return o.enq.MaxDeliveryAttempts
+	}
+	return traces.DefaultMaxDeliveryAttempts
+}
+
+// fetch is what a worker's last fetch returned.
+type fetch struct {
+	id, mailbox string
+	token       int
+}
+
+// add appends an event of kind k; ints are stored as int64.
+func (d *SpecDeriver) add(k SpecKind, vs ...any) {
+	for i, v := range vs {
+		if n, ok := v.(int); ok {
+			vs[i] = int64(n)
+		}
+	}
+	d.evs = append(d.evs, SpecEvent{Kind: k, Values: vs})
+}
+
+func (d *SpecDeriver) row(at int64, m *mrow, state string, attempts int, availableAt int64, token int, until int64) {
+	d.add(SpecRow, at, m.mailbox, m.id, m.key, m.priority, "", state, attempts, m.maxAttempts, availableAt, token, until, m.seq)
+}
+
+func (d *SpecDeriver) emitRow(at int64, m *mrow) {
+	token, until := m.token, m.leaseUntil
+	if m.state == unstated {
+		token, until = 0, 0
+	}
+	d.row(at, m, m.state, m.attempts, m.availableAt, token, until)
+}
+
+func (d *SpecDeriver) emitOutRow(at int64, o *orow, state string, attempts, token int, claimUntil, availableAt int64, deadReason string) {
+	d.add(SpecOutboxRow, at, o.enq.ID, o.enq.Target, o.enq.Key, o.enq.Priority, o.enq.MaxAttempts, "", state, attempts,
+		availableAt, token, claimUntil, 0, o.bound(), deadReason)
+}
+
+// insert adds a fresh ready row to the copy and announces it.
+func (d *SpecDeriver) insert(at int64, mailbox, id, key string, priority, maxAttempts int, availableAt int64) {
+	d.seq++
+	m := &mrow{mailbox: mailbox, id: id, key: key, priority: priority, maxAttempts: maxAttempts, state: "ready",
+		availableAt: availableAt, seq: d.seq}
+	d.rows[id] = m
+	delete(d.final, id)
+	delete(d.leased, id)
+	d.add(SpecMsgInserted, at, mailbox, id)
+	d.emitRow(at, m)
+}
+
+// unstate marks m as a row whose state the trace does not state from here on.
+func (d *SpecDeriver) unstate(at int64, m *mrow) {
+	if m.state == unstated {
+		return
+	}
+	m.state, m.finalKnown, m.deadKnown = unstated, false, false
+	d.emitRow(at, m)
+}
+
+// bySeq is rows in creation order, so that the deriver is deterministic.
+func bySeq(rows map[string]*mrow) []*mrow {
+	ms := make([]*mrow, 0, len(rows))
+	for _, m := range rows {
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b *mrow) int { return a.seq - b.seq })
+	return ms
+}
+
+// sweep is expire() as the semantics state it, as far as the copy knows: a ready row whose lease
+// ran out loses it; one with no attempts left is dead-lettered then, which no result states, so
+// it turns unstated.
+func (d *SpecDeriver) sweep(at int64) {
+	for _, m := range bySeq(d.leased) {
+		if m.state != "ready" || m.token == 0 {
+			delete(d.leased, m.id)
+			continue
+		}
+		if m.leaseUntil > at {
+			continue
+		}
+		delete(d.leased, m.id)
+		if m.attempts >= m.maxAttempts {
+			d.unstate(at, m)
+			continue
+		}
+		m.token, m.leaseUntil = 0, 0
+		d.emitRow(at, m)
+	}
+}
+
+// leased records a lease that returned msg: the row it left, announced with the lease. A
+// redriven row a lease takes with its first attempt was deliverable just before.
+func (d *SpecDeriver) leasedBy(st traces.Step, msg *traces.Message) {
+	m, ok := d.rows[msg.ID]
+	if !ok {
+		return
+	}
+	if m.awaiting && msg.Attempts == 1 {
+		d.row(st.At, m, "ready", 0, st.At, 0, 0) // deliverable just before the lease took it
+	}
+	m.state, m.attempts, m.token, m.leaseUntil = "ready", msg.Attempts, msg.Token, st.At+st.Args.LeaseFor
+	m.awaiting = false
+	if m.token != 0 {
+		d.leased[m.id] = m
+	}
+	d.emitRow(st.At, m)
+	d.add(SpecLeased, st.At, m.mailbox, m.id)
+}
+
+func (d *SpecDeriver) finalised(at int64, m *mrow, state string) {
+	m.state, m.token, m.leaseUntil, m.awaiting = state, 0, 0, false
+	m.finalAt, m.finalKnown = at, true
+	d.final[m.id] = m
+}
+
+func (d *SpecDeriver) acked(at int64, m *mrow) {
+	d.finalised(at, m, "acked")
+	d.emitRow(at, m)
 }
 
 // Step appends to out the spec events of st, the next step in commit order, and returns it.
 func (d *SpecDeriver) Step(st traces.Step, out []SpecEvent) []SpecEvent {
-	a, r := st.Args, st.Result
-	at := st.At
-	add := func(k SpecKind, vs ...any) { out = append(out, SpecEvent{Kind: k, Values: vs}) }
+	d.evs = out
+	d.step(st)
+	out, d.evs = d.evs, nil
+	return out
+}
+
+func (d *SpecDeriver) step(st traces.Step) {
+	a, r, at := st.Args, st.Result, st.At
 	switch st.Op {
 	case traces.OpEnqueue:
-		if !r.Duplicate {
-			d.maxAttempts[a.ID] = a.MaxAttempts
-			add(SpecMsgInserted, at, a.Mailbox, a.ID)
+		if !r.Duplicate && r.Err == "" {
+			d.insert(at, a.Mailbox, a.ID, a.Key, a.Priority, a.MaxAttempts, at+a.Delay)
 		}
-	case traces.OpOutboxEnqueue:
-		if !r.Duplicate {
-			d.maxAttempts[a.ID] = a.MaxAttempts // the delivered message's too
-			d.outboxTarget[a.ID] = a.Target
-			if a.MaxDeliveryAttempts > 0 {
-				d.outboxRows[a.ID] = a
-			}
-			add(SpecOutboxEnqueued, at, a.ID, a.Target)
-		}
-	case traces.OpOutboxClaim:
-		// A claim's result states each claimed row's delivery attempts, and the row's
-		// outbox_enqueue its bound: all OutboxDeliveryBounded reads of the row. The row is
-		// pending and claimed until the claim runs out; the fields no result states (seqno,
-		// payload) stay empty, and no monitor that reads them is asserted.
-		for _, c := range r.Claimed {
-			row, ok := d.outboxRows[c.ID]
-			if !ok {
-				continue
-			}
-			add(SpecOutboxRow, at, c.ID, row.Target, row.Key, int64(row.Priority), int64(row.MaxAttempts), "", "pending",
-				int64(c.DeliveryAttempts), at, int64(c.Token), at+a.ClaimFor, int64(0), int64(row.MaxDeliveryAttempts), "")
-		}
-	case traces.OpMarkProcessed:
-		add(SpecMarkProcessed, at, a.Consumer, a.ID, a.TTL, r.Duplicate, false)
-	case traces.OpSaveCheckpoint:
-		add(SpecSaveCheckpoint, at, a.Actor, int64(a.ExpectVersion), "", int64(r.Version), r.Err, false)
-	case traces.OpLoadCheckpoint:
-		add(SpecLoadCheckpoint, at, a.Actor, int64(r.Version), r.Err)
-	case traces.OpOutboxComplete:
-		if r.Err == "" {
-			add(SpecOutboxCompleted, at, a.ID, d.outboxTarget[a.ID])
-		}
-	case traces.OpPublisherDeliver:
-		// What committed follows from the action and the fault: commit_fails fails the step's
-		// first commit (the split path's enqueue, the fold's only one), so its enqueue never
-		// committed, whatever the action says; crash_between stops the step right after its
-		// first commit (the split path's enqueue; the fold's enqueue and completion).
-		target := d.outboxTarget[a.ID]
-		// The split path's enqueue commits before its completion is fenced, so a split claim_lost
-		// enqueued (PDriver's deliver states the same rule).
-		enqueued := (r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed ||
-			r.Action == traces.ActionClaimLost && a.Profile == traces.ProfileSplit) &&
-			a.Fault != traces.FaultCommitFails && a.Fault != traces.FaultUndeliverable
-		completed := r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed && a.Profile == traces.ProfileFold
-		if enqueued && !r.Duplicate {
-			add(SpecMsgInserted, at, target, a.ID)
-		}
-		if completed {
-			add(SpecOutboxCompleted, at, a.ID, target)
+	case traces.OpLease:
+		if r.Message != nil {
+			d.leasedBy(st, r.Message)
 		}
 	case traces.OpWake:
-		if r.Err == "" { // as PDriver: a stated not_committed is the trace's own verdict
-			add(SpecWake, at, a.Mailbox, a.ID)
-			add(SpecWorkerWake, at, int64(a.Worker), a.Mailbox, a.ID, a.Profile, "")
-			d.woken[workerBox{a.Worker, a.Mailbox}] = true
+		// A recorded wake states no err; one that states not_committed already names its wake as
+		// early, which the trace's own verdict covers.
+		if r.Err == "" {
+			d.add(SpecWake, at, a.Mailbox, a.ID)
+			d.add(SpecWorkerWake, at, a.Worker, a.Mailbox, a.ID, string(a.Profile), "")
 		}
 	case traces.OpPollTick:
-		if r.Err == "" { // as PDriver: a stated wake_not_fetched is the trace's own verdict
-			add(SpecPollTick, at, int64(a.Worker), a.Mailbox, "")
+		// As a wake: a tick that states wake_not_fetched names itself, the trace's own verdict.
+		if r.Err == "" {
+			d.add(SpecPollTick, at, a.Worker, a.Mailbox, "")
 		}
-	case traces.OpCrash:
-		clear(d.woken)
-		add(SpecCrash, at)
 	case traces.OpConsumerFetch:
-		if k := (workerBox{a.Worker, a.Mailbox}); d.woken[k] {
-			delete(d.woken, k)
-			var m traces.Message
-			if r.Message != nil {
-				m = *r.Message
-			}
-			add(SpecConsumerFetch, at, int64(a.Worker), a.Mailbox, a.Profile, a.LeaseFor, m.ID, int64(m.Attempts), int64(m.Token), false)
-		}
+		var got traces.Message
 		if r.Message != nil {
-			d.fetched[a.Worker] = *r.Message
-			d.fetchedBox[a.Worker] = a.Mailbox
+			got = *r.Message
+		}
+		d.add(SpecConsumerFetch, at, a.Worker, a.Mailbox, string(a.Profile), a.LeaseFor, got.ID, got.Attempts, got.Token, false)
+		if a.Profile == traces.ProfileLeased {
+			d.sweep(at)
+		}
+		if r.Message == nil {
+			break
+		}
+		d.fetched[a.Worker] = fetch{id: r.Message.ID, mailbox: a.Mailbox, token: r.Message.Token}
+		if a.Profile == traces.ProfileLeased {
+			d.leasedBy(st, r.Message)
+			break
+		}
+		// The leaseless fetch is a peek: it changes nothing, and states the row's attempts.
+		if m, ok := d.rows[r.Message.ID]; ok {
+			if m.awaiting && r.Message.Attempts == 0 {
+				d.row(at, m, "ready", 0, at, 0, 0)
+				m.awaiting = false
+			}
+			if m.state != "ready" || m.attempts != r.Message.Attempts {
+				m.state, m.attempts, m.token, m.leaseUntil = "ready", r.Message.Attempts, 0, 0
+				d.emitRow(at, m)
+			}
 		}
 	case traces.OpConsumerHandle:
-		m, ok := d.fetched[a.Worker]
+		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, string(r.Action), r.Attempt, false)
+		f, ok := d.fetched[a.Worker]
 		if !ok {
 			break
 		}
 		delete(d.fetched, a.Worker)
-		switch r.Action {
-		case traces.ActionAcked:
-			add(SpecEffect, at, d.fetchedBox[a.Worker], m.ID)
-		case traces.ActionDeadLettered:
-			reason := traces.ReasonMaxAttempts
-			if a.Outcome == traces.OutcomeFailNoRetry && r.Attempt < d.maxAttempts[m.ID] {
-				reason = traces.ReasonHandlerFailed
-			}
-			add(SpecDeadLettered, at, d.fetchedBox[a.Worker], m.ID, int64(r.Attempt), int64(d.maxAttempts[m.ID]), reason)
+		d.add(SpecHandled, at, a.Worker, f.id, f.token, string(r.Action))
+		d.handled(st, f)
+	case traces.OpAck, traces.OpAckByID:
+		if m, ok := d.rows[a.ID]; ok && r.Err == "" {
+			d.acked(at, m)
 		}
+	case traces.OpNack:
+		if m, ok := d.rows[a.ID]; ok && r.Err == "" && m.state == "ready" {
+			m.token, m.leaseUntil, m.availableAt = 0, 0, at+a.Delay
+			d.emitRow(at, m)
+		}
+	case traces.OpNackByID:
+		if m, ok := d.rows[a.ID]; ok && r.Err == "" {
+			d.unstate(at, m) // it counted an attempt the result does not state
+		}
+	case traces.OpExtend:
+		if m, ok := d.rows[a.ID]; ok && r.Err == "" && m.state == "ready" {
+			m.leaseUntil = at + a.LeaseFor
+			d.emitRow(at, m)
+		}
+	case traces.OpExpire:
+		d.sweep(at)
+	case traces.OpDeadLetter:
+		m, ok := d.rows[a.ID]
+		if !ok || r.Err != "" {
+			break
+		}
+		if m.state == "ready" {
+			d.add(SpecDeadLettered, at, m.mailbox, m.id, m.attempts, m.maxAttempts, a.Reason)
+			m.deadAttempts, m.deadReason, m.deadKnown = m.attempts, a.Reason, true
+			d.finalised(at, m, "dead")
+			break
+		}
+		m.state, m.token, m.leaseUntil, m.awaiting = "dead", 0, 0, false
+	case traces.OpRedrive:
+		if r.Err == "" {
+			d.redrive(at, a)
+		}
+	case traces.OpListRedrives:
+		d.listRedrives(at, a.ID, r.Redrives)
+	case traces.OpPurge:
+		d.purge(at, a, r)
+	case traces.OpCrash:
+		clear(d.fetched) // every fetched-but-unhandled delivery is forgotten
+		d.add(SpecCrash, at)
+	case traces.OpWorkerStop:
+		d.add(SpecWorkerStop, at, a.Worker)
+	case traces.OpWorkerDrain:
+		delete(d.fetched, a.Worker) // a delivery the drain timeout cut off is forgotten
+		d.add(SpecWorkerDrain, at, a.Worker, string(a.Outcome))
+	case traces.OpMarkProcessed:
+		d.add(SpecMarkProcessed, at, a.Consumer, a.ID, a.TTL, r.Duplicate, false)
+	case traces.OpSaveCheckpoint:
+		d.add(SpecSaveCheckpoint, at, a.Actor, a.ExpectVersion, "", r.Version, string(r.Err), false)
+	case traces.OpLoadCheckpoint:
+		d.add(SpecLoadCheckpoint, at, a.Actor, r.Version, string(r.Err))
+	case traces.OpOutboxEnqueue:
+		if !r.Duplicate && r.Err == "" {
+			o := &orow{enq: a, state: "pending"}
+			d.out[a.ID] = o
+			d.add(SpecOutboxEnqueued, at, a.ID, a.Target)
+			d.emitOutRow(at, o, "pending", 0, 0, 0, at, "")
+		}
+	case traces.OpOutboxClaim:
+		d.claim(st)
+	case traces.OpOutboxComplete:
+		if r.Err == "" {
+			target := ""
+			if o, ok := d.out[a.ID]; ok {
+				target, o.state = o.enq.Target, "completed"
+			}
+			d.add(SpecOutboxCompleted, at, a.ID, target)
+		}
+	case traces.OpOutboxFail:
+		if o, ok := d.out[a.ID]; ok && r.Err == "" {
+			o.state = unstated // dead-lettered on its last attempt, released otherwise
+		}
+	case traces.OpOutboxDeadLetter:
+		if o, ok := d.out[a.ID]; ok && r.Err == "" {
+			o.state, o.deadReason, o.deadKnown = "dead_letter", a.Reason, true
+		}
+	case traces.OpPublisherDeliver:
+		d.deliver(st)
 	}
-	return out
 }
 
-// PAnnounce is ev as a P announce statement, its strings written as literals. Errors: a string
-// that cannot be written into a P string literal (pName).
+// handled raises what a handle's action did to the row its worker fetched.
+func (d *SpecDeriver) handled(st traces.Step, f fetch) {
+	a, r, at := st.Args, st.Result, st.At
+	m, known := d.rows[f.id]
+	switch r.Action {
+	case traces.ActionAcked:
+		d.add(SpecEffect, at, f.mailbox, f.id)
+		if known {
+			d.acked(at, m)
+		}
+	case traces.ActionDeadLettered:
+		maxAttempts := 0
+		if known {
+			maxAttempts = m.maxAttempts
+		}
+		reason := traces.ReasonMaxAttempts
+		if a.Outcome == traces.OutcomeFailNoRetry && r.Attempt < maxAttempts {
+			reason = traces.ReasonHandlerFailed
+		}
+		d.add(SpecDeadLettered, at, f.mailbox, f.id, r.Attempt, maxAttempts, reason)
+		if known {
+			m.deadAttempts, m.deadReason, m.deadKnown = r.Attempt, reason, true
+			d.finalised(at, m, "dead")
+		}
+	case traces.ActionRetried:
+		if !known {
+			break
+		}
+		if a.Profile == traces.ProfileLeaseless {
+			d.unstate(at, m) // nack_by_id counted an attempt the result does not state
+			break
+		}
+		m.state, m.token, m.leaseUntil, m.availableAt = "ready", 0, 0, at+a.RetryDelay
+		d.emitRow(at, m)
+	case traces.ActionLeaseLost, traces.ActionIdle:
+	default:
+		if known {
+			d.unstate(at, m)
+		}
+	}
+}
+
+// claim raises an outbox claim. Its result states each claimed row's delivery attempts and
+// token; the row's outbox_enqueue states its bound. A claim also dead-letters a row whose last
+// claim ran out, which no result states: such a row turns unstated.
+func (d *SpecDeriver) claim(st traces.Step) {
+	a, r, at := st.Args, st.Result, st.At
+	claimed := map[string]bool{}
+	for _, c := range r.Claimed {
+		claimed[c.ID] = true
+	}
+	ids := make([]string, 0, len(d.spent))
+	for id := range d.spent {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		o := d.spent[id]
+		if o.state != "pending" || o.deliveryAttempts < o.bound() {
+			delete(d.spent, id)
+			continue
+		}
+		if !claimed[id] {
+			o.state = unstated
+			delete(d.spent, id)
+		}
+	}
+	for _, c := range r.Claimed {
+		o, ok := d.out[c.ID]
+		if !ok {
+			continue
+		}
+		if o.awaiting && c.DeliveryAttempts == 1 {
+			d.emitOutRow(at, o, "pending", 0, 0, 0, at, "")
+		}
+		o.state, o.deliveryAttempts, o.awaiting = "pending", c.DeliveryAttempts, false
+		if o.deliveryAttempts >= o.bound() {
+			d.spent[c.ID] = o
+		}
+		d.emitOutRow(at, o, "pending", c.DeliveryAttempts, c.Token, at+a.ClaimFor, at, "")
+	}
+}
+
+// deliver raises what a publisher's delivery committed. That follows from the action, the fault
+// and the profile: commit_fails fails the step's first commit (the split path's enqueue, the
+// fold's only one), so its enqueue never committed, whatever the action says; crash_between stops
+// the step right after its first commit (the split path's enqueue; the fold's enqueue and
+// completion); the split path's enqueue commits before its completion is fenced, so a split
+// claim_lost enqueued, a fold one rolled back; an undeliverable row is never enqueued.
+func (d *SpecDeriver) deliver(st traces.Step) {
+	a, r, at := st.Args, st.Result, st.At
+	o, known := d.out[a.ID]
+	target := ""
+	if known {
+		target = o.enq.Target
+	}
+	enqueued := (r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed ||
+		r.Action == traces.ActionClaimLost && a.Profile == traces.ProfileSplit) &&
+		a.Fault != traces.FaultCommitFails && a.Fault != traces.FaultUndeliverable
+	completed := r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed && a.Profile == traces.ProfileFold
+	if enqueued && !r.Duplicate {
+		if known {
+			d.insert(at, target, a.ID, o.enq.Key, o.enq.Priority, o.enq.MaxAttempts, at)
+		} else {
+			d.add(SpecMsgInserted, at, target, a.ID)
+		}
+	}
+	if completed {
+		d.add(SpecOutboxCompleted, at, a.ID, target)
+	}
+	switch {
+	case !known:
+	case completed:
+		o.state = "completed"
+	case r.Action == traces.ActionDeadLettered && a.Fault == traces.FaultUndeliverable:
+		o.state, o.deadReason, o.deadKnown = "dead_letter", traces.ReasonUndeliverable, true
+	case r.Action != traces.ActionClaimLost:
+		o.state = unstated // released, failed or dead-lettered: the action does not say which
+	}
+}
+
+// redrive raises a redrive that succeeded: the dead letter it moved (a mailbox dead letter or a
+// dead-lettered outbox row; the trace does not say which, so the deriver tells from the rows it
+// knows, and raises nothing when both could be one), with what it had before the move.
+func (d *SpecDeriver) redrive(at int64, a traces.Args) {
+	m, mok := d.rows[a.ID]
+	o, ook := d.out[a.ID]
+	mDead := mok && (m.state == "dead" || m.state == unstated)
+	oDead := ook && (o.state == "dead_letter" || o.state == unstated)
+	switch {
+	case mDead && !oDead:
+		if !m.deadKnown {
+			d.histUnknown[a.ID] = true
+		}
+		d.add(SpecRedriven, at, a.ID, "message", m.mailbox, m.deadAttempts, m.deadReason, a.Reason)
+		// Back in its mailbox as a new row; its attempts the result does not state.
+		d.seq++
+		m.seq, m.awaiting = d.seq, true
+		m.state = "dead"
+		d.unstate(at, m)
+	case oDead && !mDead:
+		if !o.deadKnown {
+			d.histUnknown[a.ID] = true
+		}
+		d.add(SpecRedriven, at, a.ID, "outbox", o.enq.Target, o.deliveryAttempts, o.deadReason, a.Reason)
+		o.state, o.awaiting, o.deadKnown = unstated, true, false
+	default:
+		d.histUnknown[a.ID] = true
+		if mok {
+			d.unstate(at, m)
+		}
+		if ook {
+			o.state = unstated
+		}
+	}
+}
+
+// listRedrives raises a list_redrives result, when every redrive of the ids it lists was raised
+// with what its dead letter had: the trace created each id (so no redrive of it came before the
+// trace) and stated each of its dead letters. The records go as a count, then each record's
+// fields (SpecSeq).
+func (d *SpecDeriver) listRedrives(at int64, id string, recs []traces.RedriveRecord) {
+	if id != "" && !d.known(id) || id == "" && len(d.histUnknown) > 0 {
+		return
+	}
+	for _, rec := range recs {
+		if !d.known(rec.ID) {
+			return
+		}
+	}
+	vs := []any{at, id, len(recs)}
+	for _, rec := range recs {
+		vs = append(vs, rec.ID, rec.Kind, rec.Mailbox, rec.Attempts, rec.DeadReason, rec.Reason, rec.At)
+	}
+	d.add(SpecRedrivesListed, vs...)
+}
+
+// known reports whether every redrive of id was stated: the trace created it and stated each of
+// its dead letters.
+func (d *SpecDeriver) known(id string) bool {
+	_, mok := d.rows[id]
+	_, ook := d.out[id]
+	return !d.histUnknown[id] && (mok || ook)
+}
+
+// purge raises the message ids a purge retired. Its result counts the rows it removed, not which:
+// only a purge that removed fewer rows than its limit of any kind took every row final at or
+// before its cutoff, so only then are the rows the trace shows final by the cutoff known to be
+// gone, and their ids retired until their final time + horizon.
+func (d *SpecDeriver) purge(at int64, a traces.Args, r traces.Result) {
+	if r.Err != "" || r.Affected >= a.Limit {
+		return
+	}
+	cutoff := at - a.OlderThan
+	for _, m := range bySeq(d.final) {
+		final := m.state == "dead" || m.state == "acked" && !d.ackDeletes
+		if !final || !m.finalKnown {
+			delete(d.final, m.id)
+			continue
+		}
+		if m.finalAt > cutoff {
+			continue
+		}
+		d.add(SpecPurged, at, m.id, m.finalAt+a.Horizon)
+		m.state = "purged"
+		delete(d.final, m.id)
+	}
+}
+
+// PAnnounce is ev as a P announce statement, its strings written as literals; an event with a
+// seq field first fills that field's variable (pSeqVars declares them). Errors: a string that
+// cannot be written into a P string literal (pName).
 func PAnnounce(ev SpecEvent) (string, error) {
-	var b strings.Builder
+	var pre, b strings.Builder
 	typ := SpecEventTypes[ev.Kind]
 	fmt.Fprintf(&b, "announce %s, ", typ.Event)
 	vs := ev.Values
 	var err error
-	var tuple func(fs []SpecField)
-	tuple = func(fs []SpecField) {
-		b.WriteByte('(')
+	next := func(w *strings.Builder) {
+		v := vs[0]
+		vs = vs[1:]
+		switch v := v.(type) {
+		case string:
+			if !pName.MatchString(v) && err == nil {
+				err = fmt.Errorf("%q cannot be written into P", v)
+			}
+			w.WriteString(`"` + v + `"`)
+		default:
+			fmt.Fprint(w, v)
+		}
+	}
+	var tuple func(w *strings.Builder, fs []SpecField)
+	tuple = func(w *strings.Builder, fs []SpecField) {
+		w.WriteByte('(')
 		for i, f := range fs {
 			if i > 0 {
-				b.WriteString(", ")
+				w.WriteString(", ")
 			}
-			b.WriteString(f.Name + " = ")
-			if f.Kind == SpecTuple {
-				tuple(f.Sub)
-				continue
-			}
-			v := vs[0]
-			vs = vs[1:]
-			switch v := v.(type) {
-			case string:
-				if !pName.MatchString(v) && err == nil {
-					err = fmt.Errorf("%q cannot be written into P", v)
+			w.WriteString(f.Name + " = ")
+			switch f.Kind {
+			case SpecTuple:
+				tuple(w, f.Sub)
+			case SpecSeq:
+				n := vs[0].(int64)
+				vs = vs[1:]
+				fmt.Fprintf(&pre, "%s = default(%s); ", seqVar(f), f.Type)
+				for j := range n {
+					fmt.Fprintf(&pre, "%s += (%d, ", seqVar(f), j)
+					tuple(&pre, f.Sub)
+					pre.WriteString("); ")
 				}
-				b.WriteString(`"` + v + `"`)
+				w.WriteString(seqVar(f))
 			default:
-				fmt.Fprint(&b, v)
+				next(w)
 			}
 		}
 		if len(fs) == 1 {
-			b.WriteByte(',') // a one-field tuple, as P writes it
+			w.WriteByte(',') // P's one-field tuple
 		}
-		b.WriteByte(')')
+		w.WriteByte(')')
 	}
-	tuple(typ.Fields)
+	tuple(&b, typ.Fields)
 	b.WriteByte(';')
-	return b.String(), err
+	return pre.String() + b.String(), err
+}
+
+// seqVar is the P variable a driver fills for the seq field f.
+func seqVar(f SpecField) string { return "seq_" + f.Name }
+
+// pSeqVars declares the variables of every seq field of the spec event types.
+func pSeqVars() string {
+	var b strings.Builder
+	for _, typ := range SpecEventTypes {
+		for _, f := range typ.Fields {
+			if f.Kind == SpecSeq {
+				fmt.Fprintf(&b, "var %s: %s; ", seqVar(f), f.Type)
+			}
+		}
+	}
+	return b.String()
 }
 
 // AppendSpecLine appends ev as one line of the streaming driver's input: the kind's number (from
@@ -331,11 +820,9 @@ func AppendSpecLine(b []byte, ev SpecEvent, tag string) []byte {
 	return append(b, '\n')
 }
 
-// StreamMonitors are the monitors the streaming driver asserts: those whose events SpecDeriver
-// states completely. The other ObservedMonitors need the row copies only PDriver keeps.
-var StreamMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTargetDeliveredAtMostOnce",
-	"EffectAppliedAtMostOnce", "AttemptsNeverExceedMax", "OutboxDeliveryBounded", "DedupMarkHonoursTtl",
-	"CheckpointVersionsOnlyGrow", "WakeFollowsCommit", "WokenWorkerFetchesBeforeTick"}
+// StreamMonitors are the monitors the streaming driver asserts: every one of ObservedMonitors,
+// since both drivers raise SpecDeriver's events.
+var StreamMonitors = ObservedMonitors
 
 // PStreamTestCase is the test case of the streaming driver.
 const PStreamTestCase = "tcObservedStream"
@@ -352,42 +839,66 @@ func PStreamDriver() string {
 	var b strings.Builder
 	b.WriteString("// Generated by pconform (observe.PStreamDriver): announces the spec events it reads at run time.\n")
 	b.WriteString("fun StreamNext(): int;\nfun StreamInt(i: int): int;\nfun StreamStr(i: int): string;\nfun StreamBool(i: int): bool;\n\n")
-	fmt.Fprintf(&b, "machine %s {\n  start state Read {\n    entry {\n      var k: int;\n      k = StreamNext();\n      while (k != 0) {\n", PStreamMachine)
+	fmt.Fprintf(&b, "machine %s {\n  start state Read {\n    entry {\n      var k: int;\n      var n: int;\n      var j: int;\n      %s\n      k = StreamNext();\n      while (k != 0) {\n",
+		PStreamMachine, strings.TrimSpace(pSeqVars()))
 	for k, typ := range SpecEventTypes {
 		if k > 0 {
 			b.WriteString(" else ")
 		} else {
 			b.WriteString("        ")
 		}
-		fmt.Fprintf(&b, "if (k == %d) {\n          announce %s, ", k+1, typ.Event)
+		fmt.Fprintf(&b, "if (k == %d) {\n", k+1)
+		var pre, ann strings.Builder
+		fmt.Fprintf(&ann, "          announce %s, ", typ.Event)
 		i := 0
-		var tuple func(fs []SpecField)
-		tuple = func(fs []SpecField) {
-			b.WriteByte('(')
+		// read is the value at leaf index idx (a P expression) of a field of kind f.
+		read := func(w *strings.Builder, f SpecField, idx string) {
+			switch f.Kind {
+			case SpecInt:
+				fmt.Fprintf(w, "StreamInt(%s)", idx)
+			case SpecString:
+				fmt.Fprintf(w, "StreamStr(%s)", idx)
+			case SpecBool:
+				fmt.Fprintf(w, "StreamBool(%s)", idx)
+			}
+		}
+		var tuple func(w *strings.Builder, fs []SpecField)
+		tuple = func(w *strings.Builder, fs []SpecField) {
+			w.WriteByte('(')
 			for j, f := range fs {
 				if j > 0 {
-					b.WriteString(", ")
+					w.WriteString(", ")
 				}
-				b.WriteString(f.Name + " = ")
+				w.WriteString(f.Name + " = ")
 				switch f.Kind {
 				case SpecTuple:
-					tuple(f.Sub)
+					tuple(w, f.Sub)
 					continue
-				case SpecInt:
-					fmt.Fprintf(&b, "StreamInt(%d)", i)
-				case SpecString:
-					fmt.Fprintf(&b, "StreamStr(%d)", i)
-				case SpecBool:
-					fmt.Fprintf(&b, "StreamBool(%d)", i)
+				case SpecSeq:
+					// The count at i, then each element's leaves (the seq is the last field).
+					v, stride := seqVar(f), leaves(f.Sub)
+					fmt.Fprintf(&pre, "          %s = default(%s);\n          n = StreamInt(%d);\n          j = 0;\n          while (j < n) {\n            %s += (j, (", v, f.Type, i, v)
+					for e, sf := range f.Sub {
+						if e > 0 {
+							pre.WriteString(", ")
+						}
+						pre.WriteString(sf.Name + " = ")
+						read(&pre, sf, fmt.Sprintf("%d + j * %d", i+1+e, stride))
+					}
+					pre.WriteString("));\n            j = j + 1;\n          }\n")
+					w.WriteString(v)
+				default:
+					read(w, f, strconv.Itoa(i))
 				}
 				i++
 			}
 			if len(fs) == 1 {
-				b.WriteByte(',') // a one-field tuple, as P writes it
+				w.WriteByte(',') // P's one-field tuple
 			}
-			b.WriteByte(')')
+			w.WriteByte(')')
 		}
-		tuple(typ.Fields)
+		tuple(&ann, typ.Fields)
+		b.WriteString(pre.String() + ann.String())
 		b.WriteString(";\n        }")
 	}
 	fmt.Fprintf(&b, " else {\n          assert false, format(\"%s: unknown spec event kind {0}\", k);\n        }\n", PStreamErrorPrefix)

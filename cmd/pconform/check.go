@@ -410,7 +410,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		case sum.Stopped:
 			fmt.Fprintf(lc.w, "P oracle: stopped with the check (%d spec events sent)\n", pc.Spec)
 		default:
-			fmt.Fprintf(lc.w, "P oracle: monitors %s hold (%d spec events; the other safety monitors run on traces only)\n", strings.Join(observe.StreamMonitors, ", "), pc.Spec)
+			fmt.Fprintf(lc.w, "P oracle: monitors %s hold (%d spec events)\n", strings.Join(observe.StreamMonitors, ", "), pc.Spec)
 		}
 	}
 	return serr
