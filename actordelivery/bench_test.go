@@ -448,8 +448,8 @@ func (c *stmtCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatch
 func (c *stmtCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // benchTracedPostgres opens a PostgreSQL store, as benchStoreOn does, on a pool of the benchmark's
-// own (OpenPostgresDB) whose connections count the statements they send.
-func benchTracedPostgres(b *testing.B) (*Store, *stmtCounter) {
+// (or test's) own (OpenPostgresDB) whose connections count the statements they send.
+func benchTracedPostgres(b testing.TB) (*Store, *stmtCounter) {
 	b.Helper()
 	cfg, err := pgx.ParseConfig(pgSchema(b, pgDSN(b)))
 	if err != nil {

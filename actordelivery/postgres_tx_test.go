@@ -1,0 +1,110 @@
+package actordelivery
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestPostgresLazyBegin: a read-write transaction on PostgreSQL sends BEGIN with its first
+// statement (or nothing, when it sends none), and ends as database/sql's Tx over pgx would: a
+// statement that failed makes the commit fail (never a dropped error), results the application
+// left open do not keep COMMIT from running, and no connection goes back to the pool inside a
+// transaction.
+func TestPostgresLazyBegin(t *testing.T) {
+	pgDSN(t)
+	s, stmts := benchTracedPostgres(t)
+	admin := pgAdmin(t, pgDSN(t))
+	ctx := context.Background()
+	save := func(ctx context.Context, actor string) error {
+		_, err := s.SaveCheckpoint(ctx, actor, []byte("state"), 0)
+		return err
+	}
+	// failing runs a statement that fails on the server, and ignores its error.
+	failing := func(ctx context.Context) {
+		q, err := Tx(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = q.ExecContext(ctx, "SELECT 1 / $1", 0)
+	}
+	for _, c := range []struct {
+		name string
+		fn   func(ctx context.Context, actor string) error
+		// stmts and trips the transaction sends; saved: the checkpoint committed; want: the error
+		// ExecTx returns (nil for none).
+		stmts, trips int64
+		saved        bool
+		want         error
+	}{
+		{name: "empty", fn: func(context.Context, string) error { return nil }},
+		{name: "one statement", fn: save, stmts: 3, trips: 2, saved: true},
+		{name: "rolled back", fn: func(ctx context.Context, actor string) error {
+			if err := save(ctx, actor); err != nil {
+				return err
+			}
+			return errBusinessRule
+		}, stmts: 3, trips: 2, want: errBusinessRule},
+		{name: "first statement failed", fn: func(ctx context.Context, actor string) error {
+			failing(ctx)
+			return nil
+		}, stmts: 3, trips: 2, want: pgx.ErrTxCommitRollback},
+		{name: "later statement failed", fn: func(ctx context.Context, actor string) error {
+			if err := save(ctx, actor); err != nil {
+				return err
+			}
+			failing(ctx)
+			return nil
+		}, stmts: 4, trips: 3, want: pgx.ErrTxCommitRollback},
+		{name: "rows left open", fn: func(ctx context.Context, actor string) error {
+			if err := save(ctx, actor); err != nil {
+				return err
+			}
+			q, _ := Tx(ctx)
+			_, err := q.QueryContext(ctx, "SELECT generate_series(1, $1)", 10000)
+			return err
+		}, stmts: 4, trips: 3, saved: true},
+		{name: "row never scanned", fn: func(ctx context.Context, actor string) error {
+			if err := save(ctx, actor); err != nil {
+				return err
+			}
+			q, _ := Tx(ctx)
+			_ = q.QueryRowContext(ctx, "SELECT generate_series(1, $1)", 10000)
+			return nil
+		}, stmts: 4, trips: 3, saved: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			actor := "actor " + c.name
+			stmts.n.Store(0)
+			stmts.trips.Store(0)
+			err := s.ExecTx(ctx, false, func(ctx context.Context) error { return c.fn(ctx, actor) })
+			gotStmts, gotTrips := stmts.n.Load(), stmts.trips.Load()
+			if (c.want == nil) != (err == nil) || !errors.Is(err, c.want) {
+				t.Errorf("ExecTx = %v, want %v", err, c.want)
+			}
+			if gotStmts != c.stmts || gotTrips != c.trips {
+				t.Errorf("sent %d statements in %d round trips, want %d in %d", gotStmts, gotTrips, c.stmts, c.trips)
+			}
+			_, version, err := s.LoadCheckpoint(ctx, actor)
+			if errors.Is(err, ErrNotFound) {
+				version, err = 0, nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if saved := version > 0; saved != c.saved {
+				t.Errorf("checkpoint committed: %v, want %v", saved, c.saved)
+			}
+			var open int
+			if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open); err != nil {
+				t.Fatal(err)
+			}
+			if open != 0 {
+				t.Errorf("%d connections idle inside a transaction after ExecTx returned", open)
+			}
+		})
+	}
+}
