@@ -35,9 +35,14 @@ const (
 // take only row locks, so commits touching different mailboxes run in parallel; Lease,
 // OutboxClaim and ExpireLeases skip rows another transaction has locked (FOR UPDATE SKIP LOCKED);
 // Peek is a plain read that locks nothing; read-only transactions run at REPEATABLE READ (one
-// snapshot). A single store call outside ExecTx that fails with a serialization failure or a
-// deadlock is retried up to three times; inside ExecTx such a failure is returned as ErrBusy, since
-// the callback may have effects the store cannot repeat.
+// snapshot). A read-write transaction sends its BEGIN in one round trip with its first
+// statement (nothing at all when it runs none), and an Enqueue outside ExecTx is one round trip:
+// its insert and re-check run as one pipelined implicit transaction. A single store call outside
+// ExecTx that fails with a serialization failure or a deadlock is retried up to three times;
+// inside ExecTx such a failure is returned as ErrBusy, since the callback may have effects the
+// store cannot repeat.
+//
+// It needs PostgreSQL 13 or later.
 //
 // Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix or negative options; a wrapped
 // error naming host and port (never the password) when the server cannot be reached within
