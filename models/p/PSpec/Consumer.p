@@ -87,13 +87,18 @@ spec EveryMessageEventuallyResolved observes eSpecRow, eSpecDeadLettered {
 // A keyed lease never overtakes a live earlier message of its key. When a row is leased, no earlier
 // row (smaller seq) of the same mailbox and key may be a blocking predecessor: ready and either with
 // attempts left or holding a live lease. The monitor keeps its own copy of every row from eSpecRow
-// and evaluates the rule itself.
+// and evaluates the rule itself. Only ready rows can block or be leased, so the copy keeps only
+// those: its size, and the scan at each keyed lease, are bounded by the live rows, not the history.
 spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLeased {
   var rows: map[string, tMsg];
 
   start state Watching {
     on eSpecRow do (e: (at: int, row: tMsg)) {
-      rows[e.row.id] = e.row;
+      if (e.row.row_state == "ready") {
+        rows[e.row.id] = e.row;
+      } else if (e.row.id in rows) {
+        rows -= (e.row.id);
+      }
     }
     on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
                                  reason: string)) {
