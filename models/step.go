@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pconform/pconform/traces"
@@ -180,7 +181,8 @@ func validate(op traces.Op, a traces.Args) error {
 				return nil
 			}
 		}
-		return malformed(op, "%s %q is not one of %q", name, v, allowed)
+		// A copy, so that allowed does not escape: a valid step allocates nothing here.
+		return malformed(op, "%s %q is not one of %q", name, v, slices.Clone(allowed))
 	}
 	switch op {
 	case traces.OpEnqueue:

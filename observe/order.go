@@ -32,7 +32,7 @@ type Ordered struct {
 	head    int
 	late    eventHeap
 	// pendingWrites maps the seq of each write held back to its line, to name repeats.
-	pendingWrites map[int64]int
+	pendingWrites pending
 	// next is the seq the next released write must have.
 	next int64
 	// last is the sort key of the last event released (zero before the first).
@@ -55,7 +55,7 @@ func NewOrdered(dec *Decoder, window int) *Ordered {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	return &Ordered{dec: dec, window: window, pendingWrites: map[int64]int{}, next: 1}
+	return &Ordered{dec: dec, window: window, pendingWrites: newPending(window), next: 1}
 }
 
 // Writes is the number of write events released so far.
@@ -125,7 +125,7 @@ func (o *Ordered) Resume() { o.eof = false }
 // what was held back is dropped, and numbering starts again at seq 1.
 func (o *Ordered) Restart() {
 	o.inOrder, o.head, o.late = o.inOrder[:0], 0, o.late[:0]
-	clear(o.pendingWrites)
+	o.pendingWrites.clear()
 	o.recycle()
 	o.next, o.released, o.eof, o.last = 1, 0, false, orderKey{}
 }
@@ -168,13 +168,13 @@ func (o *Ordered) finish() ([]Event, error) {
 func (o *Ordered) push(ev *Event) error {
 	name := o.dec.Name()
 	if !ev.Read {
-		if line, dup := o.pendingWrites[ev.Seq]; dup {
+		if line, dup := o.pendingWrites.get(ev.Seq, o.next); dup {
 			return fmt.Errorf("%w: %s: line %d: %s: seq %d repeats line %d's", ErrBadLog, name, ev.Line, ev.Op, ev.Seq, line)
 		}
 		if ev.Seq < o.next {
 			return fmt.Errorf("%w: %s: line %d: %s: seq %d repeats a write already checked (the next write is seq %d)", ErrBadLog, name, ev.Line, ev.Op, ev.Seq, o.next)
 		}
-		o.pendingWrites[ev.Seq] = ev.Line
+		o.pendingWrites.put(ev.Seq, ev.Line, o.next)
 	}
 	if o.released > 0 && keyOf(ev).before(o.last) {
 		return fmt.Errorf("%w: %s: line %d: %s (seq %d) belongs before line %d (seq %d), which was already checked: the log is out of commit order by more than the reorder window (%d events)",
@@ -245,7 +245,7 @@ func (o *Ordered) release() (*Event, error) {
 	}
 	o.pop(top)
 	if !top.Read {
-		delete(o.pendingWrites, top.Seq)
+		o.pendingWrites.remove(top.Seq, o.next)
 		o.next++
 	}
 	o.last = keyOf(top)
@@ -293,4 +293,68 @@ func (h *eventHeap) Pop() any {
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return ev
+}
+
+// pending maps the seqs of held writes to their lines. A seq from next (the next write to
+// release) to next+len(ring)-1 has the ring slot seq%len(ring): no two held seqs of that range
+// share one, since they differ by less than the ring's length. A seq further ahead (a log with a
+// gap) goes into far. A log in order costs no map operation per event.
+type pending struct {
+	ring []pendingSlot
+	far  map[int64]int
+}
+
+// pendingSlot is one write's seq and line; line 0 marks an empty slot.
+type pendingSlot struct {
+	seq  int64
+	line int
+}
+
+// newPending makes a ring for at least twice window writes ahead.
+func newPending(window int) pending {
+	n := 1024
+	for n < 2*window {
+		n *= 2
+	}
+	return pending{ring: make([]pendingSlot, n), far: map[int64]int{}}
+}
+
+func (p *pending) slot(seq, next int64) *pendingSlot {
+	if uint64(seq-next) < uint64(len(p.ring)) {
+		return &p.ring[seq&int64(len(p.ring)-1)]
+	}
+	return nil
+}
+
+func (p *pending) get(seq, next int64) (int, bool) {
+	if sl := p.slot(seq, next); sl != nil && sl.line != 0 && sl.seq == seq {
+		return sl.line, true
+	}
+	if len(p.far) > 0 {
+		line, ok := p.far[seq]
+		return line, ok
+	}
+	return 0, false
+}
+
+// put records seq, not held yet, at line (at least 1).
+func (p *pending) put(seq int64, line int, next int64) {
+	if sl := p.slot(seq, next); sl != nil {
+		*sl = pendingSlot{seq, line}
+		return
+	}
+	p.far[seq] = line
+}
+
+func (p *pending) remove(seq, next int64) {
+	if sl := p.slot(seq, next); sl != nil && sl.line != 0 && sl.seq == seq {
+		*sl = pendingSlot{}
+		return
+	}
+	delete(p.far, seq)
+}
+
+func (p *pending) clear() {
+	clear(p.ring)
+	clear(p.far)
 }

@@ -185,6 +185,8 @@ type ModelOracle struct {
 	local []string
 	tok   tokenOf
 	spec  traces.OpSpec
+	// keyBuf is keys' scratch: histories.add copies what it keeps.
+	keyBuf []string
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
@@ -289,7 +291,7 @@ func (o *ModelOracle) localToken(_ traces.TokenSpace, tok string) int {
 // keys names the rows and checkpoints ev touches: its id, the rows its result and the model's
 // name, the message a handle's worker fetched, the actor of a checkpoint.
 func (o *ModelOracle) keys(ev *Event, got traces.Result) []string {
-	var keys []string
+	keys := o.keyBuf[:0]
 	add := func(k string) {
 		if k != "" && !slices.Contains(keys, k) {
 			keys = append(keys, k)
@@ -321,6 +323,7 @@ func (o *ModelOracle) keys(ev *Event, got traces.Result) []string {
 		add(o.fetched[a.Worker])
 		delete(o.fetched, a.Worker)
 	}
+	o.keyBuf = keys[:0]
 	return keys
 }
 
@@ -417,6 +420,9 @@ type binder struct {
 	fwd    [2]map[string]int
 	rev    [2]map[int]string
 	forged int
+	// msg and claimed hold observed's result (see there).
+	msg     traces.Message
+	claimed []traces.Claimed
 }
 
 func newBinder() binder {
@@ -457,15 +463,19 @@ func (b *binder) result(space traces.TokenSpace, tok string, model int) int {
 func (b *binder) observed(ev *Event, got traces.Result) traces.Result {
 	r := &ev.Result
 	want := traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt, Version: int(r.Version)}
+	// The result is compared and dropped before the next event: its message and claimed rows
+	// are b's own, reused.
 	if r.Message != nil {
 		var model int
 		if got.Message != nil {
 			model = got.Message.Token
 		}
-		want.Message = &traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: b.result(traces.LeaseTokens, r.Message.Token, model)}
+		b.msg = traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: b.result(traces.LeaseTokens, r.Message.Token, model)}
+		want.Message = &b.msg
 	}
 	if len(r.Claimed) > 0 {
-		want.Claimed = make([]traces.Claimed, len(r.Claimed))
+		want.Claimed = slices.Grow(b.claimed[:0], len(r.Claimed))[:len(r.Claimed)]
+		b.claimed = want.Claimed
 		for i, c := range r.Claimed {
 			var model int
 			if i < len(got.Claimed) {
@@ -511,9 +521,17 @@ func sameResult(a, b traces.Result) bool {
 // histories keeps, per row (and per checkpoint actor), the events that touched it since its
 // creation; a finding's window is made from them.
 type histories struct {
-	byKey map[string][]*posEvent
-	// slab holds posEvents allocated and not yet used.
-	slab []posEvent
+	// byKey holds each key's events in commit order, behind a pointer so that adding one
+	// costs one map lookup.
+	byKey map[string]*[]*posEvent
+	// slab holds posEvents allocated and not yet used; free those no history holds any more
+	// (refs 0), and freeLists the lists of keys forgotten, emptied: both are reused, so a long
+	// log costs no allocation per event here once the live state has reached its size.
+	slab      []posEvent
+	free      []*posEvent
+	freeLists []*[]*posEvent
+	// last is the event added last, freed at the next add when no history holds it.
+	last *posEvent
 }
 
 // posEvent is an event kept in the histories: its position in commit order and the keys it
@@ -522,6 +540,10 @@ type posEvent struct {
 	pos  int
 	ev   Event
 	keys []string
+	// keyBuf holds keys when they are few (most events touch one to three rows).
+	keyBuf [3]string
+	// refs is the number of key histories that hold the event.
+	refs int
 }
 
 const (
@@ -532,27 +554,63 @@ const (
 	maxWindowEvents = 20_000
 )
 
-func newHistories() histories { return histories{byKey: map[string][]*posEvent{}} }
+func newHistories() histories { return histories{byKey: map[string]*[]*posEvent{}} }
 
 // histSlab is how many posEvents histories allocates at once. A slab lives while a history
 // holds one of its events, so a small one keeps little memory alive per live row.
 const histSlab = 32
 
 func (h *histories) add(pos int, ev *Event, keys []string) *posEvent {
-	if len(h.slab) == 0 {
-		h.slab = make([]posEvent, histSlab)
+	if h.last != nil && h.last.refs == 0 {
+		h.free = append(h.free, h.last)
 	}
-	pe := &h.slab[0]
-	h.slab = h.slab[1:]
-	*pe = posEvent{pos: pos, ev: *ev, keys: keys}
+	var pe *posEvent
+	switch {
+	case len(h.free) > 0:
+		pe = h.free[len(h.free)-1]
+		h.free = h.free[:len(h.free)-1]
+	default:
+		if len(h.slab) == 0 {
+			h.slab = make([]posEvent, histSlab)
+		}
+		pe = &h.slab[0]
+		h.slab = h.slab[1:]
+	}
+	h.last = pe
+	pe.pos, pe.ev, pe.refs = pos, *ev, len(keys)
+	if len(keys) <= len(pe.keyBuf) {
+		pe.keys = pe.keyBuf[:copy(pe.keyBuf[:], keys)]
+	} else {
+		pe.keys = slices.Clone(keys)
+	}
+	keys = pe.keys
 	for _, k := range keys {
 		l := h.byKey[k]
-		if len(l) >= maxKeyEvents {
-			l = append(l[:1], l[len(l)-maxKeyEvents/2:]...)
+		if l == nil {
+			if n := len(h.freeLists); n > 0 {
+				l, h.freeLists = h.freeLists[n-1], h.freeLists[:n-1]
+			} else {
+				l = new([]*posEvent)
+			}
+			h.byKey[k] = l
 		}
-		h.byKey[k] = append(l, pe)
+		if len(*l) >= maxKeyEvents {
+			cut := (*l)[1 : len(*l)-maxKeyEvents/2]
+			h.drop(cut)
+			*l = append((*l)[:1], (*l)[len(*l)-maxKeyEvents/2:]...)
+		}
+		*l = append(*l, pe)
 	}
 	return pe
+}
+
+// drop lets go of one history's hold on events, freeing those no other history holds.
+func (h *histories) drop(events []*posEvent) {
+	for _, pe := range events {
+		if pe.refs--; pe.refs == 0 && pe != h.last {
+			h.free = append(h.free, pe)
+		}
+	}
 }
 
 // window is the events of keys' histories, closed under the keys those events touch (a claim's
@@ -571,7 +629,11 @@ func (h *histories) window(keys []string, last *posEvent, more map[*posEvent]boo
 			continue
 		}
 		seen[k] = true
-		for _, pe := range h.byKey[k] {
+		l := h.byKey[k]
+		if l == nil {
+			continue
+		}
+		for _, pe := range *l {
 			if pe.pos > last.pos || in[pe] {
 				continue
 			}
@@ -590,9 +652,13 @@ func (h *histories) prune(m *models.Machine) int {
 	for k, l := range h.byKey {
 		if len(k) > 0 && k[0] != 0 && !m.Holds(k) {
 			delete(h.byKey, k)
+			h.drop(*l)
+			clear(*l)
+			*l = (*l)[:0]
+			h.freeLists = append(h.freeLists, l)
 			continue
 		}
-		n += len(l)
+		n += len(*l)
 	}
 	return n
 }
