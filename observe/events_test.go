@@ -152,33 +152,7 @@ func TestCheckModelWakes(t *testing.T) {
 		{"before the commit", wake(0, "a", "local") + "\n" + enq + "\n" + lease + "\n", 0},
 		{"another mailbox", enq + "\n" + wake(1, "b", "notify") + "\n", 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lg, err := ReadLog(strings.NewReader(tc.log), "log")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := Convert(lg, Options{Name: "x"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := CheckModel(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tc.finding < 0 && f != nil:
-				t.Fatalf("finding %v, want none", f)
-			case tc.finding >= 0 && (f == nil || f.Step != tc.finding || !strings.Contains(f.Message, "not_committed")):
-				t.Fatalf("got %v, want a not_committed finding at step %d", f, tc.finding)
-			}
-			sum, sf, err := Check(NewDecoder(strings.NewReader(tc.log), "log"), CheckOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (sf != nil) != (tc.finding >= 0) {
-				t.Fatalf("streaming check: finding %v (summary %+v), want one: %v", sf, sum, tc.finding >= 0)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkBothWays(t, tc.log, tc.finding, "not_committed") })
 	}
 }
 
@@ -204,33 +178,40 @@ func TestCheckModelPollTicks(t *testing.T) {
 		{"not fetched since the wake", []string{enq, fetch, wake, tick(3, "a")}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := strings.Join(tc.events, "\n") + "\n"
-			lg, err := ReadLog(strings.NewReader(log), "log")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := Convert(lg, Options{Name: "x"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := CheckModel(tr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tc.finding < 0 && f != nil:
-				t.Fatalf("finding %v, want none", f)
-			case tc.finding >= 0 && (f == nil || f.Step != tc.finding || !strings.Contains(f.Message, traces.ErrKindWakeNotFetched)):
-				t.Fatalf("got %v, want a %s finding at step %d", f, traces.ErrKindWakeNotFetched, tc.finding)
-			}
-			sum, sf, err := Check(NewDecoder(strings.NewReader(log), "log"), CheckOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (sf != nil) != (tc.finding >= 0) {
-				t.Fatalf("streaming check: finding %v (summary %+v), want one: %v", sf, sum, tc.finding >= 0)
-			}
+			checkBothWays(t, strings.Join(tc.events, "\n")+"\n", tc.finding, traces.ErrKindWakeNotFetched)
 		})
+	}
+}
+
+// checkBothWays checks log with the whole-trace model check and with the streaming one: with
+// finding < 0 neither may find anything; otherwise the whole-trace check must report kind at step
+// finding and the streaming check must report a finding.
+func checkBothWays(t *testing.T, log string, finding int, kind string) {
+	t.Helper()
+	lg, err := ReadLog(strings.NewReader(log), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Convert(lg, Options{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := CheckModel(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case finding < 0 && f != nil:
+		t.Fatalf("finding %v, want none", f)
+	case finding >= 0 && (f == nil || f.Step != finding || !strings.Contains(f.Message, kind)):
+		t.Fatalf("got %v, want a %s finding at step %d", f, kind, finding)
+	}
+	sum, sf, err := Check(NewDecoder(strings.NewReader(log), "log"), CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (sf != nil) != (finding >= 0) {
+		t.Fatalf("streaming check: finding %v (summary %+v), want one: %v", sf, sum, finding >= 0)
 	}
 }
 
