@@ -203,6 +203,10 @@ type StreamVerdict struct {
 	Tag string
 	// Sent and Read count the spec events sent and those the checker read.
 	Sent, Read int64
+	// Direct says the checker handed the events to the monitors itself (StreamAnnounce in
+	// pstream/StreamReader.cs), without P's announce and the run's logs of each event; false
+	// when it could not bind that on this P version and announced them.
+	Direct bool
 	// CPU is the checker process's user and system time, PeakRSS its peak resident set in
 	// bytes (0 where the system does not say).
 	CPU     time.Duration
@@ -312,6 +316,8 @@ func (s *Stream) Close() (StreamVerdict, error) {
 			}
 		} else if t, ok := strings.CutPrefix(l, "last "); ok {
 			v.Tag = t
+		} else if d, ok := strings.CutPrefix(l, "direct "); ok {
+			v.Direct = d == "1"
 		}
 	}
 	if cv.bugs == 0 {

@@ -107,7 +107,7 @@ func tickLog(mailbox string) string {
 // observe.Checker: the log whose publisher completed a row it never enqueued, the one whose
 // wake came before its commit, and the one whose woken worker ticked without fetching, are
 // refused at that event (position, seq and line) in the monitor's words; the logs without a
-// fault hold.
+// fault hold. The events reach the monitors the direct way (StreamVerdict.Direct).
 func TestStreamCheckerOnALog(t *testing.T) {
 	cfg := streamConfig(t)
 	for _, tc := range []struct {
@@ -141,6 +141,9 @@ func TestStreamCheckerOnALog(t *testing.T) {
 			}
 			if err := c.Err(); err != nil {
 				t.Fatal(err)
+			}
+			if !c.Verdict.Direct {
+				t.Error("the checker announced the events: StreamDirect could not bind the direct way on this P version")
 			}
 			switch {
 			case tc.msg == "" && f != nil:

@@ -108,12 +108,14 @@ func TestAppendSpecLine(t *testing.T) {
 	}
 }
 
-// TestPStreamDriver: the streaming driver announces every spec event type with its fields read
-// in order, and asserts the observed monitors.
+// TestPStreamDriver: the streaming driver hands every spec event type, with its fields read in
+// order, to the monitors directly or by announce, and asserts the observed monitors.
 func TestPStreamDriver(t *testing.T) {
 	src := PStreamDriver()
 	for _, want := range []string{
-		"if (k == 1) {\n          announce eSpecMsgInserted, (at = StreamInt(0), mailbox = StreamStr(1), id = StreamStr(2));",
+		"direct = StreamDirect();\n      k = StreamNext();",
+		"if (k == 1) {\n          if (direct) {\n            StreamAnnounce(eSpecMsgInserted, (at = StreamInt(0), mailbox = StreamStr(1), id = StreamStr(2)));\n" +
+			"          } else {\n            announce eSpecMsgInserted, (at = StreamInt(0), mailbox = StreamStr(1), id = StreamStr(2));\n          }",
 		"announce eSpecOutboxRow, (at = StreamInt(0), row = (id = StreamStr(1), target = StreamStr(2), key = StreamStr(3), priority = StreamInt(4),",
 		"dead_reason = StreamStr(14)));",
 		"announce eObsMarkProcessed, (at = StreamInt(0), consumer = StreamStr(1), id = StreamStr(2), ttl = StreamInt(3), duplicate = StreamBool(4), bug = StreamBool(5));",
@@ -126,7 +128,9 @@ func TestPStreamDriver(t *testing.T) {
 			t.Errorf("driver lacks %s\n%s", want, src)
 		}
 	}
-	if n := strings.Count(src, "announce "); n != int(numSpecKinds) {
-		t.Errorf("%d announce statements, want %d", n, numSpecKinds)
+	for _, stmt := range []string{"  announce ", "  StreamAnnounce("} {
+		if n := strings.Count(src, stmt); n != int(numSpecKinds) {
+			t.Errorf("%d %q statements, want %d", n, stmt, numSpecKinds)
+		}
 	}
 }
