@@ -273,6 +273,8 @@ stage_lint() {
   if [ "$quick" = 0 ]; then
     cached commitlint_test "$(inputs_key -- scripts/commitlint.sh scripts/commitlint_test.sh)" \
       bash scripts/commitlint_test.sh || return 1
+    cached failure_digest_test "$(inputs_key -- scripts/failure-digest.sh scripts/failure-digest_test.sh)" \
+      bash scripts/failure-digest_test.sh || return 1
     go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
     cached bootstrap_test "$(inputs_key -- scripts/bootstrap.sh scripts/bootstrap_test.sh scripts/env.sh)" \
       bash scripts/bootstrap_test.sh || return 1
@@ -500,6 +502,12 @@ echo
 printf '%-11s %-6s %7s %7s  %s\n' STAGE RESULT WALL_S CPU_S WHAT
 for r in "${rows[@]}"; do echo "$r"; done
 printf '%-11s %-6s %7s\n' total "" "$gate_wall"
+for s in "${order[@]}"; do
+  [ "${state[$s]}" = fail ] || continue
+  echo
+  echo "check: [$s] failed; its failing tests and FAIL lines (the whole log is above):"
+  bash scripts/failure-digest.sh "$logdir/$s.log" | sed 's/^/  | /'
+done
 if [ -n "$junit" ]; then
   {
     echo '<?xml version="1.0" encoding="UTF-8"?>'
