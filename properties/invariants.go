@@ -22,7 +22,11 @@ import (
 //     mailbox than the row's target: ids are unique across mailboxes, so a delivery of an id
 //     stored elsewhere is a suppressed duplicate.)
 //   - attempts-bounded: no row, dead letter or returned message has more attempts than its
-//     max_attempts, and a failed handle never hands on an attempt above it.
+//     max_attempts, and a failed handle never hands on an attempt above the max_attempts of the
+//     row its fetch returned. Each is judged by its own row generation: once a purge removed a
+//     row and the horizon freed its id, an enqueue of the id starts a new row with its own
+//     max_attempts, and a handle still holding a fetch of the purged row is bounded by the purged
+//     row's, the max_attempts the consumer caps the attempt at (docs/semantics.md, Consumer).
 //   - no-strand: a ready message that has used up its attempts and holds no lease is never
 //     delivered or dead-lettered again. The consumer protocol alone never leaves one behind (the
 //     leased path dead-letters through the failed handle or expire(); the leaseless path through
@@ -49,7 +53,8 @@ type history struct {
 	order map[string]int
 	// rows counts the message rows created so far (the next order number).
 	rows int
-	// maxOf is each id's max_attempts, from its current (or last) message row.
+	// maxOf is each id's max_attempts, from its current (or last) message row: a row created
+	// again after a purge (a new generation of the id) replaces it.
 	maxOf map[string]int
 	// purged holds the ids a purge removed.
 	purged map[string]bool
@@ -57,14 +62,22 @@ type history struct {
 	tainted map[string]bool
 	// rawCompleted holds the outbox ids a raw outbox_complete named (see no-loss).
 	rawCompleted map[string]bool
-	// fetched maps a worker to the id of its fetched, unhandled message.
-	fetched map[int]string
+	// fetched maps a worker to its fetched, unhandled message.
+	fetched map[int]fetch
+}
+
+// fetch is a consumer fetch not handled yet: the message's id and the max_attempts of the row
+// the fetch returned, which bounds the handle's attempt even if that row is purged and its id
+// enqueued again before the handle.
+type fetch struct {
+	id          string
+	maxAttempts int
 }
 
 func newHistory() *history {
 	return &history{
 		seen: map[string]bool{}, order: map[string]int{}, maxOf: map[string]int{}, purged: map[string]bool{},
-		tainted: map[string]bool{}, rawCompleted: map[string]bool{}, fetched: map[int]string{},
+		tainted: map[string]bool{}, rawCompleted: map[string]bool{}, fetched: map[int]fetch{},
 	}
 }
 
@@ -179,10 +192,8 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 		}
 	}
 	if c.op == traces.OpConsumerHandle && r.Attempt > 0 {
-		if id, ok := h.fetched[c.args.Worker]; ok {
-			if mx, ok := h.maxOf[id]; ok && r.Attempt > mx {
-				bad(CheckAttempts, "the handle of %q handed on attempt %d, max_attempts %d", id, r.Attempt, mx)
-			}
+		if f, ok := h.fetched[c.args.Worker]; ok && r.Attempt > f.maxAttempts {
+			bad(CheckAttempts, "the handle of %q handed on attempt %d, max_attempts %d", f.id, r.Attempt, f.maxAttempts)
 		}
 	}
 
@@ -204,8 +215,11 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 	}
 	switch c.op {
 	case traces.OpConsumerFetch:
-		if r.Message != nil {
-			h.fetched[c.args.Worker] = r.Message.ID
+		if r.Message == nil {
+			break
+		}
+		if mx, ok := h.maxOf[r.Message.ID]; ok {
+			h.fetched[c.args.Worker] = fetch{id: r.Message.ID, maxAttempts: mx}
 		}
 	case traces.OpConsumerHandle:
 		delete(h.fetched, c.args.Worker)

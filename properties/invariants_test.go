@@ -32,6 +32,29 @@ func op(o traces.Op, at int64, a traces.Args) *cmd { return &cmd{op: o, at: at, 
 var enqueueM1 = obs{op(traces.OpEnqueue, 0, traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}), traces.Result{},
 	msgs(row("m1", "ready", 0, 1, 0, 0))}
 
+// reenqueuedWhileFetched is the shrunk trace of PCONFORM_SEED=8 TestPropertyStore: worker 2 holds
+// a fetch of m1 (max_attempts 2) when expire dead-letters it, a purge removes it at the end of its
+// horizon, and m1 is enqueued again with max_attempts 1; then worker 2's handle fails with the
+// purged row's attempt (handed is its Attempt).
+func reenqueuedWhileFetched(handed int) []obs {
+	fetch := func(at int64, worker, attempts, token int) obs {
+		return obs{op(traces.OpConsumerFetch, at, traces.Args{Worker: worker, Mailbox: "a", Profile: "leased", LeaseFor: 1}),
+			traces.Result{Message: &traces.Message{ID: "m1", Attempts: attempts, Token: token}}, msgs(row("m1", "ready", attempts, 2, token, at+1))}
+	}
+	fresh := msgs(row("m1", "ready", 0, 1, 0, 0))
+	return []obs{
+		{op(traces.OpEnqueue, 0, traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}), traces.Result{}, msgs(row("m1", "ready", 0, 2, 0, 0))},
+		fetch(2, 1, 1, 1),
+		fetch(5, 2, 2, 2),
+		{op(traces.OpExpire, 6, traces.Args{}), traces.Result{Affected: 1},
+			traces.Snapshot{DeadLetters: []traces.DeadLetterRow{{Mailbox: "a", ID: "m1", Attempts: 2, Reason: "lease expired after max attempts"}}}},
+		{op(traces.OpPurge, 8, traces.Args{Limit: 1, OlderThan: 2, Horizon: 2}), traces.Result{Affected: 1}, traces.Snapshot{}},
+		{op(traces.OpEnqueue, 8, traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}), traces.Result{}, fresh},
+		{op(traces.OpConsumerHandle, 8, traces.Args{Worker: 2, Mailbox: "a", Profile: "leased", Outcome: "fail"}),
+			traces.Result{Action: "lease_lost", Attempt: handed}, fresh},
+	}
+}
+
 // TestInvariants feeds hand-made histories to the invariants: each must fire on the state that
 // breaks it and stay quiet on the legitimate look-alikes (the scoping of no-loss and no-strand).
 func TestInvariants(t *testing.T) {
@@ -90,6 +113,17 @@ func TestInvariants(t *testing.T) {
 				{op(traces.OpConsumerFetch, 0, traces.Args{Worker: 1, Mailbox: "a", Profile: "leaseless"}), traces.Result{Message: &traces.Message{ID: "m1"}}, msgs(row("m1", "ready", 0, 1, 0, 0))},
 				{op(traces.OpConsumerHandle, 0, traces.Args{Worker: 1, Mailbox: "a", Profile: "leaseless", Outcome: "fail"}), traces.Result{Action: "retried", Attempt: 2}, msgs(row("m1", "ready", 1, 1, 0, 0))}},
 			want: CheckAttempts, detail: "handed on attempt 2",
+		},
+		{
+			// attempts-bounded judges each row generation by its own max_attempts: the handle of a
+			// fetch of a purged row by that row's, not by the re-enqueued row's.
+			name:  "a handle of a purged row after its id is enqueued again",
+			steps: reenqueuedWhileFetched(2),
+		},
+		{
+			name:  "a handle of a purged row above that row's max",
+			steps: reenqueuedWhileFetched(3),
+			want:  CheckAttempts, detail: "handed on attempt 3, max_attempts 2",
 		},
 		{
 			name: "consumer leaves an exhausted message behind",
