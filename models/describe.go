@@ -171,11 +171,8 @@ func DescribeState(s State) string {
 	for _, w := range slices.Sorted(maps.Keys(s.stops)) {
 		fmt.Fprintf(&b, "worker %d %s\n", w, map[stopMark]string{stopped: "stopped", stoppedStepped: "stopped, its step under way taken", drained: "drained"}[s.stops[w]])
 	}
-	woken := slices.SortedFunc(maps.Keys(s.woken), func(a, b wakeKey) int {
-		return cmp.Or(cmp.Compare(a.worker, b.worker), cmp.Compare(a.mailbox, b.mailbox))
-	})
-	for _, k := range woken {
-		fmt.Fprintf(&b, "worker %d woken for %q, not fetched since\n", k.worker, k.mailbox)
+	for w, mailbox := range s.wakes.all() {
+		fmt.Fprintf(&b, "worker %d woken for %q, not fetched since\n", w, mailbox)
 	}
 	return b.String()
 }

@@ -56,9 +56,9 @@ type State struct {
 	// (worker_drain); a worker without an entry runs. A crash forgets every mark, as it forgets
 	// the in-flight deliveries: the restarted process's workers are new.
 	stops map[int]stopMark
-	// woken holds each worker and mailbox where the worker was woken for a committed message and
+	// wakes holds each worker and mailbox where the worker was woken for a committed message and
 	// has not fetched from the mailbox since (wake.go). A crash forgets them all.
-	woken map[wakeKey]struct{}
+	wakes Wakes
 	// processed maps a (consumer, message id) record to the time it expires: it is live while
 	// expires > now. Records are never removed (an expired one counts as absent), except by a purge
 	// under the profile choice processed_expiry "until_cleanup", where an expired one still counts.
@@ -191,7 +191,7 @@ func (s State) clone() State {
 	n.effectsForgotten = cloneMap(s.effectsForgotten)
 	n.inflight = cloneMap(s.inflight)
 	n.stops = cloneMap(s.stops)
-	n.woken = cloneMap(s.woken)
+	n.wakes = s.wakes.clone()
 	n.processed = cloneMap(s.processed)
 	n.checkpoints = cloneMap(s.checkpoints)
 	n.redrives = slices.Clone(s.redrives)
@@ -225,7 +225,7 @@ func Equal(a, b State) bool {
 		maps.Equal(a.effectsForgotten, b.effectsForgotten) &&
 		maps.Equal(a.inflight, b.inflight) &&
 		maps.Equal(a.stops, b.stops) &&
-		maps.Equal(a.woken, b.woken) &&
+		a.wakes.equal(b.wakes) &&
 		maps.Equal(a.processed, b.processed) &&
 		maps.Equal(a.checkpoints, b.checkpoints) &&
 		slices.Equal(a.redrives, b.redrives)

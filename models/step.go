@@ -107,7 +107,7 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpConsumerFetch:
 		if err = n.stepAfterStop(op, a.Worker); err == nil {
 			if r, err = n.consumerFetch(a, at); err == nil {
-				n.fetched(a.Worker, a.Mailbox)
+				n.wakes.Fetched(a.Worker, a.Mailbox)
 			}
 		}
 	case traces.OpConsumerHandle:
@@ -119,7 +119,7 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 	case traces.OpCrash:
 		clear(n.inflight)
 		clear(n.stops)
-		clear(n.woken)
+		n.wakes.Crash()
 	case traces.OpWorkerStop:
 		err = n.workerStop(a)
 	case traces.OpWorkerDrain:
@@ -128,12 +128,12 @@ func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, err
 		// An observation: nothing changes. The wake's message must be committed in its mailbox.
 		r.Err = errKind(n.committedIn(a.Mailbox, a.ID), traces.ErrKindNotCommitted)
 		if r.Err == "" {
-			n.woke(a)
+			n.wakes.Woke(a.Worker, a.Mailbox)
 		}
 	case traces.OpPollTick:
 		// An observation: nothing changes. A worker woken for a committed message of the mailbox
 		// must have fetched from it since.
-		r.Err = errKind(n.pollTick(a), traces.ErrKindWakeNotFetched)
+		r.Err = errKind(!n.wakes.Owed(a.Worker, a.Mailbox), traces.ErrKindWakeNotFetched)
 	default:
 		err = malformed(op, "unknown operation")
 	}
