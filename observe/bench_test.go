@@ -187,6 +187,9 @@ func BenchmarkStreamDecode(b *testing.B) {
 // (PCONFORM_SYNTH_EVENTS events, 10^6 unless set), for measuring `pconform check` on a file:
 //
 //	PCONFORM_SYNTH_LOG=synth.jsonl PCONFORM_SYNTH_EVENTS=10000000 go test ./observe/ -run XXX -bench SynthLog -benchtime 1x
+//
+// PCONFORM_SYNTH_BREAK=K breaks the first leased fetch at or after event K (its attempts are
+// wrong), for a finding late in a long log; the benchmark logs the broken line.
 func BenchmarkSynthLog(b *testing.B) {
 	n := 1_000_000
 	if v := os.Getenv("PCONFORM_SYNTH_EVENTS"); v != "" {
@@ -208,6 +211,13 @@ func BenchmarkSynthLog(b *testing.B) {
 			out = f
 		}
 		r := newSynthLog(n, 100)
+		if v := os.Getenv("PCONFORM_SYNTH_BREAK"); v != "" {
+			k, err := strconv.Atoi(v)
+			if err != nil || k < 1 {
+				b.Fatalf("PCONFORM_SYNTH_BREAK=%q: want an event number", v)
+			}
+			r.breakAt = k
+		}
 		for {
 			k, err := r.Read(buf)
 			if _, werr := out.Write(buf[:k]); werr != nil {
@@ -216,6 +226,9 @@ func BenchmarkSynthLog(b *testing.B) {
 			if err != nil {
 				break
 			}
+		}
+		if r.breakAt > 0 {
+			b.Logf("broke line %d (the fetch of %s)", r.broken, r.brokenID)
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")

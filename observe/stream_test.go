@@ -239,3 +239,33 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckFindsLateBreak: a long log whose one wrong event comes late is refused at that event,
+// and the finding's window reaches back to the creation of the row involved (enqueued about a
+// backlog of cycles earlier), stays small, and reproduces on its own. It is the same check as
+// the 10^7-event run of docs/observed.md, at a size a unit test affords.
+func TestCheckFindsLateBreak(t *testing.T) {
+	const n, breakAt, backlog = 40_000, 30_000, 100
+	synth := newSynthLog(n, backlog)
+	synth.breakAt = breakAt
+	_, f, err := observe.Check(observe.NewOrdered(observe.NewDecoder(synth, "synth"), 0), observe.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if synth.broken == 0 {
+		t.Fatal("the synthetic log broke no event")
+	}
+	if f == nil || f.Line != synth.broken || !strings.Contains(f.Message, "attempts") {
+		t.Fatalf("got %v, want a finding at line %d naming the attempts", f, synth.broken)
+	}
+	if f.Window == nil || !f.WindowReproduces {
+		t.Fatalf("window %v reproduces %v (%v)", f.Window, f.WindowReproduces, f.WindowErr)
+	}
+	first := f.Window.Steps[0]
+	if first.Op != traces.OpEnqueue || first.Args.ID != synth.brokenID {
+		t.Fatalf("window starts with %s %q, want the enqueue of %q", first.Op, first.Args.ID, synth.brokenID)
+	}
+	if len(f.Window.Steps) > 50 {
+		t.Fatalf("window of %d steps for one row's history", len(f.Window.Steps))
+	}
+}

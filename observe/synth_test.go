@@ -15,9 +15,16 @@ import (
 // checkpoint saved and loaded (a read); every 64th a purge of everything final. The clock moves
 // one second every 200 events. It holds no history, so a benchmark can check 10^7 events without
 // a file of gigabytes; its results are written by construction and the model must agree with
-// every one (the benchmarks fail otherwise).
+// every one (the benchmarks fail otherwise), unless breakAt is set.
 type synthLog struct {
 	n, made, backlog int
+	// breakAt, when positive, makes the first leased fetch at or after that many events report
+	// attempts 2 for a message never fetched before: one event the model refuses, whose row was
+	// enqueued about backlog cycles earlier (a finding whose window must reach back that far).
+	breakAt int
+	// broken is the line (from 1) of the event that breakAt broke, and brokenID its message.
+	broken   int
+	brokenID string
 	// buf[off:] is made and not yet read; the buffer is reused, so making the log costs no
 	// garbage per event.
 	buf []byte
@@ -102,8 +109,12 @@ func (s *synthLog) cycle() {
 	tok := id("L", i)
 	s.line(false, "enqueue", `{"mailbox":"l1","id":"`+id("m", s.enqueued)+`","max_attempts":3}`, `{}`)
 	s.enqueued++
+	attempts := "1"
+	if s.breakAt > 0 && s.broken == 0 && s.made >= s.breakAt {
+		attempts, s.broken, s.brokenID = "2", s.made+1, m
+	}
 	s.line(false, "consumer_fetch", `{"mailbox":"l1","lease_for":30000000000,"worker":1,"profile":"leased"}`,
-		`{"message":{"id":"`+m+`","attempts":1,"token":"`+tok+`"}}`)
+		`{"message":{"id":"`+m+`","attempts":`+attempts+`,"token":"`+tok+`"}}`)
 	s.line(false, "mark_processed", `{"id":"`+m+`","consumer":"c1","ttl":10000000000}`, `{}`)
 	s.line(false, "consumer_handle", `{"mailbox":"l1","worker":1,"profile":"leased","outcome":"ok"}`, `{"action":"acked"}`)
 	s.acked++
