@@ -21,6 +21,10 @@
 // of the P batch (the batch's wall time divided by the traces in it). The correct store runs
 // -correct-budget per seed, and every finding there is a false alarm.
 //
+// The model oracle checks every run twice: the whole trace (observe.CheckModel) and the event log
+// as `pconform check` streams it (observe.Check). The two must refuse the same event, or pass
+// alike; a run where they differ stops the tool (exit 3). So the model column is both oracles'.
+//
 // Exit codes: 0 every variant was caught in at least 9 of 10 of its seeds (scaled to -seeds) and
 // the correct store had no finding; 1 otherwise; 2 usage error; 3 could not run.
 package main
@@ -196,12 +200,13 @@ func efficacy(ctx context.Context, cfg config, w, progress io.Writer) (bool, err
 	var correctSteps int
 	var correctRuns []*seedRun // the correct seeds the P oracle checks, in seed order
 	for s := 1; s <= correctSeeds; s++ {
-		t, _, err := observeOnce(ctx, targets.Store, int64(s), correctBudget, kill)
+		o, _, err := observeOnce(ctx, targets.Store, int64(s), correctBudget, kill)
 		if err != nil {
 			return false, err
 		}
+		t := o.trace
 		correctSteps += len(t.Steps)
-		f, err := observe.CheckModel(t)
+		f, err := checkModel(o, targets.Store)
 		if err != nil {
 			return false, err
 		}
@@ -328,9 +333,15 @@ func efficacy(ctx context.Context, cfg config, w, progress io.Writer) (bool, err
 	return ok, nil
 }
 
+// observed is one run: its event log and the trace made of it.
+type observed struct {
+	log   []byte
+	trace *traces.Trace
+}
+
 // observeOnce runs the workload on target for budget (SQLite, a fresh database) and returns the
-// observed trace and the wall time the run and conversion took.
-func observeOnce(ctx context.Context, target string, seed int64, budget time.Duration, kill bool) (*traces.Trace, time.Duration, error) {
+// run and the wall time the run and conversion took.
+func observeOnce(ctx context.Context, target string, seed int64, budget time.Duration, kill bool) (*observed, time.Duration, error) {
 	start := time.Now()
 	dir, err := os.MkdirTemp("", "pconform-efficacy-")
 	if err != nil {
@@ -356,7 +367,8 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 	} else if _, err := workload.Run(ctx, cfg); err != nil {
 		return nil, 0, fmt.Errorf("efficacy: %s seed %d: %w", target, seed, err)
 	}
-	lg, err := observe.ReadLog(&log, "events")
+	raw := log.Bytes()
+	lg, err := observe.ReadLog(bytes.NewReader(raw), "events")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -365,7 +377,26 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 	if err != nil {
 		return nil, 0, err
 	}
-	return t, time.Since(start), nil
+	return &observed{log: raw, trace: t}, time.Since(start), nil
+}
+
+// checkModel is the model oracle's verdict on run o of target: the whole-trace oracle's and the
+// streaming oracle's, which must agree (the same refused step, or none); an error if they do not.
+func checkModel(o *observed, target string) (*observe.Finding, error) {
+	whole, err := observe.CheckModel(o.trace)
+	if err != nil {
+		return nil, err
+	}
+	src := observe.NewOrdered(observe.NewDecoder(bytes.NewReader(o.log), o.trace.Name), 0)
+	_, streamed, err := observe.Check(src, observe.CheckOptions{Variant: variantOf(target)})
+	if err != nil {
+		return nil, fmt.Errorf("efficacy: %s: the streaming oracle: %w", o.trace.Name, err)
+	}
+	if (whole == nil) != (streamed == nil) || whole != nil && whole.Step != streamed.Step {
+		return nil, fmt.Errorf("efficacy: %s: the model oracles disagree: whole trace %v, streamed %v (rerun: %s)",
+			o.trace.Name, whole, streamed, o.trace.Origin.Command)
+	}
+	return whole, nil
 }
 
 // observeUntilCaught goes on observing target with seed for r: runs of from, then twice as long
@@ -375,15 +406,16 @@ func observeOnce(ctx context.Context, target string, seed int64, budget time.Dur
 func observeUntilCaught(ctx context.Context, r *seedRun, target string, seed int64, from, budget time.Duration, kill bool) (*seedRun, error) {
 	elapsed := r.firstTime
 	for b := from; r.spent+b <= budget; b *= 2 {
-		t, took, err := observeOnce(ctx, target, seed, b, kill)
+		o, took, err := observeOnce(ctx, target, seed, b, kill)
 		if err != nil {
 			return nil, err
 		}
 		start := time.Now()
-		f, err := observe.CheckModel(t)
+		f, err := checkModel(o, target)
 		if err != nil {
 			return nil, err
 		}
+		t := o.trace
 		elapsed += took + time.Since(start)
 		r.spent += b
 		r.last, r.lastTime = t, elapsed
