@@ -457,6 +457,12 @@ func benchTracedPostgres(b testing.TB) (*Store, *stmtCounter) {
 	}
 	counter := &stmtCounter{}
 	cfg.Tracer = counter
+	// The test's name marks its connections in pg_stat_activity: other tests, of this package
+	// and of others, share the server.
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["application_name"] = pgAppName(b)
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
@@ -467,6 +473,16 @@ func benchTracedPostgres(b testing.TB) (*Store, *stmtCounter) {
 	}
 	b.Cleanup(func() { _ = s.Close() })
 	return s, counter
+}
+
+// pgAppName is the application_name benchTracedPostgres's connections carry: the test's name, cut
+// to the 63 bytes PostgreSQL keeps.
+func pgAppName(tb testing.TB) string {
+	name := tb.Name()
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return name
 }
 
 // cpuTimes is the CPU time used so far by this process (client) and, on PostgreSQL when the

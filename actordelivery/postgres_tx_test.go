@@ -12,10 +12,11 @@ import (
 // statement (or nothing, when it sends none), and ends as database/sql's Tx over pgx would: a
 // statement that failed makes the commit fail (never a dropped error), results the application
 // left open do not keep COMMIT from running, and no connection goes back to the pool inside a
-// transaction.
+// transaction (counted among the test's own connections: the server is shared with other tests).
 func TestPostgresLazyBegin(t *testing.T) {
 	pgDSN(t)
 	s, stmts := benchTracedPostgres(t)
+	app := pgAppName(t)
 	admin := pgAdmin(t, pgDSN(t))
 	ctx := context.Background()
 	save := func(ctx context.Context, actor string) error {
@@ -97,10 +98,13 @@ func TestPostgresLazyBegin(t *testing.T) {
 			if saved := version > 0; saved != c.saved {
 				t.Errorf("checkpoint committed: %v, want %v", saved, c.saved)
 			}
-			var open int
-			if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open); err != nil {
+			var open, conns int
+			if err := admin.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE state LIKE 'idle in transaction%'), count(*)
+FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, app).Scan(&open, &conns); err != nil {
 				t.Fatal(err)
+			}
+			if conns == 0 { // the store's connections must be the ones counted
+				t.Fatalf("no connection of the server carries application_name %q", app)
 			}
 			if open != 0 {
 				t.Errorf("%d connections idle inside a transaction after ExecTx returned", open)
