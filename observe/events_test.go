@@ -120,7 +120,17 @@ func TestReadLogOrdersAndTruncates(t *testing.T) {
 func TestCheckModelFinds(t *testing.T) {
 	// The lease reports attempts 2 for a fresh message: the model says 1.
 	bad := strings.Replace(lease, `"attempts":1`, `"attempts":2`, 1)
-	lg, err := ReadLog(strings.NewReader(enq+"\n"+bad+"\n"), "log")
+	f := checkWhole(t, enq+"\n"+bad+"\n")
+	if f == nil || f.Step != 1 || !strings.Contains(f.Message, `"attempts":2`) {
+		t.Fatalf("got %v; want a finding at step 1 naming the observed attempts", f)
+	}
+}
+
+// checkWhole reads log, converts it and gives the whole-trace model check's finding (nil for
+// none); an error on the way fails the test.
+func checkWhole(t *testing.T, log string) *Finding {
+	t.Helper()
+	lg, err := ReadLog(strings.NewReader(log), "log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,9 +139,10 @@ func TestCheckModelFinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := CheckModel(tr)
-	if err != nil || f == nil || f.Step != 1 || !strings.Contains(f.Message, `"attempts":2`) {
-		t.Fatalf("got %v, %v; want a finding at step 1 naming the observed attempts", f, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return f
 }
 
 // TestCheckModelWakes: a consumer's recorded wake is judged by where it sits in the commit order
@@ -188,18 +199,7 @@ func TestCheckModelPollTicks(t *testing.T) {
 // finding and the streaming check must report a finding.
 func checkBothWays(t *testing.T, log string, finding int, kind string) {
 	t.Helper()
-	lg, err := ReadLog(strings.NewReader(log), "log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := Convert(lg, Options{Name: "x"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := CheckModel(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := checkWhole(t, log)
 	switch {
 	case finding < 0 && f != nil:
 		t.Fatalf("finding %v, want none", f)
