@@ -223,7 +223,7 @@ func (fl *Follower) startsOver() (seen, over bool, err error) {
 	if err != nil {
 		return false, false, err
 	}
-	if !ev.Read && ev.Seq == 1 && fl.ord.Writes() > 0 {
+	if !ev.Read && ev.Seq == 1 && fl.ord.holdsFirstWrite() {
 		fl.first = *ev
 		return true, true, nil
 	}

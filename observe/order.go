@@ -61,6 +61,16 @@ func NewOrdered(dec *Decoder, window int) *Ordered {
 // Writes is the number of write events released so far.
 func (o *Ordered) Writes() int64 { return o.next - 1 }
 
+// holdsFirstWrite reports whether the history has read its write at seq 1, checked or still held
+// back for ordering: a second write at seq 1 then begins a new history.
+func (o *Ordered) holdsFirstWrite() bool {
+	if o.next > 1 {
+		return true
+	}
+	_, held := o.pendingWrites.get(1, o.next)
+	return held
+}
+
 // Next returns the next event in commit order, io.EOF when the log is done. The event is the
 // Ordered's own: it stays valid until the next call of a method of o. Errors wrap ErrBadLog and
 // name the line or the sequence numbers.
