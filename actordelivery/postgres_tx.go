@@ -34,7 +34,7 @@ type dbTx interface {
 //
 // A pgTx belongs to one ExecTx and is used from its goroutine only (see ExecTx).
 type pgTx struct {
-	// ctx is ExecTx's context: COMMIT runs under it, as sql.Tx's Commit runs under BeginTx's.
+	// ctx is ExecTx's context. Commit checks it before COMMIT is sent, never during (see Commit).
 	ctx  context.Context
 	conn *sql.Conn
 	// begun: the server may be inside the transaction (BEGIN was sent). While false the server
@@ -200,13 +200,18 @@ func (p *pgTx) end(ctx context.Context, stmt string) error {
 }
 
 // Commit commits, or returns the context's error after rolling back when ExecTx's context is
-// done (as sql.Tx does).
+// done (as sql.Tx does). Once COMMIT is sent, the context no longer interrupts it: pgx would
+// answer a cancellation by breaking the connection, while the server may still commit, so the
+// caller would be told of a failure that did not happen (a delivery acknowledged but reported
+// abandoned, and on a recording store a committed event never recorded: a gap in the history).
+// Waiting for the server's answer keeps the outcome known; only a failure of the connection
+// itself can still leave it unknown.
 func (p *pgTx) Commit() error {
 	if err := p.ctx.Err(); err != nil && !p.done {
 		_ = p.end(context.Background(), "ROLLBACK")
 		return err
 	}
-	return p.end(p.ctx, "COMMIT")
+	return p.end(context.WithoutCancel(p.ctx), "COMMIT")
 }
 
 func (p *pgTx) Rollback() error { return p.end(context.Background(), "ROLLBACK") }
@@ -254,10 +259,15 @@ func (s *Store) enqueueAlone(ctx context.Context, m NewMessage) (duplicate bool,
 			if err != nil {
 				return err
 			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			b := &pgx.Batch{}
 			b.Queue(ins, insArgs...)
 			b.Queue(chk, chkArgs...)
-			br := c.SendBatch(ctx, b)
+			// The pipeline ends in its commit: once sent, ctx does not cut it off (see
+			// pgTx.Commit), so the outcome the caller gets is the server's.
+			br := c.SendBatch(context.WithoutCancel(ctx), b)
 			_, err = br.Exec()
 			if err == nil {
 				err = br.QueryRow().Scan(&stands, &sent)

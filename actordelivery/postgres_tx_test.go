@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -110,5 +111,67 @@ FROM pg_stat_activity WHERE datname = current_database() AND application_name = 
 				t.Errorf("%d connections idle inside a transaction after ExecTx returned", open)
 			}
 		})
+	}
+}
+
+// TestPostgresCommitOutlivesCancel: a context cancelled while COMMIT is on its way to the server
+// does not cut the commit off. The application's table has a deferred trigger that keeps COMMIT
+// busy for a while, and the context is cancelled meanwhile: ExecTx still reports the commit, the
+// rows are there, and the recording store records the enqueue (so a history has no gap). Broken,
+// the call failed while the server went on to commit.
+func TestPostgresCommitOutlivesCancel(t *testing.T) {
+	const (
+		slowCommit = `CREATE TABLE slow_commit (id INT);
+CREATE FUNCTION slow_commit_sleep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.6); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER slow_commit_at_commit AFTER INSERT ON slow_commit
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit_sleep()`
+		cancelAfter = 150 * time.Millisecond
+	)
+	log := &eventLog{}
+	s := openAt(t, BackendPostgres, testTarget(t, BackendPostgres), Options{Clock: NewManualClock(base), Recorder: log})
+	bg := context.Background()
+	if err := s.ExecTx(bg, false, func(ctx context.Context) error {
+		q, err := Tx(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = q.ExecContext(ctx, slowCommit)
+		return err
+	}); err != nil {
+		t.Fatalf("create the slow table: %v", err)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "a", ID: "m1", MaxAttempts: 1}); err != nil {
+			return err
+		}
+		q, err := Tx(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, "INSERT INTO slow_commit (id) VALUES ($1)", 1); err != nil {
+			return err
+		}
+		time.AfterFunc(cancelAfter, cancel) // while COMMIT waits for the trigger
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ExecTx whose context was cancelled during COMMIT: %v, want the commit reported", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the context was not cancelled during COMMIT: the trigger did not hold COMMIT up")
+	}
+	if m, err := s.Peek(bg, "a"); err != nil || m == nil || m.ID != "m1" {
+		t.Fatalf("peek after the commit: %+v %v, want m1", m, err)
+	}
+	var enqueues int
+	for _, ev := range log.sorted() {
+		if ev.Op == "enqueue" && ev.Args.ID == "m1" {
+			enqueues++
+		}
+	}
+	if enqueues != 1 {
+		t.Fatalf("recorded %d enqueues of m1, want 1: %+v", enqueues, log.sorted())
 	}
 }

@@ -23,9 +23,8 @@ type run struct {
 	calls *storeCalls
 	// stop ends the run: every loop checks it between steps, and waits end on it. The store
 	// calls themselves run on ctx, which the budget never cancels, so a step in flight when the
-	// budget runs out finishes and commits (or fails) for a reason of its own. A commit cut off
-	// by a cancelled context can take effect on the server although the call reports an error
-	// (on PostgreSQL), and its event would be missing from the history: a gap.
+	// budget runs out finishes and commits (or fails) for a reason of its own: the run's end
+	// cuts no step off half-way.
 	stop   context.Context
 	cancel context.CancelFunc
 	ctx    context.Context
