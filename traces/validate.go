@@ -208,12 +208,15 @@ func (v *validator) step(i int, s *Step) error {
 
 // stepPlan is what checking a step of one op needs from [Spec], worked out once: which argument
 // and result fields the op takes (bit j for argFields[j], resultFields[j]), the arguments to
-// check (Args, then OptionalArgs) and the results, with their paths.
+// check (Args, then OptionalArgs) and the results, with their paths, and the values each
+// enumerated field allows (spec.Values looked up once, not per step).
 type stepPlan struct {
-	spec                  OpSpec
-	argTaken, resultTaken uint64
-	args, argPaths        []string
-	results, resultPaths  []string
+	spec                       OpSpec
+	argTaken, resultTaken      uint64
+	args, argPaths             []string
+	results, resultPaths       []string
+	profiles, outcomes, faults []string
+	actions                    []string
 }
 
 // stepPlans holds the plan of every op in [Spec].
@@ -223,7 +226,13 @@ var stepPlans = func() map[Op]*stepPlan {
 	}
 	plans := make(map[Op]*stepPlan, len(Spec))
 	for op, sp := range Spec {
-		pl := &stepPlan{spec: sp}
+		pl := &stepPlan{
+			spec:     sp,
+			profiles: sp.Values["profile"],
+			outcomes: sp.Values["outcome"],
+			faults:   sp.Values["fault"],
+			actions:  sp.Values["action"],
+		}
 		for j, f := range argFields {
 			if contains(sp.Args, f.name) || contains(sp.OptionalArgs, f.name) {
 				pl.argTaken |= 1 << j
@@ -309,11 +318,11 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "publisher":
 		return atLeast(c, p, int64(a.Publisher), 0)
 	case "profile":
-		return oneOf(c, p, a.Profile, pl.spec.Values[name]...)
+		return oneOf(c, p, a.Profile, pl.profiles...)
 	case "outcome":
-		return oneOf(c, p, a.Outcome, pl.spec.Values[name]...)
+		return oneOf(c, p, a.Outcome, pl.outcomes...)
 	case "fault":
-		return oneOf(c, p, a.Fault, pl.spec.Values[name]...)
+		return oneOf(c, p, a.Fault, pl.faults...)
 	case "priority":
 		return nil // any integer
 	case "consumer":
@@ -481,7 +490,7 @@ func (v *validator) action(c errCtx, s *Step, pl *stepPlan) error {
 	r := &s.Result
 	switch s.Op {
 	case OpConsumerHandle:
-		if err := oneOf(c, "result.action", r.Action, pl.spec.Values["action"]...); err != nil {
+		if err := oneOf(c, "result.action", r.Action, pl.actions...); err != nil {
 			return err
 		}
 		if v.variant {
@@ -497,7 +506,7 @@ func (v *validator) action(c errCtx, s *Step, pl *stepPlan) error {
 			return c.errf("result.action", "a handler whose retry policy declines cannot end %q", r.Action)
 		}
 	case OpPublisherDeliver:
-		if err := oneOf(c, "result.action", r.Action, pl.spec.Values["action"]...); err != nil {
+		if err := oneOf(c, "result.action", r.Action, pl.actions...); err != nil {
 			return err
 		}
 		if v.variant {
