@@ -2,6 +2,7 @@ package traces
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"strings"
@@ -183,15 +184,15 @@ func (v *validator) step(i int, s *Step) error {
 	}
 	v.prevAt = s.At
 
-	for j := range argFields {
-		if pl.argTaken&(1<<j) == 0 && !argFields[j].isZero(&s.Args) {
-			return c.errf("args."+argFields[j].name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
-		}
+	// One mask of the set fields against the op's, not a call per field: the first field set
+	// that the op does not take is the lowest bit left.
+	if extra := argsSet(&s.Args) &^ pl.argTaken; extra != 0 {
+		f := &argFields[bits.TrailingZeros64(extra)]
+		return c.errf("args."+f.name, "not an argument of %s (%s)", s.Op, describeArgs(s.Op))
 	}
-	for j := range resultFields {
-		if pl.resultTaken&(1<<j) == 0 && !resultFields[j].isZero(&s.Result) {
-			return c.errf("result."+resultFields[j].name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
-		}
+	if extra := resultSet(&s.Result) &^ pl.resultTaken; extra != 0 {
+		f := &resultFields[bits.TrailingZeros64(extra)]
+		return c.errf("result."+f.name, "not a result of %s (%s)", s.Op, describeResults(s.Op))
 	}
 	for j, name := range pl.args {
 		if err := v.arg(c, i, s, pl, name, pl.argPaths[j]); err != nil {
