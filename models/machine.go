@@ -26,10 +26,10 @@ func (m *Machine) Step(op traces.Op, at int64, a traces.Args) (traces.Result, er
 	if m.err != nil {
 		return traces.Result{}, fmt.Errorf("models: the machine stopped at an earlier step: %w", m.err)
 	}
-	if err := check(m.s, op, at, a); err != nil {
+	if err := check(&m.s, op, at, &a); err != nil {
 		return traces.Result{}, err // nothing changed yet: the machine may go on
 	}
-	r, err := m.s.apply(op, at, a)
+	r, err := m.s.apply(op, at, &a)
 	if err != nil {
 		m.err = err
 		return traces.Result{}, err

@@ -10,7 +10,7 @@ import (
 // consumerFetch is the first half of a consumer iteration. Leased: expire() then lease. Leaseless:
 // peek. A message it returns is remembered as the worker's delivery until the worker's handle (or
 // a crash). lease_for is ignored on the leaseless path.
-func (s *State) consumerFetch(a traces.Args, now int64) (traces.Result, error) {
+func (s *State) consumerFetch(a *traces.Args, now int64) (traces.Result, error) {
 	if d, busy := s.inflight[a.Worker]; busy {
 		return traces.Result{}, malformed(traces.OpConsumerFetch,
 			"worker %d still holds its fetch of %q from mailbox %q: a consumer_handle must come between two fetches",
@@ -42,7 +42,7 @@ func (s *State) consumerFetch(a traces.Args, now int64) (traces.Result, error) {
 // operation the handle runs either all commit or none does; a failed fenced operation (an ack or
 // nack whose token no longer matches, an ack_by_id, nack_by_id or dead_letter of a row that is no
 // longer ready) rolls the whole handle back and reports action lease_lost.
-func (s *State) consumerHandle(a traces.Args, now int64) (traces.Result, error) {
+func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error) {
 	d, ok := s.inflight[a.Worker]
 	if !ok {
 		return traces.Result{Action: traces.ActionIdle}, nil
@@ -146,7 +146,7 @@ func profileOf(leaseless bool) string {
 // holds). After a commit_failed delivery the publisher releases the row in a commit of its own,
 // fenced by the claim: dead-lettered ("max delivery attempts reached") when the failed attempt was
 // its last, otherwise outbox_fail with a.RetryDelay.
-func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error) {
+func (s *State) publisherDeliver(a *traces.Args, now int64) (traces.Result, error) {
 	r, err := s.deliverOnce(a, now)
 	// Under the profile choice failed_delivery "lapses" nothing releases the row: its claim runs out.
 	if err == nil && r.Action == traces.ActionCommitFailed && !s.cfg.Profile.FailedDeliveryLapses {
@@ -167,7 +167,7 @@ func (s *State) publisherDeliver(a traces.Args, now int64) (traces.Result, error
 // carrying the token, and the transaction rolls back: claim_lost. The undeliverable check
 // dead-letters nothing, so it is claim_lost too. A split delivery would commit the enqueue of the
 // row's message, whose contents the model no longer holds: malformed.
-func (s *State) deliverGone(a traces.Args) (traces.Result, error) {
+func (s *State) deliverGone(a *traces.Args) (traces.Result, error) {
 	// Only a row that purge removed can still be delivered by a publisher whose claim ran out; an
 	// id the model never held names a claim that never happened: malformed, not claim_lost.
 	if _, purged := s.purgedOutbox[a.ID]; !purged {
@@ -182,7 +182,7 @@ func (s *State) deliverGone(a traces.Args) (traces.Result, error) {
 	return traces.Result{}, malformed(traces.OpPublisherDeliver, "outbox row %q does not exist (a %s delivery of a purged row enqueues a message the model no longer knows)", a.ID, a.Profile)
 }
 
-func (s *State) deliverOnce(a traces.Args, now int64) (traces.Result, error) {
+func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 	o, ok := s.outbox[a.ID]
 	if !ok {
 		return s.deliverGone(a)

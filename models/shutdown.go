@@ -22,7 +22,7 @@ const (
 
 // workerStop marks worker a.Worker stopped. A second stop of a stopped worker changes nothing; a
 // stop after its drain is malformed.
-func (s *State) workerStop(a traces.Args) error {
+func (s *State) workerStop(a *traces.Args) error {
 	switch s.stops[a.Worker] {
 	case drained:
 		return malformed(traces.OpWorkerStop, "worker %d was stopped after its worker_drain: a drained worker takes no step again", a.Worker)
@@ -36,7 +36,7 @@ func (s *State) workerStop(a traces.Args) error {
 // stop drains what was fetched). Outcome timed_out: the drain timeout cut off the delivery it
 // holds, if any, which is forgotten as a crash forgets it: its message stays as stored (leased: under
 // its lease; leaseless: unchanged).
-func (s *State) workerDrain(a traces.Args) error {
+func (s *State) workerDrain(a *traces.Args) error {
 	switch s.stops[a.Worker] {
 	case 0:
 		return malformed(traces.OpWorkerDrain, "worker %d drained without a worker_stop before it: a worker ends only after its group's stop", a.Worker)

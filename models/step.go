@@ -26,11 +26,11 @@ func malformed(op traces.Op, format string, args ...any) error {
 // Step returns an error wrapping [ErrMalformed], together with s unchanged, when the step is
 // malformed; see ErrMalformed.
 func Step(s State, op traces.Op, at int64, a traces.Args) (State, traces.Result, error) {
-	if err := check(s, op, at, a); err != nil {
+	if err := check(&s, op, at, &a); err != nil {
 		return s, traces.Result{}, err
 	}
 	n := s.clone()
-	r, err := n.apply(op, at, a)
+	r, err := n.apply(op, at, &a)
 	if err != nil {
 		return s, traces.Result{}, err
 	}
@@ -38,7 +38,8 @@ func Step(s State, op traces.Op, at int64, a traces.Args) (State, traces.Result,
 }
 
 // check refuses a step that cannot follow s: time running backwards or arguments out of range.
-func check(s State, op traces.Op, at int64, a traces.Args) error {
+// It takes s and a by pointer: a [Machine] checks every step, and both structs are large.
+func check(s *State, op traces.Op, at int64, a *traces.Args) error {
 	if at < 0 {
 		return malformed(op, "at %d is negative", at)
 	}
@@ -50,7 +51,7 @@ func check(s State, op traces.Op, at int64, a traces.Args) error {
 
 // apply runs one checked step on n in place. On an error n may be half-changed; Step throws
 // such a copy away, and a [Machine] stops.
-func (n *State) apply(op traces.Op, at int64, a traces.Args) (traces.Result, error) {
+func (n *State) apply(op traces.Op, at int64, a *traces.Args) (traces.Result, error) {
 	n.now = at
 	var r traces.Result
 	var err error
@@ -150,7 +151,7 @@ func errKind(ok bool, kind string) string {
 
 // validate checks the arguments a step needs are present and in range. Arguments an op does not
 // take are ignored here; the trace parser refuses them in files.
-func validate(op traces.Op, a traces.Args) error {
+func validate(op traces.Op, a *traces.Args) error {
 	nonEmpty := func(name, v string) error {
 		if v == "" {
 			return malformed(op, "%s is empty", name)
