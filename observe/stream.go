@@ -179,6 +179,7 @@ type ModelOracle struct {
 	forgetAt int
 	// check validates each event as a one-step trace; st (with msg, its result's message) is
 	// that step, local the tokens it names, spec its op's spec: all kept from event to event.
+	// Once checked, st's result becomes the observed one the model's is compared with.
 	check *traces.StepValidator
 	st    traces.Step
 	msg   traces.Message
@@ -228,7 +229,7 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	st := &o.st
 	st.Args.Token = o.bind.arg(o.spec.Tokens, ev.Args.Token)
 	got, err := o.m.Step(op, at, st.Args)
-	keys := o.keys(ev, got)
+	keys := o.keys(ev, &got)
 	pe := o.hist.add(pos, ev, keys)
 	if err != nil {
 		o.stopped = true
@@ -237,10 +238,11 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 		}
 		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
 	}
-	want := o.bind.observed(ev, got)
-	if !sameResult(want, got) {
+	want := &st.Result // checked above, its tokens still numbered within the step
+	o.bind.observed(ev, want, &got)
+	if !sameResult(want, &got) {
 		return o.finding(pe, fmt.Sprintf("%s at t=%d: the store observed %s, the model gives %s",
-			models.DescribeOp(op, st.Args), at, show(want), show(got))), nil
+			models.DescribeOp(op, st.Args), at, show(*want), show(got))), nil
 	}
 	if o.pos >= o.forgetAt {
 		o.prune()
@@ -290,7 +292,7 @@ func (o *ModelOracle) localToken(_ traces.TokenSpace, tok string) int {
 
 // keys names the rows and checkpoints ev touches: its id, the rows its result and the model's
 // name, the message a handle's worker fetched, the actor of a checkpoint.
-func (o *ModelOracle) keys(ev *Event, got traces.Result) []string {
+func (o *ModelOracle) keys(ev *Event, got *traces.Result) []string {
 	keys := o.keyBuf[:0]
 	add := func(k string) {
 		if k != "" && !slices.Contains(keys, k) {
@@ -380,8 +382,8 @@ const windowRepairs = 6
 // firstDifference is the first step whose result in results differs from t's, len(results) when
 // the model stopped there (a malformed step), -1 when none differs.
 func firstDifference(t *traces.Trace, results []traces.Result) int {
-	for i, r := range results {
-		if !sameResult(t.Steps[i].Result, r) {
+	for i := range results {
+		if !sameResult(&t.Steps[i].Result, &results[i]) {
 			return i
 		}
 	}
@@ -420,9 +422,6 @@ type binder struct {
 	fwd    [2]map[string]int
 	rev    [2]map[int]string
 	forged int
-	// msg and claimed hold observed's result (see there).
-	msg     traces.Message
-	claimed []traces.Claimed
 }
 
 func newBinder() binder {
@@ -459,32 +458,24 @@ func (b *binder) result(space traces.TokenSpace, tok string, model int) int {
 	return b.forged
 }
 
-// observed is ev's result with its tokens named as model tokens, binding against got.
-func (b *binder) observed(ev *Event, got traces.Result) traces.Result {
-	r := &ev.Result
-	want := traces.Result{Err: r.Err, Duplicate: r.Duplicate, Affected: r.Affected, Action: r.Action, Attempt: r.Attempt, Version: int(r.Version)}
-	// The result is compared and dropped before the next event: its message and claimed rows
-	// are b's own, reused.
-	if r.Message != nil {
+// observed names the tokens of r, ev's result as the oracle converted it for checking (its tokens
+// numbered within the step), as model tokens, in place, binding against got: the result is
+// converted once per event, and only its tokens differ from the checked step's.
+func (b *binder) observed(ev *Event, r, got *traces.Result) {
+	if m := ev.Result.Message; m != nil {
 		var model int
 		if got.Message != nil {
 			model = got.Message.Token
 		}
-		b.msg = traces.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: b.result(traces.LeaseTokens, r.Message.Token, model)}
-		want.Message = &b.msg
+		r.Message.Token = b.result(traces.LeaseTokens, m.Token, model)
 	}
-	if len(r.Claimed) > 0 {
-		want.Claimed = slices.Grow(b.claimed[:0], len(r.Claimed))[:len(r.Claimed)]
-		b.claimed = want.Claimed
-		for i, c := range r.Claimed {
-			var model int
-			if i < len(got.Claimed) {
-				model = got.Claimed[i].Token
-			}
-			want.Claimed[i] = traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: b.result(traces.ClaimTokens, c.Token, model)}
+	for i, c := range ev.Result.Claimed {
+		var model int
+		if i < len(got.Claimed) {
+			model = got.Claimed[i].Token
 		}
+		r.Claimed[i].Token = b.result(traces.ClaimTokens, c.Token, model)
 	}
-	return want
 }
 
 // prune keeps the bindings of the tokens m's rows still carry; it returns how many it kept.
@@ -507,7 +498,7 @@ func (b *binder) prune(m *models.Machine) int {
 
 // sameResult is the comparison CheckModel makes (go-cmp with empty slices equal to nil) written
 // out for speed; TestSameResultCoversResult keeps it in step with traces.Result's fields.
-func sameResult(a, b traces.Result) bool {
+func sameResult(a, b *traces.Result) bool {
 	if a.Err != b.Err || a.Duplicate != b.Duplicate || a.Affected != b.Affected || a.Action != b.Action ||
 		a.Attempt != b.Attempt || a.Version != b.Version {
 		return false
