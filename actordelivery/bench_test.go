@@ -412,11 +412,7 @@ func benchActors(b *testing.B, backend Backend, boxes int) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
-	cpu1 := benchCPU(b, s)
-	b.ReportMetric(float64((cpu1.client-cpu0.client).Microseconds())/float64(b.N), "client-cpu-us/trip")
-	if cpu0.serverOK && cpu1.serverOK {
-		b.ReportMetric(float64((cpu1.server-cpu0.server).Microseconds())/float64(b.N), "server-cpu-us/trip")
-	}
+	reportTripCPU(b, cpu0, benchCPU(b, s))
 	if stmts != nil {
 		b.ReportMetric(float64(stmts.n.Load())/float64(b.N), "stmts/trip")
 		b.ReportMetric(float64(stmts.trips.Load())/float64(b.N), "roundtrips/trip")
@@ -486,10 +482,65 @@ func pgAppName(tb testing.TB) string {
 }
 
 // cpuTimes is the CPU time used so far by this process (client) and, on PostgreSQL when the
-// server runs on this machine, by all of the server's processes (server).
+// server runs on this machine, by all of the server's processes (server). It also holds the whole
+// machine's CPU ticks and those the hypervisor gave to other guests (steal): the load average
+// does not show a host that other guests keep busy, and on such a host a trip costs more CPU.
 type cpuTimes struct {
 	client, server time.Duration
 	serverOK       bool
+	machine        machineTicks
+}
+
+// machineTicks are the first line of /proc/stat: every tick of every CPU, and the stolen ones.
+type machineTicks struct {
+	total, steal int64
+	ok           bool
+}
+
+// reportTripCPU reports the CPU one trip cost between before and after, client and server, and
+// the share of the machine's time stolen meanwhile (steal-%), so that a figure carries the state
+// of the host it was measured on.
+func reportTripCPU(b *testing.B, before, after cpuTimes) {
+	b.Helper()
+	b.ReportMetric(float64((after.client-before.client).Microseconds())/float64(b.N), "client-cpu-us/trip")
+	if before.serverOK && after.serverOK {
+		b.ReportMetric(float64((after.server-before.server).Microseconds())/float64(b.N), "server-cpu-us/trip")
+	}
+	if d := after.machine.total - before.machine.total; before.machine.ok && after.machine.ok && d > 0 {
+		b.ReportMetric(100*float64(after.machine.steal-before.machine.steal)/float64(d), "steal-%")
+	}
+}
+
+// readMachineTicks reads /proc/stat; without it, ok is false.
+func readMachineTicks() machineTicks {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTicks{}
+	}
+	return parseMachineTicks(string(data))
+}
+
+// parseMachineTicks parses the aggregate "cpu" line that starts /proc/stat: user nice system idle
+// iowait irq softirq steal (guest time is already inside user). ok is false for anything else.
+func parseMachineTicks(stat string) machineTicks {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineTicks{}
+	}
+	var m machineTicks
+	for i, v := range f[1:9] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return machineTicks{}
+		}
+		m.total += n
+		if i == 7 {
+			m.steal = n
+		}
+	}
+	m.ok = true
+	return m
 }
 
 // benchCPU reads cpuTimes. The server's share is summed over the children of the postmaster
@@ -509,7 +560,7 @@ func cpuOf(b *testing.B, pid int, onServer bool) cpuTimes {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
 	}
-	t := cpuTimes{client: time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	t := cpuTimes{client: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), machine: readMachineTicks()}
 	if !onServer {
 		return t
 	}

@@ -140,8 +140,5 @@ RETURNING id, payload`
 	cpu1 := cpuOf(b, pid, true)
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "stmts/trip")
-	b.ReportMetric(float64((cpu1.client-cpu0.client).Microseconds())/float64(b.N), "client-cpu-us/trip")
-	if cpu0.serverOK && cpu1.serverOK {
-		b.ReportMetric(float64((cpu1.server-cpu0.server).Microseconds())/float64(b.N), "server-cpu-us/trip")
-	}
+	reportTripCPU(b, cpu0, cpu1)
 }
