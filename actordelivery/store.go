@@ -462,6 +462,11 @@ func (s *Store) txFrom(ctx context.Context) *txState {
 // returns the commit's error, wrapped (ErrBusy, ErrClosed or the driver's error) — a commit error
 // is never dropped.
 //
+// If ctx is done when fn returns, the transaction rolls back and ExecTx returns an error wrapping
+// the context's error and its cause. Once the commit has begun, ctx no longer interrupts it: ExecTx
+// waits for the database's answer, so its error says whether the transaction committed. Only a
+// PostgreSQL connection that fails during COMMIT leaves that unknown.
+//
 // A read-only transaction runs on the reader pool: it sees one snapshot and never takes SQLite's
 // writer lock. A write call inside it, or a nested read-write ExecTx, fails with
 // ErrInvalidArgument. A read-write transaction takes the writer lock when it begins.
@@ -524,8 +529,18 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		// Done before the commit: roll back (the deferred Rollback) and say why. Sending the
+		// recorder's counter or COMMIT with this context would fail with a broken connection on
+		// PostgreSQL and ErrTxDone on SQLite, neither of which names the cause.
+		if cause := context.Cause(ctx); cause != err {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		return s.dbErr("commit", err)
+	}
 	if ts.recording && !readOnly {
-		if err := s.seqCommit(ctx, ts); err != nil {
+		// Part of the commit: from here on the context no longer decides.
+		if err := s.seqCommit(context.WithoutCancel(ctx), ts); err != nil {
 			return err
 		}
 	}

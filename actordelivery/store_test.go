@@ -683,3 +683,41 @@ WHERE type = 'index' AND tbl_name = 'messages' AND sql IS NOT NULL ORDER BY name
 		t.Fatalf("Lease behind a leased key head = %v, %v; want nothing", m, err)
 	}
 }
+
+// TestExecTxCancelledBeforeCommit: a context cancelled after fn's writes and before the commit
+// rolls the transaction back, and ExecTx says so with the context's error, on both backends, on a
+// store that records (whose commit first advances the counter) and on one that does not.
+func TestExecTxCancelledBeforeCommit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b Backend) {
+		for _, recording := range []bool{true, false} {
+			t.Run(fmt.Sprintf("recording=%v", recording), func(t *testing.T) {
+				log := &eventLog{}
+				opts := Options{Clock: NewManualClock(base)}
+				if recording {
+					opts.Recorder = log
+				}
+				s := openAt(t, b, testTarget(t, b), opts)
+				bg := context.Background()
+				for i := range 10 {
+					ctx, cancel := context.WithCancel(bg)
+					err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+						if _, err := s.Enqueue(ctx, NewMessage{Mailbox: "a", ID: fmt.Sprintf("m%d", i), MaxAttempts: 1}); err != nil {
+							return err
+						}
+						cancel()
+						return nil
+					})
+					if !errors.Is(err, context.Canceled) {
+						t.Fatalf("round %d: ExecTx whose context was cancelled before the commit: %v, want context.Canceled", i, err)
+					}
+				}
+				if evs := log.sorted(); len(evs) != 0 {
+					t.Fatalf("recorded %d events of rolled-back transactions: %+v", len(evs), evs)
+				}
+				if m, err := s.Peek(bg, "a"); err != nil || m != nil {
+					t.Fatalf("peek after the cancelled transactions: %+v %v, want nothing", m, err)
+				}
+			})
+		}
+	})
+}
