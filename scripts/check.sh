@@ -197,7 +197,7 @@ run_tests() {
   local flags=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do flags+=("$1"); shift; done
   shift
-  go test -vet=off -timeout 20m "${flags[@]}" "$@"
+  go test -vet=off -timeout 40m "${flags[@]}" "$@"
 }
 
 # slowest_tests LOG: the ten slowest top-level tests of a `go test -v` log, with their package
