@@ -34,7 +34,7 @@ type dbTx interface {
 //
 // A pgTx belongs to one ExecTx and is used from its goroutine only (see ExecTx).
 type pgTx struct {
-	// ctx is ExecTx's context. Commit checks it before COMMIT is sent, never during (see Commit).
+	// ctx is ExecTx's context. COMMIT carries its values, never its cancellation (see Commit).
 	ctx  context.Context
 	conn *sql.Conn
 	// begun: the server may be inside the transaction (BEGIN was sent). While false the server
@@ -199,20 +199,13 @@ func (p *pgTx) end(ctx context.Context, stmt string) error {
 	})
 }
 
-// Commit commits, or returns the context's error after rolling back when ExecTx's context is
-// done (as sql.Tx does). Once COMMIT is sent, the context no longer interrupts it: pgx would
-// answer a cancellation by breaking the connection, while the server may still commit, so the
-// caller would be told of a failure that did not happen (a delivery acknowledged but reported
-// abandoned, and on a recording store a committed event never recorded: a gap in the history).
-// Waiting for the server's answer keeps the outcome known; only a failure of the connection
-// itself can still leave it unknown.
-func (p *pgTx) Commit() error {
-	if err := p.ctx.Err(); err != nil && !p.done {
-		_ = p.end(context.Background(), "ROLLBACK")
-		return err
-	}
-	return p.end(context.WithoutCancel(p.ctx), "COMMIT")
-}
+// Commit sends COMMIT. ExecTx has already checked its context (a done one rolls back there), and
+// from here the context no longer interrupts: pgx would answer a cancellation by breaking the
+// connection, while the server may still commit, so the caller would be told of a failure that
+// did not happen (a delivery acknowledged but reported abandoned, and on a recording store a
+// committed event never recorded: a gap in the history). Waiting for the server's answer keeps
+// the outcome known; only a failure of the connection itself can still leave it unknown.
+func (p *pgTx) Commit() error { return p.end(context.WithoutCancel(p.ctx), "COMMIT") }
 
 func (p *pgTx) Rollback() error { return p.end(context.Background(), "ROLLBACK") }
 

@@ -530,9 +530,10 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		// Done before the commit: roll back (the deferred Rollback) and say why. Sending the
-		// recorder's counter or COMMIT with this context would fail with a broken connection on
-		// PostgreSQL and ErrTxDone on SQLite, neither of which names the cause.
+		// Done before the commit: roll back (the deferred Rollback) and say why. This is the one
+		// check on both backends; sending the recorder's counter or COMMIT with this context
+		// would fail with a broken connection on PostgreSQL and ErrTxDone on SQLite, neither of
+		// which names the cause.
 		if cause := context.Cause(ctx); cause != err {
 			err = fmt.Errorf("%w (%w)", err, cause)
 		}
