@@ -3,16 +3,22 @@
 //
 // # Usage
 //
-// An adapter for a store with only store-level operations (enqueue, lease, ack, outbox_claim, ...)
-// implements those in its Do, answers the protocol steps with [replay.ErrUnsupported], and wraps
-// itself with [WithProtocol]:
+// An adapter for a store with its own consumer and publisher implements the store-level
+// operations (enqueue, lease, ack, outbox_claim, ...) in its Do, and the protocol steps through
+// the small interfaces [Consumer] (fetch, handle, crash) and [Publisher] (deliver, with the
+// step's faults injected at its commits by [Faults]). [WithRuntime] puts them together:
+//
+//	target := adapter.WithRuntime(myAdapter, prof, adapter.Runtime{Consumer: myConsumer, Publisher: myPublisher})
+//
+// Then the kit checks the store's own retry, dead-letter and delivery code. A nil Consumer or
+// Publisher is replaced by the kit's reference one. A store that has no runtime at all wraps its
+// adapter with [WithProtocol], which runs consumer_fetch, consumer_handle, publisher_deliver and
+// crash as the reference consumer and publisher do (docs/semantics.md), through the adapter's own
+// store operations:
 //
 //	target := adapter.WithProtocol(myAdapter, prof)
 //
-// The wrapper runs consumer_fetch, consumer_handle, publisher_deliver and crash as the reference
-// consumer and publisher do (docs/semantics.md), through the adapter's own store operations. An
-// adapter whose store has its own consumer or publisher implements those steps itself instead,
-// and is not wrapped.
+// [OwnersOf] says whose consumer and publisher a target runs; conformtest puts it in every report.
 //
 // Times convert with [traces.At], [traces.Seconds] and [traces.Duration]; tokens with
 // [FormatToken] and [ParseToken]. A store refusal (a constraint error) is returned from Do wrapped
@@ -31,5 +37,9 @@
 //   - TestReferenceSteps holds the reference steps to the real consumer and publisher: every
 //     committed green trace, run on actordelivery's store-level operations through the wrapper,
 //     matches.
+//   - WithRuntime's steps run the store's own consumer and publisher as they are; the wrapper
+//     adds no rule of its own to them. Only an injected fault's error (ErrCommitFailed,
+//     ErrCrashed) is taken as the step's, and a crash after a delivery's first commit is reported
+//     as crashed whatever the publisher went on to say, as nobody would have seen it.
 //   - Pure: no I/O, no clock, no global state.
 package adapter

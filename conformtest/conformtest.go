@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/replay"
@@ -57,7 +58,8 @@ func Check(t *testing.T, c Config) {
 	k := &kit{c: c}
 	// Every subtest needs the declaration, so it is read here, not in the capabilities subtest
 	// that a -run pattern may leave out.
-	k.caps = replay.CapabilitiesOf(k.target(t))
+	first := k.target(t)
+	k.caps, k.owners = replay.CapabilitiesOf(first), adapter.OwnersOf(first)
 	if err := k.caps.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +115,8 @@ type kit struct {
 	c Config
 	// caps is what the target declares, read once before the subtests.
 	caps replay.Capabilities
+	// owners is whose consumer and publisher run the protocol steps, read with caps.
+	owners adapter.Owners
 }
 
 // committed reads every committed trace the kit replays, in path order.
@@ -166,6 +170,8 @@ func (k *kit) capabilities(t *testing.T) {
 		cols = append(cols, string(col))
 	}
 	t.Logf("profile: %s", k.c.Profile)
+	t.Logf("consumer: %s", k.owners.Consumer)
+	t.Logf("publisher: %s", k.owners.Publisher)
 	t.Logf("unsupported operations: %s", orNone(ops))
 	t.Logf("snapshot columns it cannot report (compared as unknown): %s", orNone(cols))
 	for _, op := range k.caps.Unsupported {
@@ -267,6 +273,7 @@ func (k *kit) variant(t *testing.T, tr *traces.Trace) {
 		t.Skipf("uses %s, which the target does not support", op)
 	}
 	want := k.expectedOrSkip(t, tr)
+	k.noteReference(t, tr)
 	v := k.replayOn(t, want, replay.Options{})
 	if v.Outcome == replay.Match {
 		return
@@ -276,8 +283,8 @@ func (k *kit) variant(t *testing.T, tr *traces.Trace) {
 		if violates == "" {
 			violates = "(not stated)"
 		}
-		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s",
-			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates)
+		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s\n%s",
+			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates, k.whose())
 	}
 	k.fail(t, want, v, replay.Options{}, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
 }
@@ -292,8 +299,8 @@ func (k *kit) fail(t *testing.T, want *traces.Trace, v replay.Verdict, opts repl
 	if why := k.explain(t, want, v, opts); why != "" {
 		prefix += why + "\n"
 	}
-	t.Fatalf("%s%s\n%s\nthe expected trace is kept in %s (profile %s); rerun with: go test -run '%s'",
-		prefix, v, b.String(), where, k.c.Profile, t.Name())
+	t.Fatalf("%s%s\n%s\n%s\nthe expected trace is kept in %s (profile %s); rerun with: go test -run '%s'",
+		prefix, v, b.String(), k.whose(), where, k.c.Profile, t.Name())
 }
 
 // keep writes tr to a directory that outlives the test and returns its path.

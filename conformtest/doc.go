@@ -15,7 +15,9 @@
 // # Subtests
 //
 //   - capabilities: what the target declares it cannot do or report (replay.Capabilities),
-//     logged; a declared-unsupported operation the target runs anyway is a failure.
+//     and whose consumer and publisher run its protocol steps (adapter.OwnersOf: the store's
+//     own, or the kit's reference through adapter.WithProtocol), logged; a declared-unsupported
+//     operation the target runs anyway is a failure.
 //   - corpus/NAME: every committed green trace of the P checker (traces/corpus) must match,
 //     re-expected under the profile by the reference model (models.Reexpect: the steps and token
 //     symbols stay, the results and final state are the profile's). A trace that uses an
@@ -35,6 +37,10 @@
 //   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
 //     whose hunts drive actordelivery itself), expected by the reference model under the profile.
 //     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
+//
+// Every failure ends with whose consumer and publisher ran ("consumer: the store's own;
+// publisher: the kit's reference (adapter.WithProtocol)"). A counterexample whose consumer or
+// publisher steps ran on the kit's reference logs that it checks the store's operations only.
 //
 // A failure that one profile choice explains names the rule: set the other way, that choice
 // carries the target furthest past its divergence (replayed with the same reopens).

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
 	"github.com/pconform/pconform/examples/memstore"
 	"github.com/pconform/pconform/profile"
@@ -22,6 +23,9 @@ import (
 type wrapped struct{ replay.Target }
 
 func (w wrapped) Capabilities() replay.Capabilities { return replay.CapabilitiesOf(w.Target) }
+
+// Owners forwards whose consumer and publisher run the steps: the kit's, through WithProtocol.
+func (w wrapped) Owners() adapter.Owners { return adapter.OwnersOf(w.Target) }
 
 // forgetful loses the whole store when it is reopened: only the reopen subtests see it.
 type forgetful struct{ wrapped }
@@ -161,6 +165,18 @@ func TestSubtestsFail(t *testing.T) {
 			for name, s := range status {
 				if _, want := c.fail[strings.TrimPrefix(name, child)]; s == "FAIL" && !want && strings.HasPrefix(name, child) {
 					t.Errorf("subtest %s fails too:\n%s", name, text[name])
+				}
+			}
+			if c.name == "wrong-profile" {
+				// Every report says whose code ran: here the kit's reference consumer and publisher.
+				const whose = "consumer: the kit's reference (adapter.WithProtocol); publisher: the kit's reference (adapter.WithProtocol)"
+				if !strings.Contains(text[child+"capabilities"], "consumer: the kit's reference (adapter.WithProtocol)") {
+					t.Errorf("the capabilities subtest does not say whose consumer ran:\n%s", text[child+"capabilities"])
+				}
+				for name := range c.fail {
+					if !strings.Contains(text[child+name], whose) {
+						t.Errorf("subtest %s fails without saying %q:\n%s", name, whose, text[child+name])
+					}
 				}
 			}
 			if c.name == "blind-peek" {

@@ -1,0 +1,213 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// Consumer is a store's own consumer, driven one half-iteration at a time: what a store author
+// implements so that the kit checks the author's retry, dead-letter and acknowledgement code, not
+// the kit's reference consumer. Each method runs at logical time at (traces.At converts it).
+//
+// The args are the step's (docs/trace-format.md): Worker, Mailbox, Profile (traces.ProfileLeased
+// or traces.ProfileLeaseless), LeaseFor on a leased fetch; Outcome and RetryDelay on a handle.
+type Consumer interface {
+	// Fetch is one consumer_fetch: on the leased path the consumer's sweep and lease, on the
+	// leaseless path its peek. It returns the message as the trace reports it (leased: the
+	// attempts after the lease's bump and the token; leaseless: the stored attempts, no token),
+	// nil when none was eligible. The consumer keeps the delivery for the worker's next Handle; a
+	// worker that fetches again drops what it held.
+	Fetch(ctx context.Context, at int64, a replay.Args) (*replay.Message, error)
+	// Handle is one consumer_handle of what the worker's last Fetch got. The handler returns
+	// ErrHandlerFailed unless a.Outcome is traces.OutcomeOK; its effect, on success, is the
+	// message id appended to the mailbox's effects log in the acknowledgement's transaction
+	// (docs/semantics.md, "Effects"). The retry policy declines when a.Outcome is
+	// traces.OutcomeFailNoRetry and otherwise retries after a.RetryDelay seconds. It reports the
+	// Action and, for a failure, the effective Attempt handed to the retry decision; a worker that
+	// holds no delivery is traces.ActionIdle.
+	Handle(ctx context.Context, at int64, a replay.Args) (replay.Observation, error)
+	// Crash forgets every fetched, unhandled delivery: the process died. The kit reopens the
+	// store right after.
+	Crash()
+}
+
+// Publisher is a store's own outbox publisher, driven one delivery at a time.
+type Publisher interface {
+	// Deliver is one publisher_deliver of outbox row a.ID under claim token a.Token, on the path
+	// a.Profile names (traces.ProfileFold or traces.ProfileSplit); a.RetryDelay is the delay of a
+	// row released after a failed delivery. Every commit the delivery makes goes through
+	// f.Commit, which injects the step's fault; under traces.FaultUndeliverable the publisher's
+	// check of the row refuses it with ErrUndeliverable. It reports the Action and whether the
+	// target enqueue found the id present (Duplicate). An error wrapping ErrCommitFailed or
+	// ErrCrashed, the injected faults, is not a failure of the step.
+	Deliver(ctx context.Context, at int64, a replay.Args, f *Faults) (replay.Observation, error)
+}
+
+// Runtime is a store's own consumer and publisher for [WithRuntime]. A nil one is replaced by the
+// kit's reference ([WithProtocol]'s).
+type Runtime struct {
+	Consumer  Consumer
+	Publisher Publisher
+
+	_ struct{}
+}
+
+var (
+	// ErrCommitFailed is what [Faults.Commit] returns for the commit a commit_fails step fails.
+	ErrCommitFailed = errors.New("adapter: injected fault: the commit failed")
+	// ErrCrashed is what [Faults.Commit] returns for every commit after the first in a
+	// crash_between step: the process died after its first commit.
+	ErrCrashed = errors.New("adapter: injected fault: the process died after its first commit")
+	// ErrUndeliverable is the refusal of the publisher's check in an undeliverable step; its
+	// message is the reason the trace expects.
+	ErrUndeliverable = errors.New(traces.ReasonUndeliverable)
+)
+
+// Faults injects one publisher_deliver step's fault at the publisher's commits.
+type Faults struct {
+	fault   string
+	commits int
+	crashed bool
+}
+
+// Commit is called by the publisher at each commit point, after the transaction's body ran and
+// right before it commits. On nil the publisher commits; on an error (ErrCommitFailed, ErrCrashed)
+// it rolls the transaction back and handles the error as a failed commit. commit_fails fails the
+// step's first commit; crash_between lets the first commit through and fails every later one,
+// as a process that died after it.
+func (f *Faults) Commit() error {
+	f.commits++
+	switch {
+	case f.fault == traces.FaultCommitFails && f.commits == 1:
+		return ErrCommitFailed
+	case f.fault == traces.FaultCrashBetween && f.commits > 1:
+		return ErrCrashed
+	case f.fault == traces.FaultCrashBetween:
+		f.crashed = true // the process dies right after its first commit
+	}
+	return nil
+}
+
+// Undeliverable reports whether the publisher's check refuses the row (fault undeliverable).
+func (f *Faults) Undeliverable() bool { return f.fault == traces.FaultUndeliverable }
+
+// Owner says whose code runs a target's consumer or publisher steps.
+type Owner string
+
+const (
+	// OwnerStore: the store's own consumer or publisher runs the steps.
+	OwnerStore Owner = "the store's own"
+	// OwnerKit: the kit's reference consumer or publisher runs them, on the store's operations.
+	OwnerKit Owner = "the kit's reference (adapter.WithProtocol)"
+	// OwnerNone: the target runs no such step; traces that need one are skipped.
+	OwnerNone Owner = "none (the target does not run these steps)"
+)
+
+// Owners says whose consumer and whose publisher run a target's protocol steps.
+type Owners struct {
+	Consumer, Publisher Owner
+}
+
+func (o Owners) String() string {
+	return fmt.Sprintf("consumer: %s; publisher: %s", o.Consumer, o.Publisher)
+}
+
+// OwnersOf says whose consumer and publisher run target's protocol steps: a wrapper of this
+// package says so itself (a target that wraps one forwards its Owners method); any other target
+// runs the steps it supports itself.
+func OwnersOf(target replay.Target) Owners {
+	if o, ok := target.(interface{ Owners() Owners }); ok {
+		return o.Owners()
+	}
+	c := replay.CapabilitiesOf(target)
+	own := func(op traces.Op) Owner {
+		if c.Supports(op) {
+			return OwnerStore
+		}
+		return OwnerNone
+	}
+	return Owners{Consumer: own(traces.OpConsumerHandle), Publisher: own(traces.OpPublisherDeliver)}
+}
+
+// WithRuntime returns store with the protocol steps run by r: the store's own consumer and
+// publisher where r has them, the kit's reference ones (as [WithProtocol] runs them, under
+// profile p) where it does not. Store-level steps go to store unchanged. The effects log of the
+// snapshot is store's when r has a consumer (the store keeps it), the reference consumer's
+// otherwise. wake and poll_tick are judged as WithProtocol judges them.
+func WithRuntime(store replay.Target, p profile.Profile, r Runtime) replay.Target {
+	return &runtime{protocol: WithProtocol(store, p).(*protocol), r: r}
+}
+
+// Owners of the reference steps: the kit's.
+func (w *protocol) Owners() Owners { return Owners{Consumer: OwnerKit, Publisher: OwnerKit} }
+
+// runtime is the wrapper WithRuntime returns.
+type runtime struct {
+	*protocol
+	r Runtime
+}
+
+func (w *runtime) Owners() Owners {
+	o := Owners{Consumer: OwnerKit, Publisher: OwnerKit}
+	if w.r.Consumer != nil {
+		o.Consumer = OwnerStore
+	}
+	if w.r.Publisher != nil {
+		o.Publisher = OwnerStore
+	}
+	return o
+}
+
+func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
+	c, p := w.r.Consumer, w.r.Publisher
+	switch {
+	case op == traces.OpConsumerFetch && c != nil:
+		w.wakes.Fetched(a.Worker, a.Mailbox)
+		m, err := c.Fetch(ctx, at, a)
+		return replay.Observation{Message: m}, wrapStep(op, err)
+	case op == traces.OpConsumerHandle && c != nil:
+		o, err := c.Handle(ctx, at, a)
+		return o, wrapStep(op, err)
+	case op == traces.OpPublisherDeliver && p != nil:
+		f := &Faults{fault: a.Fault}
+		o, err := p.Deliver(ctx, at, a, f)
+		if errors.Is(err, ErrCommitFailed) || errors.Is(err, ErrCrashed) {
+			err = nil
+		}
+		if f.crashed {
+			o.Action = traces.ActionCrashed // nobody saw what the publisher went on to report
+		}
+		if row, ok := w.outbox[a.ID]; ok && err == nil {
+			// The reference consumer, if it runs, reads a delivered message's max_attempts here.
+			if _, known := w.maxAttempts[a.ID]; !known {
+				w.maxAttempts[a.ID] = row.MaxAttempts
+			}
+		}
+		return o, wrapStep(op, err)
+	case op == traces.OpCrash && c != nil:
+		c.Crash()
+		// A worker_drain needs nothing of the store's consumer: the drained worker takes no
+		// further step, so what it may still hold is never handled.
+	}
+	return w.protocol.Do(ctx, op, at, a)
+}
+
+// Snapshot is the store's; with the reference consumer, its effects log.
+func (w *runtime) Snapshot(ctx context.Context) (replay.Snapshot, error) {
+	if w.r.Consumer != nil {
+		return w.store.Snapshot(ctx)
+	}
+	return w.protocol.Snapshot(ctx)
+}
+
+func wrapStep(op traces.Op, err error) error {
+	if err != nil {
+		return fmt.Errorf("adapter: the store's own %s: %w", op, err)
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package conformtest
+
+import (
+	"testing"
+
+	"github.com/pconform/pconform/adapter"
+	"github.com/pconform/pconform/traces"
+)
+
+// whose is the line every report carries: whose consumer and whose publisher ran the protocol
+// steps (adapter.OwnersOf the target).
+func (k *kit) whose() string { return k.owners.String() }
+
+// noteReference logs, for a trace with consumer or publisher steps, when the kit's reference code
+// ran them instead of the store's own: such a trace checks the store's operations, not its
+// retry, dead-letter or delivery code.
+func (k *kit) noteReference(t *testing.T, tr *traces.Trace) {
+	t.Helper()
+	var consumer, publisher bool
+	for _, s := range tr.Steps {
+		consumer = consumer || s.Op == traces.OpConsumerFetch || s.Op == traces.OpConsumerHandle
+		publisher = publisher || s.Op == traces.OpPublisherDeliver
+	}
+	if consumer && k.owners.Consumer == adapter.OwnerKit {
+		t.Logf("consumer: %s: this trace's consumer steps check the store's operations, not a consumer of the store's own", adapter.OwnerKit)
+	}
+	if publisher && k.owners.Publisher == adapter.OwnerKit {
+		t.Logf("publisher: %s: this trace's delivery steps check the store's operations, not a publisher of the store's own", adapter.OwnerKit)
+	}
+}
