@@ -170,8 +170,7 @@ func (k *kit) capabilities(t *testing.T) {
 		cols = append(cols, string(col))
 	}
 	t.Logf("profile: %s", k.c.Profile)
-	t.Logf("consumer: %s", k.owners.Consumer)
-	t.Logf("publisher: %s", k.owners.Publisher)
+	k.logOwners(t)
 	t.Logf("unsupported operations: %s", orNone(ops))
 	t.Logf("snapshot columns it cannot report (compared as unknown): %s", orNone(cols))
 	for _, op := range k.caps.Unsupported {

@@ -11,6 +11,17 @@ import (
 // steps (adapter.OwnersOf the target).
 func (k *kit) whose() string { return k.owners.String() }
 
+// logOwners logs whose consumer and publisher run the protocol steps, and what the kit's
+// reference leaves unchecked.
+func (k *kit) logOwners(t *testing.T) {
+	t.Helper()
+	t.Logf("consumer: %s", k.owners.Consumer)
+	t.Logf("publisher: %s", k.owners.Publisher)
+	if k.owners.Consumer == adapter.OwnerKit || k.owners.Publisher == adapter.OwnerKit {
+		t.Logf("the kit's reference code checks the store's operations only: a consumer or publisher of the store's own is not under test unless adapter.WithRuntime runs it")
+	}
+}
+
 // noteReference logs, for a trace with consumer or publisher steps, when the kit's reference code
 // ran them instead of the store's own: such a trace checks the store's operations, not its
 // retry, dead-letter or delivery code.
