@@ -1,6 +1,10 @@
 package ledgerstore
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pconform/pconform/adapter"
@@ -41,5 +45,36 @@ func TestConformanceMixed(t *testing.T) {
 				return adapter.WithRuntime(tg, Profile(), keep(tg.Runtime()))
 			}, Profile())
 		})
+	}
+}
+
+// TestSizes keeps the store-level adapter within 300 lines, and the sizes
+// docs/bring-your-own-store.md gives for this example equal to the files' line counts.
+func TestSizes(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "bring-your-own-store.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, "| `examples/ledgerstore` |") {
+			row = line
+		}
+	}
+	if row == "" {
+		t.Fatal("docs/bring-your-own-store.md has no size row for examples/ledgerstore")
+	}
+	for _, file := range []string{"adapter.go", "runtime.go", "consumer.go", "publisher.go"} {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(string(src), "\n")
+		if file == "adapter.go" && n > 300 {
+			t.Errorf("the store-level adapter has %d lines, more than 300", n)
+		}
+		if want := fmt.Sprintf("`%s` %d", file, n); !strings.Contains(row, want) {
+			t.Errorf("the size row does not say %s (wc -l):\n%s", want, row)
+		}
 	}
 }
