@@ -7,6 +7,9 @@
 // memstore_test.go runs conformtest under the store's profile, which passes, and shows that under
 // the default profile the kit fails and names the rule.
 //
+// A store with a consumer and publisher of its own should put those under test instead, with
+// adapter.WithRuntime: examples/ledgerstore shows how.
+//
 // The store is not for production: it keeps everything in memory and its "disk" is a byte slice.
 package memstore
 
