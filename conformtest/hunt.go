@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/modeltarget"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
@@ -67,7 +67,7 @@ func (k *kit) shrink(t *testing.T, tr *traces.Trace) *traces.Trace {
 // issued (a live one or a stale one).
 func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
 	ctx := context.Background()
-	model := targets.NewModelTarget(modelConfig(k.c.Profile))
+	model := modeltarget.New(modelConfig(k.c.Profile))
 	b := replay.NewBinder()
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	// token picks an issued symbol of op's namespace; false when none was issued yet.
