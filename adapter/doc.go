@@ -31,5 +31,10 @@
 //   - TestReferenceSteps holds the reference steps to the real consumer and publisher: every
 //     committed green trace, run on actordelivery's store-level operations through the wrapper,
 //     matches.
+//   - The wrapper honours every profile choice the reference model honours.
+//     TestWrapperAgreesWithModel runs every committed trace, re-expected by the model under each
+//     shipped profile (profiles/*.json, examples/*/profile.json), through the wrapper over the
+//     model's own store-level operations; every step must match. A divergence there is the
+//     wrapper's fault, never the store's.
 //   - Pure: no I/O, no clock, no global state.
 package adapter
