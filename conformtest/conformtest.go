@@ -183,16 +183,6 @@ func orNone(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
-// unsupported names the first operation of tr the target declares unsupported, "" when none.
-func (k *kit) unsupported(tr *traces.Trace) traces.Op {
-	for _, s := range tr.Steps {
-		if !k.caps.Supports(s.Op) {
-			return s.Op
-		}
-	}
-	return ""
-}
-
 // expected is tr's expectation for a correct store under the kit's profile: tr itself for a green
 // trace expected under the same choices (the default corpus, or a per-profile P corpus), else tr re-expected by the reference model (models.Reexpect),
 // which keeps tr's steps and token symbols and replaces its results and final state.
@@ -248,38 +238,74 @@ func (k *kit) replayOn(t *testing.T, tr *traces.Trace, opts replay.Options) repl
 	return v
 }
 
-// green checks one committed green trace.
+// green checks one committed green trace. A trace with a step the target does not support is
+// replayed up to that step, then skipped saying how far it ran.
 func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
-	if op := k.unsupported(tr); op != "" {
-		t.Skipf("uses %s, which the target does not support", op)
+	run, stopped, err := k.runnable(tr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := k.expectedOrSkip(t, tr)
+	want := k.expectedOrSkip(t, run)
 	v := k.replayOn(t, want, opts)
 	if v.Outcome != replay.Match {
 		k.fail(t, want, v, opts, "")
 	}
+	if stopped != "" {
+		t.Skip(stopped)
+	}
 }
 
 // variant checks one counterexample: the target must do what the correct store does under the
-// profile; doing what the broken variant does is the named failure.
+// profile; doing what the broken variant does is the named failure. A counterexample that the
+// profile moves off the bug's path before the bug's step (or a step the target does not
+// support cuts short) is replayed all the same, and then skipped as not exercised under this
+// profile: it is never a pass.
 func (k *kit) variant(t *testing.T, tr *traces.Trace) {
-	if op := k.unsupported(tr); op != "" {
-		t.Skipf("uses %s, which the target does not support", op)
+	n, _ := k.firstUnsupported(tr)
+	run, stopped, err := k.runnable(tr)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := k.expectedOrSkip(t, tr)
+	reached, why, err := k.exercised(tr, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := k.expectedOrSkip(t, run)
 	v := k.replayOn(t, want, replay.Options{})
-	if v.Outcome == replay.Match {
-		return
+	if v.Outcome != replay.Match {
+		k.variantFailed(t, tr, want, v, reached)
 	}
-	if bug := k.replayOn(t, tr, replay.Options{}); bug.Outcome == replay.Match {
-		violates := tr.Expect.Violates
-		if violates == "" {
-			violates = "(not stated)"
+	switch {
+	case !reached:
+		t.Skipf("not exercised under this profile: %s; the steps it ran matched", why)
+	case stopped != "":
+		t.Logf("%s; the bug's step came before it", stopped)
+	}
+}
+
+// variantFailed reports a counterexample's divergence: as the broken variant when the target does
+// exactly what it does (and the trace reaches the bug under the profile), else as a plain
+// divergence.
+func (k *kit) variantFailed(t *testing.T, tr, want *traces.Trace, v replay.Verdict, reached bool) {
+	t.Helper()
+	n, _ := k.firstUnsupported(tr)
+	bugRun := tr
+	if n >= 0 {
+		bugRun, _ = cut(tr, n, false)
+	}
+	prefix := ""
+	if reached {
+		prefix = fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant)
+		if bug := k.replayOn(t, bugRun, replay.Options{}); bug.Outcome == replay.Match {
+			violates := tr.Expect.Violates
+			if violates == "" {
+				violates = "(not stated)"
+			}
+			t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s",
+				tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates)
 		}
-		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s",
-			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates)
 	}
-	k.fail(t, want, v, replay.Options{}, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
+	k.fail(t, want, v, replay.Options{}, prefix)
 }
 
 // fail reports a divergence of a replay with opts: the verdict's report, the rule it comes from

@@ -19,8 +19,9 @@
 //   - corpus/NAME: every committed green trace of the P checker (traces/corpus) must match,
 //     re-expected under the profile by the reference model (models.Reexpect: the steps and token
 //     symbols stay, the results and final state are the profile's). A trace that uses an
-//     operation the target does not support, or whose steps do not fit the profile
-//     (models.ErrUnfit), is skipped, naming why.
+//     operation the target does not support is replayed up to that step (the steps before it
+//     and the state after them must match), then skipped, saying how far it ran. A trace whose
+//     steps do not fit the profile (models.ErrUnfit) is skipped, naming why.
 //   - hand/NAME: the same for the hand-written green traces (traces/testdata/good).
 //   - profile/PROFILE/NAME: for a target whose profile makes the same choices as a shipped one
 //     (profiles/PROFILE.json), the small P corpus made under that profile (traces/profiles):
@@ -31,7 +32,12 @@
 //   - variant/VARIANT/NAME: every committed counterexample (traces/corpus/*-bad, traces/hunted).
 //     The target must do what the correct store does under the profile. If it does what the
 //     broken variant does instead, the failure says "reproduces broken variant VARIANT" and the
-//     property the variant violates.
+//     property the variant violates. A counterexample reaches its bug under the profile only when
+//     the reference model under it follows the variant's results up to the bug's step
+//     (expect.diverges_at) and refuses the bug there. One that the profile moves off that path,
+//     or that an unsupported step cuts short before the bug's step, is replayed all the same,
+//     then skipped as "not exercised under this profile", never passed.
+//     TestNoVacuousCounterexamples holds this under every shipped profile.
 //   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
 //     whose hunts drive actordelivery itself), expected by the reference model under the profile.
 //     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
