@@ -38,9 +38,12 @@
 //     or that an unsupported step cuts short before the bug's step, is replayed all the same,
 //     then skipped as "not exercised under this profile", never passed.
 //     TestNoVacuousCounterexamples holds this under every shipped profile.
-//   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
-//     whose hunts drive actordelivery itself), expected by the reference model under the profile.
-//     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
+//   - hunt: random store-level traces (a small generator of this package, not properties/,
+//     whose hunts drive actordelivery itself), expected by the reference model under the profile,
+//     one trace per seed from Config.Seed on. Each distinct divergence (the diverging operation
+//     and the result fields that differ) is shrunk to a short trace, written to a file, and
+//     reported as a failing subtest hunt/seed-N; Config{Seed: N, Hunts: 1} reproduces it alone.
+//     A later seed that diverges the same way is only logged.
 //
 // A failure that one profile choice explains names the rule: set the other way, that choice
 // carries the target furthest past its divergence (replayed with the same reopens).
