@@ -33,6 +33,12 @@ type Config struct {
 	Seed int64
 	// Only, when set, limits the committed traces to those it accepts (by name), for a quick run.
 	Only func(name string) bool
+	// Traces lists trace files of the store's own (or directories, walked for *.json files) to
+	// run like the committed ones: a green trace as extra/NAME and reopen/extra/NAME, a
+	// counterexample as variant/VARIANT/NAME, each re-expected under Profile unless it was
+	// expected under the same choices. Only does not apply to them. A file that does not read is
+	// a failure naming it.
+	Traces []string
 
 	_ struct{}
 }
@@ -83,6 +89,7 @@ func Check(t *testing.T, c Config) {
 			t.Run("variant/"+tr.Expect.Variant+"/"+tr.Name, func(t *testing.T) { k.variant(t, tr) })
 		}
 	}
+	k.extra(t)
 	hunts := c.Hunts
 	if hunts == 0 {
 		hunts = 20

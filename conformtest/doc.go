@@ -10,7 +10,7 @@
 // newTarget returns a fresh, empty target for each subtest (the kit closes it). The zero
 // profile.Profile is the default semantics of docs/semantics.md; a store that settles some rules
 // otherwise passes its own profile (profile.ReadFile), and every expected result is re-expected
-// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed).
+// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed, the store's own trace files).
 //
 // # Subtests
 //
@@ -38,6 +38,8 @@
 //     or that an unsupported step cuts short before the bug's step, is replayed all the same,
 //     then skipped as "not exercised under this profile", never passed.
 //     TestNoVacuousCounterexamples holds this under every shipped profile.
+//   - extra/NAME, reopen/extra/NAME: the trace files of Config.Traces, the store's own, run as
+//     the committed green traces are (a counterexample among them as variant/VARIANT/NAME).
 //   - hunt: random store-level traces (a small generator of this package, not properties/,
 //     whose hunts drive actordelivery itself), expected by the reference model under the profile,
 //     one trace per seed from Config.Seed on. Each distinct divergence (the diverging operation
