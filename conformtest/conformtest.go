@@ -215,20 +215,6 @@ type errNotUnderProfile struct{ err error }
 
 func (e errNotUnderProfile) Error() string { return e.err.Error() }
 
-// expectedOrSkip is expected, skipping the test for a trace that does not fit the profile.
-func (k *kit) expectedOrSkip(t *testing.T, tr *traces.Trace) *traces.Trace {
-	t.Helper()
-	want, err := k.expected(tr)
-	var skip errNotUnderProfile
-	if errors.As(err, &skip) {
-		t.Skipf("its steps do not fit profile %s: %v", k.c.Profile, skip.err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
-
 // modelConfig is the reference model's configuration under p.
 func modelConfig(p profile.Profile) models.Config { return models.Config{Profile: p} }
 
@@ -249,11 +235,7 @@ func (k *kit) replayOn(t *testing.T, tr *traces.Trace, opts replay.Options) repl
 // green checks one committed green trace. A trace with a step the target does not support is
 // replayed up to that step, then skipped saying how far it ran.
 func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
-	run, stopped, err := k.runnable(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := k.expectedOrSkip(t, run)
+	want, _, stopped := k.plan(t, tr)
 	v := k.replayOn(t, want, opts)
 	if v.Outcome != replay.Match {
 		k.fail(t, want, v, opts, "")
@@ -269,19 +251,14 @@ func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
 // support cuts short) is replayed all the same, and then skipped as not exercised under this
 // profile: it is never a pass.
 func (k *kit) variant(t *testing.T, tr *traces.Trace) {
-	n, _ := k.firstUnsupported(tr)
-	run, stopped, err := k.runnable(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want, n, stopped := k.plan(t, tr)
 	reached, why, err := k.exercised(tr, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := k.expectedOrSkip(t, run)
 	v := k.replayOn(t, want, replay.Options{})
 	if v.Outcome != replay.Match {
-		k.variantFailed(t, tr, want, v, reached)
+		k.variantFailed(t, tr, want, v, n, reached)
 	}
 	switch {
 	case !reached:
@@ -294,9 +271,8 @@ func (k *kit) variant(t *testing.T, tr *traces.Trace) {
 // variantFailed reports a counterexample's divergence: as the broken variant when the target does
 // exactly what it does (and the trace reaches the bug under the profile), else as a plain
 // divergence.
-func (k *kit) variantFailed(t *testing.T, tr, want *traces.Trace, v replay.Verdict, reached bool) {
+func (k *kit) variantFailed(t *testing.T, tr, want *traces.Trace, v replay.Verdict, n int, reached bool) {
 	t.Helper()
-	n, _ := k.firstUnsupported(tr)
 	bugRun := tr
 	if n >= 0 {
 		bugRun, _ = cut(tr, n, false)

@@ -10,7 +10,8 @@
 // newTarget returns a fresh, empty target for each subtest (the kit closes it). The zero
 // profile.Profile is the default semantics of docs/semantics.md; a store that settles some rules
 // otherwise passes its own profile (profile.ReadFile), and every expected result is re-expected
-// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed, the store's own trace files).
+// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed, the
+// store's own trace files).
 //
 // # Subtests
 //
@@ -20,8 +21,9 @@
 //     re-expected under the profile by the reference model (models.Reexpect: the steps and token
 //     symbols stay, the results and final state are the profile's). A trace that uses an
 //     operation the target does not support is replayed up to that step (the steps before it
-//     and the state after them must match), then skipped, saying how far it ran. A trace whose
-//     steps do not fit the profile (models.ErrUnfit) is skipped, naming why.
+//     and the state after them must match), then skipped, saying how far it ran. So is a trace
+//     whose steps do not all fit the profile (models.ErrUnfit), up to the first step that does
+//     not.
 //   - hand/NAME: the same for the hand-written green traces (traces/testdata/good).
 //   - profile/PROFILE/NAME: for a target whose profile makes the same choices as a shipped one
 //     (profiles/PROFILE.json), the small P corpus made under that profile (traces/profiles):

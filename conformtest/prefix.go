@@ -2,8 +2,10 @@ package conformtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"testing"
 
 	"github.com/pconform/pconform/internal/modeltarget"
 	"github.com/pconform/pconform/models"
@@ -46,18 +48,62 @@ func cut(tr *traces.Trace, n int, final bool) (*traces.Trace, error) {
 	return re, nil
 }
 
-// runnable is the part of tr the target runs: tr itself, or its steps before the first one the
-// target does not support, with the state after them. stopped says where and why it stops, ""
-// when it runs all of tr.
-func (k *kit) runnable(tr *traces.Trace) (run *traces.Trace, stopped string, err error) {
+// plan is what the kit replays of tr: its expectation under the profile, cut before the first
+// step the target does not support or, after that, the first step that does not fit the profile
+// (models.ErrUnfit), with the state after the steps kept. n is where it is cut (-1: not cut) and
+// stopped says where and why, "" when it is not cut. A trace whose first step does not fit is
+// skipped.
+func (k *kit) plan(t *testing.T, tr *traces.Trace) (want *traces.Trace, n int, stopped string) {
+	t.Helper()
 	n, op := k.firstUnsupported(tr)
-	if n < 0 {
-		return tr, "", nil
+	run := tr
+	var err error
+	if n >= 0 {
+		stopped = fmt.Sprintf("step #%d is %s, which the target does not support", n, op)
+		if run, err = cut(tr, n, true); err != nil {
+			t.Fatal(err)
+		}
 	}
-	stopped = fmt.Sprintf("replayed up to step #%d of %d (its first %d steps and the state after them matched); step #%d is %s, which the target does not support",
-		n, len(tr.Steps), n, n, op)
-	run, err = cut(tr, n, true)
-	return run, stopped, err
+	want, err = k.expected(run)
+	var unfit errNotUnderProfile
+	if errors.As(err, &unfit) {
+		m := k.fits(run)
+		if m == 0 {
+			t.Skipf("its steps do not fit profile %s: %v", k.c.Profile, unfit.err)
+		}
+		n, stopped = m, fmt.Sprintf("its steps do not fit profile %s from step #%d on: %v", k.c.Profile.Name, m, unfit.err)
+		if run, err = cut(tr, m, true); err != nil {
+			t.Fatal(err)
+		}
+		want, err = k.expected(run)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopped != "" {
+		stopped = fmt.Sprintf("replayed up to step #%d of %d (its first %d steps and the state after them matched); %s", n, len(tr.Steps), n, stopped)
+	}
+	return want, n, stopped
+}
+
+// fits is the number of tr's first steps that fit the kit's profile: the longest prefix the
+// reference model re-expects under it. A prefix of an unfit prefix is the only kind that can fit,
+// so it is found by bisection.
+func (k *kit) fits(tr *traces.Trace) int {
+	lo, hi := 0, len(tr.Steps) // the first lo steps fit; the first hi+1 do not, or hi is all
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		c, err := cut(tr, mid, false)
+		if err == nil {
+			_, err = models.Reexpect(modelConfig(k.c.Profile), c)
+		}
+		if errors.Is(err, models.ErrUnfit) {
+			hi = mid - 1
+		} else {
+			lo = mid
+		}
+	}
+	return lo
 }
 
 // exercised reports whether counterexample tr reaches its bug under the kit's profile: the
@@ -69,7 +115,7 @@ func (k *kit) exercised(tr *traces.Trace, n int) (ok bool, why string, err error
 	bug := tr.Expect.DivergesAt
 	if n >= 0 {
 		if bug == replay.FinalStep || bug >= n {
-			return false, fmt.Sprintf("the target stops at step #%d, before the bug's step %s", n, stepName(bug)), nil
+			return false, fmt.Sprintf("the replay is cut at step #%d, before the bug's step %s", n, stepName(bug)), nil
 		}
 		if tr, err = cut(tr, n, false); err != nil {
 			return false, "", err
