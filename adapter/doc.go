@@ -41,5 +41,10 @@
 //     adds no rule of its own to them. Only an injected fault's error (ErrCommitFailed,
 //     ErrCrashed) is taken as the step's, and a crash after a delivery's first commit is reported
 //     as crashed whatever the publisher went on to say, as nobody would have seen it.
+//   - The wrapper honours every profile choice the reference model honours.
+//     TestWrapperAgreesWithModel runs every committed trace, re-expected by the model under each
+//     shipped profile (profiles/*.json, examples/*/profile.json), through the wrapper over the
+//     model's own store-level operations; every step must match. A divergence there is the
+//     wrapper's fault, never the store's.
 //   - Pure: no I/O, no clock, no global state.
 package adapter

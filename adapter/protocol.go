@@ -321,7 +321,9 @@ func (w *protocol) deliver(ctx context.Context, at int64, a replay.Args) (replay
 	}
 	var r replay.Observation
 	switch {
-	case a.Profile == traces.ProfileFold && !held:
+	case a.Profile == traces.ProfileFold && !held && !w.prof.CompleteFenceSilent:
+		// Under complete_fence "silent" the completion reports nothing, so the fold goes on as
+		// if the claim held and completes nothing, as the model's does.
 		return notRun(traces.ActionClaimLost)
 	case a.Fault == traces.FaultCommitFails:
 		if r, err = notRun(traces.ActionCommitFailed); err != nil {

@@ -26,13 +26,20 @@ type Config struct {
 	NewTarget func(t *testing.T) replay.Target
 	// Profile is the semantics the target declares; the zero Profile is the default.
 	Profile profile.Profile
-	// Hunts is the number of random traces the hunt subtest tries: 0 means 20, a negative number
-	// none.
+	// Hunts is the number of random traces the hunt subtest tries, one per seed: 0 means 20, a
+	// negative number none.
 	Hunts int
-	// Seed seeds the hunt; 0 means 1. A seed reproduces a hunt on the same commit.
+	// Seed is the hunt's first seed; 0 means 1. The hunt draws its traces from seeds Seed to
+	// Seed+Hunts-1. A seed reproduces its trace on the same commit.
 	Seed int64
 	// Only, when set, limits the committed traces to those it accepts (by name), for a quick run.
 	Only func(name string) bool
+	// Traces lists trace files of the store's own (or directories, walked for *.json files) to
+	// run like the committed ones: a green trace as extra/NAME and reopen/extra/NAME, a
+	// counterexample as variant/VARIANT/NAME, each re-expected under Profile unless it was
+	// expected under the same choices. Only does not apply to them. A file that does not read is
+	// a failure naming it.
+	Traces []string
 
 	_ struct{}
 }
@@ -84,6 +91,7 @@ func Check(t *testing.T, c Config) {
 			t.Run("variant/"+tr.Expect.Variant+"/"+tr.Name, func(t *testing.T) { k.variant(t, tr) })
 		}
 	}
+	k.extra(t)
 	hunts := c.Hunts
 	if hunts == 0 {
 		hunts = 20
@@ -93,7 +101,7 @@ func Check(t *testing.T, c Config) {
 		seed = 1
 	}
 	if hunts > 0 {
-		t.Run(fmt.Sprintf("hunt/seed-%d", seed), func(t *testing.T) { k.hunt(t, seed, hunts) })
+		t.Run("hunt", func(t *testing.T) { k.hunt(t, seed, hunts) })
 	}
 }
 
@@ -188,16 +196,6 @@ func orNone(xs []string) string {
 	return strings.Join(xs, ", ")
 }
 
-// unsupported names the first operation of tr the target declares unsupported, "" when none.
-func (k *kit) unsupported(tr *traces.Trace) traces.Op {
-	for _, s := range tr.Steps {
-		if !k.caps.Supports(s.Op) {
-			return s.Op
-		}
-	}
-	return ""
-}
-
 // expected is tr's expectation for a correct store under the kit's profile: tr itself for a green
 // trace expected under the same choices (the default corpus, or a per-profile P corpus), else tr re-expected by the reference model (models.Reexpect),
 // which keeps tr's steps and token symbols and replaces its results and final state.
@@ -222,20 +220,6 @@ type errNotUnderProfile struct{ err error }
 
 func (e errNotUnderProfile) Error() string { return e.err.Error() }
 
-// expectedOrSkip is expected, skipping the test for a trace that does not fit the profile.
-func (k *kit) expectedOrSkip(t *testing.T, tr *traces.Trace) *traces.Trace {
-	t.Helper()
-	want, err := k.expected(tr)
-	var skip errNotUnderProfile
-	if errors.As(err, &skip) {
-		t.Skipf("its steps do not fit profile %s: %v", k.c.Profile, skip.err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
-
 // modelConfig is the reference model's configuration under p.
 func modelConfig(p profile.Profile) models.Config { return models.Config{Profile: p} }
 
@@ -253,39 +237,65 @@ func (k *kit) replayOn(t *testing.T, tr *traces.Trace, opts replay.Options) repl
 	return v
 }
 
-// green checks one committed green trace.
+// green checks one committed green trace. A trace with a step the target does not support is
+// replayed up to that step, then skipped saying how far it ran.
 func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
-	if op := k.unsupported(tr); op != "" {
-		t.Skipf("uses %s, which the target does not support", op)
-	}
-	want := k.expectedOrSkip(t, tr)
+	want, _, stopped := k.plan(t, tr)
 	v := k.replayOn(t, want, opts)
 	if v.Outcome != replay.Match {
 		k.fail(t, want, v, opts, "")
 	}
+	if stopped != "" {
+		t.Skip(stopped)
+	}
 }
 
 // variant checks one counterexample: the target must do what the correct store does under the
-// profile; doing what the broken variant does is the named failure.
+// profile; doing what the broken variant does is the named failure. A counterexample that the
+// profile moves off the bug's path before the bug's step (or a step the target does not
+// support cuts short) is replayed all the same, and then skipped as not exercised under this
+// profile: it is never a pass.
 func (k *kit) variant(t *testing.T, tr *traces.Trace) {
-	if op := k.unsupported(tr); op != "" {
-		t.Skipf("uses %s, which the target does not support", op)
+	want, n, stopped := k.plan(t, tr)
+	reached, why, err := k.exercised(tr, n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := k.expectedOrSkip(t, tr)
 	k.noteReference(t, tr)
 	v := k.replayOn(t, want, replay.Options{})
-	if v.Outcome == replay.Match {
-		return
+	if v.Outcome != replay.Match {
+		k.variantFailed(t, tr, want, v, n, reached)
 	}
-	if bug := k.replayOn(t, tr, replay.Options{}); bug.Outcome == replay.Match {
-		violates := tr.Expect.Violates
-		if violates == "" {
-			violates = "(not stated)"
+	switch {
+	case !reached:
+		t.Skipf("not exercised under this profile: %s; the steps it ran matched", why)
+	case stopped != "":
+		t.Logf("%s; the bug's step came before it", stopped)
+	}
+}
+
+// variantFailed reports a counterexample's divergence: as the broken variant when the target does
+// exactly what it does (and the trace reaches the bug under the profile), else as a plain
+// divergence.
+func (k *kit) variantFailed(t *testing.T, tr, want *traces.Trace, v replay.Verdict, n int, reached bool) {
+	t.Helper()
+	bugRun := tr
+	if n >= 0 {
+		bugRun, _ = cut(tr, n, false)
+	}
+	prefix := ""
+	if reached {
+		prefix = fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant)
+		if bug := k.replayOn(t, bugRun, replay.Options{}); bug.Outcome == replay.Match {
+			violates := tr.Expect.Violates
+			if violates == "" {
+				violates = "(not stated)"
+			}
+			t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s\n%s",
+				tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates, k.whose())
 		}
-		t.Fatalf("reproduces broken variant %s: the target does exactly what %s does in %s, which violates: %s\n%s",
-			tr.Expect.Variant, tr.Expect.Variant, tr.Name, violates, k.whose())
 	}
-	k.fail(t, want, v, replay.Options{}, fmt.Sprintf("neither the correct store's behaviour nor broken variant %s's; ", tr.Expect.Variant))
+	k.fail(t, want, v, replay.Options{}, prefix)
 }
 
 // fail reports a divergence of a replay with opts: the verdict's report, the rule it comes from

@@ -10,7 +10,8 @@
 // newTarget returns a fresh, empty target for each subtest (the kit closes it). The zero
 // profile.Profile is the default semantics of docs/semantics.md; a store that settles some rules
 // otherwise passes its own profile (profile.ReadFile), and every expected result is re-expected
-// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed).
+// under it by the reference model. [Check] takes a [Config] for the rest (hunt budget, seed, the
+// store's own trace files).
 //
 // # Subtests
 //
@@ -21,8 +22,10 @@
 //   - corpus/NAME: every committed green trace of the P checker (traces/corpus) must match,
 //     re-expected under the profile by the reference model (models.Reexpect: the steps and token
 //     symbols stay, the results and final state are the profile's). A trace that uses an
-//     operation the target does not support, or whose steps do not fit the profile
-//     (models.ErrUnfit), is skipped, naming why.
+//     operation the target does not support is replayed up to that step (the steps before it
+//     and the state after them must match), then skipped, saying how far it ran. So is a trace
+//     whose steps do not all fit the profile (models.ErrUnfit), up to the first step that does
+//     not.
 //   - hand/NAME: the same for the hand-written green traces (traces/testdata/good).
 //   - profile/PROFILE/NAME: for a target whose profile makes the same choices as a shipped one
 //     (profiles/PROFILE.json), the small P corpus made under that profile (traces/profiles):
@@ -33,10 +36,20 @@
 //   - variant/VARIANT/NAME: every committed counterexample (traces/corpus/*-bad, traces/hunted).
 //     The target must do what the correct store does under the profile. If it does what the
 //     broken variant does instead, the failure says "reproduces broken variant VARIANT" and the
-//     property the variant violates.
-//   - hunt/seed-N: random store-level traces (a small generator of this package, not properties/,
-//     whose hunts drive actordelivery itself), expected by the reference model under the profile.
-//     A divergence is shrunk to a short trace, written to a file, and its path and seed printed.
+//     property the variant violates. A counterexample reaches its bug under the profile only when
+//     the reference model under it follows the variant's results up to the bug's step
+//     (expect.diverges_at) and refuses the bug there. One that the profile moves off that path,
+//     or that an unsupported step cuts short before the bug's step, is replayed all the same,
+//     then skipped as "not exercised under this profile", never passed.
+//     TestNoVacuousCounterexamples holds this under every shipped profile.
+//   - extra/NAME, reopen/extra/NAME: the trace files of Config.Traces, the store's own, run as
+//     the committed green traces are (a counterexample among them as variant/VARIANT/NAME).
+//   - hunt: random store-level traces (a small generator of this package, not properties/,
+//     whose hunts drive actordelivery itself), expected by the reference model under the profile,
+//     one trace per seed from Config.Seed on. Each distinct divergence (the diverging operation
+//     and the result fields that differ) is shrunk to a short trace, written to a file, and
+//     reported as a failing subtest hunt/seed-N; Config{Seed: N, Hunts: 1} reproduces it alone.
+//     A later seed that diverges the same way is only logged.
 //
 // Every failure ends with whose consumer and publisher ran ("consumer: the store's own;
 // publisher: the kit's reference (adapter.WithProtocol)"). A counterexample whose consumer or

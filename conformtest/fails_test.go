@@ -136,7 +136,8 @@ func TestSubtestsFail(t *testing.T) {
 			"variant/stale-extend/hunt-stale-extend-seed1": "reproduces broken variant stale-extend: the target does exactly what stale-extend does in hunt-stale-extend-seed1, which violates: fencing",
 		}, []string{"capabilities"}, ""},
 		{"blind-peek", map[string]string{
-			"hunt/seed-1": "hunt (seed 1, Config.Seed reproduces it on this commit)",
+			"hunt":        "1 distinct divergences",
+			"hunt/seed-5": "hunt (seed 5: Config{Seed: 5, Hunts: 1} reproduces it on this commit)",
 		}, []string{"capabilities"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -180,9 +181,9 @@ func TestSubtestsFail(t *testing.T) {
 				}
 			}
 			if c.name == "blind-peek" {
-				m := regexp.MustCompile(`shrunk from (\d+) to (\d+) steps`).FindStringSubmatch(text[child+"hunt/seed-1"])
+				m := regexp.MustCompile(`shrunk from (\d+) to (\d+) steps`).FindStringSubmatch(text[child+"hunt/seed-5"])
 				if m == nil {
-					t.Fatalf("the hunt's failure does not say how far it shrank:\n%s", text[child+"hunt/seed-1"])
+					t.Fatalf("the hunt's failure does not say how far it shrank:\n%s", text[child+"hunt/seed-5"])
 				}
 				if n, _ := strconv.Atoi(m[2]); n > 3 {
 					t.Errorf("the hunt shrank a blind peek to %d steps, want at most 3 (an enqueue and a peek suffice)", n)

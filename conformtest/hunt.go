@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/modeltarget"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
@@ -16,26 +18,103 @@ import (
 // huntSteps is the length of a generated trace before shrinking.
 const huntSteps = 16
 
-// hunt replays n random traces, expected by the reference model under the profile, against
-// fresh targets; the first divergence is shrunk and reported with the seed.
+// hunt spends a budget of n random traces over n seeds, from seed on: each trace is drawn from a
+// generator of its own seed, expected by the reference model under the profile, and replayed
+// against a fresh target. Every distinct divergence (by [signature]) is shrunk and reported as
+// a failing subtest seed-N, with the seed that reproduces it alone; a later seed that diverges
+// the same way is only logged.
 func (k *kit) hunt(t *testing.T, seed int64, n int) {
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
 	if !k.anySupported() {
 		t.Skip("the target supports none of the operations the hunt draws")
 	}
-	for i := range n {
-		want, err := k.generate(rng, fmt.Sprintf("hunt-seed%d-%d", seed, i))
+	seen := map[string]int64{}
+	var distinct, same int
+	for i := range int64(n) {
+		s := seed + i
+		want, err := k.generate(rand.New(rand.NewPCG(uint64(s), 0)), fmt.Sprintf("hunt-seed%d", s))
 		if err != nil {
-			t.Fatalf("seed %d, trace %d: %v", seed, i, err)
+			t.Fatalf("seed %d: %v", s, err)
 		}
-		if v := k.replayOn(t, want, replay.Options{}); v.Outcome == replay.Match {
+		v := k.replayOn(t, want, replay.Options{})
+		if v.Outcome == replay.Match {
 			continue
 		}
-		small := k.shrink(t, want)
-		v := k.replayOn(t, small, replay.Options{})
-		t.Logf("seed %d: trace %d diverged; shrunk from %d to %d steps", seed, i, len(want.Steps), len(small.Steps))
-		k.fail(t, small, v, replay.Options{}, fmt.Sprintf("hunt (seed %d, Config.Seed reproduces it on this commit): ", seed))
+		sig := signature(want, v)
+		if first, ok := seen[sig]; ok {
+			same++
+			t.Logf("seed %d diverged as seed %d did (%s)", s, first, sig)
+			continue
+		}
+		seen[sig] = s
+		distinct++
+		t.Run(fmt.Sprintf("seed-%d", s), func(t *testing.T) {
+			small := k.shrink(t, want)
+			v := k.replayOn(t, small, replay.Options{})
+			t.Logf("diverged (%s); shrunk from %d to %d steps", sig, len(want.Steps), len(small.Steps))
+			k.fail(t, small, v, replay.Options{}, fmt.Sprintf("hunt (seed %d: Config{Seed: %d, Hunts: 1} reproduces it on this commit): ", s, s))
+		})
 	}
+	t.Logf("seeds %d to %d: %d distinct divergences, %d more traces diverged the same way", seed, seed+int64(n)-1, distinct, same)
+}
+
+// signature names the kind of a divergence, so that one bug met by several seeds is reported
+// once: the diverging step's operation and which of its result fields differ (with both values
+// for an error kind or an action), or the final snapshot's tables that differ.
+func signature(tr *traces.Trace, v replay.Verdict) string {
+	if v.Step == replay.FinalStep || v.Expected == nil || v.Observed == nil {
+		var tables []string
+		if e, o := v.ExpectedFinal, v.ObservedFinal; e != nil && o != nil {
+			for _, d := range []struct {
+				name string
+				same bool
+			}{
+				{"messages", reflect.DeepEqual(e.Messages, o.Messages)},
+				{"outbox", reflect.DeepEqual(e.Outbox, o.Outbox)},
+				{"dead_letters", reflect.DeepEqual(e.DeadLetters, o.DeadLetters)},
+				{"effects", reflect.DeepEqual(e.Effects, o.Effects)},
+			} {
+				if !d.same {
+					tables = append(tables, d.name)
+				}
+			}
+		}
+		return "final snapshot: " + strings.Join(tables, ", ")
+	}
+	e, o := *v.Expected, *v.Observed
+	var fields []string
+	word := func(name, e, o string) {
+		if e != o {
+			fields = append(fields, fmt.Sprintf("%s %q, not %q", name, o, e))
+		}
+	}
+	word("err", e.Err, o.Err)
+	word("action", e.Action, o.Action)
+	for _, f := range []struct {
+		name string
+		same bool
+	}{
+		{"duplicate", e.Duplicate == o.Duplicate},
+		{"message", (e.Message == nil) == (o.Message == nil)},
+		{"message.attempts", e.Message == nil || o.Message == nil || e.Message.Attempts == o.Message.Attempts},
+		{"message.token", e.Message == nil || o.Message == nil || (e.Message.Token == 0) == (o.Message.Token == 0)},
+		{"affected", e.Affected == o.Affected},
+		{"claimed", len(e.Claimed) == len(o.Claimed)},
+		{"attempt", e.Attempt == o.Attempt},
+		{"version", e.Version == o.Version},
+		{"redrives", len(e.Redrives) == len(o.Redrives)},
+	} {
+		if !f.same {
+			fields = append(fields, f.name)
+		}
+	}
+	if len(fields) == 0 {
+		fields = append(fields, "tokens or ids")
+	}
+	op := tr.Steps[v.Step].Op
+	if a := tr.Steps[v.Step].Args; a.Profile != "" {
+		op += traces.Op("(" + a.Profile + ")")
+	}
+	return fmt.Sprintf("%s: %s", op, strings.Join(fields, "; "))
 }
 
 // shrink drops steps one at a time, from the end, while the shorter trace (re-expected by the
@@ -67,7 +146,7 @@ func (k *kit) shrink(t *testing.T, tr *traces.Trace) *traces.Trace {
 // issued (a live one or a stale one).
 func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
 	ctx := context.Background()
-	model := targets.NewModelTarget(modelConfig(k.c.Profile))
+	model := modeltarget.New(modelConfig(k.c.Profile))
 	b := replay.NewBinder()
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	// token picks an issued symbol of op's namespace; false when none was issued yet.

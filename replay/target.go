@@ -40,12 +40,17 @@ type Message struct {
 	Token    string
 }
 
-// Claimed is one row returned by outbox_claim.
+// ClaimedRow is one row returned by outbox_claim.
 type ClaimedRow struct {
 	ID               string
 	DeliveryAttempts int
 	Token            string
 }
+
+// Claimed is the old name of ClaimedRow, kept so adapters written against it still compile.
+//
+// Deprecated: use ClaimedRow.
+type Claimed = ClaimedRow
 
 // Snapshot is a target's state with real tokens and times in logical seconds. Its slices need not
 // be sorted; the engine canonicalizes after mapping tokens to symbols.

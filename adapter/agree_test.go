@@ -1,0 +1,190 @@
+package adapter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/adapter"
+	"github.com/pconform/pconform/internal/modeltarget"
+	"github.com/pconform/pconform/models"
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// shippedProfiles is the default profile, every profile of profiles/*.json and the examples'
+// profiles (examples/*/profile.json).
+func shippedProfiles(t *testing.T) []profile.Profile {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "profiles", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no shipped profiles under profiles/ (%v)", err)
+	}
+	examples, err := filepath.Glob(filepath.Join("..", "examples", "*", "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, examples...)
+	out := []profile.Profile{{Name: "default"}}
+	for _, f := range files {
+		p, err := profile.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// committedTraces is every committed trace: the P corpus (green and counterexamples), the
+// hand-written ones, the hunted ones and the per-profile P corpora.
+func committedTraces(t *testing.T) []*traces.Trace {
+	t.Helper()
+	var out []*traces.Trace
+	for _, dir := range []string{"corpus", "testdata/good", "hunted", "profiles/*"} {
+		names, err := fs.Glob(traces.Committed(), dir+"/*.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			data, err := fs.ReadFile(traces.Committed(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := traces.Unmarshal(data, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
+// wrapped is WithProtocol under p over the reference model's store-level operations.
+func wrapped(p profile.Profile) replay.Target {
+	return adapter.WithProtocol(&modelStore{Target: modeltarget.New(models.Config{Profile: p}), logs: map[string]int{}}, p)
+}
+
+// modelStore is the reference model as a store with store-level operations only. The model keeps
+// a mailbox's effects log itself, from its own handles, and refuses a save to it; as a store it
+// keeps the log's versions here, as a store's checkpoint table would, so the wrapper's saves land.
+type modelStore struct {
+	*modeltarget.Target
+	// logs is each effects log's version: the number of saves to it.
+	logs map[string]int
+}
+
+func (m *modelStore) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
+	isLog := strings.HasPrefix(a.Actor, adapter.EffectsPrefix)
+	switch {
+	case traces.Spec[op].Protocol:
+		return replay.Observation{}, fmt.Errorf("%w: %s", replay.ErrUnsupported, op)
+	case op == traces.OpLoadCheckpoint && isLog:
+		if m.logs[a.Actor] == 0 {
+			return replay.Observation{Err: traces.ErrKindNotFound}, nil
+		}
+		return replay.Observation{Version: m.logs[a.Actor]}, nil
+	case op == traces.OpSaveCheckpoint && isLog:
+		if a.ExpectVersion != m.logs[a.Actor] {
+			return replay.Observation{Err: traces.ErrKindVersionConflict}, nil
+		}
+		m.logs[a.Actor]++
+		return replay.Observation{Version: m.logs[a.Actor]}, nil
+	}
+	return m.Target.Do(ctx, op, at, a)
+}
+
+// TestWrapperAgreesWithModel holds WithProtocol's reference steps to the reference model's
+// protocol steps under every shipped profile: every committed trace, re-expected by the model
+// under the profile, must match step by step when run through the wrapper over the model's own
+// store-level operations. Nothing but the wrapper differs between the two sides, so a divergence
+// is the wrapper's. A failure names the profile choice the wrapper ignores when expecting the
+// trace with that one choice flipped makes the divergent step match.
+func TestWrapperAgreesWithModel(t *testing.T) {
+	all := committedTraces(t)
+	for _, p := range shippedProfiles(t) {
+		t.Run(p.Name, func(t *testing.T) {
+			ran := 0
+			for _, tr := range all {
+				want, err := models.Reexpect(models.Config{Profile: p}, tr)
+				if errors.Is(err, models.ErrUnfit) {
+					continue // the steps mean nothing under p
+				}
+				if err != nil {
+					t.Fatalf("%s: re-expecting under profile %s: %v", tr.Name, p.Name, err)
+				}
+				ran++
+				v, err := replay.Run(context.Background(), want, wrapped(p), replay.Options{})
+				if err != nil {
+					t.Errorf("%s: the replay could not run: %v", tr.Name, err)
+					continue
+				}
+				if v.Outcome != replay.Match {
+					var b strings.Builder
+					_ = v.Report(&b)
+					t.Errorf("%s: the wrapper and the model disagree under profile %s: %s%s\n%s", tr.Name, p.Name, v, ignoredChoice(tr, p, v), b.String())
+				}
+			}
+			if ran == 0 {
+				t.Fatalf("no committed trace fits profile %s", p.Name)
+			}
+			t.Logf("%d traces agree", ran)
+		})
+	}
+}
+
+// ignoredChoice names the choice of p the wrapper does not honour: the one whose flip, in the
+// model's expectation, makes the step where v diverged match. "" when no single flip does.
+func ignoredChoice(tr *traces.Trace, p profile.Profile, v replay.Verdict) string {
+	for _, c := range profile.Choices {
+		if !c.Switch() {
+			continue
+		}
+		have, _ := p.Value(c.Name)
+		q := p
+		other := c.Values[0]
+		if have == other {
+			other = c.Values[1]
+		}
+		if q.Set(c.Name, other) != nil {
+			continue
+		}
+		want, err := models.Reexpect(models.Config{Profile: q}, tr)
+		if err != nil {
+			continue
+		}
+		w, err := replay.Run(context.Background(), want, wrapped(p), replay.Options{})
+		if err == nil && passed(w, v) {
+			return fmt.Sprintf("\nthe wrapper does not honour %s = %q: expected with %q, step %s matches", c.Name, have, other, stepName(v.Step))
+		}
+	}
+	return ""
+}
+
+// passed reports whether verdict w got past the step where v diverged.
+func passed(w, v replay.Verdict) bool {
+	switch {
+	case w.Outcome == replay.Match:
+		return true
+	case w.Outcome != replay.Diverged:
+		return false
+	case v.Step == replay.FinalStep:
+		return false
+	case w.Step == replay.FinalStep:
+		return true
+	}
+	return w.Step > v.Step
+}
+
+func stepName(step int) string {
+	if step == replay.FinalStep {
+		return "final snapshot"
+	}
+	return fmt.Sprintf("#%d", step)
+}
