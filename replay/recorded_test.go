@@ -182,6 +182,7 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 	if err != nil {
 		t.Fatalf("the recorded history of %s does not convert: %v %s", path, err, how)
 	}
+	inSeconds(observed)
 	if len(target.steps) != len(tr.Steps) {
 		t.Fatalf("the replay ran %d steps of %d", len(target.steps), len(tr.Steps))
 	}
@@ -405,4 +406,19 @@ func showSteps(ss []traces.Step) string {
 		return fmt.Sprintf("%+v", ss)
 	}
 	return string(b)
+}
+
+// inSeconds rescales an observed trace, which counts milliseconds (traces.ObservedTicksPerSecond),
+// to the whole seconds of the replayed trace: the replay set the store's clock to whole seconds,
+// so the division is exact, and the events compare with the steps as they are.
+func inSeconds(t *traces.Trace) {
+	const k = traces.ObservedTicksPerSecond
+	for i := range t.Steps {
+		s := &t.Steps[i]
+		s.At /= k
+		a := &s.Args
+		for _, d := range []*int64{&a.Delay, &a.LeaseFor, &a.ClaimFor, &a.RetryDelay, &a.OlderThan, &a.Horizon, &a.TTL} {
+			*d /= k
+		}
+	}
 }
