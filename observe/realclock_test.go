@@ -188,3 +188,73 @@ func delayPastFirstFetch(t *testing.T, log []byte) ([]byte, int) {
 	t.Fatalf("no delayed message was fetched in the log:\n%s", strings.Join(strings.Split(string(log), "\n")[:10], "\n"))
 	return nil, 0
 }
+
+// TestRestartChecksClean runs a service twice on one database, appending both runs to one log:
+// each process numbers its workers from 1, and only the incarnation each store records tells
+// worker 2 of the first run from worker 2 of the second. The log must check clean; with the
+// incarnations stripped, the same log must not (the checker would read one worker stepping
+// after its drain), so the test shows the ids are what keeps the workers apart.
+//
+// Rerun: bash scripts/pg.sh go test ./observe/ -run TestRestart -v
+func TestRestartChecksClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a store twice on the wall clock")
+	}
+	forBackends(t, func(t *testing.T, open func(actordelivery.Options) (*actordelivery.Store, error)) {
+		var log bytes.Buffer
+		rec := actordelivery.JSONRecorder(&log, func(err error) { t.Errorf("recorder: %v", err) })
+		ids := map[string]bool{}
+		for run := range 2 {
+			st, err := open(actordelivery.Options{Recorder: rec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids[st.Incarnation()] = true
+			for i := range 20 {
+				if _, err := st.Enqueue(context.Background(), actordelivery.NewMessage{Mailbox: "a", ID: fmt.Sprintf("r%d-m%d", run, i), MaxAttempts: 3}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+			err = actordelivery.RunWorkers(ctx, st, []string{"a"}, 3, func(context.Context, *actordelivery.Message) (actordelivery.Effects, error) {
+				time.Sleep(5 * time.Millisecond)
+				return nil, nil
+			}, actordelivery.ConsumerOptions{PollInterval: 5 * time.Millisecond})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(ids) != 2 {
+			t.Fatalf("two Opens gave incarnations %v, want two different ids", ids)
+		}
+		check := func(b []byte) (*observe.Finding, error) {
+			_, f, err := observe.Check(observe.NewOrdered(observe.NewDecoder(bytes.NewReader(b), "restart"), 0), observe.CheckOptions{})
+			return f, err
+		}
+		if f, err := check(log.Bytes()); err != nil || f != nil {
+			t.Fatalf("the log of two runs: finding %v, error %v; want it clean", f, err)
+		}
+		var stripped bytes.Buffer
+		for _, l := range bytes.Split(bytes.TrimSpace(log.Bytes()), []byte("\n")) {
+			var ev actordelivery.Event
+			if err := json.Unmarshal(l, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Op == "incarnation" {
+				continue
+			}
+			ev.Args.Incarnation = ""
+			b, _ := json.Marshal(ev)
+			stripped.Write(append(b, '\n'))
+		}
+		f, err := check(stripped.Bytes())
+		if err != nil || f == nil {
+			t.Fatalf("the log without incarnations: finding %v, error %v; want a finding (the runs' workers collide)", f, err)
+		}
+		t.Logf("without incarnations: %s", f)
+	})
+}
