@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -65,12 +66,17 @@ type EventArgs struct {
 	Limit               int           `json:"limit,omitempty"`
 	ClaimFor            time.Duration `json:"claim_for,omitempty"`
 	// Worker numbers a Consumer, Publisher a Publisher, within one store (from 1, in creation order).
-	Worker     int           `json:"worker,omitempty"`
-	Publisher  int           `json:"publisher,omitempty"`
-	Profile    string        `json:"profile,omitempty"`
-	Outcome    string        `json:"outcome,omitempty"`
-	RetryDelay time.Duration `json:"retry_delay,omitempty"`
-	Fault      string        `json:"fault,omitempty"`
+	Worker    int `json:"worker,omitempty"`
+	Publisher int `json:"publisher,omitempty"`
+	// Incarnation names the Open of the store whose worker or publisher took the step (see
+	// Store.Incarnation): with it, the worker and publisher numbers of a restarted process, or of
+	// several processes recording into one log, never collide. Set on every event that names a
+	// worker or a publisher.
+	Incarnation string        `json:"incarnation,omitempty"`
+	Profile     string        `json:"profile,omitempty"`
+	Outcome     string        `json:"outcome,omitempty"`
+	RetryDelay  time.Duration `json:"retry_delay,omitempty"`
+	Fault       string        `json:"fault,omitempty"`
 	// OlderThan and Horizon are purge's age and dedup horizon.
 	OlderThan time.Duration `json:"older_than,omitempty"`
 	Horizon   time.Duration `json:"horizon,omitempty"`
@@ -256,7 +262,15 @@ func (ts *txState) record(op string, read bool, a EventArgs, r EventResult) {
 	if ts == nil || !ts.recording || ts.step || op == "" {
 		return
 	}
-	ts.events = append(ts.events, Event{Read: read, At: fromMillis(ts.now), Op: op, Args: a, Result: r})
+	ts.events = append(ts.events, Event{Read: read, At: fromMillis(ts.now), Op: op, Args: ts.store.stamp(a), Result: r})
+}
+
+// stamp names the store's incarnation in a, when a names a worker or a publisher.
+func (s *Store) stamp(a EventArgs) EventArgs {
+	if a.Worker != 0 || a.Publisher != 0 {
+		a.Incarnation = s.incarnation
+	}
+	return a
 }
 
 // recordStep makes the protocol step's event the only event of the transaction in ctx: the store
@@ -269,7 +283,7 @@ func recordStep(ctx context.Context, read bool, op string, a EventArgs, r EventR
 		return
 	}
 	ts.step = true
-	ts.events = append(ts.events[:0], Event{Read: read, At: fromMillis(ts.now), Op: op, Args: a, Result: r})
+	ts.events = append(ts.events[:0], Event{Read: read, At: fromMillis(ts.now), Op: op, Args: ts.store.stamp(a), Result: r})
 }
 
 // RecordStep records ev as the protocol step of the transaction ctx carries, for consumers and
@@ -316,7 +330,39 @@ func (s *Store) startRecording(rec Recorder, commitLog bool) error {
 		}
 	}
 	s.rec = rec
+	s.incarnation = newIncarnation(time.Now())
+	// The incarnation's own event: a read placed after the last commit before this Open, so a
+	// log names each incarnation once, before any step of its workers. It runs on the writer
+	// (the reader pool is not open yet) and writes nothing.
+	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		recordStep(ctx, true, "incarnation", EventArgs{Incarnation: s.incarnation}, EventResult{})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("actordelivery: recorder: record the incarnation: %w", err)
+	}
 	return nil
+}
+
+// Incarnation returns the id of this Open of the store while it records (Options.Recorder or
+// Options.CommitLog), "" otherwise: a UUIDv7 (time-ordered, 74 random bits), unique per Open. The
+// store records it once, as an "incarnation" event, and names it in every event of its
+// consumers and publishers, so two processes, or one process restarted, never share a worker.
+func (s *Store) Incarnation() string { return s.incarnation }
+
+// newIncarnation returns a fresh UUIDv7 for the instant now (RFC 9562).
+func newIncarnation(now time.Time) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("actordelivery: crypto/rand failed: %v", err)) // never, since Go 1.24
+	}
+	ms := uint64(now.UnixMilli())
+	for i := range 6 {
+		b[i] = byte(ms >> (40 - 8*i))
+	}
+	b[6] = b[6]&0x0f | 0x70
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // peekedMessage is m as a peek or a leaseless fetch shows it: without a token, since it takes no

@@ -14,13 +14,19 @@ import (
 	"time"
 )
 
-// eventLog is a Recorder that keeps the events it is given.
+// eventLog is a Recorder that keeps the events it is given, all but the store's incarnation:
+// the tests compare events with what their steps did, and TestRecordedIncarnation checks the
+// incarnation apart.
 type eventLog struct {
 	mu     sync.Mutex
 	events []Event
 }
 
 func (l *eventLog) Record(ev Event) {
+	if ev.Op == "incarnation" {
+		return
+	}
+	ev.Args.Incarnation = ""
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, ev)
@@ -330,5 +336,69 @@ func testCommitLog(t *testing.T, b Backend) {
 	plain := openAt(t, b, testTarget(t, b), Options{Clock: clk})
 	if _, err := plain.CommitLog(ctx); err == nil {
 		t.Error("a database without a commit log: CommitLog returned no error")
+	}
+}
+
+// rawLog is a Recorder that keeps every event as it is given, incarnations included.
+type rawLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (l *rawLog) Record(ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, ev)
+}
+
+// TestRecordedIncarnation: each Open of a recording store has an incarnation id of its own (a
+// UUIDv7), records it once, as the "incarnation" read event before any other, and names it in
+// the events of its workers; a store reopened on the same database gets a new one.
+func TestRecordedIncarnation(t *testing.T) { forEachBackend(t, testRecordedIncarnation) }
+
+func testRecordedIncarnation(t *testing.T, b Backend) {
+	target := testTarget(t, b)
+	ctx := context.Background()
+	var ids []string
+	for run := range 2 {
+		rec := &rawLog{}
+		st := openAt(t, b, target, Options{Recorder: rec})
+		id := st.Incarnation()
+		if len(id) != 36 || id[14] != '7' || !strings.ContainsRune("89ab", rune(id[19])) {
+			t.Fatalf("run %d: incarnation %q is not a UUIDv7", run, id)
+		}
+		ids = append(ids, id)
+		if _, err := st.Enqueue(ctx, NewMessage{Mailbox: "a", ID: fmt.Sprintf("m%d", run), MaxAttempts: 2}); err != nil {
+			t.Fatal(err)
+		}
+		c, err := NewConsumer(st, func(context.Context, *Message) (Effects, error) { return nil, nil }, ConsumerOptions{Mailbox: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := c.Fetch(ctx)
+		if err != nil || d == nil {
+			t.Fatalf("fetch: %v, %v", d, err)
+		}
+		if len(rec.events) == 0 || rec.events[0].Op != "incarnation" || !rec.events[0].Read || rec.events[0].Args.Incarnation != id {
+			t.Fatalf("run %d: first event %+v, want the read event incarnation %s", run, rec.events[0], id)
+		}
+		for _, ev := range rec.events[1:] {
+			if ev.Op == "incarnation" {
+				t.Errorf("run %d: a second incarnation event %+v", run, ev)
+			}
+			named := ev.Args.Worker != 0 || ev.Args.Publisher != 0
+			if named != (ev.Args.Incarnation == id) || !named && ev.Args.Incarnation != "" {
+				t.Errorf("run %d: event %s (worker %d) names incarnation %q, want %q on exactly the events of a worker or publisher", run, ev.Op, ev.Args.Worker, ev.Args.Incarnation, id)
+			}
+		}
+		if !slices.ContainsFunc(rec.events, func(ev Event) bool { return ev.Op == "consumer_fetch" }) {
+			t.Fatalf("run %d: no consumer_fetch recorded: %+v", run, rec.events)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ids[0] == ids[1] {
+		t.Fatalf("two Opens share the incarnation %s", ids[0])
 	}
 }

@@ -107,6 +107,8 @@ type Store struct {
 
 	// rec is Options.Recorder; nil when the store does not record.
 	rec Recorder
+	// incarnation names this Open in the recorded events (Store.Incarnation); "" unless recording.
+	incarnation string
 	// commitLog is Options.CommitLog.
 	commitLog bool
 	// workers and publishers number the consumers and publishers that record on this store.

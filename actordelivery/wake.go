@@ -110,7 +110,7 @@ func recordWake(st *Store, sub *subscription, cs []*Consumer) {
 	for _, k := range cs {
 		if k.mailbox == c.mailbox {
 			st.rec.Record(Event{Seq: c.seq, Read: true, At: fromMillis(c.at), Op: "wake",
-				Args: EventArgs{Worker: k.worker, Mailbox: c.mailbox, ID: c.id, Profile: c.via}})
+				Args: EventArgs{Worker: k.worker, Incarnation: st.incarnation, Mailbox: c.mailbox, ID: c.id, Profile: c.via}})
 			k.placeAt(c.seq)
 			return
 		}
@@ -157,7 +157,7 @@ func recordPollTick(st *Store, sub *subscription, cs, ticked []*Consumer) {
 	}
 	for _, k := range ticked {
 		st.rec.Record(Event{Seq: max(seq, k.placed.Load()), Read: true, At: at, Op: "poll_tick",
-			Args: EventArgs{Worker: k.worker, Mailbox: k.mailbox}})
+			Args: EventArgs{Worker: k.worker, Incarnation: st.incarnation, Mailbox: k.mailbox}})
 	}
 }
 

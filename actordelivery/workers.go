@@ -213,7 +213,7 @@ func recordWorkerEvents(ctx context.Context, st *Store, c *Consumer, evs []Event
 		ts.step = true
 		ts.events = ts.events[:0]
 		for _, ev := range evs {
-			ts.events = append(ts.events, Event{At: fromMillis(ts.now), Op: ev.Op, Args: ev.Args})
+			ts.events = append(ts.events, Event{At: fromMillis(ts.now), Op: ev.Op, Args: st.stamp(ev.Args)})
 		}
 		return nil
 	})

@@ -25,8 +25,8 @@ type Options struct {
 // Convert turns a log in commit order into an observed trace. Real tokens become symbols: a token
 // gets the next unused symbol where a result first shows it (a lease's, fetch's or claim's), and a
 // token an argument names that no earlier result showed gets a fresh symbol of its own (it
-// matches nothing). Times become whole seconds since traces.Epoch (rounded down), durations
-// whole seconds (rounded down). The trace has no final state.
+// matches nothing). Times become whole milliseconds since traces.Epoch, durations whole
+// milliseconds (traces.ObservedTicksPerSecond), both rounded down as the store rounds them. The trace has no final state.
 //
 // Errors wrap ErrBadLog and name the event's line: an event before traces.Epoch, or one whose
 // arguments or result do not fit its operation (the trace format's rules, message included).
@@ -44,14 +44,14 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 		if ev.At.Before(traces.Epoch) {
 			return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 		}
-		at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+		at := ticksAt(ev.At)
 		if ev.Op == string(traces.OpWake) || ev.Op == string(traces.OpPollTick) {
 			at = last // see wakeTime
 		}
 		if at < last {
 			// Commit order is also time order, since a recording transaction reads the clock
 			// under the commit lock; a log that goes back in time was not written that way.
-			return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, last)
+			return nil, fmt.Errorf("%w: line %d: %s at %s comes after an event at %s in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, showTicks(at), showTicks(last))
 		}
 		last = at
 		t.Steps = append(t.Steps, step(&ev, at, sym.of))
@@ -94,7 +94,22 @@ func (s *symbols) of(space traces.TokenSpace, tok string) int {
 // clock when they began, under the commit lock). It changes nothing, so in the trace it takes the
 // time of the step before it, and time never goes back.
 
-func secs(d time.Duration) int64 { return int64(d / time.Second) }
+// tick is the unit of an observed trace's times and durations (traces.ObservedTicksPerSecond):
+// a millisecond, the resolution of actordelivery's clock and of its recorder.
+const tick = time.Second / traces.ObservedTicksPerSecond
+
+// ticksAt is the logical time of t, an instant at or after traces.Epoch: whole ticks since the
+// epoch, rounded down. The store reads its clock in whole milliseconds, so for its events the
+// rounding loses nothing.
+func ticksAt(t time.Time) int64 { return int64(t.Sub(traces.Epoch) / tick) }
+
+// showTicks renders a logical time of an observed trace as the instant it stands for.
+func showTicks(at int64) string {
+	return traces.Epoch.Add(time.Duration(at) * tick).Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// secs is a duration in whole ticks, rounded down as the store rounds it (durMillis).
+func secs(d time.Duration) int64 { return int64(d / tick) }
 
 // tokenOf names a real token of a namespace as an integer: a trace symbol, or a model token.
 type tokenOf func(space traces.TokenSpace, tok string) int

@@ -31,6 +31,8 @@ type Decoder struct {
 	p      *lineParser
 	// ev is the event Next returns.
 	ev Event
+	// inc names the workers and publishers of each incarnation apart.
+	inc incarnations
 }
 
 // NewDecoder reads from r; name is used in errors.
@@ -49,6 +51,7 @@ func (d *Decoder) Line() int { return d.line }
 func (d *Decoder) Reset(r io.Reader) {
 	d.r.Reset(r)
 	d.line, d.Bytes, d.Truncated, d.partial = 0, 0, 0, nil
+	d.inc = incarnations{}
 }
 
 // Next returns the next event in file order, or io.EOF at the end of the log. The event is the
@@ -62,7 +65,9 @@ func (d *Decoder) Next() (*Event, error) {
 }
 
 // Decode reads the next event in file order into ev, overwriting all of it, or returns io.EOF
-// at the end of the log (ev is then undefined); errors as Next's. It is Next without a copy of
+// at the end of the log (ev is then undefined); errors as Next's. An "incarnation" event (a
+// store's Open) is taken in here and not returned; the workers and publishers of the events
+// after it are renumbered apart per incarnation (see incarnations). It is Next without a copy of
 // the event: a caller that reads a long log reuses its events.
 func (d *Decoder) Decode(ev *Event) error {
 	for {
@@ -85,6 +90,13 @@ func (d *Decoder) Decode(ev *Event) error {
 			return fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
 		}
 		ev.Line = d.line
+		if ev.Op == opIncarnation {
+			if err := d.inc.open(ev); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
+			}
+			continue
+		}
+		d.inc.name(ev)
 		return nil
 	}
 }

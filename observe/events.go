@@ -49,12 +49,14 @@ type line struct {
 }
 
 // recordedOps are the operations a Recorder emits: every store operation and protocol step of
-// the trace format except advance_clock and crash, which a running store never performs. A wake
+// the trace format except advance_clock and crash, which a running store never performs, and
+// "incarnation", the Open of a store, which the Decoder takes in itself (incarnations). A wake
 // and a poll tick are read events: a consumer's wait ended after the commit its Seq names.
 var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
 	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail", "outbox_dead_letter",
 	"purge", "redrive", "mark_processed", "save_checkpoint", "load_checkpoint",
-	"consumer_fetch", "consumer_handle", "publisher_deliver", "worker_stop", "worker_drain", "wake", "poll_tick"}
+	"consumer_fetch", "consumer_handle", "publisher_deliver", "worker_stop", "worker_drain", "wake", "poll_tick",
+	"incarnation"}
 
 // ReadLog reads an event log (name is used in errors) and puts it in commit order.
 //

@@ -74,7 +74,7 @@ func TestConvertRefuses(t *testing.T) {
 	}{
 		{"result not reported", enq + "\n" + ev(2, false, 0, "ack", `{"id":"m1","token":"X"}`, `{"affected":3}`) + "\n", "line 2 (seq 2, ack): result.affected"},
 		{"err kind of another op", enq + "\n" + ev(2, false, 0, "ack", `{"id":"m1","token":"X"}`, `{"err":"not_found"}`) + "\n", "line 2 (seq 2, ack): result.err"},
-		{"time goes back", enq + "\n" + lease + "\n" + ev(3, false, 0, "expire", `{}`, `{}`) + "\n", "line 3: expire at t=0s comes after an event at t=1s"},
+		{"time goes back", enq + "\n" + lease + "\n" + ev(3, false, 0, "expire", `{}`, `{}`) + "\n", "line 3: expire at 2026-01-01T00:00:00.000Z comes after an event at 2026-01-01T00:00:01.000Z"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lg, err := ReadLog(strings.NewReader(tc.log), "log")
@@ -108,7 +108,7 @@ func TestReadLogOrdersAndTruncates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Steps[1].Result.Message.Token != 1 || tr.Steps[3].Args.Token != 1 || tr.Steps[1].Args.LeaseFor != 5 {
+	if tr.Steps[1].Result.Message.Token != 1 || tr.Steps[3].Args.Token != 1 || tr.Steps[1].Args.LeaseFor != 5000 {
 		t.Fatalf("tokens and durations not converted: %+v", tr.Steps)
 	}
 	if f, err := CheckModel(tr); err != nil || f != nil {

@@ -360,12 +360,13 @@ const (
 	argTTL
 	argActor
 	argExpectVersion
+	argIncarnation
 )
 
 var argNames = newNames("mailbox", "id", "key", "priority", "max_attempts", "delay", "payload",
 	"max_delivery_attempts", "lease_for", "token", "reason", "target", "limit", "claim_for", "worker",
 	"publisher", "profile", "outcome", "retry_delay", "fault", "older_than", "horizon", "consumer", "ttl",
-	"actor", "expect_version")
+	"actor", "expect_version", "incarnation")
 
 // args decodes an EventArgs object at p.i into a. Strings that repeat across events are
 // interned; ids, keys, tokens and payloads are not.
@@ -433,6 +434,8 @@ func (p *lineParser) args(a *actordelivery.EventArgs) error {
 			err = p.str(name, &a.Actor, true)
 		case argExpectVersion:
 			err = p.int64(name, &a.ExpectVersion)
+		case argIncarnation:
+			err = p.str(name, &a.Incarnation, true)
 		}
 		if err != nil {
 			return err

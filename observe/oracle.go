@@ -57,8 +57,12 @@ func CheckModel(t *traces.Trace) (*Finding, error) {
 	for i, got := range results {
 		want := t.Steps[i].Result
 		if !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
-			return &Finding{Oracle: "model", Step: i, Message: fmt.Sprintf("%s at t=%d: the store observed %s, the model gives %s",
-				models.DescribeOp(t.Steps[i].Op, t.Steps[i].Args), t.Steps[i].At, show(want), show(got))}, nil
+			when := fmt.Sprintf("t=%d", t.Steps[i].At)
+			if t.Origin.Kind == traces.OriginObserved {
+				when = showTicks(t.Steps[i].At)
+			}
+			return &Finding{Oracle: "model", Step: i, Message: fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
+				models.DescribeOp(t.Steps[i].Op, t.Steps[i].Args), when, show(want), show(got))}, nil
 		}
 	}
 	if err != nil {

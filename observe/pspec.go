@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
@@ -921,7 +920,7 @@ const PStreamErrorPrefix = "pconform stream"
 // since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
 // monitor the P oracle asserts compares tokens, so no binding is kept).
 func SpecStep(ev *Event) traces.Step {
-	return step(ev, int64(ev.At.Sub(traces.Epoch)/time.Second), func(_ traces.TokenSpace, tok string) int {
+	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int {
 		if tok == "" {
 			return 0
 		}

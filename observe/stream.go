@@ -172,7 +172,9 @@ type ModelOracle struct {
 	// consumed yet, so a handle's events join that row's history.
 	fetched map[int]string
 	pos     int
-	lastAt  int64
+	// lastAt is the logical time of the last event, lastLine its line.
+	lastAt   int64
+	lastLine int
 	// stopped is set once the model refused a step: it takes no more.
 	stopped bool
 	// forgetAt is the position of the next pruning.
@@ -210,17 +212,17 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if ev.At.Before(traces.Epoch) {
 		return nil, fmt.Errorf("%w: line %d: %s at %s is before the trace epoch %s", ErrBadLog, ev.Line, ev.Op, ev.At.Format(time.RFC3339), traces.Epoch.Format(time.RFC3339))
 	}
-	at := int64(ev.At.Sub(traces.Epoch) / time.Second)
+	at := ticksAt(ev.At)
 	if ev.Op == string(traces.OpWake) || ev.Op == string(traces.OpPollTick) {
 		at = o.lastAt // see wakeTime
 	}
 	if at < o.lastAt {
-		return nil, fmt.Errorf("%w: line %d: %s at t=%ds comes after an event at t=%ds in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, at, o.lastAt)
+		return nil, fmt.Errorf("%w: line %d: %s at %s comes after line %d's event at %s in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, showTicks(at), o.lastLine, showTicks(o.lastAt))
 	}
 	if err := o.validate(ev, at); err != nil {
 		return nil, err
 	}
-	o.lastAt = at
+	o.lastAt, o.lastLine = at, ev.Line
 	pos := o.pos
 	o.pos++
 	op := traces.Op(ev.Op)
@@ -241,8 +243,8 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	want := &st.Result // checked above, its tokens still numbered within the step
 	o.bind.observed(ev, want, &got)
 	if !sameResult(want, &got) {
-		return o.finding(pe, fmt.Sprintf("%s at t=%d: the store observed %s, the model gives %s",
-			models.DescribeOp(op, st.Args), at, show(*want), show(got))), nil
+		return o.finding(pe, fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
+			models.DescribeOp(op, st.Args), showTicks(at), show(*want), show(got))), nil
 	}
 	if o.pos >= o.forgetAt {
 		o.prune()

@@ -136,8 +136,15 @@ func TestCheckRefuses(t *testing.T) {
 		{"impossible result", enq + ev(2, false, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":0,"token":"T1"}}`),
 			"line 2 (seq 2, lease): result.message.attempts"},
 		{"not a result of its op", enq + ev(2, false, 1, "ack", `{"id":"m1","token":"T1"}`, `{"affected":3}`), "line 2 (seq 2, ack): result.affected"},
-		{"time goes back", ev(1, false, 5, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`) + ev(2, false, 1, "expire", `{}`, `{}`), "line 2: expire at t=1s comes after an event at t=5s"},
+		{"time goes back", ev(1, false, 5, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`) + ev(2, false, 1, "expire", `{}`, `{}`), "line 2: expire at 2026-01-01T00:00:01.000Z comes after line 1's event at 2026-01-01T00:00:05.000Z"},
 		{"read after no commit", enq + ev(4, true, 0, "peek", `{"mailbox":"a"}`, `{}`), "line 2: read peek is placed after seq 4, but the log's last commit is seq 1"},
+		{"time goes back a millisecond",
+			`{"seq":1,"at":"2026-01-01T00:00:05.002Z","op":"enqueue","args":{"mailbox":"a","id":"m1","max_attempts":2},"result":{}}` + "\n" +
+				`{"seq":2,"at":"2026-01-01T00:00:05.001Z","op":"expire","args":{},"result":{}}` + "\n",
+			"line 2: expire at 2026-01-01T00:00:05.001Z comes after line 1's event at 2026-01-01T00:00:05.002Z in commit order (time goes back)"},
+		{"two incarnations with the same id", ev(0, true, 0, "incarnation", `{"incarnation":"i-1"}`, `{}`) + enq + ev(1, true, 1, "incarnation", `{"incarnation":"i-1"}`, `{}`),
+			"line 3: incarnation i-1 was opened already at line 1"},
+		{"incarnation without an id", enq + ev(1, true, 1, "incarnation", `{}`, `{}`), "line 2: incarnation event without an incarnation id"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := streamCheck([]byte(tc.log), observe.CheckOptions{})

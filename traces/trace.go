@@ -22,6 +22,14 @@ const MaxSeconds = 1_000_000_000
 // step's time plus one duration.
 const MaxInstant = 2 * MaxSeconds
 
+// ObservedTicksPerSecond is the number of time units per second of an observed trace (origin
+// kind "observed"): its at and its durations count milliseconds, the resolution at which
+// actordelivery's clock decides and its recorder records, so that delays, leases and horizons
+// meet the model exactly as the store met them (docs/observed.md, "Clock"). Every other trace
+// counts whole seconds. The validator's bounds scale with the unit: an observed trace spans the
+// same MaxSeconds of real time.
+const ObservedTicksPerSecond = 1000
+
 // At converts a logical time in seconds to the wall-clock instant the store sees. It is exact for
 // every time a valid trace holds (and far beyond: it never goes through time.Duration, so it
 // cannot wrap into the past).

@@ -86,6 +86,9 @@ const (
 type validator struct {
 	file   string
 	prevAt int64
+	// maxTime bounds a step's at and its durations, maxInstant a snapshot's times: MaxSeconds
+	// and MaxInstant, in ticks of ObservedTick for an observed trace.
+	maxTime, maxInstant int64
 	// used maps each symbol named so far (by an argument or a result) to the first step naming it.
 	used [2]map[int]int
 	// bound holds the symbols some result issued.
@@ -102,15 +105,21 @@ type validator struct {
 
 func newValidator(file string) validator {
 	return validator{
-		file:  file,
-		used:  [2]map[int]int{{}, {}},
-		bound: [2]map[int]bool{{}, {}},
+		file:       file,
+		maxTime:    MaxSeconds,
+		maxInstant: MaxInstant,
+		used:       [2]map[int]int{{}, {}},
+		bound:      [2]map[int]bool{{}, {}},
 	}
 }
 
 func (v *validator) header(t *Trace) error {
 	c := errCtx{file: v.file, step: -1}
 	v.variant = t.Expect.Variant != ""
+	v.maxTime, v.maxInstant = MaxSeconds, MaxInstant
+	if t.Origin.Kind == OriginObserved {
+		v.maxTime, v.maxInstant = MaxSeconds*ObservedTicksPerSecond, MaxInstant*ObservedTicksPerSecond
+	}
 	v.uncapped = t.Expect.Profile.NackByIDUncapped
 	if t.Format != Format {
 		if knownFormat(t.Format) {
@@ -176,7 +185,7 @@ func (v *validator) step(i int, s *Step) error {
 		return c.errf("op", "unknown operation %q", s.Op)
 	}
 	c.op = s.Op
-	if err := between(c, "at", s.At, 0, MaxSeconds); err != nil {
+	if err := between(c, "at", s.At, 0, v.maxTime); err != nil {
 		return err
 	}
 	if i > 0 && s.At < v.prevAt {
@@ -282,9 +291,9 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "max_delivery_attempts":
 		return atLeast(c, p, int64(a.MaxDeliveryAttempts), 0)
 	case "delay":
-		return between(c, p, a.Delay, 0, MaxSeconds)
+		return between(c, p, a.Delay, 0, v.maxTime)
 	case "retry_delay":
-		return between(c, p, a.RetryDelay, 0, MaxSeconds)
+		return between(c, p, a.RetryDelay, 0, v.maxTime)
 	case "lease_for":
 		if s.Op == OpConsumerFetch {
 			if a.Profile == ProfileLeaseless {
@@ -296,10 +305,10 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 			if a.LeaseFor < 1 {
 				return c.errf(p, "a leased consumer_fetch takes lease_for >= 1, got %d", a.LeaseFor)
 			}
-			return between(c, p, a.LeaseFor, 1, MaxSeconds)
+			return between(c, p, a.LeaseFor, 1, v.maxTime)
 		}
 		// A lease that is over the moment it is taken is never what a scenario means.
-		return between(c, p, a.LeaseFor, 1, MaxSeconds)
+		return between(c, p, a.LeaseFor, 1, v.maxTime)
 	case "token":
 		if err := atLeast(c, p, int64(a.Token), 0); err != nil {
 			return err
@@ -309,11 +318,11 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "limit":
 		return atLeast(c, p, int64(a.Limit), 1)
 	case "claim_for":
-		return between(c, p, a.ClaimFor, 1, MaxSeconds)
+		return between(c, p, a.ClaimFor, 1, v.maxTime)
 	case "older_than":
-		return between(c, p, a.OlderThan, 0, MaxSeconds)
+		return between(c, p, a.OlderThan, 0, v.maxTime)
 	case "horizon":
-		return between(c, p, a.Horizon, 0, MaxSeconds)
+		return between(c, p, a.Horizon, 0, v.maxTime)
 	case "worker":
 		return atLeast(c, p, int64(a.Worker), 0)
 	case "publisher":
@@ -329,7 +338,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "consumer":
 		return nonEmpty(c, p, a.Consumer)
 	case "ttl":
-		return between(c, p, a.TTL, 1, MaxSeconds)
+		return between(c, p, a.TTL, 1, v.maxTime)
 	case "actor":
 		if err := nonEmpty(c, p, a.Actor); err != nil {
 			return err
@@ -614,7 +623,7 @@ func (v *validator) final(f *Snapshot) error {
 		if err := nonEmpty(c, p+".reason", r.Reason); err != nil {
 			return err
 		}
-		if err := between(c, p+".dead_at", r.DeadAt, 0, MaxInstant); err != nil {
+		if err := between(c, p+".dead_at", r.DeadAt, 0, v.maxInstant); err != nil {
 			return err
 		}
 		if i > 0 && r.ID <= f.DeadLetters[i-1].ID {
@@ -702,7 +711,7 @@ func (v *validator) messageRow(c errCtx, p string, r *MessageRow, f *Snapshot) e
 	if err := attemptsWithin(c, p, r.Attempts, r.MaxAttempts, f.unknown(ColMessageMaxAttempts), v.uncapped); err != nil {
 		return err
 	}
-	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {
+	if err := between(c, p+".available_at", r.AvailableAt, 0, v.maxInstant); err != nil {
 		return err
 	}
 	return v.heldToken(c, p, leaseTokens, r.Token, "lease_until", r.LeaseUntil)
@@ -738,7 +747,7 @@ func (v *validator) outboxRow(c errCtx, p string, r *OutboxRow, f *Snapshot) err
 	if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 0); err != nil {
 		return err
 	}
-	if err := between(c, p+".available_at", r.AvailableAt, 0, MaxInstant); err != nil {
+	if err := between(c, p+".available_at", r.AvailableAt, 0, v.maxInstant); err != nil {
 		return err
 	}
 	return v.heldToken(c, p, claimTokens, r.Token, "claim_until", r.ClaimUntil)
@@ -751,7 +760,7 @@ func (v *validator) heldToken(c errCtx, p string, ns, tok int, untilName string,
 	if err := atLeast(c, p+".token", int64(tok), 0); err != nil {
 		return err
 	}
-	if err := between(c, p+"."+untilName, until, 0, MaxInstant); err != nil {
+	if err := between(c, p+"."+untilName, until, 0, v.maxInstant); err != nil {
 		return err
 	}
 	if tok == 0 && until != 0 {

@@ -307,7 +307,7 @@ func TestCheckPLog(t *testing.T) {
 		code  int
 		want  string
 	}{
-		{"commit_fails", exitFinding, "FINDING p oracle: event 2 (line 3, seq 3): outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox"},
+		{"commit_fails", exitFinding, "FINDING p oracle: event 2 (line 3, seq 3): outbox row o1 completed at t=1000 but no message o1 was ever enqueued in mailbox inbox"},
 		{"none", exitPass, "P oracle: monitors " + strings.Join(observe.StreamMonitors, ", ") + " hold ("},
 	} {
 		path := filepath.Join(dir, tc.fault+".jsonl")
