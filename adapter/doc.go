@@ -40,7 +40,9 @@
 //   - WithRuntime's steps run the store's own consumer and publisher as they are; the wrapper
 //     adds no rule of its own to them. Only an injected fault's error (ErrCommitFailed,
 //     ErrCrashed) is taken as the step's, and a crash after a delivery's first commit is reported
-//     as crashed whatever the publisher went on to say, as nobody would have seen it.
+//     as crashed whatever the publisher went on to say, as nobody would have seen it. A fault
+//     that the publisher's error wraps or joins with another error does not hide it: the step
+//     fails naming the other error (TestFaultBesideAnotherError).
 //   - The wrapper honours every profile choice the reference model honours.
 //     TestWrapperAgreesWithModel runs every committed trace, re-expected by the model under each
 //     shipped profile (profiles/*.json, examples/*/profile.json), through the wrapper over the

@@ -44,7 +44,8 @@ type Publisher interface {
 	// f.Commit, which injects the step's fault; under traces.FaultUndeliverable the publisher's
 	// check of the row refuses it with ErrUndeliverable. It reports the Action and whether the
 	// target enqueue found the id present (Duplicate). An error wrapping ErrCommitFailed or
-	// ErrCrashed, the injected faults, is not a failure of the step.
+	// ErrCrashed, the injected faults, is not a failure of the step; one that also wraps or
+	// joins another error is, and the failure names the other error.
 	Deliver(ctx context.Context, at int64, a replay.Args, f *Faults) (replay.Observation, error)
 }
 
@@ -176,9 +177,7 @@ func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args)
 	case op == traces.OpPublisherDeliver && p != nil:
 		f := &Faults{fault: a.Fault}
 		o, err := p.Deliver(ctx, at, a, f)
-		if errors.Is(err, ErrCommitFailed) || errors.Is(err, ErrCrashed) {
-			err = nil
-		}
+		err = besideFault(err)
 		if f.crashed {
 			o.Action = traces.ActionCrashed // nobody saw what the publisher went on to report
 		}
@@ -203,6 +202,46 @@ func (w *runtime) Snapshot(ctx context.Context) (replay.Snapshot, error) {
 		return w.store.Snapshot(ctx)
 	}
 	return w.protocol.Snapshot(ctx)
+}
+
+// besideFault is what a delivery's error says beyond the injected faults it carries: nil when
+// err is a fault alone (ErrCommitFailed or ErrCrashed, wrapped or joined with no other error),
+// err itself when it carries no fault, and otherwise an error naming the other errors, which the
+// fault must not hide (a release step that failed after the failed commit, say). Another error
+// is found only where it is wrapped with %w or joined (errors.Join), not in a message's text.
+func besideFault(err error) error {
+	if !isFault(err) {
+		return err
+	}
+	others := besides(err)
+	if len(others) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the publisher failed beside the injected fault: %w", errors.Join(others...))
+}
+
+func isFault(err error) bool { return errors.Is(err, ErrCommitFailed) || errors.Is(err, ErrCrashed) }
+
+// besides lists the errors of err's tree that are neither an injected fault nor an error that
+// only wraps one: the largest subtrees that carry no fault.
+func besides(err error) []error {
+	switch {
+	case err == nil || err == ErrCommitFailed || err == ErrCrashed:
+		return nil
+	case !isFault(err):
+		return []error{err}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return besides(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, e := range u.Unwrap() {
+			out = append(out, besides(e)...)
+		}
+		return out
+	}
+	return nil // an error whose own Is method matches a fault: a fault alone
 }
 
 func wrapStep(op traces.Op, err error) error {

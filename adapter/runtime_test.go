@@ -2,6 +2,9 @@ package adapter_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pconform/pconform/adapter"
@@ -134,4 +137,52 @@ type declared struct {
 
 func (d declared) Capabilities() replay.Capabilities {
 	return replay.Capabilities{Unsupported: d.unsupported}
+}
+
+// failing is a publisher whose first commit fails (fault commit_fails) and that returns what
+// wrap makes of the commit's error.
+type failing struct{ wrap func(commit error) error }
+
+func (p failing) Deliver(_ context.Context, _ int64, _ replay.Args, f *adapter.Faults) (replay.Observation, error) {
+	return replay.Observation{Action: traces.ActionCommitFailed}, p.wrap(f.Commit())
+}
+
+// TestFaultBesideAnotherError: an injected fault alone, however wrapped, is no failure of the
+// step; a fault that the publisher wrapped or joined with another error is, and names it.
+func TestFaultBesideAnotherError(t *testing.T) {
+	errRelease := errors.New("the release's commit failed: disk full")
+	for _, c := range []struct {
+		name string
+		wrap func(commit error) error
+		// other is the error the step's failure must name; nil when the step must not fail.
+		other error
+	}{
+		{"the fault", func(err error) error { return err }, nil},
+		{"the fault, wrapped", func(err error) error { return fmt.Errorf("delivering o1: %w", err) }, nil},
+		{"the fault joined with nothing", func(err error) error { return errors.Join(fmt.Errorf("delivering o1: %w", err), nil) }, nil},
+		{"both faults", func(err error) error { return errors.Join(err, adapter.ErrCrashed) }, nil},
+		{"the fault joined with a failed release", func(err error) error { return errors.Join(fmt.Errorf("delivering o1: %w", err), errRelease) }, errRelease},
+		{"the fault wrapped with a failed release", func(err error) error { return fmt.Errorf("%w, after %w", errRelease, err) }, errRelease},
+		{"a failed release, wrapped beside the joined fault", func(err error) error {
+			return fmt.Errorf("deliver: %w", errors.Join(err, fmt.Errorf("release: %w", errRelease)))
+		}, errRelease},
+		{"another error alone", func(error) error { return errRelease }, errRelease},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tg := adapter.WithRuntime(model(), profile.Profile{}, adapter.Runtime{Publisher: failing{c.wrap}})
+			o, err := tg.Do(context.Background(), traces.OpPublisherDeliver, 0, replay.Args{ID: "o1", Profile: traces.ProfileSplit, Fault: traces.FaultCommitFails})
+			switch {
+			case c.other == nil && err != nil:
+				t.Errorf("the step failed: %v; an injected fault alone is no failure", err)
+			case c.other == nil && o.Action != traces.ActionCommitFailed:
+				t.Errorf("action %q, want %q", o.Action, traces.ActionCommitFailed)
+			case c.other != nil && err == nil:
+				t.Errorf("the step did not fail; the fault hid %q", c.other)
+			case c.other != nil && (!errors.Is(err, c.other) || !strings.Contains(err.Error(), c.other.Error())):
+				t.Errorf("the step failed with %q, which does not name %q", err, c.other)
+			case c.other != nil && strings.Contains(err.Error(), adapter.ErrCommitFailed.Error()):
+				t.Errorf("the failure %q names the injected fault, not only the other error", err)
+			}
+		})
+	}
 }

@@ -44,9 +44,11 @@
 //     TestNoVacuousCounterexamples holds this under every shipped profile.
 //   - extra/NAME, reopen/extra/NAME: the trace files of Config.Traces, the store's own, run as
 //     the committed green traces are (a counterexample among them as variant/VARIANT/NAME).
-//   - hunt: random store-level traces (a small generator of this package, not properties/,
-//     whose hunts drive actordelivery itself), expected by the reference model under the profile,
-//     one trace per seed from Config.Seed on. Each distinct divergence (the diverging operation
+//   - hunt: random traces (a small generator of this package, not properties/, whose hunts
+//     drive actordelivery itself), expected by the reference model under the profile, one trace
+//     per seed from Config.Seed on. They hold store-level operations and, when the target runs
+//     them (its own runtime or the kit's reference), protocol steps: consumer fetches and handles
+//     with each outcome, publisher deliveries with each fault, and crashes. Each distinct divergence (the diverging operation
 //     and the result fields that differ) is shrunk to a short trace, written to a file, and
 //     reported as a failing subtest hunt/seed-N; Config{Seed: N, Hunts: 1} reproduces it alone.
 //     A later seed that diverges the same way is only logged.

@@ -18,6 +18,9 @@ import (
 // huntSteps is the length of a generated trace before shrinking.
 const huntSteps = 16
 
+// huntDraws is the number of kinds of draw the generator makes (its switch's cases).
+const huntDraws = 15
+
 // hunt spends a budget of n random traces over n seeds, from seed on: each trace is drawn from a
 // generator of its own seed, expected by the reference model under the profile, and replayed
 // against a fresh target. Every distinct divergence (by [signature]) is shrunk and reported as
@@ -141,7 +144,9 @@ func (k *kit) shrink(t *testing.T, tr *traces.Trace) *traces.Trace {
 
 // generate draws a trace and its expectation: store-level operations the target supports, on two
 // mailboxes, four message ids and two outbox ids, with small times so leases and claims end within
-// the trace, and consumer fetch-and-handle pairs when the target runs them. Each step runs on the
+// the trace, and, when the target runs them, the protocol steps: consumer fetch-and-handle pairs,
+// publisher deliveries of an inserted row with each fault (half of them right after a claim), and
+// crashes. Each step runs on the
 // reference model under the profile as it is drawn, so a token argument names a token the model
 // issued (a live one or a stale one).
 func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
@@ -163,10 +168,11 @@ func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
 	}
 	var at int64
 	var steps []traces.Step
+	var rows []string // the outbox rows an outbox_enqueue inserted, in order
 	for len(steps) < huntSteps {
 		at += int64(rng.IntN(3))
 		var s []traces.Step
-		switch rng.IntN(12) {
+		switch rng.IntN(huntDraws) {
 		case 0, 1:
 			s = []traces.Step{{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: pick("a", "b"), ID: pick("m1", "m2", "m3", "m4"),
 				Key: pick("", "", "k"), Priority: rng.IntN(2), MaxAttempts: 1 + rng.IntN(3), Delay: int64(rng.IntN(2))}}}
@@ -206,24 +212,43 @@ func (k *kit) generate(rng *rand.Rand, name string) (*traces.Trace, error) {
 				handle.RetryDelay = int64(rng.IntN(3))
 			}
 			s = []traces.Step{{Op: traces.OpConsumerFetch, Args: fetch}, {Op: traces.OpConsumerHandle, Args: handle}}
+		case 12, 13:
+			// The publisher delivers a claimed row; a claim before it in the same draw makes a
+			// token likely to be the row's live one.
+			if len(rows) == 0 {
+				continue // a delivery needs an outbox row
+			}
+			deliver := traces.Args{Publisher: 1, ID: rows[rng.IntN(len(rows))], Profile: pick(traces.ProfileFold, traces.ProfileSplit),
+				Fault: pick(traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable), RetryDelay: int64(rng.IntN(2))}
+			s = []traces.Step{{Op: traces.OpPublisherDeliver, Args: deliver}}
+			if rng.IntN(2) == 0 {
+				s = append([]traces.Step{{Op: traces.OpOutboxClaim, Args: traces.Args{Limit: 2, ClaimFor: int64(1 + rng.IntN(4))}}}, s...)
+			}
+		case 14:
+			s = []traces.Step{{Op: traces.OpCrash}}
 		}
 		ok := true
 		for i := range s {
 			s[i].At = at
 			ok = ok && k.caps.Supports(s[i].Op)
-			if traces.Spec[s[i].Op].Args != nil && slices.Contains(traces.Spec[s[i].Op].Args, "token") {
-				sym, issued := token(s[i].Op)
-				ok = ok && issued
-				s[i].Args.Token = sym
-			}
 		}
 		if !ok {
 			continue
 		}
 		for _, st := range s {
+			if slices.Contains(traces.Spec[st.Op].Args, "token") {
+				sym, issued := token(st.Op)
+				if !issued {
+					break // the draw's rest needs a token no step issued yet
+				}
+				st.Args.Token = sym
+			}
 			obs, err := model.Do(ctx, st.Op, st.At, replay.TargetArgs(st.Args, b.Arg(st.Op, st.Args.Token)))
 			if err != nil {
 				return nil, fmt.Errorf("the reference model refused a drawn step %s: %w", st.Op, err)
+			}
+			if st.Op == traces.OpOutboxEnqueue && obs.Err == "" && !slices.Contains(rows, st.Args.ID) {
+				rows = append(rows, st.Args.ID)
 			}
 			st.Result = replay.Symbolize(b, nil, obs)
 			steps = append(steps, st)
