@@ -68,7 +68,7 @@ func (s *Store) LoadCheckpoint(ctx context.Context, actor string) (state []byte,
 	if s.rec != nil && s.txFrom(ctx) == nil {
 		// A recording store loads under the commit lock, as it peeks, so the load has an exact
 		// place in the commit order (docs/observed.md).
-		err = s.ExecTx(ctx, false, func(ctx context.Context) error {
+		err = s.execTx(ctx, op, false, false, func(ctx context.Context) error {
 			var err error
 			state, version, err = s.LoadCheckpoint(ctx, actor)
 			return err

@@ -30,6 +30,12 @@ var (
 	// ErrNoTransaction: Tx was called with a context that carries no store transaction, or a
 	// handle from Tx was used after its transaction ended. Nothing ran.
 	ErrNoTransaction = errors.New("no transaction")
+	// ErrOutsideTransaction: a store call was made inside an ExecTx callback (or a Handler's
+	// Effects), on the callback's goroutine, with a context that does not carry the callback's
+	// transaction (usually the outer context instead of the one the callback received). Nothing
+	// ran: the call neither wrote outside the transaction nor waited for it. Pass the callback's
+	// context.
+	ErrOutsideTransaction = errors.New("store call outside the running transaction")
 	// ErrDrainTimeout is the cause (context.Cause) with which RunWorkers cancels a handler's
 	// context when its drain timeout ran out (ConsumerOptions.DrainTimeout). The delivery
 	// commits nothing: its message stays as stored, for the lease or peek rules to find again.

@@ -289,7 +289,7 @@ func (s *Store) peek(ctx context.Context, mailbox string, onWriter bool) (*Messa
 		// A recording store peeks under the commit lock, so the peek has an exact place in the
 		// commit order (docs/observed.md).
 		var got *Message
-		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		err := s.execTx(ctx, op, false, false, func(ctx context.Context) error {
 			var err error
 			got, err = s.peek(ctx, mailbox, false)
 			return err
