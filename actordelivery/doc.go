@@ -22,6 +22,8 @@
 //     they return ErrLeaseLost / ErrClaimLost and change nothing.
 //   - Every operation is atomic: it either commits whole or returns an error and writes nothing.
 //     Bad input is ErrInvalidArgument naming the argument, never a panic and never a partial write.
+//     The limits (MaxNameBytes, MaxReasonBytes, Options.MaxPayloadBytes; valid UTF-8, no NUL byte)
+//     are checked before any SQL, identically on both backends.
 //   - Time comes only from Options.Clock and is stored as integer milliseconds since the Unix epoch.
 //
 // # Transactions

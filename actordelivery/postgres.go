@@ -59,6 +59,9 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 	if err := checkPrefix(op, opts.TablePrefix); err != nil {
 		return nil, err
 	}
+	if _, err := payloadLimit(op, opts); err != nil {
+		return nil, err
+	}
 	if opts.ConnectTimeout == 0 {
 		opts.ConnectTimeout = defaultConnectTimeout
 	}
@@ -111,6 +114,9 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 	if err := checkPrefix(op, opts.TablePrefix); err != nil {
 		return nil, err
 	}
+	if _, err := payloadLimit(op, opts); err != nil {
+		return nil, err
+	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = defaultConnectTimeout
 	}
@@ -152,15 +158,20 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 }
 
 func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (*Store, error) {
+	maxPayload, err := payloadLimit("OpenPostgres", opts)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
-		path:  where,
-		id:    newToken(),
-		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
-		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: db, rdb: db, listenCfg: cfg,
+		maxPayload: maxPayload,
+		path:       where,
+		id:         newToken(),
+		d:          &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
+		clock:      opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: db, rdb: db, listenCfg: cfg,
 	}
 	s.notify.init()
 	lockName := "actordelivery migrate " + opts.TablePrefix
-	err := s.migrate(func(ctx context.Context, tx querier) error {
+	err = s.migrate(func(ctx context.Context, tx querier) error {
 		_, err := tx.ExecContext(ctx, qMigrationLock, named("name", lockName))
 		return err
 	})

@@ -56,7 +56,11 @@ type Options struct {
 	// complete and without a gap, for CommitLog to read. Read events are not written there (they
 	// commit nothing). See docs/observed.md, "Processes killed at random".
 	CommitLog bool
-	_         struct{}
+	// MaxPayloadBytes bounds a message's or outbox row's payload and a checkpoint's state, in
+	// bytes; a larger one is refused with ErrInvalidArgument before any SQL. Zero means
+	// DefaultMaxPayloadBytes (1 MiB); negative, or above MaxPayloadLimit (64 MiB), is an error.
+	MaxPayloadBytes int
+	_               struct{}
 }
 
 // Stats are counters since Open.
@@ -103,6 +107,8 @@ type Store struct {
 
 	commits   atomic.Uint64
 	rollbacks atomic.Uint64
+	// maxPayload is Options.MaxPayloadBytes, defaulted (validate.go).
+	maxPayload int
 
 	// cbs are the goroutines running one of this store's ExecTx callbacks (boundary.go).
 	cbs callbacks
@@ -149,6 +155,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkPrefix("Open", opts.TablePrefix); err != nil {
 		return nil, err
 	}
+	maxPayload, err := payloadLimit("Open", opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = defaultBusyTimeout
 	}
@@ -178,7 +188,7 @@ func Open(path string, opts Options) (*Store, error) {
 	wdb.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, d: &dialect{backend: BackendSQLite, prefix: opts.TablePrefix},
-		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: wdb}
+		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: wdb, maxPayload: maxPayload}
 	s.notify.init()
 	if err := s.checkPragmas(syncMode); err != nil {
 		_ = wdb.Close()
