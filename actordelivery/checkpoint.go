@@ -23,6 +23,12 @@ func (s *Store) SaveCheckpoint(ctx context.Context, actor string, state []byte, 
 	if expectVersion < 0 {
 		return 0, invalid(op, "expected version %d of actor %q is negative", expectVersion, actor)
 	}
+	if err := checkName(op, "actor", actor); err != nil {
+		return 0, err
+	}
+	if err := s.checkPayload(op, "state", state); err != nil {
+		return 0, err
+	}
 	if state == nil {
 		state = []byte{}
 	}
@@ -65,10 +71,13 @@ func (s *Store) LoadCheckpoint(ctx context.Context, actor string) (state []byte,
 	if actor == "" {
 		return nil, 0, invalid(op, "actor is empty")
 	}
+	if err := checkName(op, "actor", actor); err != nil {
+		return nil, 0, err
+	}
 	if s.rec != nil && s.txFrom(ctx) == nil {
 		// A recording store loads under the commit lock, as it peeks, so the load has an exact
 		// place in the commit order (docs/observed.md).
-		err = s.ExecTx(ctx, false, func(ctx context.Context) error {
+		err = s.execTx(ctx, op, false, false, func(ctx context.Context) error {
 			var err error
 			state, version, err = s.LoadCheckpoint(ctx, actor)
 			return err
@@ -111,6 +120,9 @@ func (s *Store) MarkProcessed(ctx context.Context, consumer, messageID string, t
 		return false, invalid(op, "message id is empty (consumer %q)", consumer)
 	case ttl <= 0 || ttl > MaxDuration:
 		return false, invalid(op, "ttl %v for %q is not in (0, %v]", ttl, messageID, MaxDuration)
+	}
+	if err := checkNames(op, "consumer", consumer, "message id", messageID); err != nil {
+		return false, err
 	}
 	var changed bool
 	err = s.write(ctx, op+" "+messageID, func(ts *txState, now int64) error {

@@ -529,10 +529,11 @@ func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, 
 }
 
 // declinedReason is the dead-letter reason when the retry policy declines: the handler's error
-// message verbatim (a message-less error gives ReasonHandlerFailed, since a reason is never empty).
+// message (a message-less error gives ReasonHandlerFailed, since a reason is never empty), made a
+// valid reason by reasonText.
 func declinedReason(herr error) string {
 	if r := herr.Error(); r != "" {
-		return r
+		return reasonText(r)
 	}
 	return ReasonHandlerFailed
 }

@@ -22,6 +22,8 @@
 //     they return ErrLeaseLost / ErrClaimLost and change nothing.
 //   - Every operation is atomic: it either commits whole or returns an error and writes nothing.
 //     Bad input is ErrInvalidArgument naming the argument, never a panic and never a partial write.
+//     The limits (MaxNameBytes, MaxReasonBytes, Options.MaxPayloadBytes; valid UTF-8, no NUL byte)
+//     are checked before any SQL, identically on both backends.
 //   - Time comes only from Options.Clock and is stored as integer milliseconds since the Unix epoch.
 //
 // # Transactions
@@ -29,7 +31,9 @@
 // ExecTx puts a transaction in the context it hands its callback; every store call made with that
 // context joins it, nested ExecTx calls included. So a Handler's Effects (SaveCheckpoint,
 // MarkProcessed, OutboxEnqueue, ...) commit together with the message's acknowledgement, or not at
-// all.
+// all. The boundary is enforced: a store call made on the callback's goroutine with a context that
+// does not carry its transaction (the outer ctx, say) fails with ErrOutsideTransaction and writes
+// nothing, on both backends (see ExecTx).
 //
 // The application's own SQL joins it too: Tx(ctx) returns a Querier bound to the transaction, in an
 // ExecTx callback and in a Handler's Effects. A business row and the outbox row announcing it thus

@@ -30,6 +30,20 @@ var (
 	// ErrNoTransaction: Tx was called with a context that carries no store transaction, or a
 	// handle from Tx was used after its transaction ended. Nothing ran.
 	ErrNoTransaction = errors.New("no transaction")
+	// ErrOutsideTransaction: a store call was made inside an ExecTx callback (or a Handler's
+	// Effects), on the callback's goroutine, with a context that does not carry the callback's
+	// transaction (usually the outer context instead of the one the callback received). Nothing
+	// ran: the call neither wrote outside the transaction nor waited for it. Pass the callback's
+	// context.
+	ErrOutsideTransaction = errors.New("store call outside the running transaction")
+	// ErrAuthFailed: OpenPostgres's server refused the role or its credentials (SQLSTATE 28000
+	// or 28P01). The server's error is wrapped as well.
+	ErrAuthFailed = errors.New("authentication failed")
+	// ErrNoDatabase: OpenPostgres's server has no database of the DSN's name (SQLSTATE 3D000).
+	ErrNoDatabase = errors.New("database does not exist")
+	// ErrUnreachable: OpenPostgres got no answer from the server within Options.ConnectTimeout
+	// (nothing listens on the port, no route, a timeout). The network error is wrapped as well.
+	ErrUnreachable = errors.New("server unreachable")
 	// ErrDrainTimeout is the cause (context.Cause) with which RunWorkers cancels a handler's
 	// context when its drain timeout ran out (ConsumerOptions.DrainTimeout). The delivery
 	// commits nothing: its message stays as stored, for the lease or peek rules to find again.

@@ -133,8 +133,9 @@ func payloadArg(p []byte) sql.NamedArg {
 // removed less than its dedup horizon ago — nothing changes and duplicate is true. It joins the transaction in ctx; subscribers of m.Mailbox are signalled after
 // the commit.
 //
-// Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, Delay outside [0, MaxDuration], or called in a
-// read-only transaction), ErrBusy, ErrClosed.
+// Errors: ErrInvalidArgument (empty Mailbox or ID, MaxAttempts < 1, Delay outside [0, MaxDuration],
+// a Mailbox, ID or Key beyond MaxNameBytes or not valid UTF-8 without NUL, a Payload beyond
+// Options.MaxPayloadBytes, or called in a read-only transaction), ErrBusy, ErrClosed.
 func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err error) {
 	const op = "Enqueue"
 	switch {
@@ -147,6 +148,12 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 	}
 	if err := checkDuration(op, "delay", m.Delay); err != nil {
 		return false, fmt.Errorf("%w (message %q)", err, m.ID)
+	}
+	if err := checkNames(op, "mailbox", m.Mailbox, "id", m.ID, "key", m.Key); err != nil {
+		return false, err
+	}
+	if err := s.checkPayload(op, "payload", m.Payload); err != nil {
+		return false, err
 	}
 	if s.d.backend == BackendPostgres && s.rec == nil && s.txFrom(ctx) == nil {
 		return s.enqueueAlone(ctx, m)
@@ -241,6 +248,9 @@ func (s *Store) Lease(ctx context.Context, mailbox string, leaseFor time.Duratio
 	if mailbox == "" {
 		return nil, invalid(op, "mailbox is empty")
 	}
+	if err := checkName(op, "mailbox", mailbox); err != nil {
+		return nil, err
+	}
 	if err := checkDuration(op, "lease_for", leaseFor); err != nil {
 		return nil, err
 	}
@@ -285,11 +295,14 @@ func (s *Store) peek(ctx context.Context, mailbox string, onWriter bool) (*Messa
 	if mailbox == "" {
 		return nil, invalid(op, "mailbox is empty")
 	}
+	if err := checkName(op, "mailbox", mailbox); err != nil {
+		return nil, err
+	}
 	if s.rec != nil && s.txFrom(ctx) == nil {
 		// A recording store peeks under the commit lock, so the peek has an exact place in the
 		// commit order (docs/observed.md).
 		var got *Message
-		err := s.ExecTx(ctx, false, func(ctx context.Context) error {
+		err := s.execTx(ctx, op, false, false, func(ctx context.Context) error {
 			var err error
 			got, err = s.peek(ctx, mailbox, false)
 			return err
@@ -398,7 +411,7 @@ func checkIDToken(op, id, token string) error {
 	if token == "" {
 		return invalid(op, "token of %q is empty", id)
 	}
-	return nil
+	return checkNames(op, "id", id, "token", token)
 }
 
 // Ack marks the message acked and clears its lease, if it is ready and carries token. The lease
@@ -441,6 +454,9 @@ func (s *Store) AckByID(ctx context.Context, id string) error {
 	if id == "" {
 		return invalid(op, "id is empty")
 	}
+	if err := checkName(op, "id", id); err != nil {
+		return err
+	}
 	return s.updateRow(ctx, op, id, ErrNotFound, recordedOp{"ack_by_id", EventArgs{ID: id}, "not_found"}, func(now int64) (string, []any) {
 		return qAckByID, []any{named("id", id), named("now", now)}
 	})
@@ -454,6 +470,9 @@ func (s *Store) NackByID(ctx context.Context, id string, delay time.Duration) er
 	const op = "NackByID"
 	if id == "" {
 		return invalid(op, "id is empty")
+	}
+	if err := checkName(op, "id", id); err != nil {
+		return err
 	}
 	if err := checkDuration(op, "delay", delay); err != nil {
 		return err
@@ -602,6 +621,12 @@ func (s *Store) DeadLetter(ctx context.Context, id, reason string) error {
 	if reason == "" {
 		return invalid(op, "reason for %q is empty", id)
 	}
+	if err := checkName(op, "id", id); err != nil {
+		return err
+	}
+	if err := checkText(op, "reason", reason, MaxReasonBytes); err != nil {
+		return err
+	}
 	return s.write(ctx, op, func(ts *txState, now int64) error {
 		err := s.moveToDeadLetters(ctx, ts, op, id, reason, now)
 		if errors.Is(err, ErrNotFound) {
@@ -624,6 +649,9 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*Message, error) {
 	const op = "GetMessage"
 	if id == "" {
 		return nil, invalid(op, "id is empty")
+	}
+	if err := checkName(op, "id", id); err != nil {
+		return nil, err
 	}
 	var got *Message
 	err := s.read(ctx, op, func(q querier, _ int64) error {
@@ -652,6 +680,9 @@ func (s *Store) QueueDepth(ctx context.Context, mailbox string) (int64, error) {
 	if mailbox == "" {
 		return 0, invalid(op, "mailbox is empty")
 	}
+	if err := checkName(op, "mailbox", mailbox); err != nil {
+		return 0, err
+	}
 	var n int64
 	err := s.read(ctx, op, func(q querier, _ int64) error {
 		return s.dbErr(op+" "+mailbox, q.QueryRowContext(ctx, qQueueDepth, named("mailbox", mailbox)).Scan(&n))
@@ -668,6 +699,9 @@ func (s *Store) QueueDepth(ctx context.Context, mailbox string) (int64, error) {
 // Errors: ErrBusy, ErrClosed.
 func (s *Store) ListMessages(ctx context.Context, mailbox string) ([]Message, error) {
 	const op = "ListMessages"
+	if err := checkName(op, "mailbox", mailbox); err != nil {
+		return nil, err
+	}
 	var out []Message
 	err := s.read(ctx, op, func(q querier, _ int64) error {
 		rows, err := q.QueryContext(ctx, qListMessages, named("mailbox", mailbox))

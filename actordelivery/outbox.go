@@ -73,8 +73,9 @@ func scanOutbox(sc interface{ Scan(...any) error }) (*OutboxRow, error) {
 // Without a transaction in ctx it commits on its own. A duplicate id changes nothing and reports
 // duplicate.
 //
-// Errors: ErrInvalidArgument (empty ID or Target, MaxAttempts < 1, MaxDeliveryAttempts < 0,
-// read-only transaction), ErrBusy, ErrClosed.
+// Errors: ErrInvalidArgument (empty ID or Target, MaxAttempts < 1, MaxDeliveryAttempts < 0, an ID,
+// Target or Key beyond MaxNameBytes or not valid UTF-8 without NUL, a Payload beyond
+// Options.MaxPayloadBytes, read-only transaction), ErrBusy, ErrClosed.
 func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate bool, err error) {
 	const op = "OutboxEnqueue"
 	switch {
@@ -86,6 +87,12 @@ func (s *Store) OutboxEnqueue(ctx context.Context, m OutboxMessage) (duplicate b
 		return false, invalid(op, "max_attempts %d of row %q is below 1", m.MaxAttempts, m.ID)
 	case m.MaxDeliveryAttempts < 0:
 		return false, invalid(op, "max_delivery_attempts %d of row %q is negative", m.MaxDeliveryAttempts, m.ID)
+	}
+	if err := checkNames(op, "id", m.ID, "target", m.Target, "key", m.Key); err != nil {
+		return false, err
+	}
+	if err := s.checkPayload(op, "payload", m.Payload); err != nil {
+		return false, err
 	}
 	maxDelivery := m.MaxDeliveryAttempts
 	if maxDelivery == 0 {
@@ -220,6 +227,9 @@ func (s *Store) OutboxDeadLetter(ctx context.Context, id, token, reason string) 
 	}
 	if reason == "" {
 		return invalid(op, "reason of %q is empty", id)
+	}
+	if err := checkText(op, "reason", reason, MaxReasonBytes); err != nil {
+		return err
 	}
 	return s.updateRow(ctx, op, id, ErrClaimLost, recordedOp{"outbox_dead_letter", EventArgs{ID: id, Token: token, Reason: reason}, "claim_lost"}, func(now int64) (string, []any) {
 		return qOutboxDeadLetter, []any{named("id", id), named("token", token), named("reason", reason), named("now", now)}

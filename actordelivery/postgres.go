@@ -44,9 +44,10 @@ const (
 //
 // It needs PostgreSQL 13 or later.
 //
-// Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix or negative options; a wrapped
-// error naming host and port (never the password) when the server cannot be reached within
-// ConnectTimeout; a wrapped error naming both versions when the database's schema is newer than
+// Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix or negative options; when the
+// first connection fails, an error naming host, port and user (never the password) that wraps
+// ErrAuthFailed (the server refused the role or password), ErrNoDatabase (no such database) or
+// ErrUnreachable (no answer within ConnectTimeout); a wrapped error naming both versions when the database's schema is newer than
 // this build.
 func OpenPostgres(dsn string, opts Options) (*Store, error) {
 	const op = "OpenPostgres"
@@ -57,6 +58,9 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 		return nil, invalid(op, "MaxConns %d is negative", opts.MaxConns)
 	}
 	if err := checkPrefix(op, opts.TablePrefix); err != nil {
+		return nil, err
+	}
+	if _, err := payloadLimit(op, opts); err != nil {
 		return nil, err
 	}
 	if opts.ConnectTimeout == 0 {
@@ -86,8 +90,7 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 	cancel()
 	if err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("actordelivery: %s: cannot reach PostgreSQL at %s (user %q) within %v: %w",
-			op, where, cfg.User, opts.ConnectTimeout, err)
+		return nil, connectErr(op, where, cfg.User, cfg.Database, opts.ConnectTimeout, err)
 	}
 	s, err := openPostgres(db, cfg, where, opts)
 	if err != nil {
@@ -109,6 +112,9 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 		return nil, invalid(op, "pool is nil")
 	}
 	if err := checkPrefix(op, opts.TablePrefix); err != nil {
+		return nil, err
+	}
+	if _, err := payloadLimit(op, opts); err != nil {
 		return nil, err
 	}
 	if opts.ConnectTimeout <= 0 {
@@ -152,15 +158,20 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 }
 
 func openPostgres(db *sql.DB, cfg *pgx.ConnConfig, where string, opts Options) (*Store, error) {
+	maxPayload, err := payloadLimit("OpenPostgres", opts)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
-		path:  where,
-		id:    newToken(),
-		d:     &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
-		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: db, rdb: db, listenCfg: cfg,
+		maxPayload: maxPayload,
+		path:       where,
+		id:         newToken(),
+		d:          &dialect{backend: BackendPostgres, prefix: opts.TablePrefix, overrides: pgOverrides(), positional: true},
+		clock:      opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: db, rdb: db, listenCfg: cfg,
 	}
 	s.notify.init()
 	lockName := "actordelivery migrate " + opts.TablePrefix
-	err := s.migrate(func(ctx context.Context, tx querier) error {
+	err = s.migrate(func(ctx context.Context, tx querier) error {
 		_, err := tx.ExecContext(ctx, qMigrationLock, named("name", lockName))
 		return err
 	})
@@ -225,6 +236,25 @@ func parseReason(err error) string {
 		return "pgx cannot parse it"
 	}
 	return "pgx cannot parse it"
+}
+
+// connectErr names why a first connection to the server failed: the server refused the role or
+// its credentials (ErrAuthFailed), it has no such database (ErrNoDatabase), or it did not answer
+// (ErrUnreachable: no listener, no route, no answer within the timeout). The server's own error
+// stays in the chain.
+func connectErr(op, where, user, database string, timeout time.Duration, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "28P01" || pe.Code == "28000":
+			return fmt.Errorf("actordelivery: %s: PostgreSQL at %s refused user %q: %w: %w", op, where, user, ErrAuthFailed, err)
+		case pe.Code == "3D000":
+			return fmt.Errorf("actordelivery: %s: PostgreSQL at %s has no database %q: %w: %w", op, where, database, ErrNoDatabase, err)
+		}
+		return fmt.Errorf("actordelivery: %s: PostgreSQL at %s (user %q) refused the connection: %w", op, where, user, err)
+	}
+	return fmt.Errorf("actordelivery: %s: cannot reach PostgreSQL at %s (user %q) within %v: %w: %w",
+		op, where, user, timeout, ErrUnreachable, err)
 }
 
 // pgRetryable reports a PostgreSQL error that means "try again": serialization failure, deadlock,

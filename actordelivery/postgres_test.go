@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -506,5 +508,50 @@ SELECT 'old-' || lpad(g::text, 7, '0'), 'mb', '', 0, 3, 1, 0, 'acked', %[1]d, %[
 	t.Logf("index walk of a 100-row batch after 10,000 rows purged: %d pages from the oldest row, %d resumed", fromOldest, resumed)
 	if resumed > 10 || fromOldest < 4*resumed {
 		t.Errorf("index walk of a 100-row batch: %d buffers from the oldest row, %d resumed; want the resumed walk at most 10 and a quarter of the other", fromOldest, resumed)
+	}
+}
+
+// TestPostgresConnectErrors: a role the server refuses, a database it does not have and a port
+// nobody listens on are three named errors, not one "cannot reach". Against the throwaway
+// server; the closed port is a loopback port just released by a listener of this test.
+func TestPostgresConnectErrors(t *testing.T) {
+	dsn := pgDSN(t)
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	for _, tc := range []struct {
+		name, dsn string
+		want      error
+		says      string
+	}{
+		{"wrong role", withDSNParam(dsn, "user", "no_such_role_41"), ErrAuthFailed, `refused user "no_such_role_41"`},
+		{"missing database", withDSNParam(dsn, "dbname", "no_such_db_41"), ErrNoDatabase, `has no database "no_such_db_41"`},
+		{"closed port", fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", cfg.User, closed, cfg.Database), ErrUnreachable, fmt.Sprintf("cannot reach PostgreSQL at 127.0.0.1:%d", closed)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := OpenPostgres(tc.dsn, Options{ConnectTimeout: 10 * time.Second})
+			if s != nil {
+				_ = s.Close()
+				t.Fatal("OpenPostgres succeeded")
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			for _, other := range []error{ErrAuthFailed, ErrNoDatabase, ErrUnreachable} {
+				if other != tc.want && errors.Is(err, other) {
+					t.Errorf("error %v also wraps %v", err, other)
+				}
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %q does not say %q", err, tc.says)
+			}
+		})
 	}
 }

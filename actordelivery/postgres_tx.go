@@ -234,6 +234,9 @@ func (s *Store) enqueueAlone(ctx context.Context, m NewMessage) (duplicate bool,
 	if err := s.checkOpen(op); err != nil {
 		return false, err
 	}
+	if err := s.outsideTx(op); err != nil {
+		return false, err
+	}
 	t := topic{mailbox: m.Mailbox}
 	err = s.retryOwn(ctx, op, func() error {
 		ins, insArgs := s.d.bind(qEnqueue, enqueueParams(m, s.nowMillis()))

@@ -232,7 +232,7 @@ func (p *Publisher) Deliver(ctx context.Context, row OutboxRow) (DeliveryResult,
 
 // undeliverable dead-letters a row that Check refused with cerr.
 func (p *Publisher) undeliverable(ctx context.Context, row OutboxRow, cerr error) (DeliveryResult, error) {
-	reason := cerr.Error()
+	reason := reasonText(cerr.Error())
 	if reason == "" {
 		reason = ReasonUndeliverable
 	}

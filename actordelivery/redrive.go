@@ -51,6 +51,12 @@ func (s *Store) Redrive(ctx context.Context, id, reason string) error {
 	if reason == "" {
 		return invalid(op, "reason for %q is empty", id)
 	}
+	if err := checkName(op, "id", id); err != nil {
+		return err
+	}
+	if err := checkText(op, "reason", reason, MaxReasonBytes); err != nil {
+		return err
+	}
 	return s.write(ctx, op, func(ts *txState, now int64) error {
 		args := EventArgs{ID: id, Reason: reason}
 		found := false
@@ -95,6 +101,9 @@ func (s *Store) Redrive(ctx context.Context, id, reason string) error {
 // Errors: ErrBusy, ErrClosed.
 func (s *Store) ListRedrives(ctx context.Context, id string) ([]Redrive, error) {
 	const op = "ListRedrives"
+	if err := checkName(op, "id", id); err != nil {
+		return nil, err
+	}
 	var out []Redrive
 	err := s.read(ctx, op, func(q querier, _ int64) error {
 		rows, err := q.QueryContext(ctx, qListRedrives, named("id", id))

@@ -56,7 +56,11 @@ type Options struct {
 	// complete and without a gap, for CommitLog to read. Read events are not written there (they
 	// commit nothing). See docs/observed.md, "Processes killed at random".
 	CommitLog bool
-	_         struct{}
+	// MaxPayloadBytes bounds a message's or outbox row's payload and a checkpoint's state, in
+	// bytes; a larger one is refused with ErrInvalidArgument before any SQL. Zero means
+	// DefaultMaxPayloadBytes (1 MiB); negative, or above MaxPayloadLimit (64 MiB), is an error.
+	MaxPayloadBytes int
+	_               struct{}
 }
 
 // Stats are counters since Open.
@@ -78,9 +82,10 @@ type Stats struct {
 // DEFERRED transactions: under WAL they read a snapshot and never take the writer lock. This is why
 // Peek can be polled by idle consumers without slowing writers.
 //
-// Consequence of the single writer connection: inside an ExecTx callback, store calls must use the
-// context the callback received; a call with an outer context would wait for the connection the
-// callback itself holds.
+// Inside an ExecTx callback, store calls must use the context the callback received. A call with
+// an outer context on the callback's goroutine fails with ErrOutsideTransaction (see ExecTx): it
+// would otherwise commit outside the transaction, or, on SQLite, wait for the writer connection
+// the callback itself holds.
 type Store struct {
 	path  string // the SQLite file, or the PostgreSQL server as host:port/database
 	id    string // PostgreSQL: tells this store's notifications from other stores'
@@ -102,6 +107,11 @@ type Store struct {
 
 	commits   atomic.Uint64
 	rollbacks atomic.Uint64
+	// maxPayload is Options.MaxPayloadBytes, defaulted (validate.go).
+	maxPayload int
+
+	// cbs are the goroutines running one of this store's ExecTx callbacks (boundary.go).
+	cbs callbacks
 
 	notify notifier
 
@@ -147,6 +157,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := checkPrefix("Open", opts.TablePrefix); err != nil {
 		return nil, err
 	}
+	maxPayload, err := payloadLimit("Open", opts)
+	if err != nil {
+		return nil, err
+	}
 	if opts.BusyTimeout == 0 {
 		opts.BusyTimeout = defaultBusyTimeout
 	}
@@ -176,7 +190,7 @@ func Open(path string, opts Options) (*Store, error) {
 	wdb.SetConnMaxIdleTime(0)
 
 	s := &Store{path: path, d: &dialect{backend: BackendSQLite, prefix: opts.TablePrefix},
-		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: wdb}
+		clock: opts.Clock, log: opts.Logger, metrics: metricsOrNop(opts.Metrics), wdb: wdb, maxPayload: maxPayload}
 	s.notify.init()
 	if err := s.checkPragmas(syncMode); err != nil {
 		_ = wdb.Close()
@@ -294,7 +308,7 @@ func (s *Store) migrate(lock func(ctx context.Context, tx querier) error) error 
 			return nil
 		}
 	}
-	return s.ExecTx(ctx, false, func(ctx context.Context) error {
+	return s.execTx(ctx, "migrate", false, false, func(ctx context.Context) error {
 		tx := s.txFrom(ctx).tx
 		if lock != nil {
 			if err := lock(ctx, tx); err != nil {
@@ -474,17 +488,37 @@ func (s *Store) txFrom(ctx context.Context) *txState {
 // ErrInvalidArgument. A read-write transaction takes the writer lock when it begins.
 //
 // fn must not use the context from another goroutine, nor keep it after returning.
+//
+// The boundary: while fn runs, every store call it makes must carry the context fn received (or
+// one derived from it). A store call of this store made on fn's goroutine with a context that does
+// not carry the transaction (typically the outer ctx) fails with ErrOutsideTransaction before any
+// SQL: it writes nothing, and it does not wait for the writer connection the transaction holds.
+// The same holds in a Handler's Effects. The check keys on the goroutine, since fn runs on the
+// caller's goroutine: another goroutine using the same outer context meanwhile is an ordinary
+// concurrent caller and is served. It costs one atomic load per call while no callback runs, and
+// reading the goroutine's id (about a microsecond) while one does (docs/semantics.md, "The
+// transaction boundary").
 func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.Context) error) error {
+	return s.execTx(ctx, "ExecTx", readOnly, true, fn)
+}
+
+// execTx is ExecTx for op. guard registers fn's goroutine as running a callback (boundary.go):
+// ExecTx does, the store's own transactions (write, a recording store's reads) do not, since their
+// work never calls the store with another context.
+func (s *Store) execTx(ctx context.Context, op string, readOnly, guard bool, fn func(ctx context.Context) error) error {
 	if fn == nil {
-		return fmt.Errorf("actordelivery: ExecTx: %w: fn is nil", ErrInvalidArgument)
+		return fmt.Errorf("actordelivery: %s: %w: fn is nil", op, ErrInvalidArgument)
 	}
 	if ts := s.txFrom(ctx); ts != nil {
 		if !readOnly && ts.readOnly {
-			return fmt.Errorf("actordelivery: ExecTx: %w: read-write transaction nested in a read-only one", ErrInvalidArgument)
+			return fmt.Errorf("actordelivery: %s: %w: read-write transaction nested in a read-only one", op, ErrInvalidArgument)
 		}
 		return fn(ctx)
 	}
-	if err := s.checkOpen("ExecTx"); err != nil {
+	if err := s.checkOpen(op); err != nil {
+		return err
+	}
+	if err := s.outsideTx(op); err != nil {
 		return err
 	}
 	db := s.wdb
@@ -526,7 +560,15 @@ func (s *Store) ExecTx(ctx context.Context, readOnly bool, fn func(ctx context.C
 			return err
 		}
 	}
-	err = fn(context.WithValue(ctx, txKey{}, ts))
+	if guard {
+		leave := s.cbs.enter()
+		err = func() error {
+			defer leave()
+			return fn(context.WithValue(ctx, txKey{}, ts))
+		}()
+	} else {
+		err = fn(context.WithValue(ctx, txKey{}, ts))
+	}
 	ts.ended.Store(true)
 	if err != nil {
 		return err
@@ -595,8 +637,11 @@ func (s *Store) write(ctx context.Context, op string, fn func(ts *txState, now i
 	if err := s.checkOpen(op); err != nil {
 		return err
 	}
+	if err := s.outsideTx(op); err != nil {
+		return err
+	}
 	return s.retryOwn(ctx, op, func() error {
-		return s.ExecTx(ctx, false, func(ctx context.Context) error {
+		return s.execTx(ctx, op, false, false, func(ctx context.Context) error {
 			ts := s.txFrom(ctx)
 			return fn(ts, ts.nowMillis())
 		})
@@ -636,6 +681,9 @@ func (s *Store) readOn(ctx context.Context, op string, pool *sql.DB, fn func(q q
 	if ts := s.txFrom(ctx); ts != nil {
 		return fn(ts.tx, ts.nowMillis())
 	}
+	if err := s.outsideTx(op); err != nil {
+		return err
+	}
 	return fn(boundQuerier{q: pool, d: s.d}, s.nowMillis())
 }
 
@@ -650,6 +698,9 @@ func (s *Store) readOn(ctx context.Context, op string, pool *sql.DB, fn func(q q
 // takes the commit lock in ExecTx), with no transaction of this store in ctx.
 func (s *Store) autocommitOne(ctx context.Context, op, query string, args []any) (bool, error) {
 	if err := s.checkOpen(op); err != nil {
+		return false, err
+	}
+	if err := s.outsideTx(op); err != nil {
 		return false, err
 	}
 	start := time.Now()

@@ -5,11 +5,13 @@ import (
 
 	"github.com/pconform/pconform/analysis/rawattempts"
 	"github.com/pconform/pconform/analysis/sqlparams"
+	"github.com/pconform/pconform/analysis/txboundary"
 	"github.com/pconform/pconform/analysis/txerr"
 	"github.com/pconform/pconform/analysis/unfencedack"
 )
 
-// Analyzers returns pconform's analyzers: txerr, rawattempts, unfencedack and sqlparams. The slice is new
+// Analyzers returns pconform's analyzers: txerr, rawattempts, unfencedack, sqlparams and
+// txboundary. The slice is new
 // on each call; the analyzers are shared.
 func Analyzers() []*analysis.Analyzer {
 	return []*analysis.Analyzer{
@@ -17,5 +19,6 @@ func Analyzers() []*analysis.Analyzer {
 		rawattempts.Analyzer,
 		unfencedack.Analyzer,
 		sqlparams.Analyzer,
+		txboundary.Analyzer,
 	}
 }

@@ -21,7 +21,7 @@ func TestAnalyzersValid(t *testing.T) {
 			t.Errorf("analyzer %s has no URL to its documentation", a.Name)
 		}
 	}
-	want := []string{"txerr", "rawattempts", "unfencedack", "sqlparams"}
+	want := []string{"txerr", "rawattempts", "unfencedack", "sqlparams", "txboundary"}
 	if !slices.Equal(names, want) {
 		t.Errorf("suite analyzers = %v, want %v", names, want)
 	}
