@@ -1,8 +1,6 @@
 package models
 
 import (
-	"fmt"
-
 	"github.com/pconform/pconform/traces"
 )
 
@@ -11,11 +9,10 @@ import (
 // steps costs time linear in n, where n calls of Step cost time quadratic in n. Use Step to
 // explore (keep a state, branch from it); use a Machine to run one long trace.
 //
-// After a step fails (an error wrapping [ErrMalformed]) the state may be half-changed: the
-// Machine refuses every later step with that same error.
+// A step that fails (an error wrapping [ErrMalformed]) changes nothing: the Machine goes on from
+// the state before it, so a checker that reports a malformed step can check the steps after it.
 type Machine struct {
-	s   State
-	err error
+	s State
 }
 
 // NewMachine returns a machine starting from a copy of s.
@@ -23,15 +20,11 @@ func NewMachine(s State) *Machine { return &Machine{s: s.clone()} }
 
 // Step applies one step, as [Step] does, and returns the result a caller would observe.
 func (m *Machine) Step(op traces.Op, at int64, a traces.Args) (traces.Result, error) {
-	if m.err != nil {
-		return traces.Result{}, fmt.Errorf("models: the machine stopped at an earlier step: %w", m.err)
-	}
 	if err := check(&m.s, op, at, &a); err != nil {
-		return traces.Result{}, err // nothing changed yet: the machine may go on
+		return traces.Result{}, err
 	}
 	r, err := m.s.apply(op, at, &a)
 	if err != nil {
-		m.err = err
 		return traces.Result{}, err
 	}
 	return r, nil

@@ -50,24 +50,54 @@ func TestMachineMatchesStep(t *testing.T) {
 	}
 }
 
-func TestMachineStopsAfterAFailedStep(t *testing.T) {
-	m := NewMachine(Init(Config{}))
-	if _, err := m.Step(traces.OpEnqueue, 5, traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 1}); err != nil {
-		t.Fatal(err)
+// TestMalformedStepChangesNothing runs every malformed transition the model refuses inside a
+// step (not in its argument check) on a machine, and checks that the state after it equals the
+// state before, clock and stop marks included, and that the machine goes on.
+func TestMalformedStepChangesNothing(t *testing.T) {
+	enq := traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 3}
+	fetch := func(w int) traces.Args {
+		return traces.Args{Worker: w, Mailbox: "a", LeaseFor: 30, Profile: traces.ProfileLeased}
 	}
-	// Time going backwards is refused before anything changes: the machine goes on.
-	if _, err := m.Step(traces.OpAck, 1, traces.Args{ID: "m1", Token: 1}); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("a step back in time: got %v, want ErrMalformed", err)
+	type step struct {
+		op traces.Op
+		a  traces.Args
 	}
-	if _, err := m.Step(traces.OpPeek, 6, traces.Args{Mailbox: "a"}); err != nil {
-		t.Fatalf("the machine stopped after a refused check: %v", err)
-	}
-	// A split delivery of an outbox row that does not exist fails inside the transition: the machine stops.
-	_, err := m.Step(traces.OpPublisherDeliver, 7, traces.Args{Publisher: 1, ID: "nope", Token: 1, Profile: traces.ProfileSplit, Fault: traces.FaultNone})
-	if !errors.Is(err, ErrMalformed) {
-		t.Fatalf("delivering a missing outbox row: got %v, want ErrMalformed", err)
-	}
-	if _, err2 := m.Step(traces.OpPeek, 8, traces.Args{Mailbox: "a"}); !errors.Is(err2, ErrMalformed) {
-		t.Errorf("after a failed transition the machine went on: %v", err2)
+	for _, tc := range []struct {
+		name  string
+		setup []step
+		bad   step
+	}{
+		{"fetch while holding a fetch", []step{{traces.OpEnqueue, enq}, {traces.OpConsumerFetch, fetch(1)}},
+			step{traces.OpConsumerFetch, fetch(1)}},
+		{"handle of another mailbox", []step{{traces.OpEnqueue, enq}, {traces.OpConsumerFetch, fetch(1)}},
+			step{traces.OpConsumerHandle, traces.Args{Worker: 1, Mailbox: "b", Outcome: traces.OutcomeOK, Profile: traces.ProfileLeased}}},
+		{"first handle after a stop, on the other path", []step{{traces.OpEnqueue, enq}, {traces.OpConsumerFetch, fetch(1)}, {traces.OpWorkerStop, traces.Args{Worker: 1}}},
+			step{traces.OpConsumerHandle, traces.Args{Worker: 1, Mailbox: "a", Outcome: traces.OutcomeOK, Profile: traces.ProfileLeaseless}}},
+		{"fetch after a drain", []step{{traces.OpWorkerStop, traces.Args{Worker: 1}}, {traces.OpWorkerDrain, traces.Args{Worker: 1, Outcome: traces.OutcomeDrained}}},
+			step{traces.OpConsumerFetch, fetch(1)}},
+		{"drain without a stop", nil, step{traces.OpWorkerDrain, traces.Args{Worker: 1, Outcome: traces.OutcomeDrained}}},
+		{"split delivery of a row never enqueued", nil,
+			step{traces.OpPublisherDeliver, traces.Args{Publisher: 1, ID: "nope", Token: 1, Profile: traces.ProfileSplit, Fault: traces.FaultNone}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMachine(Init(Config{}))
+			at := int64(1)
+			for _, s := range tc.setup {
+				if _, err := m.Step(s.op, at, s.a); err != nil {
+					t.Fatalf("setup %s: %v", s.op, err)
+				}
+				at++
+			}
+			before := m.State()
+			if _, err := m.Step(tc.bad.op, at+5, tc.bad.a); !errors.Is(err, ErrMalformed) {
+				t.Fatalf("%s: got %v, want ErrMalformed", tc.bad.op, err)
+			}
+			if after := m.State(); !Equal(before, after) || after.Now() != before.Now() {
+				t.Fatalf("the malformed %s changed the state:\nbefore %s\nafter  %s", tc.bad.op, DescribeState(before), DescribeState(after))
+			}
+			if _, err := m.Step(traces.OpPeek, at+6, traces.Args{Mailbox: "a"}); err != nil {
+				t.Fatalf("the machine stopped after a malformed step: %v", err)
+			}
+		})
 	}
 }

@@ -49,10 +49,25 @@ func check(s *State, op traces.Op, at int64, a *traces.Args) error {
 	return validate(op, a)
 }
 
-// apply runs one checked step on n in place. On an error n may be half-changed; Step throws
-// such a copy away, and a [Machine] stops.
+// apply runs one checked step on n in place. A malformed step changes nothing: every error is
+// found before the step's first change but two, the clock and the worker's stop mark, which are
+// put back (TestMalformedStepChangesNothing holds this).
 func (n *State) apply(op traces.Op, at int64, a *traces.Args) (traces.Result, error) {
+	prevNow := n.now
+	prevStop, hadStop := n.stops[a.Worker]
 	n.now = at
+	r, err := n.applyAt(op, at, a)
+	if err != nil {
+		n.now = prevNow
+		if hadStop {
+			n.stops[a.Worker] = prevStop
+		}
+	}
+	return r, err
+}
+
+// applyAt is apply's step, with n.now already at.
+func (n *State) applyAt(op traces.Op, at int64, a *traces.Args) (traces.Result, error) {
 	var r traces.Result
 	var err error
 	switch op {

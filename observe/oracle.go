@@ -15,7 +15,8 @@ import (
 // Finding is an oracle's verdict that the observed history breaks the model: where, and in the
 // oracle's own words.
 type Finding struct {
-	// Oracle is "model" (the Go reference model) or "p" (the P spec monitors).
+	// Oracle is "model" (the Go reference model), "p" (the P spec monitors) or "log" (a
+	// malformed event that Check, going on past findings, left out).
 	Oracle string
 	// Step is the index of the first step the oracle refuses (for an event log, the event's
 	// position in commit order, from 0), -1 when it names no step.

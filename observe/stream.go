@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pconform/pconform/models"
@@ -47,7 +48,9 @@ type CheckOptions struct {
 	Variant string
 	// Checkers are checked beside the model, in order.
 	Checkers []Checker
-	// KeepGoing goes on past a finding; otherwise Check stops at the first one.
+	// KeepGoing goes on past a finding, and past a malformed event (one Observe refuses with
+	// ErrBadLog), which it reports as a finding of the "log" oracle and leaves out; otherwise
+	// Check stops at the first finding and returns a malformed event's error.
 	KeepGoing bool
 	// OnFinding is called with each finding as it is found; an error stops the check.
 	OnFinding func(*Finding) error
@@ -67,7 +70,7 @@ type Summary struct {
 	// dead letters and outbox rows.
 	LiveRows int
 	// Stopped is set when the check stopped before the end of the log: at a finding (without
-	// KeepGoing), or because the model could not take a step.
+	// KeepGoing), or because the model failed (never for a step it refuses as malformed).
 	Stopped bool
 }
 
@@ -111,12 +114,24 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 			return done(err)
 		}
 		f, err := o.Observe(ev)
+		malformed := false
 		if err != nil {
-			return done(err)
+			if !opts.KeepGoing || !errors.Is(err, ErrBadLog) {
+				return done(err)
+			}
+			// Going on past a finding goes on past a malformed event too: it is reported
+			// with its line and left out, the model and the checkers never see it.
+			f, malformed = o.skip(ev, err), true
 		}
 		sum.Events++
 		if !ev.Read {
 			sum.Writes++
+		}
+		if malformed {
+			if err := report(f); err != nil {
+				return done(err)
+			}
+			continue
 		}
 		if f != nil {
 			if err := report(f); err != nil {
@@ -234,10 +249,11 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	keys := o.keys(ev, &got)
 	pe := o.hist.add(pos, ev, keys)
 	if err != nil {
-		o.stopped = true
 		if errors.Is(err, models.ErrMalformed) {
+			// The model refused the step and changed nothing: it goes on from the state before it.
 			return o.finding(pe, fmt.Sprintf("the model cannot take the observed step: %v", err)), nil
 		}
+		o.stopped = true
 		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
 	}
 	want := &st.Result // checked above, its tokens still numbered within the step
@@ -250,6 +266,15 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 		o.prune()
 	}
 	return nil, nil
+}
+
+// skip passes over ev, an event Observe refused as malformed (err), and returns the finding that
+// reports it: the event keeps its position in commit order, nothing else changes.
+func (o *ModelOracle) skip(ev *Event, err error) *Finding {
+	pos := o.pos
+	o.pos++
+	return &Finding{Oracle: "log", Step: pos, Seq: ev.Seq, Line: ev.Line,
+		Message: fmt.Sprintf("malformed event, left out of the check: %s", strings.TrimPrefix(err.Error(), ErrBadLog.Error()+": "))}
 }
 
 // validate checks ev against the trace format's rules for one step, its tokens numbered within

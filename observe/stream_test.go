@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -110,6 +111,40 @@ func TestCheckKeepGoing(t *testing.T) {
 	lines := int64(bytes.Count(log, []byte("\n")))
 	if !sum.Stopped && sum.Events != lines {
 		t.Fatalf("kept going but checked %d events of %d", sum.Events, lines)
+	}
+}
+
+// TestCheckKeepGoingPastMalformed: with KeepGoing a malformed event (one the trace format
+// refuses, and one the model cannot take) is a finding with its line, left out, and the check goes
+// on to find the disagreement after it; without KeepGoing the first is an error and the check ends.
+func TestCheckKeepGoingPastMalformed(t *testing.T) {
+	log := ev(1, false, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`) +
+		ev(2, false, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":0,"token":"T1"}}`) + // attempts 0: not a result of lease
+		ev(3, false, 1, "consumer_handle", `{"worker":1,"mailbox":"b","outcome":"ok","profile":"leased"}`, `{"action":"idle"}`) + // fine: worker 1 holds nothing
+		ev(4, false, 1, "consumer_fetch", `{"worker":2,"mailbox":"a","lease_for":5000000000,"profile":"leased"}`, `{"message":{"id":"m1","attempts":1,"token":"T2"}}`) +
+		ev(5, false, 2, "consumer_handle", `{"worker":2,"mailbox":"b","outcome":"ok","profile":"leased"}`, `{"action":"acked"}`) + // the model cannot take it: worker 2 fetched from a
+		ev(6, false, 3, "ack", `{"id":"m1","token":"T2"}`, `{}`) +
+		ev(7, false, 4, "ack", `{"id":"m1","token":"T2"}`, `{}`) // acked twice: lease_lost
+	if _, _, err := streamCheck([]byte(log), observe.CheckOptions{}); !errors.Is(err, observe.ErrBadLog) || !strings.Contains(err.Error(), "line 2 (seq 2, lease)") {
+		t.Fatalf("without KeepGoing: got %v, want ErrBadLog naming line 2", err)
+	}
+	var found []*observe.Finding
+	sum, _, err := streamCheck([]byte(log), observe.CheckOptions{KeepGoing: true,
+		OnFinding: func(f *observe.Finding) error { found = append(found, f); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		got = append(got, fmt.Sprintf("%s@line%d", f.Oracle, f.Line))
+	}
+	want := []string{"log@line2", "model@line5", "model@line7"}
+	if !slices.Equal(got, want) || sum.Stopped || sum.Events != 7 || sum.Findings != 3 {
+		t.Fatalf("findings %v (summary %+v), want %v, none stopping the check, 7 events", got, sum, want)
+	}
+	if !strings.Contains(found[0].Message, "result.message.attempts") || !strings.Contains(found[1].Message, "cannot take the observed step") ||
+		!strings.Contains(found[2].Message, "lease_lost") {
+		t.Fatalf("messages: %s | %s | %s", found[0], found[1], found[2])
 	}
 }
 

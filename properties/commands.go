@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,7 +67,11 @@ func (c *cmd) PostCondition(st commands.State, r commands.Result) *gopter.PropRe
 	if f == nil {
 		return &gopter.PropResult{Status: gopter.PropTrue}
 	}
-	o.s.fail(f)
+	if !o.s.fail(f) {
+		// A shrinking candidate that fails without the first failure's harm is no smaller
+		// version of it: to gopter's shrinker it passes (its later steps are skipped).
+		return &gopter.PropResult{Status: gopter.PropTrue}
+	}
 	return &gopter.PropResult{Status: gopter.PropFalse, Labels: []string{f.String()}}
 }
 
@@ -138,6 +143,29 @@ func (f *Failure) Violates() string {
 		}
 	}
 	return strings.Join(append(inv, cmp...), "; ")
+}
+
+// harm is the invariants f breaks: the checks that say what went wrong for a user, apart from the
+// comparisons with the model (result, state, target).
+func (f *Failure) harm() []Check {
+	var out []Check
+	for _, c := range f.Checks {
+		if c != CheckResult && c != CheckState && c != CheckTarget {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// keepsHarm reports whether f breaks every invariant in harm: a shrunk failure must show the harm
+// of the failure it was shrunk from, not just some divergence from the model.
+func (f *Failure) keepsHarm(harm []Check) bool {
+	for _, c := range harm {
+		if !slices.Contains(f.Checks, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // Failure is what a failing sequence broke: the first step at which a check failed.

@@ -44,7 +44,11 @@
 //   - Shrinking. gopter's command shrinker first, then an own pass: drop random subsets with a
 //     falling rate, drop single steps, replace publisher deliveries by direct enqueues where the
 //     outbox is beside the point, rename ids, mailboxes and workers in order of first use, shift
-//     time to 0 and close gaps, simplify argument values. The result is first a trace of the
+//     time to 0 and close gaps, simplify argument values. Both shrinkers keep the harm: a
+//     candidate counts only when it breaks every invariant the first failure broke, or, for a
+//     variant whose catalogue row names its harm (internal/variants, Harm: split-write's
+//     no-loss), that invariant, which the search itself requires too; an earlier divergence
+//     without the harm is passed over. The result is first a trace of the
 //     model's results, which the correct store must match and the hunted variant must not. For
 //     a broken variant Hunt then records the variant's own run of it (replay.Record) and writes
 //     that, in the convention of docs/trace-format.md: origin kind "property" with the seed, the

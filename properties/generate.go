@@ -57,6 +57,9 @@ type setup struct {
 	mix               Mix
 	// avoid are the known issues whose steps are illegal in this setup.
 	avoid []KnownIssue
+	// harm is the invariant the hunt must see broken (variantHarm), "" for none. The situations
+	// that lead to it weigh more (see "Situations"); without one, nothing changes.
+	harm Check
 }
 
 func newSetup(mix Mix, avoid []KnownIssue) *setup {
@@ -187,6 +190,9 @@ func (v *view) applicable(op traces.Op) int {
 	case traces.OpPublisherDeliver:
 		if len(v.snap.Outbox) == 0 {
 			return 0
+		}
+		if v.w.set.harm == CheckNoLoss && slices.ContainsFunc(v.snap.Outbox, func(o traces.OutboxRow) bool { return o.Token != 0 && o.State == traces.StatePending }) {
+			return 2 * weight
 		}
 	case traces.OpRedrive:
 		// Mostly a dead letter, above all one a worker still holds; a redrive of anything else is
@@ -346,8 +352,15 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.ID, c.tok = v.delivery(r, c.serial)
 		a.Publisher = pick(r, []int{1, 2})
 		a.Profile = pick(r, []string{traces.ProfileFold, traces.ProfileSplit})
-		a.Fault = pick(r, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween,
-			traces.FaultUndeliverable})
+		faults := []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable}
+		switch {
+		case v.w.set.harm != CheckNoLoss:
+		case v.underClaim(a.ID, c.tok):
+			faults = append(faults, traces.FaultCommitFails) // see "Situations"
+		default:
+			faults = append(faults, traces.FaultNone, traces.FaultNone)
+		}
+		a.Fault = pick(r, faults)
 		a.RetryDelay = pick(r, []int64{0, 0, 1})
 	case traces.OpConsumerFetch:
 		wk := pick(r, v.idle())
@@ -549,6 +562,14 @@ func (v *view) tokenRef(r *rand.Rand, claim bool, self int) (int, string) {
 	return serial, pick(r, v.w.set.ids)
 }
 
+// underClaim reports whether outbox row id is pending under the claim tok names: a delivery of
+// it is one its publisher may complete.
+func (v *view) underClaim(id string, tok int) bool {
+	return slices.ContainsFunc(v.snap.Outbox, func(o traces.OutboxRow) bool {
+		return o.ID == id && o.Token != 0 && o.State == traces.StatePending && v.w.symbol(o.Token) == tok
+	})
+}
+
 // delivery draws the outbox row a publisher delivers and its claim token: mostly a claimed
 // pending row under its current claim, else any row under the newest claim that covered it, or a
 // token never issued for a row never claimed.
@@ -636,6 +657,11 @@ func (v *view) nextTime(r *rand.Rand) int64 {
 //   - a leaseless holder whose message is still ready with the attempts its fetch saw:
 //     nack_by_id weighs five times as much and mostly names it, and handles half, so the handle
 //     must count an attempt its fetch did not see;
+//   - in a hunt whose harm is no-loss (split-write's), a pending outbox row under a claim:
+//     deliveries weigh twice as much. A delivery of such a row under its own claim (one the
+//     publisher may complete) has its enqueue's commit fail twice as often, and one under a
+//     stale or forged claim less often, since a completion after a failed commit is where a
+//     publisher loses a message; other hunts draw as before;
 //   - something final to purge: purges weigh three times as much; a retired id (purged, its
 //     dedup horizon still running): enqueues weigh twice as much and mostly name it.
 //

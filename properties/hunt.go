@@ -85,8 +85,10 @@ type HuntResult struct {
 	ShrinkRuns          int
 	// OriginalSteps is the length of the first failing sequence, up to its failing step.
 	OriginalSteps int
-	// Failure is what the shrunk sequence breaks on the hunted target.
-	Failure *Failure
+	// Original is what the first failing sequence broke; Failure is what the shrunk sequence
+	// breaks on the hunted target. Failure breaks every invariant of Original (for a variant
+	// with a catalogued harm, that invariant, which both break).
+	Original, Failure *Failure
 	// Shrunk is the shrunk sequence as a trace. For a finding in a broken variant it records the
 	// variant's own results, with expect naming the variant, the step at which the correct store
 	// refuses the bug and the property it violates (docs/trace-format.md, "What a trace claims").
@@ -216,7 +218,9 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 	if !cfg.IncludeKnownIssues {
 		avoid = KnownIssues()
 	}
-	h := &hunter{ctx: ctx, cfg: cfg, set: newSetup(cfg.Mix, avoid), log: cfg.Logger, searching: true}
+	set := newSetup(cfg.Mix, avoid)
+	set.harm = variantHarm[cfg.Variant]
+	h := &hunter{ctx: ctx, cfg: cfg, set: set, log: cfg.Logger, searching: true}
 
 	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
 	params.MinSuccessfulTests = cfg.Sequences
@@ -245,6 +249,7 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 	}
 	res.Found = true
 	res.OriginalSteps = h.first.failure.Step + 1
+	res.Original = h.first.failure
 
 	best := h.last
 	if cfg.ShrinkRuns > 0 {
@@ -377,6 +382,18 @@ func (h *hunter) countCommand() {
 	}
 }
 
+// keepsHarm reports whether f counts as a failure of this hunt. For a variant whose catalogue row
+// names its harm (variantHarm), f must break that invariant, while searching and while shrinking:
+// an earlier divergence without it is passed over. For any other target f must break every
+// invariant the hunt's first failure broke (any f does, before one was found). So every
+// shrinking step, gopter's and the own pass's, keeps the harm of what was found.
+func (h *hunter) keepsHarm(f *Failure) bool {
+	if c, ok := variantHarm[h.cfg.Variant]; ok {
+		return f.keepsHarm([]Check{c})
+	}
+	return h.first == nil || f.keepsHarm(h.first.failure.harm())
+}
+
 func (h *hunter) recordFailure(cmds []*cmd, f *Failure) {
 	run := &failedRun{cmds: cmds, failure: f}
 	if h.searching {
@@ -485,9 +502,14 @@ func (h *hunter) claimBug(res *HuntResult) error {
 		defer t.Close()
 		return fn(t)
 	}
+	// The recording is judged as the variant's from the start: a broken variant's protocol steps
+	// may end in ways the correct store's never do (a split delivery whose commit failed, reported
+	// delivered), which the trace format allows only in a trace that names its variant.
+	claimed := *res.Shrunk
+	claimed.Expect = traces.Expect{Variant: h.cfg.Variant, DivergesAt: -1, Violates: res.Failure.Violates()}
 	var rec *traces.Trace
 	err := withTarget(h.cfg.Variant, func(t replay.Target) (err error) {
-		rec, err = replay.Record(h.ctx, res.Shrunk, t)
+		rec, err = replay.Record(h.ctx, &claimed, t)
 		return err
 	})
 	if err != nil {

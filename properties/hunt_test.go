@@ -12,6 +12,7 @@ import (
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/report"
 	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/tracefmt"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -360,6 +361,83 @@ func TestHuntWritesTrace(t *testing.T) {
 		fmt.Sprintf("the results of variant split-write; the correct store refuses them at step #%d", e.DivergesAt)} {
 		if !strings.Contains(report.String(), want) {
 			t.Errorf("the report does not mention %q:\n%s", want, report.String())
+		}
+	}
+}
+
+// TestHuntKeepsTheHarm: the split-write hunt at seed 1 (-seed moves it) shrinks keeping the harm
+// its catalogue row names, no-loss: the first failing sequence and the shrunk one both break it,
+// and the witness shows it: an outbox row completed in the final state while no mailbox and no
+// dead letter holds its message. Before the harm was kept, this hunt shrank to a delivery of a
+// row that was never claimed (claim_lost against commit_failed), which loses nothing.
+func TestHuntKeepsTheHarm(t *testing.T) {
+	seed := baseSeed(t)
+	res, err := Hunt(context.Background(), HuntConfig{Variant: targets.SplitWrite, Seed: seed})
+	if err != nil || !res.Found {
+		t.Fatalf("found=%v, %v\nrerun: %s", res.Found, err, rerunHunt(targets.SplitWrite, seed))
+	}
+	harm := variantHarm[targets.SplitWrite]
+	if harm != CheckNoLoss {
+		t.Fatalf("the catalogue names %q as split-write's harm, want %q", harm, CheckNoLoss)
+	}
+	for name, f := range map[string]*Failure{"first failure": res.Original, "shrunk failure": res.Failure} {
+		if f == nil || !slices.Contains(f.Checks, harm) {
+			t.Fatalf("the %s %s does not break %s\nrerun: %s", name, f, harm, rerunHunt(targets.SplitWrite, seed))
+		}
+	}
+	if !strings.Contains(res.Shrunk.Expect.Violates, CheckNoLoss.Statement()) {
+		t.Errorf("expect.violates %q does not name no-loss", res.Shrunk.Expect.Violates)
+	}
+	final := res.Shrunk.Final
+	if final == nil {
+		t.Fatal("the witness has no final state")
+	}
+	lost := ""
+	for _, o := range final.Outbox {
+		if o.State != "completed" {
+			continue
+		}
+		held := slices.ContainsFunc(final.Messages, func(m traces.MessageRow) bool { return m.ID == o.ID }) ||
+			slices.ContainsFunc(final.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == o.ID })
+		if !held {
+			lost = o.ID
+		}
+	}
+	if lost == "" {
+		t.Fatalf("the witness shows no completed outbox row whose message is missing:\n%s", strings.Join(tracefmt.History(res.Shrunk), "\n"))
+	}
+	t.Logf("witness (%d steps, from %d): row %s completed, its message in no mailbox\n%s", res.ShrunkSteps, res.OriginalSteps, lost,
+		strings.Join(tracefmt.History(res.Shrunk), "\n"))
+}
+
+// TestHarmKept: a shrinking candidate keeps a failure's harm only when it breaks every invariant
+// the failure broke; the comparisons with the model (result, state) are no harm.
+func TestHarmKept(t *testing.T) {
+	first := &Failure{Checks: []Check{CheckResult, CheckNoLoss, CheckState}}
+	harm := first.harm()
+	if !slices.Equal(harm, []Check{CheckNoLoss}) {
+		t.Fatalf("harm of %v: %v", first.Checks, harm)
+	}
+	for _, tc := range []struct {
+		checks []Check
+		keeps  bool
+	}{
+		{[]Check{CheckResult}, false},
+		{[]Check{CheckResult, CheckState}, false},
+		{[]Check{CheckNoLoss}, true},
+		{[]Check{CheckResult, CheckExactlyOnce, CheckNoLoss}, true},
+	} {
+		if got := (&Failure{Checks: tc.checks}).keepsHarm(harm); got != tc.keeps {
+			t.Errorf("%v keeps %v: %v, want %v", tc.checks, harm, got, tc.keeps)
+		}
+	}
+	if !(&Failure{Checks: []Check{CheckResult}}).keepsHarm((&Failure{Checks: []Check{CheckResult}}).harm()) {
+		t.Error("a divergence with no harm is kept by any failure")
+	}
+	// Every harm the catalogue names is a check, of a variant the properties hunt.
+	for v, c := range variantHarm {
+		if !slices.Contains(allChecks(), c) || !slices.Contains(HuntedVariants(), v) {
+			t.Errorf("variant %s: harm %q is not a check of a hunted variant (checks %v)", v, c, allChecks())
 		}
 	}
 }

@@ -41,6 +41,18 @@ var notHunted = func() map[string]string {
 	return out
 }()
 
+// variantHarm is the invariant each broken variant's hunt must show broken (the Harm column of
+// internal/variants); a variant without one is absent.
+var variantHarm = func() map[string]Check {
+	out := map[string]Check{}
+	for _, r := range variants.All() {
+		if r.Harm != "" {
+			out[r.Name] = Check(r.Harm)
+		}
+	}
+	return out
+}()
+
 // HuntedVariants lists the broken variants the property tests hunt and must find: every name in
 // targets.BrokenVariants but those in notHunted.
 func HuntedVariants() []string {

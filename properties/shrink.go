@@ -78,7 +78,7 @@ func (p *shrinkPass) try(cand []*cmd) bool {
 		return false
 	}
 	p.budget--
-	if f == nil {
+	if f == nil || !p.h.keepsHarm(f) {
 		return false
 	}
 	p.best = &failedRun{cmds: ran[:f.Step+1], failure: f}

@@ -71,11 +71,17 @@ func (s *sut) close() {
 
 func (s *sut) stopped() bool { return s.h.ctx.Err() != nil }
 
-func (s *sut) fail(f *Failure) {
+// fail ends the sequence at f and reports whether f counts as a failure: once the hunt has found
+// one, a failure counts only when it keeps that first failure's harm (Failure.keepsHarm).
+func (s *sut) fail(f *Failure) bool {
 	s.failure = f
+	if !s.h.keepsHarm(f) {
+		return false
+	}
 	if s.record {
 		s.h.recordFailure(slices.Clone(s.ran), f)
 	}
+	return true
 }
 
 // run runs one command: the step, then a snapshot and the invariants.

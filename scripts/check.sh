@@ -278,6 +278,8 @@ stage_lint() {
     go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; return 1; }
     cached bootstrap_test "$(inputs_key -- scripts/bootstrap.sh scripts/bootstrap_test.sh scripts/env.sh)" \
       bash scripts/bootstrap_test.sh || return 1
+    cached env_test "$(inputs_key -- scripts/env.sh scripts/env_test.sh docs/service.md go.mod go.sum)" \
+      bash scripts/env_test.sh || return 1
     cached pmodels_test "$(inputs_key -- scripts/pmodels.sh scripts/pmodels_test.sh scripts/env.sh bridge go.mod go.sum)" \
       bash scripts/pmodels_test.sh || return 1
   fi

@@ -34,7 +34,14 @@ export CGO_ENABLED=1
 export DOTNET_ROLL_FORWARD=Major
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
-case ":$PATH:" in
-  *":$PCONFORM_TOOLS/go/bin:"*) ;;
-  *) PATH="$PCONFORM_ROOT/scripts/bin:$PCONFORM_TOOLS/bin:$PCONFORM_TOOLS/go/bin:$PCONFORM_TOOLS/p:$PATH"; export PATH ;;
-esac
+# Each directory is put in front unless PATH has it already, so sourcing twice adds nothing, and
+# a PATH that already holds one of them (a shell that put .tools/go/bin there itself) still gets
+# the others: scripts/bin, where pconform is, first. Listed last to first.
+for pconform_env_dir in "$PCONFORM_TOOLS/p" "$PCONFORM_TOOLS/go/bin" "$PCONFORM_TOOLS/bin" "$PCONFORM_ROOT/scripts/bin"; do
+  case ":$PATH:" in
+    *":$pconform_env_dir:"*) ;;
+    *) PATH="$pconform_env_dir:$PATH" ;;
+  esac
+done
+unset pconform_env_dir
+export PATH

@@ -199,5 +199,16 @@ pm; rc=$?
 wait
 expect "a second run waits for the lock" 0 0 0 'holds out/gate/lock'
 
+# The README's step 4 checks one test case by name: it must name a test the models declare, and
+# the one-test form runs only that test's checker run.
+readme_tc=$(sed -n 's|^ *scripts/pmodels.sh \(tc[A-Za-z0-9]*\)$|\1|p' README.md)
+if [ -z "$readme_tc" ] || ! grep -rqE "^test $readme_tc[[:space:][]" models/p --include='*.p'; then
+  echo "FAIL the README's 'scripts/pmodels.sh TEST' names no test of models/p: '$readme_tc'"; failed=1
+else
+  echo "ok   the README's one-test command names $readme_tc, a declared test"
+fi
+pm tcThingCounterexample; rc=$?
+expect "one test case by name checks that test alone" 0 0 0 'PASS: 1 tests, 0 checker runs, 1 reused'
+
 [ $failed = 0 ] && echo "pmodels_test: PASS" || echo "pmodels_test: FAIL"
 exit $failed

@@ -231,7 +231,8 @@ its liveness monitors are not judged, and the verdict says so (see docs/observed
 A finding names its event's position in commit order, its line and its sequence number, and
 writes a trace of the events that matter (the rows involved, back to their creation) into
 --findings, which 'pconform explain' and 'pconform replay' take. Checking stops at the first
-finding unless --keep-going. --follow FILE tails a growing log and reports a finding as soon as
+finding unless --keep-going, which also reports a malformed event (one the trace format or the
+model refuses) as a finding with its line, leaves it out and checks on. --follow FILE tails a growing log and reports a finding as soon as
 its event arrives; a truncated or rotated file is said and read again from its new start.
 
 Progress goes to stderr: a live line on a terminal (events/s, position, ETA), plain lines every
@@ -460,8 +461,10 @@ func (lc *logCheck) summary(sum observe.Summary, first *observe.Finding, took ti
 	rate := float64(sum.Events) / max(took.Seconds(), 1e-9)
 	what := "the model agrees with every event"
 	switch {
-	case first != nil && sum.Stopped:
+	case first != nil && sum.Stopped && !lc.keepGoing:
 		what = fmt.Sprintf("%d finding(s), stopped at the first (--keep-going goes on)", sum.Findings)
+	case sum.Stopped:
+		what = fmt.Sprintf("%d finding(s), stopped where the model could take no further step", sum.Findings)
 	case first != nil:
 		what = fmt.Sprintf("%d finding(s)", sum.Findings)
 	}

@@ -67,6 +67,44 @@ func TestCheckLog(t *testing.T) {
 	}
 }
 
+// TestCheckKeepGoing: check --keep-going reports a malformed event as a finding with its line
+// and checks on to the end, and its summary does not claim to have stopped; without the flag the
+// malformed event is exit 3, naming its line, and the first finding ends the check, as said.
+func TestCheckKeepGoing(t *testing.T) {
+	// Line 2 is a lease whose result no lease gives (attempts 0); a double ack (line 5) follows.
+	log := logLine(1, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`) +
+		logLine(2, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":0,"token":"T0"}}`) +
+		logLine(3, 1, "lease", `{"mailbox":"a","lease_for":5000000000}`, `{"message":{"id":"m1","attempts":1,"token":"T1"}}`) +
+		logLine(4, 2, "ack", `{"id":"m1","token":"T1"}`, `{}`) +
+		logLine(5, 3, "ack", `{"id":"m1","token":"T1"}`, `{}`)
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"check", path}, &out, &errOut); code != exitCannotRun || !strings.Contains(errOut.String(), "line 2 (seq 2, lease)") {
+		t.Fatalf("check without --keep-going exited %d, want %d naming line 2:\n%s%s\nlog:\n%s", code, exitCannotRun, out.String(), errOut.String(), log)
+	}
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"check", "--keep-going", "--findings", t.TempDir(), path}, &out, &errOut)
+	if code != exitFinding {
+		t.Fatalf("check --keep-going exited %d, want %d:\n%s%s", code, exitFinding, out.String(), errOut.String())
+	}
+	for _, want := range []string{
+		"FINDING log oracle: event 1 (line 2, seq 2): malformed event, left out of the check: line 2 (seq 2, lease): result.message.attempts",
+		"FINDING model oracle: event 4 (line 5, seq 5)", "lease_lost",
+		"5 events (5 writes) checked", "2 finding(s)\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("check --keep-going printed no %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "stopped") {
+		t.Fatalf("check --keep-going went to the end but says it stopped:\n%s", out.String())
+	}
+}
+
 // TestCheckCounterexamples: every counterexample of the corpus is, to the model oracle, what it
 // claims: the correct store refuses it at the step it names (exit 0).
 func TestCheckCounterexamples(t *testing.T) {

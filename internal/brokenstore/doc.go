@@ -11,5 +11,10 @@
 // internal, no user of the module can reach it. The SQL is copied in both dialects (OpenEligibility on SQLite, OpenEligibilityPostgres on
 // PostgreSQL, the latter with the store's row locking), so every variant exists on both backends.
 //
+// Enqueuer (wake.go) enqueues as an application does, inside a transaction held open or rolled
+// back; with NotifyFirst it is the wake-outside-tx variant, whose wake-up NOTIFY leaves on a pool
+// connection before the transaction commits. It is no replay target: TestWakeOutsideTxIsFound
+// records a two-store history on PostgreSQL with it and checks that the log checker refuses it.
+//
 // The package never decides what a trace step means: replay maps steps to these functions.
 package brokenstore

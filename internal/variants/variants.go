@@ -53,6 +53,12 @@ type Row struct {
 	// SQL is the name of the actordelivery statement constant the variant copies with one rule
 	// changed ("" when the variant replaces Go code, not a statement).
 	SQL string
+	// Harm is the invariant (a properties check: "no-loss", "no-strand", ...) whose breach is the
+	// harm the variant's bug does to a user. A hunt of the variant counts only failures that
+	// break it, and shrinks keeping it, so its witness shows the harm and not just an earlier
+	// divergence from the model. "" keeps, while shrinking, whatever invariant the hunt's first
+	// failure broke.
+	Harm string
 	// HuntShows says, in Markdown, what the committed hunt of this variant
 	// (traces/hunted/hunt-<name>-seed1.json) shows, and HuntRefused where the correct store
 	// refuses it; both "" when the variant is not hunted. They make the table of
@@ -94,10 +100,10 @@ func All() []Row {
 		{Name: EligibilityCopy, Kind: Control, Part: "Rules",
 			Doc: "the store running the variants' copy of its eligibility SQL, rules unchanged (a control)"},
 		{Name: SplitWrite, Kind: Broken, Part: "DeliverSplitWrite", PTestCase: "tcOutboxSplitWriteCounterexample",
-			GoFunc:      "actordelivery.(*Publisher).deliverSplit",
+			GoFunc: "actordelivery.(*Publisher).deliverSplit", Harm: "no-loss",
 			Doc:         "a split delivery that drops the enqueue's commit error",
-			HuntShows:   "An outbox row that was never claimed is delivered on the split path and the enqueue's commit fails. The variant ignores the failed commit and goes on to complete the row; only the (never issued) claim token stops it (`claim_lost`). The correct publisher stops at the failed commit (`commit_failed`). With a live claim the same steps complete a row whose message never arrived — the shrinker keeps the shortest form.",
-			HuntRefused: "step #1: the variant records `claim_lost`, the store answers `commit_failed`"},
+			HuntShows:   "An outbox row is claimed and delivered on the split path, and the enqueue's commit fails. The variant drops the error and completes the row: the row is `completed`, its message is in no mailbox and not among the dead letters (`no-loss`). The correct publisher stops at the failed commit (`commit_failed`) and leaves the row pending for redelivery. The hunt keeps this harm while it shrinks (the catalogue's `Harm`).",
+			HuntRefused: "step #2: the variant records `delivered`, the store answers `commit_failed`"},
 		{Name: RawAttempts, Kind: Broken, Part: "HandleRawAttempts", PTestCase: "tcLeaselessRawAttemptsCounterexample",
 			GoFunc:      "actordelivery.(*Consumer).failed",
 			Doc:         "a leaseless consumer that hands the retry decision the raw stored attempt count",

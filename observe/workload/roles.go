@@ -183,6 +183,28 @@ func (e *enqueuer) message(rng *rand.Rand) error {
 		Delay: time.Duration(rng.IntN(3)) * time.Second, Payload: []byte("x")}
 	if m.Mailbox == wakeMailbox {
 		m.Delay = 0 // a delayed message's wake comes before it is eligible, and the waiter does not poll
+		// As an application does: one enqueue in six inside a transaction held open a moment
+		// after it, one in six inside one that then rolls back. A wake sent outside its
+		// transaction shows in either: the waiter records a wake before its message's commit,
+		// or for a message never committed.
+		var hold time.Duration
+		switch rng.IntN(6) {
+		case 0:
+			hold = max(r.cfg.Tick/4, time.Millisecond)
+		case 1:
+			err := brokenstore.Enqueuer{Store: r.st}.Enqueue(r.ctx, m, time.Millisecond, true)
+			if errors.Is(err, brokenstore.ErrRolledBack) {
+				return nil
+			}
+			return err
+		}
+		if hold > 0 {
+			err := brokenstore.Enqueuer{Store: r.st}.Enqueue(r.ctx, m, hold, false)
+			if err == nil {
+				atomic.AddInt64(&r.stats.Enqueued, 1)
+			}
+			return err
+		}
 	}
 	_, err := r.st.Enqueue(r.ctx, m)
 	if err == nil {
