@@ -27,6 +27,7 @@ func (n *State) markProcessed(consumer, id string, at, ttl int64) (duplicate boo
 		return true
 	}
 	n.processed[k] = at + ttl
+	n.aging.processed.push(processedEntry{k, at + ttl}, processedFirst)
 	return false
 }
 

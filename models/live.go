@@ -19,8 +19,8 @@ import "github.com/pconform/pconform/traces"
 // the purge's dedup horizon for them has passed (strictly before the current time). Until then a
 // publisher's stale delivery of one is claim_lost; after, the model knows the id no more and
 // refuses such a delivery as malformed, as for an id it never held. So a streaming checker
-// reports a stale delivery that comes later than the horizon. It returns how many entries remain, for the caller to space its calls by (a
-// call costs time linear in them).
+// reports a stale delivery that comes later than the horizon. It returns how many entries remain. A call costs time in the entries it
+// drops (the aging index gives them oldest first), not in those that remain.
 func (m *Machine) Forget() int {
 	now := m.s.now
 	for mailbox, ids := range m.s.effects {
@@ -30,21 +30,13 @@ func (m *Machine) Forget() int {
 		m.s.effectsForgotten[mailbox] += len(ids)
 		delete(m.s.effects, mailbox)
 	}
-	for k, exp := range m.s.processed {
-		if exp <= now {
-			delete(m.s.processed, k)
-		}
-	}
-	for id, until := range m.s.retired {
-		if until <= now {
-			delete(m.s.retired, id)
-		}
-	}
-	for id, until := range m.s.purgedOutbox {
-		if until < now {
-			delete(m.s.purgedOutbox, id)
-		}
-	}
+	// The aging index gives the entries whose time has come, oldest first.
+	m.s.dropExpiredProcessed(now)
+	takeAged(&m.s.aging.retired, now, -1, m.s.retiredUntil, func(e agedEntry) { delete(m.s.retired, e.id) })
+	takeAged(&m.s.aging.purged, now-1, -1, func(e agedEntry) bool {
+		until, ok := m.s.purgedOutbox[e.id]
+		return ok && until == e.at
+	}, func(e agedEntry) { delete(m.s.purgedOutbox, e.id) })
 	return len(m.s.processed) + len(m.s.retired) + len(m.s.purgedOutbox)
 }
 

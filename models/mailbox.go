@@ -108,6 +108,7 @@ func (s *State) settle(m message) {
 	}
 	m.acked = true
 	m.ackedAt = s.now
+	s.aging.acked.push(agedEntry{m.id, m.ackedAt}, agedFirst)
 	clearLease(&m)
 	s.messages[m.id] = m
 	s.dropReady(m)
@@ -191,6 +192,7 @@ func (s *State) deadLetter(id, reason string) bool {
 	s.dropReady(m)
 	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now,
 		key: m.key, priority: m.priority, maxAttempts: m.maxAttempts, payload: m.payload}
+	s.aging.dead.push(agedEntry{id, s.now}, agedFirst)
 	return true
 }
 

@@ -30,13 +30,15 @@ func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, max
 	return false, false
 }
 
-// putOutbox writes the outbox row o and keeps the pending set in step with it.
+// putOutbox writes the outbox row o and keeps the pending set and the aging index in step with
+// it.
 func (s *State) putOutbox(o outboxRow) {
 	s.outbox[o.id] = o
 	if o.pending() {
 		s.pending[o.id] = struct{}{}
 	} else {
 		delete(s.pending, o.id)
+		s.aging.final.push(agedEntry{o.id, o.finalAt}, agedFirst)
 	}
 }
 

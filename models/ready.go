@@ -116,7 +116,12 @@ func (s *State) dropReady(m message) {
 	delete(s.idx.cand, m.id)
 	if m.key != "" {
 		q := s.queue(m.mailbox)
-		ids := slices.DeleteFunc(q.byKey[m.key], func(x string) bool { return x == m.id })
+		// The key's rows are in seq order and the one leaving is most often its head: look
+		// for it from the front and stop there, rather than compare every row of the key.
+		ids := q.byKey[m.key]
+		if i := slices.Index(ids, m.id); i >= 0 {
+			ids = slices.Delete(ids, i, i+1)
+		}
 		if len(ids) == 0 {
 			delete(q.byKey, m.key)
 		} else {

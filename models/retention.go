@@ -1,11 +1,5 @@
 package models
 
-import (
-	"cmp"
-	"maps"
-	"slices"
-)
-
 // purge is docs/semantics.md's purge(older_than, horizon, limit) at now: up to limit acked
 // messages, up to limit dead letters and up to limit final outbox rows (completed or
 // dead-lettered) that became final at or
@@ -13,65 +7,64 @@ import (
 // message or dead letter is retired until its final time + horizon (not at all if that is not
 // after now); then up to limit retired ids whose horizon has passed are forgotten. It returns how many
 // rows it removed.
+//
+// The rows come from the aging index, oldest first, so a purge costs time in the rows it removes
+// and the stale entries it passes, not in the rows the state holds.
 func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 	cutoff := now - olderThan
-	type aged struct {
-		id    string
-		final int64
-	}
-	oldest := func(rows []aged) []aged {
-		slices.SortFunc(rows, func(a, b aged) int { return cmp.Or(cmp.Compare(a.final, b.final), cmp.Compare(a.id, b.id)) })
-		return rows[:min(len(rows), limit)]
-	}
-	var acked, dead, final []aged
-	for id, m := range s.messages {
-		if m.acked && m.ackedAt <= cutoff {
-			acked = append(acked, aged{id, m.ackedAt})
+	retire := func(e agedEntry) {
+		if until := e.at + horizon; until > now {
+			s.retired[e.id] = until
+			s.aging.retired.push(agedEntry{e.id, until}, agedFirst)
 		}
 	}
-	for id, d := range s.dead {
-		if d.deadAt <= cutoff {
-			dead = append(dead, aged{id, d.deadAt})
-		}
-	}
-	for id, o := range s.outbox {
-		if !o.pending() && o.finalAt <= cutoff {
-			final = append(final, aged{id, o.finalAt})
-		}
-	}
-	retire := func(r aged) {
-		if until := r.final + horizon; until > now {
-			s.retired[r.id] = until
-		}
-	}
-	acked, dead, final = oldest(acked), oldest(dead), oldest(final)
-	for _, r := range acked {
-		delete(s.messages, r.id) // an acked row is in no mailbox's order
-		retire(r)
-	}
-	for _, r := range dead {
-		delete(s.dead, r.id)
-		retire(r)
-	}
-	for _, r := range final {
-		delete(s.outbox, r.id)
-		s.purgedOutbox[r.id] = max(r.final+horizon, now)
-	}
+	n := takeAged(&s.aging.acked, cutoff, limit, func(e agedEntry) bool {
+		m, ok := s.messages[e.id]
+		return ok && m.acked && m.ackedAt == e.at
+	}, func(e agedEntry) {
+		delete(s.messages, e.id) // an acked row is in no mailbox's order
+		retire(e)
+	})
+	n += takeAged(&s.aging.dead, cutoff, limit, func(e agedEntry) bool {
+		d, ok := s.dead[e.id]
+		return ok && d.deadAt == e.at
+	}, func(e agedEntry) {
+		delete(s.dead, e.id)
+		retire(e)
+	})
+	n += takeAged(&s.aging.final, cutoff, limit, func(e agedEntry) bool {
+		o, ok := s.outbox[e.id]
+		return ok && !o.pending() && o.finalAt == e.at
+	}, func(e agedEntry) {
+		delete(s.outbox, e.id)
+		until := max(e.at+horizon, now)
+		s.purgedOutbox[e.id] = until
+		s.aging.purged.push(agedEntry{e.id, until}, agedFirst)
+	})
 	// Then the forgetting, among the retired ids whose horizon has passed (the ones retired just
 	// now have not).
-	var expired []aged
-	for id, until := range s.retired {
-		if until <= now {
-			expired = append(expired, aged{id, until})
-		}
-	}
-	for _, r := range oldest(expired) {
-		delete(s.retired, r.id)
-	}
+	takeAged(&s.aging.retired, now, limit, s.retiredUntil, func(e agedEntry) { delete(s.retired, e.id) })
 	// Under processed_expiry "until_cleanup" the purge is the cleanup of the expired
 	// processed-message records (they are not counted).
 	if s.cfg.Profile.ProcessedUntilCleanup {
-		maps.DeleteFunc(s.processed, func(_ processedKey, expires int64) bool { return expires <= now })
+		s.dropExpiredProcessed(now)
 	}
-	return len(acked) + len(dead) + len(final)
+	return n
+}
+
+// retiredUntil reports whether e is the id's current retirement.
+func (s *State) retiredUntil(e agedEntry) bool {
+	until, ok := s.retired[e.id]
+	return ok && until == e.at
+}
+
+// dropExpiredProcessed removes the processed-message records that expired at or before now.
+func (s *State) dropExpiredProcessed(now int64) {
+	h := &s.aging.processed
+	for h.len() > 0 && h.top().at <= now {
+		e := h.pop(processedFirst)
+		if exp, ok := s.processed[e.key]; ok && exp == e.at {
+			delete(s.processed, e.key)
+		}
+	}
 }

@@ -27,6 +27,10 @@ type State struct {
 	// Equal does not compare it. Acked rows are neither delivered nor block a key, so they are
 	// not in it, and a step's cost is logarithmic in the mailbox's backlog.
 	idx readyIndex
+	// aging indexes what leaves the state at a time: the purge candidates, the retired and
+	// purged ids, the processed-message records (see aging). Derived, like idx; Equal does not
+	// compare it.
+	aging aging
 	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
 	dead map[string]deadLetter
 	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
@@ -182,6 +186,7 @@ func (s State) clone() State {
 	n.cfg = s.cfg.filled()
 	n.messages = cloneMap(s.messages)
 	n.idx = s.idx.clone()
+	n.aging = s.aging.clone()
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
 	n.pending = cloneMap(s.pending)

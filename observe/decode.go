@@ -71,6 +71,7 @@ func (d *Decoder) Next() (*Event, error) {
 // the event: a caller that reads a long log reuses its events.
 func (d *Decoder) Decode(ev *Event) error {
 	for {
+		start := d.Bytes - int64(len(d.partial))
 		raw, complete, err := d.readLine()
 		if err != nil {
 			return err
@@ -89,7 +90,7 @@ func (d *Decoder) Decode(ev *Event) error {
 			}
 			return fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
 		}
-		ev.Line = d.line
+		ev.Line, ev.Offset = d.line, start
 		if ev.Op == opIncarnation {
 			if err := d.inc.open(ev); err != nil {
 				return fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)

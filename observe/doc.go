@@ -8,7 +8,9 @@
 // events in commit order within a reorder window) and steps a ModelOracle through it, handing each
 // event also to a list of Checkers, the seam for rules checked event by event beside the model.
 // It keeps only live state (the model's rows, the token bindings rows still carry, each live row's
-// events for a finding's window), so memory follows the live rows, not the log. A Follower tails
+// events for a finding's window), so memory follows the live rows, not the log. Given the log
+// file (CheckOptions.Log), it keeps those events as their positions in it and reads them again
+// when a finding needs its window. A Follower tails
 // a growing log for Check. ReadLog and CheckModel are the whole-history forms, for traces.
 //
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens

@@ -18,6 +18,9 @@ var ErrBadLog = errors.New("observe: bad event log")
 type Event struct {
 	actordelivery.Event
 	Line int
+	// Offset is the byte offset of the line's start in the log a Decoder read it from (since its
+	// last Reset): where CheckOptions.Log reads the event again.
+	Offset int64
 }
 
 // Log is an event log read in commit order.

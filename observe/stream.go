@@ -1,10 +1,12 @@
 package observe
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +59,12 @@ type CheckOptions struct {
 	// Progress, when set, is called every ProgressEvery events (0: 65,536) and once at the end.
 	Progress      func(Summary)
 	ProgressEvery int
-	_             struct{}
+	// Log, when set, is the log the source's events were decoded from (their Offset is in it:
+	// a Decoder's, not one Reset since). The oracle then keeps each live row's events as their
+	// positions in it and reads them again for a finding's window, instead of holding the
+	// events: memory then follows the live rows, at a few dozen bytes per event of theirs.
+	Log io.ReaderAt
+	_   struct{}
 }
 
 // Summary counts what a check did.
@@ -82,6 +89,7 @@ type Summary struct {
 // finding, never an error.
 func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 	o := NewModelOracle(opts.Variant)
+	o.hist.log = opts.Log
 	every := int64(opts.ProgressEvery)
 	if every <= 0 {
 		every = 1 << 16
@@ -103,6 +111,7 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 		if opts.Progress != nil {
 			opts.Progress(sum)
 		}
+		runtime.KeepAlive(o) // its state is what the final Progress call may measure
 		return sum, first, err
 	}
 	for {
@@ -251,7 +260,7 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if err != nil {
 		if errors.Is(err, models.ErrMalformed) {
 			// The model refused the step and changed nothing: it goes on from the state before it.
-			return o.finding(pe, fmt.Sprintf("the model cannot take the observed step: %v", err)), nil
+			return o.finding(pe, ev, fmt.Sprintf("the model cannot take the observed step: %v", err)), nil
 		}
 		o.stopped = true
 		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
@@ -259,7 +268,7 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	want := &st.Result // checked above, its tokens still numbered within the step
 	o.bind.observed(ev, want, &got)
 	if !sameResult(want, &got) {
-		return o.finding(pe, fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
+		return o.finding(pe, ev, fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
 			models.DescribeOp(op, st.Args), showTicks(at), show(*want), show(got))), nil
 	}
 	if o.pos >= o.forgetAt {
@@ -359,20 +368,20 @@ func (o *ModelOracle) keys(ev *Event, got *traces.Result) []string {
 // actorKey prefixes a checkpoint's actor among the history keys, apart from row ids.
 const actorKey = "\x00actor:"
 
-// finding makes the finding at pe with its window: the events of the rows it touches back to
+// finding makes the finding at pe (ev, the event it is at) with its window: the events of the rows it touches back to
 // their creation, closed under the rows those events touch. Replaying the window on the model
 // must refuse its last step; where it refuses an earlier one instead (a row the window left out
 // decided that step in the full history), the rows of that step's model result join the window
 // and it is tried again, a few times.
-func (o *ModelOracle) finding(pe *posEvent, msg string) *Finding {
-	ev := pe.ev
+func (o *ModelOracle) finding(pe *posEvent, ev *Event, msg string) *Finding {
 	f := &Finding{Oracle: "model", Step: pe.pos, Seq: ev.Seq, Line: ev.Line, Message: msg}
 	keys := slices.Clone(pe.keys)
 	for range windowRepairs {
 		window := o.hist.window(keys, pe, nil)
-		events := make([]Event, len(window))
-		for i, w := range window {
-			events[i] = w.ev
+		events, err := o.hist.events(window)
+		if err != nil {
+			f.Window, f.WindowErr = nil, err
+			return f
 		}
 		t, err := Convert(&Log{Events: events}, Options{Name: fmt.Sprintf("finding-line%d", ev.Line), Variant: o.variant,
 			Command: fmt.Sprintf("the window of the model oracle's finding at line %d (seq %d)", ev.Line, ev.Seq)})
@@ -541,23 +550,39 @@ func sameResult(a, b *traces.Result) bool {
 type histories struct {
 	// byKey holds each key's events in commit order, behind a pointer so that adding one
 	// costs one map lookup.
-	byKey map[string]*[]*posEvent
+	byKey map[string]*keyEvents
 	// slab holds posEvents allocated and not yet used; free those no history holds any more
 	// (refs 0), and freeLists the lists of keys forgotten, emptied: both are reused, so a long
 	// log costs no allocation per event here once the live state has reached its size.
 	slab      []posEvent
 	free      []*posEvent
-	freeLists []*[]*posEvent
+	freeLists []*keyEvents
 	// last is the event added last, freed at the next add when no history holds it.
 	last *posEvent
+	// log, when set, holds the events: the histories keep their positions only (reread).
+	log io.ReaderAt
 }
 
-// posEvent is an event kept in the histories: its position in commit order and the keys it
-// touched.
+// keyEvents is one key's history: the key (the one copy of its string the histories keep, which
+// the map and its events share) and its events in commit order.
+type keyEvents struct {
+	key    string
+	events []*posEvent
+}
+
+// posEvent is an event kept in the histories: its position in commit order, the event or
+// where to read it again, and the keys it touched.
 type posEvent struct {
-	pos  int
-	ev   Event
-	keys []string
+	pos int
+	// ev is the event, or nil when the histories read events again from their log: it is then
+	// the line at byte off, numbered line.
+	ev   *Event
+	off  int64
+	line int
+	// worker and publisher are the event's numbers as the Decoder gave them (renumbered apart per
+	// incarnation, see incarnations): the line read again carries the recorded ones.
+	worker, publisher int32
+	keys              []string
 	// keyBuf holds keys when they are few (most events touch one to three rows).
 	keyBuf [3]string
 	// refs is the number of key histories that hold the event.
@@ -572,7 +597,7 @@ const (
 	maxWindowEvents = 20_000
 )
 
-func newHistories() histories { return histories{byKey: map[string]*[]*posEvent{}} }
+func newHistories() histories { return histories{byKey: map[string]*keyEvents{}} }
 
 // histSlab is how many posEvents histories allocates at once. A slab lives while a history
 // holds one of its events, so a small one keeps little memory alive per live row.
@@ -595,29 +620,37 @@ func (h *histories) add(pos int, ev *Event, keys []string) *posEvent {
 		h.slab = h.slab[1:]
 	}
 	h.last = pe
-	pe.pos, pe.ev, pe.refs = pos, *ev, len(keys)
-	if len(keys) <= len(pe.keyBuf) {
-		pe.keys = pe.keyBuf[:copy(pe.keyBuf[:], keys)]
-	} else {
-		pe.keys = slices.Clone(keys)
+	pe.pos, pe.refs, pe.off, pe.line = pos, len(keys), ev.Offset, ev.Line
+	pe.worker, pe.publisher = int32(ev.Args.Worker), int32(ev.Args.Publisher)
+	if h.log == nil {
+		if pe.ev == nil {
+			pe.ev = new(Event)
+		}
+		*pe.ev = *ev
 	}
-	keys = pe.keys
-	for _, k := range keys {
+	if len(keys) <= len(pe.keyBuf) {
+		pe.keys = pe.keyBuf[:len(keys)]
+	} else {
+		pe.keys = make([]string, len(keys))
+	}
+	for i, k := range keys {
 		l := h.byKey[k]
 		if l == nil {
 			if n := len(h.freeLists); n > 0 {
 				l, h.freeLists = h.freeLists[n-1], h.freeLists[:n-1]
 			} else {
-				l = new([]*posEvent)
+				l = new(keyEvents)
 			}
-			h.byKey[k] = l
+			l.key = strings.Clone(k)
+			h.byKey[l.key] = l
 		}
-		if len(*l) >= maxKeyEvents {
-			cut := (*l)[1 : len(*l)-maxKeyEvents/2]
+		pe.keys[i] = l.key // one copy of the key's string, the map's
+		if len(l.events) >= maxKeyEvents {
+			cut := l.events[1 : len(l.events)-maxKeyEvents/2]
 			h.drop(cut)
-			*l = append((*l)[:1], (*l)[len(*l)-maxKeyEvents/2:]...)
+			l.events = append(l.events[:1], l.events[len(l.events)-maxKeyEvents/2:]...)
 		}
-		*l = append(*l, pe)
+		l.events = append(l.events, pe)
 	}
 	return pe
 }
@@ -651,7 +684,7 @@ func (h *histories) window(keys []string, last *posEvent, more map[*posEvent]boo
 		if l == nil {
 			continue
 		}
-		for _, pe := range *l {
+		for _, pe := range l.events {
 			if pe.pos > last.pos || in[pe] {
 				continue
 			}
@@ -664,19 +697,66 @@ func (h *histories) window(keys []string, last *posEvent, more map[*posEvent]boo
 	return all
 }
 
+// events are the events of window, read again from the log where the histories keep positions
+// only.
+func (h *histories) events(window []*posEvent) ([]Event, error) {
+	events := make([]Event, len(window))
+	var buf []byte
+	p := newLineParser()
+	for i, pe := range window {
+		if pe.ev != nil {
+			events[i] = *pe.ev
+			continue
+		}
+		var err error
+		if buf, err = readLineAt(h.log, pe.off, buf); err != nil {
+			return nil, fmt.Errorf("observe: reading line %d of the log again for a finding's window: %w", pe.line, err)
+		}
+		if err := p.event(buf, &events[i]); err != nil {
+			return nil, fmt.Errorf("%w: line %d, read again for a finding's window at byte %d, is not the event it was: %v", ErrBadLog, pe.line, pe.off, err)
+		}
+		events[i].Line, events[i].Offset = pe.line, pe.off
+		a := &events[i].Args
+		a.Worker, a.Publisher, a.Incarnation = int(pe.worker), int(pe.publisher), ""
+	}
+	return events, nil
+}
+
+// readLineAt reads the line that starts at byte off of r (without its newline) into buf's
+// storage, reading more until it has the newline or the end of r, at most MaxLineBytes.
+func readLineAt(r io.ReaderAt, off int64, buf []byte) ([]byte, error) {
+	size := max(cap(buf), 4096)
+	for {
+		buf = slices.Grow(buf[:0], size)[:size]
+		n, err := r.ReadAt(buf, off)
+		if k := bytes.IndexByte(buf[:n], '\n'); k >= 0 {
+			return buf[:k], nil
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf[:n], nil // the last line, without a newline
+		case err != nil:
+			return nil, err
+		case size >= MaxLineBytes:
+			return nil, fmt.Errorf("%w: the line at byte %d is longer than %d bytes", ErrBadLog, off, MaxLineBytes)
+		}
+		size *= 2
+	}
+}
+
 // prune forgets the histories of rows m no longer keeps; it returns how many events it kept.
 func (h *histories) prune(m *models.Machine) int {
 	n := 0
 	for k, l := range h.byKey {
 		if len(k) > 0 && k[0] != 0 && !m.Holds(k) {
 			delete(h.byKey, k)
-			h.drop(*l)
-			clear(*l)
-			*l = (*l)[:0]
+			h.drop(l.events)
+			clear(l.events)
+			l.events, l.key = l.events[:0], ""
 			h.freeLists = append(h.freeLists, l)
 			continue
 		}
-		n += len(*l)
+		n += len(l.events)
 	}
 	return n
 }

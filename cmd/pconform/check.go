@@ -365,8 +365,9 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 	}
 	defer f.Close()
 	var size int64
+	regular := false
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
+		size, regular = fi.Size(), true
 	}
 	var pc *bridge.StreamChecker
 	if o.p {
@@ -387,6 +388,11 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 	pr := newCheckProgress(lc.errw, path, size, dec, lc.progressEvery)
 	start := time.Now()
 	opts := lc.options(path, pr)
+	if regular {
+		// The oracle keeps the live rows' events as positions in the file and reads them
+		// again for a finding's window.
+		opts.Log = f
+	}
 	if pc != nil {
 		opts.Checkers = append(opts.Checkers, pc)
 	}
