@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,15 +19,31 @@ import (
 )
 
 // Budgets of TestHuntVariants: every broken variant must be found within huntSequences
-// sequences, for each of huntSeeds seeds, and shrink to at most maxShrunkSteps steps.
+// sequences, for each of huntSeeds seeds ($PCONFORM_HUNT_SEEDS overrides it), and shrink to at
+// most maxShrunkSteps steps.
 const (
 	huntSeeds      = 20
 	huntSequences  = DefaultSequences
 	maxShrunkSteps = 12
 )
 
+// huntSeedCount is the number of seeds each variant is hunted with: $PCONFORM_HUNT_SEEDS, else
+// huntSeeds. The gate's store tier hunts each variant with one seed, its efficacy tier with 20
+// (docs/gate.md, "Tiers").
+func huntSeedCount(t testing.TB) int64 {
+	s := os.Getenv("PCONFORM_HUNT_SEEDS")
+	if s == "" {
+		return huntSeeds
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 1 {
+		t.Fatalf("PCONFORM_HUNT_SEEDS=%q is not a positive integer", s)
+	}
+	return n
+}
+
 // TestHuntVariants hunts every broken variant of replay's registry (HuntedVariants) with
-// huntSeeds seeds, on SQLite and (with PCONFORM_PG_DSN) on PostgreSQL, and
+// huntSeedCount seeds, on SQLite and (with PCONFORM_PG_DSN) on PostgreSQL, and
 // requires that every hunt finds it within the CI budget, that the failure shrinks to at most
 // maxShrunkSteps steps, and that the shrunk trace reproduces on its own: the correct store
 // matches it, the variant diverges from it (Hunt checks both). A property that never finds a bug
@@ -36,7 +54,7 @@ const (
 // reproduces a hunt only on the same commit. On failure the shrunk trace and the replay evidence
 // are kept in a directory whose path is printed.
 func TestHuntVariants(t *testing.T) {
-	base := baseSeed(t)
+	base, seeds := baseSeed(t), huntSeedCount(t)
 	type hunt struct {
 		variant string
 		server  *targets.PGServer
@@ -62,7 +80,7 @@ func TestHuntVariants(t *testing.T) {
 			t.Parallel()
 			var found []int
 			steps := map[int]int{}
-			for seed := base; seed < base+huntSeeds; seed++ {
+			for seed := base; seed < base+seeds; seed++ {
 				t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
 					res, err := Hunt(context.Background(), HuntConfig{Variant: variant, Seed: seed, Sequences: huntSequences, Server: hu.server})
 					switch {
@@ -88,7 +106,7 @@ func TestHuntVariants(t *testing.T) {
 			slices.Sort(found)
 			if len(found) > 0 {
 				t.Logf("%s: found in %d of %d seeds; sequences to find: median %d, max %d; shrunk lengths %v",
-					variant, len(found), huntSeeds, found[len(found)/2], found[len(found)-1], steps)
+					variant, len(found), seeds, found[len(found)/2], found[len(found)-1], steps)
 			}
 		})
 	}
