@@ -19,7 +19,7 @@ TIER_STAMP=scripts/efficacy.stamp
 # tier_inputs: the efficacy tier's input files, one per line, sorted: what git tracks or would
 # track (untracked files that are not ignored count), less TIER_STORE_PATHS and the stamp.
 tier_inputs() {
-  git ls-files --cached --others --exclude-standard | LC_ALL=C sort -u | awk -v stamp="$TIER_STAMP" -v skip="${TIER_STORE_PATHS[*]}" '
+  git ls-files --cached --others --exclude-standard 2>/dev/null | LC_ALL=C sort -u | awk -v stamp="$TIER_STAMP" -v skip="${TIER_STORE_PATHS[*]}" '
     BEGIN { n = split(skip, p, " ") }
     $0 == stamp { next }
     { for (i = 1; i <= n; i++) if (index($0, p[i]) == 1) next; print }'
@@ -46,7 +46,9 @@ tier_stamped() {
 tier_decide() {
   local key=$1 stamped
   stamped=$(tier_stamped)
-  if [ -z "$stamped" ]; then
+  if ! git rev-parse --git-dir >/dev/null 2>&1; then
+    echo "run not a git checkout: its inputs cannot be listed"
+  elif [ -z "$stamped" ]; then
     echo "run $TIER_STAMP holds no key"
   elif [ "$stamped" != "$key" ]; then
     echo "run its inputs (all but ${TIER_STORE_PATHS[*]}) differ from $TIER_STAMP (key ${key:0:12}, stamped ${stamped:0:12})"

@@ -75,5 +75,12 @@ expect skip "a fresh clone" budget=1
 echo '// x' >>bridge/checker.go
 expect run "a fresh clone with a bridge edit" budget=1
 
+# A copy that is not a git checkout (a tarball, say) cannot list its inputs: it runs the tier,
+# even with a stamp of the key it computes there.
+mkdir -p "$tmp/plain" && cp -r "$repo/." "$tmp/plain/" && rm -rf "$tmp/plain/.git" && cd "$tmp/plain" || exit 2
+export GIT_CEILING_DIRECTORIES=$tmp
+tier_write_stamp "$(tier_key budget=1)"
+expect run "not a git checkout" budget=1
+
 if [ "$failed" = 0 ]; then echo "tiers_test: ok"; fi
 exit "$failed"
