@@ -33,7 +33,8 @@
 #   PCONFORM_CE_SCHEDULES   schedule budget per P counterexample     (default 100)
 #   PCONFORM_SEED           checker and property seed               (default 1)
 #   PCONFORM_SEQUENCES      property sequences per property         (default 200)
-#   PCONFORM_HUNT_SEEDS     seeds per broken variant in the hunts stage (default 20)
+#   PCONFORM_HUNT_SEEDS     seeds per broken variant in the hunts stage, SQLite (default 20)
+#   PCONFORM_HUNT_SEEDS_POSTGRES  the same on PostgreSQL, at most the above (default 5)
 #   PCONFORM_REPLAY_SCHEDULES  schedules per green P test replayed against the store (default 100)
 #   PCONFORM_CHECK_JOBS     stages run at the same time             (default 3)
 #   PCONFORM_PG_DSN         run the PostgreSQL checks against this server instead of a throwaway one
@@ -95,7 +96,7 @@ while [ $# -gt 0 ]; do
     --full) full=1; shift ;;
     --junit) junit=${2:?--junit needs a file}; shift 2 ;;
     --junit=*) junit=${1#--junit=}; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "check: unknown flag '$1' (flags: --full, --quick, --junit FILE)" >&2; exit 2 ;;
     *) selected+=("$1"); shift ;;
   esac
@@ -139,9 +140,8 @@ fi
 . scripts/tiers.sh
 efficacy=1 efficacy_key="" efficacy_reason=""
 if [ "$quick" = 0 ]; then
-  efficacy_key=$(tier_key "schedules=${PCONFORM_SCHEDULES:-1000}" "ce=${PCONFORM_CE_SCHEDULES:-100}" \
-    "seed=${PCONFORM_SEED:-1}" "sequences=${PCONFORM_SEQUENCES:-200}" "replay=${PCONFORM_REPLAY_SCHEDULES:-100}" \
-    "hunt-seeds=${PCONFORM_HUNT_SEEDS:-20}")
+  # shellcheck disable=SC2046 # one word per budget
+  efficacy_key=$(tier_key $(tier_budgets))
   if [ "$full" = 1 ]; then
     efficacy_reason="--full"
   elif [ ${#selected[@]} -gt 0 ]; then
@@ -504,9 +504,10 @@ stage_properties() {
 }
 
 stage_hunts() {
-  local seeds=${PCONFORM_HUNT_SEEDS:-20}
-  echo "what: every broken variant hunted with $seeds seeds on SQLite and PostgreSQL, each found, shrunk and replayed"
-  PCONFORM_HUNT_SEEDS=$seeds properties_tests hunts -run '^TestHuntVariants$'
+  local seeds=${PCONFORM_HUNT_SEEDS:-20} pg=${PCONFORM_HUNT_SEEDS_POSTGRES:-5}
+  [ "$pg" -le "$seeds" ] 2>/dev/null || pg=$seeds
+  echo "what: every broken variant hunted with $seeds seeds on SQLite and the first $pg on PostgreSQL, each found, shrunk and replayed"
+  PCONFORM_HUNT_SEEDS=$seeds PCONFORM_HUNT_SEEDS_POSTGRES=$pg properties_tests hunts -run '^TestHuntVariants$'
 }
 
 stage_observe() {

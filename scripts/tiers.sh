@@ -37,6 +37,14 @@ tier_key() {
   } | sha256sum | cut -c1-64
 }
 
+# tier_budgets: the budgets the efficacy tier runs with, one word each, as scripts/check.sh
+# passes them to tier_key: a gate run at other budgets never counts as the tier's full pass.
+tier_budgets() {
+  echo "schedules=${PCONFORM_SCHEDULES:-1000} ce=${PCONFORM_CE_SCHEDULES:-100} seed=${PCONFORM_SEED:-1}" \
+    "sequences=${PCONFORM_SEQUENCES:-200} replay=${PCONFORM_REPLAY_SCHEDULES:-100}" \
+    "hunt-seeds=${PCONFORM_HUNT_SEEDS:-20} hunt-seeds-postgres=${PCONFORM_HUNT_SEEDS_POSTGRES:-5}"
+}
+
 # tier_stamped: the key the stamp holds, or nothing when it has none.
 tier_stamped() {
   sed -n 's/^efficacy \([0-9a-f]\{64\}\)$/\1/p' "$TIER_STAMP" 2>/dev/null | head -1

@@ -69,6 +69,13 @@ a file beside the store paths|echo x >actordelivery.go|rm actordelivery.go
 a new directory named like the store|mkdir -p actordeliveryx && echo x >actordeliveryx/a.go|rm -r actordeliveryx
 CASES
 
+# The budgets are words of the key: another budget is another key.
+# shellcheck disable=SC2046 # one word per budget
+default=$(tier_key $(tier_budgets))
+[ "$(tier_key $(PCONFORM_HUNT_SEEDS=19 tier_budgets))" != "$default" ] || fail "PCONFORM_HUNT_SEEDS=19 gives the default key"
+[ "$(tier_key $(PCONFORM_SCHEDULES=999 tier_budgets))" != "$default" ] || fail "PCONFORM_SCHEDULES=999 gives the default key"
+[ "$(tier_key $(tier_budgets))" = "$default" ] || fail "the same budgets give another key"
+
 # A fresh clone of the stamped commit, elsewhere: the same decision, from the files alone.
 git clone -q "$repo" "$tmp/clone" && cd "$tmp/clone" || exit 2
 expect skip "a fresh clone" budget=1
