@@ -581,7 +581,9 @@ record() { # record NAME RESULT WALL CPU: one finished (or skipped) stage
 for s in "${order[@]}"; do state[$s]=pending; done
 tier_line=""
 if [ "$quick" = 0 ]; then
-  if [ "$efficacy" = 1 ]; then
+  if [ ${#selected[@]} -gt 0 ]; then
+    tier_line="check: stages named: run whatever their tier; the stamp is left as it is"
+  elif [ "$efficacy" = 1 ]; then
     tier_line="check: tiers store and efficacy (efficacy: $efficacy_reason)"
   else
     tier_line="check: tier store only; efficacy tier (${left_out[*]}) not run: $efficacy_reason; scripts/check.sh --full runs it"
