@@ -22,7 +22,7 @@ var modelsDir = filepath.Join("..", "models", "p")
 // machine's counterexample, which gives none), every trace must validate and read back as
 // written, and each counterexample's trace must name its variant and divergence.
 //
-// The gate runs it in its replay stage with PCONFORM_RECORDED_RUNS naming the runs its models
+// The gate runs it in its corpus stage with PCONFORM_RECORDED_RUNS naming the runs its models
 // stage recorded (scripts/pmodels.sh --logs, in models/p/PCheckerOutput/recorded): it then checks
 // the project the models stage compiled, and that a corpus made from the recorded runs (100
 // schedules each) is the corpus this fresh, shorter run gives. That is what lets one checker run
