@@ -123,6 +123,9 @@ type Run struct {
 	Schedules, Observed, Distinct int
 	// Kept names the traces kept for the corpus, in schedule order.
 	Kept []string
+	// Untraced is why the bridge keeps no trace of this green test case ([Untraced]); "" when it
+	// does.
+	Untraced string
 }
 
 // Corpus is the result of [RunChecker]: the kept traces and how they were made.
@@ -299,6 +302,11 @@ func runTestCase(ctx context.Context, cfg Config, tc, model string) (Run, []*tra
 	if counterexample && variant == "" {
 		// A broken model machine's bug, not a store's (Variant): checked above, no trace kept.
 		run.Observed, run.Distinct = 1, 1
+		return run, nil, nil
+	}
+	if why, ok := Untraced(tc); ok {
+		// Judged above; its steps have no trace op yet, so no trace is kept.
+		run.Untraced = why
 		return run, nil, nil
 	}
 	if counterexample {

@@ -444,6 +444,39 @@ func TestVariant(t *testing.T) {
 	}
 }
 
+// TestUntraced: each untraced test case is a green test case that models/p/PTst declares, with a
+// reason; Convert refuses it with ErrUntraced and names it, and a traced test case is not
+// untraced.
+func TestUntraced(t *testing.T) {
+	untraced := bridge.UntracedTestCases()
+	if len(untraced) == 0 {
+		t.Fatal("no untraced test case: the batch test cases have no trace op yet")
+	}
+	src, err := os.ReadFile("../models/p/PTst/TestCases.p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range untraced {
+		why, ok := bridge.Untraced(tc)
+		if !ok || why == "" {
+			t.Errorf("Untraced(%q) = %q, %v; want a reason", tc, why, ok)
+		}
+		if bridge.IsCounterexample(tc) {
+			t.Errorf("%s is a counterexample; an untraced counterexample belongs in variants.ModelOnlyCounterexamples", tc)
+		}
+		if !regexp.MustCompile(`(?m)^test ` + regexp.QuoteMeta(tc) + ` \[`).Match(src) {
+			t.Errorf("%s is not declared in models/p/PTst/TestCases.p", tc)
+		}
+		_, err := bridge.Convert([]bridge.Event{{Type: bridge.TypeAnnounce, Name: bridge.FinalEvent}}, fixtureOrigin(tc, 1), tc)
+		if !errors.Is(err, bridge.ErrUntraced) || !strings.Contains(err.Error(), tc) {
+			t.Errorf("Convert(%s): err = %v, want ErrUntraced naming the test case", tc, err)
+		}
+	}
+	if _, ok := bridge.Untraced("tcLeasedWorkers"); ok {
+		t.Error("tcLeasedWorkers reads as untraced")
+	}
+}
+
 func TestEventName(t *testing.T) {
 	for op, want := range map[traces.Op]string{
 		traces.OpAckByID: "eObsAckById", traces.OpOutboxEnqueue: "eObsOutboxEnqueue", traces.OpCrash: "eObsCrash",

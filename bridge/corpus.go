@@ -250,7 +250,16 @@ func RenderReadme(c *Corpus) []byte {
 		if r.Counterexample {
 			observed, distinct = "bug only", "bug only"
 		}
+		if r.Untraced != "" {
+			observed, distinct = "untraced", "untraced"
+		}
 		w("| %s | %s | `%s` | %d | %s | %s | %d |\n", r.TestCase, variant, r.Command, r.Schedules, observed, distinct, len(r.Kept))
+	}
+	for _, r := range c.Runs {
+		if r.Untraced != "" {
+			w("\nAn `untraced` test case is checked like the others, but no trace of it is kept: %s.\n", r.Untraced)
+			break
+		}
 	}
 	w("\n## Traces\n\n")
 	w("| file | test case | schedule | steps | diverges at | final state |\n")

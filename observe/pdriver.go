@@ -22,7 +22,7 @@ var ObservedMonitors = []string{"OutboxCompletionImpliesDelivery", "OutboxTarget
 // monitor still hot where an execution ended is a violation. PDriver asserts them only on the
 // traces it is told end where their execution ended.
 var LivenessMonitors = []string{"EveryMessageEventuallyResolved", "EveryOutboxRowEventuallyFinal",
-	"RedrivenDeadLettersDeliverable"}
+	"RedrivenDeadLettersDeliverable", "AcknowledgedEffectCommitted"}
 
 // PTestCasePrefix begins the name of every test case PDriver writes.
 const PTestCasePrefix = "tcObservedHistory"

@@ -17,6 +17,8 @@ func livenessStatement(monitor string) (string, bool) {
 		return "every enqueued message is eventually acked or dead-lettered, but the run ended with a message that is neither: it is stranded", true
 	case "EveryOutboxRowEventuallyFinal":
 		return "every outbox row is eventually completed or dead-lettered, but the run ended with a row still pending", true
+	case "AcknowledgedEffectCommitted":
+		return "a consumer's acknowledgement of a message commits the message's handler effect with it, but the run ended with an acknowledged message whose effect never committed", true
 	case "RedrivenDeadLettersDeliverable":
 		return "a redriven dead letter comes back deliverable (a ready message with attempts 0 and no lease, or a pending outbox row with no delivery attempts), but the run ended with a redriven row never seen so", true
 	}

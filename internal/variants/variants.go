@@ -226,11 +226,13 @@ func ByPTestCase() map[string]string {
 	return out
 }
 
-// ModelOnly is a P counterexample whose broken part is a machine of the P model's environment (a
-// worker that breaks the shutdown rule), not the store. It is no target: no store variant
+// ModelOnly is a P counterexample that is no target. Either its broken part is a machine of the P
+// model's environment (a worker that breaks the shutdown rule), not the store: no store variant
 // behaves differently at any step (the rule it breaks is the caller's, and the Go model refuses
-// its history as malformed), so its bug trace can say no step where a correct store diverges,
-// and the bridge keeps no corpus trace of it. The models stage still requires it to find its bug,
+// its history as malformed), so its bug trace can say no step where a correct store diverges. Or
+// it breaks a rule of a step the trace format has no op for yet (a batch consumer's, see
+// docs/semantics.md, "Batches"), so no trace can hold it and no store variant runs it. Either way
+// the bridge keeps no corpus trace of it. The models stage still requires it to find its bug,
 // which shows the monitor catches the broken behaviour.
 type ModelOnly struct {
 	// PTestCase is the counterexample test case; Monitor the spec monitor that must fail in it.
@@ -245,6 +247,12 @@ func ModelOnlyCounterexamples() []ModelOnly {
 	return []ModelOnly{
 		{PTestCase: "tcFetchAfterStopCounterexample", Monitor: "StoppedWorkerStartsNoFetch",
 			Doc: "a worker that goes on fetching after its group's stop (tConsumerCfg.stop 2)"},
+		{PTestCase: "tcBatchAckBeforeEffectsCounterexample", Monitor: "AcknowledgedEffectCommitted",
+			Doc: "a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (tBatchProfile BatchAckBeforeEffects)"},
+		{PTestCase: "tcBatchAcksFailedCounterexample", Monitor: "AcknowledgedEffectCommitted",
+			Doc: "a batch consumer that acknowledges a failed handler's message with the rest of the batch (tBatchProfile BatchAcksFailed)"},
+		{PTestCase: "tcBatchSkipsKeyHeadCounterexample", Monitor: "SameKeyClaimsRespectLiveHead",
+			Doc: "a batch fetch that passes over a key's head under a live lease and takes the key's next message (tBatchProfile BatchSkipsLeasedHead)"},
 	}
 }
 

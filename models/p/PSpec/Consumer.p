@@ -155,3 +155,46 @@ spec DeadLetterSparesLiveLeases observes eSpecRow, eSpecDeadLettered, eSpecHandl
     }
   }
 }
+
+// Liveness: a consumer's acknowledgement of a message commits its handler effect with it. The
+// monitor is hot while some message a handle acknowledged (eSpecHandled, action acked) has no
+// committed effect (eSpecEffect). A correct handle, single or batched, commits both in one step,
+// so the monitor is hot only inside that step. A run that ends hot has acknowledged a message whose
+// effect never committed: acked before its effects, or acked although its handler failed.
+spec AcknowledgedEffectCommitted observes eSpecHandled, eSpecEffect {
+  var owed: set[string];
+
+  start cold state NoneOwed {
+    on eSpecHandled do (e: (at: int, worker: int, id: string, token: int, action: string)) {
+      Owe(e.id, e.action);
+    }
+    on eSpecEffect do (e: (at: int, mailbox: string, id: string)) {
+      Pay(e.id);
+    }
+  }
+
+  hot state EffectOwed {
+    on eSpecHandled do (e: (at: int, worker: int, id: string, token: int, action: string)) {
+      Owe(e.id, e.action);
+    }
+    on eSpecEffect do (e: (at: int, mailbox: string, id: string)) {
+      Pay(e.id);
+    }
+  }
+
+  fun Owe(id: string, action: string) {
+    if (action == "acked") {
+      owed += (id);
+      goto EffectOwed;
+    }
+  }
+
+  fun Pay(id: string) {
+    if (id in owed) {
+      owed -= (id);
+    }
+    if (sizeof(owed) == 0) {
+      goto NoneOwed;
+    }
+  }
+}

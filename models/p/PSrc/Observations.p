@@ -56,3 +56,19 @@ event eSpecRedriven: tSpecRedriven;
 // list_redrives listed these records of id (of every id when id is ""). Announced right after
 // eObsListRedrives, so the observation is in the log before a monitor judges it.
 event eSpecRedrivesListed: (at: int, id: string, redrives: seq[tRedriveRec]);
+
+// The batch steps (docs/semantics.md, "Batches"), one observation per request as every other. The
+// trace format has no batch step yet, so these are written here, not generated from traces.Spec,
+// and the bridge keeps no trace of a test case that announces them (bridge.Untraced).
+// ids are the fetched messages in batch order (attempts after the bump and token on the leased
+// path), actions the handle's action per message ("commit_failed" for each when the commit failed).
+event eObsConsumerFetchBatch: (at: int, worker: int, mailbox: string, profile: string, size: int, lease_for: int,
+                               messages: seq[tFetched], bug: bool);
+event eObsConsumerHandleBatch: (at: int, worker: int, mailbox: string, profile: string, outcomes: seq[string],
+                                retry_delay: int, fault: string, actions: seq[string], bug: bool);
+// A batch delivery: the rows in claim order, and per row its action and whether its enqueue
+// found the id taken (as publisher_deliver's).
+event eObsPublisherDeliverBatch: (at: int, publisher: int, rows: seq[tClaimed], fault: string, retry_delay: int,
+                                  actions: seq[string], duplicates: seq[bool], bug: bool);
+event eObsConsumerEffectsBatch: (at: int, worker: int, mailbox: string, fault: string, ids: seq[string],
+                                 bug: bool);

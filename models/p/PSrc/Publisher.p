@@ -1,5 +1,6 @@
 /*****************************************************************************************************
- * Publisher: claims batches of outbox rows and delivers each claimed row as one protocol step. The
+ * Publisher: claims batches of outbox rows and delivers each claimed row as one protocol step (the
+ * AtomicFoldBatch profile: the whole batch as one step, with one fault for it). The
  * checker chooses whether a delivery carries a fault (from the configured set, at most max_faults
  * times). After a delivery that crashed, or once any crash has restarted the process since the
  * claim (the Store answers "restarted"), the publisher has forgotten the rest of its batch and starts
@@ -39,6 +40,17 @@ machine Publisher {
             break;
           }
           send store, eTickReq, (client = this,);
+          Await();
+          continue;
+        }
+        if (cfg.profile == AtomicFoldBatch) {
+          fault = "none";
+          if (faultsLeft > 0 && sizeof(cfg.faults) > 0 && $) {
+            fault = choose(cfg.faults);
+            faultsLeft = faultsLeft - 1;
+          }
+          send store, eDeliverBatchReq, (client = this, publisher = cfg.publisher, rows = batch.claimed, fault = fault,
+                                         retry_delay = cfg.retry_delay, epoch = batch.epoch);
           Await();
           continue;
         }

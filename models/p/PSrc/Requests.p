@@ -52,6 +52,22 @@ event eRaced;
 event eFetchReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int);
 event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, outcome: string,
                    retry_delay: int);
+// Batch steps (docs/semantics.md, "Batches"). A batch fetch is answered with eBatchReply. A batch
+// handle commits the outcome of every fetched message (outcomes[k] for the k-th) in one step;
+// fault "commit_fails" makes that commit fail, so nothing changes. eBatchEffectsReq is the second
+// commit of the broken BatchAckBeforeEffects profile: the effects of the messages its handle has
+// already acknowledged. Both are answered with eReply.
+event eBatchFetchReq: (client: machine, worker: int, mailbox: string, profile: tBatchProfile, size: int,
+                       lease_for: int);
+event eBatchHandleReq: (client: machine, worker: int, mailbox: string, profile: tBatchProfile, outcomes: seq[string],
+                        retry_delay: int, fault: string);
+event eBatchEffectsReq: (client: machine, worker: int, mailbox: string, fault: string);
+// A batch delivery (AtomicFoldBatch): every claimed row of rows in one folded step, with one
+// fault for the step ("none", "commit_fails" or "crash_between"); epoch as eDeliverReq's.
+event eDeliverBatchReq: (client: machine, publisher: int, rows: seq[tClaimed], fault: string, retry_delay: int,
+                         epoch: int);
+// The reply to a batch fetch: how many messages it fetched, and the quiet flag (as eReply's).
+event eBatchReply: (count: int, quiet: bool);
 // epoch is the Store's crash epoch when the row was claimed (eClaimReply): a delivery requested by a
 // publisher whose process has crashed since is dropped unannounced and answered "restarted".
 event eDeliverReq: (client: machine, publisher: int, id: string, token: int, profile: tPublisherProfile,

@@ -66,8 +66,17 @@ fun ConsumerPath(p: tConsumerProfile): string {
   return "leaseless";
 }
 
+// The single-message consumer profile whose rules each message of a batch follows: every broken
+// batch profile is on the leased path.
+fun BatchConsumerProfile(p: tBatchProfile): tConsumerProfile {
+  if (p == BatchLeaseless) {
+    return Leaseless;
+  }
+  return Leased;
+}
+
 fun PublisherPath(p: tPublisherProfile): string {
-  if (p == AtomicFold) {
+  if (p == AtomicFold || p == AtomicFoldBatch) {
     return "fold";
   }
   return "split";

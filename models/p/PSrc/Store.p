@@ -25,6 +25,11 @@ machine Store {
   var nextToken: int;
   // worker -> the delivery it fetched and has not handled yet (process memory: a crash clears it).
   var fetched: map[int, tFetched];
+  // batch worker -> the batch it fetched and has not handled yet, in batch order (process memory).
+  var batches: map[int, seq[tFetched]];
+  // batch worker -> the messages a BatchAckBeforeEffects handle acknowledged whose effects its second
+  // commit still owes (process memory: a crash forgets them, and their effects never commit).
+  var owed: map[int, seq[tFetched]];
   // "" for the correct store, else the broken variant the store reproduces: one of the Variant*
   // functions of Variants_gen.p (generated from internal/variants, which says what each breaks).
   var variant: string;
@@ -316,6 +321,116 @@ machine Store {
       // before the state changes are announced, so a monitor still sees the rows as they were.
       if (f.id != "") {
         announce eSpecHandled, (at = now, worker = r.worker, id = f.id, token = f.token, action = res.action);
+      }
+      Reply(r.client, res);
+    }
+
+    on eBatchFetchReq do (r: (client: machine, worker: int, mailbox: string, profile: tBatchProfile, size: int,
+                              lease_for: int)) {
+      var res: tRes;
+      var got: seq[tFetched];
+      var leaseFor: int;
+      Begin();
+      res = BatchFetch(r.worker, r.mailbox, r.profile, r.size, r.lease_for);
+      got = batches[r.worker];
+      res.quiet = sizeof(got) == 0 && QuietFor(r.mailbox);
+      if (BatchConsumerProfile(r.profile) == Leased) {
+        leaseFor = r.lease_for;
+      }
+      announce eObsConsumerFetchBatch, (at = now, worker = r.worker, mailbox = r.mailbox,
+                                        profile = ConsumerPath(BatchConsumerProfile(r.profile)), size = r.size,
+                                        lease_for = leaseFor, messages = got, bug = res.bug);
+      AnnounceChanges();
+      send r.client, eBatchReply, (count = sizeof(got), quiet = res.quiet);
+    }
+
+    on eBatchHandleReq do (r: (client: machine, worker: int, mailbox: string, profile: tBatchProfile,
+                               outcomes: seq[string], retry_delay: int, fault: string)) {
+      var res: tRes;
+      var got: seq[tFetched];
+      var out: (actions: seq[string], bug: bool);
+      var actions: seq[string];
+      var k: int;
+      Begin();
+      if (r.worker in batches) {
+        got = batches[r.worker];
+      }
+      out = BatchHandle(r.worker, r.profile, r.outcomes, r.retry_delay, r.fault);
+      actions = out.actions;
+      res.bug = out.bug;
+      announce eObsConsumerHandleBatch, (at = now, worker = r.worker, mailbox = r.mailbox,
+                                         profile = ConsumerPath(BatchConsumerProfile(r.profile)),
+                                         outcomes = r.outcomes, retry_delay = r.retry_delay, fault = r.fault,
+                                         actions = actions, bug = res.bug);
+      // As a single handle: after the observation, before the state changes are announced.
+      k = 0;
+      while (k < sizeof(actions) && k < sizeof(got)) {
+        if (actions[k] != "commit_failed") {
+          announce eSpecHandled, (at = now, worker = r.worker, id = got[k].id, token = got[k].token, action = actions[k]);
+        }
+        k = k + 1;
+      }
+      Reply(r.client, res);
+    }
+
+    on eBatchEffectsReq do (r: (client: machine, worker: int, mailbox: string, fault: string)) {
+      var res: tRes;
+      var ids: seq[string];
+      var f: tFetched;
+      Begin();
+      if (r.worker in owed) {
+        foreach (f in owed[r.worker]) {
+          ids += (sizeof(ids), f.id);
+          if (r.fault != "commit_fails") {
+            AddEffect(f.mailbox, f.id);
+          }
+        }
+        owed -= (r.worker);
+      }
+      // The correct store has committed these effects with their acknowledgements already.
+      res.bug = sizeof(ids) > 0;
+      announce eObsConsumerEffectsBatch, (at = now, worker = r.worker, mailbox = r.mailbox, fault = r.fault, ids = ids,
+                                          bug = res.bug);
+      Reply(r.client, res);
+    }
+
+    // A batch delivery: each row's part is exactly a single fold delivery's (Deliver), all in one
+    // step. The step's fault applies to the whole transaction: commit_fails fails every row (each
+    // then released, fenced by its claim, as after a single failed delivery), crash_between
+    // crashes the process after the one commit.
+    on eDeliverBatchReq do (r: (client: machine, publisher: int, rows: seq[tClaimed], fault: string,
+                                retry_delay: int, epoch: int)) {
+      var res: tRes;
+      var one: tRes;
+      var c: tClaimed;
+      var fault: string;
+      var actions: seq[string];
+      var duplicates: seq[bool];
+      if (r.epoch != epoch) {
+        send r.client, eReply, (msg_id = "", msg_token = 0, action = "restarted", quiet = false);
+        return;
+      }
+      Begin();
+      fault = "none";
+      if (r.fault == "commit_fails") {
+        fault = "commit_fails";
+      }
+      foreach (c in r.rows) {
+        one = Deliver(c.id, c.token, AtomicFold, fault, r.retry_delay);
+        if (r.fault == "crash_between" && one.action == "delivered") {
+          one.action = "crashed";
+        }
+        actions += (sizeof(actions), one.action);
+        duplicates += (sizeof(duplicates), one.duplicate);
+      }
+      announce eObsPublisherDeliverBatch, (at = now, publisher = r.publisher, rows = r.rows, fault = r.fault,
+                                           retry_delay = r.retry_delay, actions = actions, duplicates = duplicates,
+                                           bug = false);
+      if (r.fault == "crash_between") {
+        // The process died after the batch's commit; it restarts before anything else runs.
+        res.action = "crashed";
+        Crash();
+        announce eObsCrash, (at = now,);
       }
       Reply(r.client, res);
     }
@@ -897,16 +1012,24 @@ machine Store {
   fun Handle(worker: int, profile: tConsumerProfile, outcome: string, retry_delay: int): tRes {
     var res: tRes;
     var f: tFetched;
-    var step: tRes;
-    var leased: bool;
-    var stored: int;
-    var i: int;
     if (!(worker in fetched)) {
       res.action = "idle";
       return res;
     }
     f = fetched[worker];
     fetched -= (worker);
+    return HandleFetched(f, profile, outcome, retry_delay);
+  }
+
+  // The commit of one fetched delivery's outcome: a single handle's whole transaction, and one
+  // message's part of a batch handle's (BatchHandle). It changes nothing when its first operation
+  // fails, so a message whose fence fails contributes nothing to its batch.
+  fun HandleFetched(f: tFetched, profile: tConsumerProfile, outcome: string, retry_delay: int): tRes {
+    var res: tRes;
+    var step: tRes;
+    var leased: bool;
+    var stored: int;
+    var i: int;
     leased = ConsumerPath(profile) == "leased";
 
     if (outcome == "ok") {
@@ -1018,6 +1141,171 @@ machine Store {
     }
     res.action = "retried";
     return res;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Batches (docs/semantics.md, "Batches").
+
+  // batch fetch: up to size messages in one step, in delivery order. Leased: expire() (unless the
+  // profile says fetch_sweep "none"), then one lease after another, each taking the next message as
+  // the state stands after the leases before it. Leaseless: the messages successive peeks would
+  // return if each message returned were held by the batch. Either way a held message blocks the
+  // rest of its key, so a batch holds at most one message per key, its head. BatchSkipsLeasedHead
+  // lets a head under a live lease stop blocking (as SKIP LOCKED passes over a locked row);
+  // res.bug marks a pick the correct rule would not make. The batch is remembered for the worker
+  // until its handle or a crash.
+  fun BatchFetch(worker: int, mailbox: string, profile: tBatchProfile, size: int, lease_for: int): tRes {
+    var res: tRes;
+    var got: seq[tFetched];
+    var i: int;
+    var right: int;
+    var leased: bool;
+    leased = BatchConsumerProfile(profile) == Leased;
+    if (worker in batches) {
+      batches -= (worker);
+    }
+    if (leased && !PrfFetchNoSweep()) {
+      Expire();
+    }
+    while (sizeof(got) < size) {
+      right = BatchNextIndex(mailbox, got, false);
+      i = right;
+      if (profile == BatchSkipsLeasedHead) {
+        i = BatchNextIndex(mailbox, got, true);
+        if (i != right) {
+          res.bug = true;
+        }
+      }
+      if (i < 0) {
+        break;
+      }
+      if (leased) {
+        nextToken = nextToken + 1;
+        msgs[i].token = nextToken;
+        msgs[i].lease_until = now + lease_for;
+        msgs[i].attempts = msgs[i].attempts + 1;
+        got += (sizeof(got), (mailbox = mailbox, id = msgs[i].id, attempts = msgs[i].attempts,
+                              max_attempts = msgs[i].max_attempts, token = nextToken));
+      } else {
+        got += (sizeof(got), (mailbox = mailbox, id = msgs[i].id, attempts = msgs[i].attempts,
+                              max_attempts = msgs[i].max_attempts, token = 0));
+      }
+    }
+    batches[worker] = got;
+    return res;
+  }
+
+  // Index of the next message of mailbox for a batch that already holds `held`, -1 for none.
+  // skipLeasedHeads: the BatchSkipsLeasedHead rule (see BatchFetch).
+  fun BatchNextIndex(mailbox: string, held: seq[tFetched], skipLeasedHeads: bool): int {
+    var i: int;
+    var best: int;
+    best = -1;
+    i = 0;
+    while (i < sizeof(msgs)) {
+      if (msgs[i].mailbox == mailbox && BatchEligible(i, held, skipLeasedHeads)) {
+        if (best < 0 || DeliversBefore(msgs[i], msgs[best])) {
+          best = i;
+        }
+      }
+      i = i + 1;
+    }
+    return best;
+  }
+
+  // Eligible(msgs[i], now), with every message the batch holds counted as a blocking predecessor of
+  // its key (a leased one already is: it holds a live lease). Under skipLeasedHeads a predecessor
+  // under a live lease does not block, nor does one the batch holds.
+  fun BatchEligible(i: int, held: seq[tFetched], skipLeasedHeads: bool): bool {
+    var f: tFetched;
+    var j: int;
+    foreach (f in held) {
+      if (f.id == msgs[i].id) {
+        return false;
+      }
+    }
+    if (!skipLeasedHeads) {
+      if (!Eligible(i, variant)) {
+        return false;
+      }
+      foreach (f in held) {
+        j = FindMsg(f.id);
+        if (msgs[i].key != "" && j >= 0 && msgs[j].key == msgs[i].key) {
+          return false;
+        }
+      }
+      return true;
+    }
+    if (!EligibleAlone(msgs[i], now)) {
+      return false;
+    }
+    if (msgs[i].key == "") {
+      return true;
+    }
+    j = 0;
+    while (j < sizeof(msgs)) {
+      if (msgs[j].mailbox == msgs[i].mailbox && msgs[j].key == msgs[i].key && msgs[j].seqno < msgs[i].seqno &&
+          BlocksSuccessor(msgs[j], now, variant) && !LeaseLive(msgs[j], now)) {
+        return false;
+      }
+      j = j + 1;
+    }
+    return true;
+  }
+
+  // batch handle: one transaction that commits every fetched message's outcome (outcomes[k] for
+  // the k-th), in batch order, each exactly as a single handle would (HandleFetched). A message
+  // whose fence fails changes nothing and the others still commit. A commit that fails (fault
+  // "commit_fails") changes nothing at all: each message stays as the fetch left it, under its
+  // lease or for the next peek, and the worker forgets the batch. The broken profiles: BatchAcksFailed
+  // acknowledges (by its token) a message whose handler failed; BatchAckBeforeEffects acknowledges
+  // a succeeded message here and leaves its effect to a second commit (eBatchEffectsReq).
+  fun BatchHandle(worker: int, profile: tBatchProfile, outcomes: seq[string], retry_delay: int,
+                  fault: string): (actions: seq[string], bug: bool) {
+    var out: (actions: seq[string], bug: bool);
+    var got: seq[tFetched];
+    var acked: seq[tFetched];
+    var f: tFetched;
+    var step: tRes;
+    var k: int;
+    if (!(worker in batches)) {
+      return out;
+    }
+    got = batches[worker];
+    batches -= (worker);
+    if (fault == "commit_fails") {
+      foreach (f in got) {
+        out.actions += (sizeof(out.actions), "commit_failed");
+      }
+      return out;
+    }
+    k = 0;
+    while (k < sizeof(got)) {
+      f = got[k];
+      if ((profile == BatchAcksFailed && outcomes[k] != "ok") || (profile == BatchAckBeforeEffects && outcomes[k] == "ok")) {
+        step = Ack(f.id, f.token);
+        if (step.err != "") {
+          out.actions += (k, "lease_lost");
+        } else {
+          out.actions += (k, "acked");
+          out.bug = true;
+          if (outcomes[k] == "ok") {
+            acked += (sizeof(acked), f);
+          }
+        }
+      } else {
+        step = HandleFetched(f, BatchConsumerProfile(profile), outcomes[k], retry_delay);
+        out.actions += (k, step.action);
+        if (step.bug) {
+          out.bug = true;
+        }
+      }
+      k = k + 1;
+    }
+    if (sizeof(acked) > 0) {
+      owed[worker] = acked;
+    }
+    return out;
   }
 
   // deliver: one delivery of a claimed outbox row, then, if it failed to commit, the release of
@@ -1198,6 +1486,8 @@ machine Store {
   // A crash closes and reopens the store: durable rows survive, in-flight fetches are forgotten.
   fun Crash() {
     fetched = default(map[int, tFetched]);
+    batches = default(map[int, seq[tFetched]]);
+    owed = default(map[int, seq[tFetched]]);
     epoch = epoch + 1;
   }
 

@@ -41,8 +41,20 @@ type tReply = (msg_id: string, msg_token: int, action: string, quiet: bool);
 // profiles the counterexample tests run.
 enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck, LeaselessFetchedAttempts }
 
+// Batch consumer profiles (docs/semantics.md, "Batches"). BatchLeased and BatchLeaseless are
+// correct: a batch fetch of up to `size` messages in one step, and one step that commits every
+// message's outcome, each as a single handle would. The others are deliberately broken batch
+// consumers on the leased path, one per bug the batch rules exclude:
+//   BatchAckBeforeEffects: the acknowledgements commit in one step, the effects in a second one;
+//   BatchAcksFailed: a message whose handler failed is acknowledged with the rest of the batch;
+//   BatchSkipsLeasedHead: the fetch passes over a key's head under a live lease (as SKIP LOCKED
+//   passes over a locked row) and takes the key's next message.
+enum tBatchProfile { BatchLeased, BatchLeaseless, BatchAckBeforeEffects, BatchAcksFailed, BatchSkipsLeasedHead }
+
 // Publisher profiles. AtomicFold and Split are correct; SplitWrite drops the enqueue's commit error.
-enum tPublisherProfile { AtomicFold, Split, SplitWrite }
+// AtomicFoldBatch is correct too: the fold, delivering every row of a claimed batch in one step
+// (docs/semantics.md, "Batches").
+enum tPublisherProfile { AtomicFold, Split, SplitWrite, AtomicFoldBatch }
 
 // Scenario configuration.
 type tEnqCfg = (mailbox: string, id: string, key: string, priority: int, max_attempts: int, delay: int,
@@ -72,6 +84,11 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
                      retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool,
                      takeover: int, takeover_redrive: bool, stop: int);
+// A batch worker (BatchWorker): fetches up to `size` messages of its mailbox per step. may_fail and
+// may_decline: as tConsumerCfg, chosen per message. think: as tConsumerCfg, once per batch.
+// max_faults: how many of its commits the checker may make fail (commit_fails).
+type tBatchCfg = (worker: int, mailbox: string, profile: tBatchProfile, size: int, lease_for: int,
+                  retry_delay: int, may_fail: bool, may_decline: bool, think: int, max_faults: int);
 // faults: the faults the checker may inject into a delivery; max_faults bounds how many it injects.
 // retry_delay: how long a row whose delivery failed waits before it may be claimed again.
 type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, claim_for: int,
@@ -86,9 +103,10 @@ type tPublisherCfg = (publisher: int, profile: tPublisherProfile, limit: int, cl
 // then lets expire clear a lease that has run out (see RawClient.StaleLeases).
 // dedup: 0 no DedupClient, 1 one whose redelivery lands while the mark is live, 2 one whose
 // redelivery lands after it expired. checkpointer: run a CheckpointClient, which also loads the
-// effect log of mailbox checkpoint_effects ("" for none) checkpoint_loads times.
+// effect log of mailbox checkpoint_effects ("" for none) checkpoint_loads times. batches: the
+// batch workers (BatchWorker), numbered apart from the consumers.
 type tScenario = (variant: string, messages: seq[tEnqCfg], outbox: seq[tOutCfg],
                   consumers: seq[tConsumerCfg], publishers: seq[tPublisherCfg], crashes: int, raw_ops: int,
                   dead_letterer: bool, janitor: int, janitor_ids: seq[string], raw_script: string, dedup: int,
                   checkpointer: bool, checkpoint_effects: string, checkpoint_loads: int,
-                  redrives: int, redrive_ids: seq[string], redrive_worker: bool);
+                  redrives: int, redrive_ids: seq[string], redrive_worker: bool, batches: seq[tBatchCfg]);

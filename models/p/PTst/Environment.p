@@ -16,6 +16,7 @@ machine Scenario {
       var o: tOutCfg;
       var c: tConsumerCfg;
       var p: tPublisherCfg;
+      var b: tBatchCfg;
       store = new Store(sc.variant);
       foreach (e in sc.messages) {
         send store, eEnqueueReq, (client = this, mailbox = e.mailbox, id = e.id, key = e.key, priority = e.priority,
@@ -30,6 +31,10 @@ machine Scenario {
       }
       foreach (c in sc.consumers) {
         new ConsumerWorker((store = store, driver = this, cfg = c));
+        running = running + 1;
+      }
+      foreach (b in sc.batches) {
+        new BatchWorker((store = store, driver = this, cfg = b));
         running = running + 1;
       }
       foreach (p in sc.publishers) {

@@ -505,3 +505,100 @@ fun ScRedriveRecordsReset(): tScenario {
   sc.redrive_ids += (0, "m1");
   return sc;
 }
+
+// ---- batches (docs/semantics.md, "Batches") ----
+
+fun Batch(worker: int, mailbox: string, profile: tBatchProfile, size: int, may_fail: bool): tBatchCfg {
+  return (worker = worker, mailbox = mailbox, profile = profile, size = size, lease_for = 2, retry_delay = 1,
+          may_fail = may_fail, may_decline = false, think = 0, max_faults = 0);
+}
+
+// Two leased consumers of one mailbox, one batched (size 3) and one single, over a keyed stream
+// (m1 before m2, key k1), a second key's message and a high-priority unkeyed one. Handlers may
+// fail, the retry policy may decline, a batch commit may fail once, the batch handler may outlive
+// its leases, and the process may crash once.
+fun ScBatchLeasedWorkers(): tScenario {
+  var sc: tScenario;
+  var b: tBatchCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "k1", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "k1", 0, 2));
+  sc.messages += (2, Msg("inbox", "m3", "k2", 0, 2));
+  sc.messages += (3, Msg("inbox", "m4", "", 1, 2));
+  b = Batch(1, "inbox", BatchLeased, 3, true);
+  b.may_decline = true;
+  b.max_faults = 1;
+  b.think = 3;
+  sc.batches += (0, b);
+  sc.consumers += (0, SlowWorker(2, "inbox", Leased, true, 1));
+  sc.crashes = 1;
+  return sc;
+}
+
+// One leaseless batched consumer (size 3; the leaseless path has one worker per mailbox) over a
+// keyed stream, a second key and a high-priority unkeyed message, with failures, declines, a
+// failed batch commit and a crash.
+fun ScBatchLeaselessWorker(): tScenario {
+  var sc: tScenario;
+  var b: tBatchCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "k1", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "k1", 0, 2));
+  sc.messages += (2, Msg("inbox", "m3", "k2", 0, 2));
+  sc.messages += (3, Msg("inbox", "m4", "", 1, 2));
+  b = Batch(1, "inbox", BatchLeaseless, 3, true);
+  b.may_decline = true;
+  b.max_faults = 1;
+  sc.batches += (0, b);
+  sc.crashes = 1;
+  return sc;
+}
+
+// The broken batch that acknowledges in one commit and writes the effects in a second one, which
+// may fail: an acknowledged message whose effect never commits.
+fun ScBatchAckBeforeEffects(): tScenario {
+  var sc: tScenario;
+  var b: tBatchCfg;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  b = Batch(1, "inbox", BatchAckBeforeEffects, 2, false);
+  b.max_faults = 1;
+  sc.batches += (0, b);
+  return sc;
+}
+
+// The broken batch that acknowledges a failed handler's message with the rest of the batch.
+fun ScBatchAcksFailed(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
+  sc.batches += (0, Batch(1, "inbox", BatchAcksFailed, 2, true));
+  return sc;
+}
+
+// The broken batch fetch that passes over a key's leased head: m1 and m2 share key k1, and the
+// batch takes m2 while m1 is under a live lease (its own or another worker's).
+fun ScBatchSkipsKeyHead(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "k1", 0, 2));
+  sc.messages += (1, Msg("inbox", "m2", "k1", 0, 2));
+  sc.batches += (0, Batch(1, "inbox", BatchSkipsLeasedHead, 2, false));
+  return sc;
+}
+
+// Two competing batch-fold publishers (limit 2) delivering o1, o2, o3 into inbox, one fault each
+// (commit_fails or crash_between, for a whole batch), a crash anywhere.
+fun ScBatchPublisherFold(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.outbox += (1, OutRow("o2", "inbox", 2));
+  sc.outbox += (2, OutRow("o3", "inbox", 2));
+  sc.publishers += (0, Pub(1, AtomicFoldBatch, AllFaults(), 1));
+  sc.publishers += (1, Pub(2, AtomicFoldBatch, AllFaults(), 1));
+  sc.crashes = 1;
+  return sc;
+}
