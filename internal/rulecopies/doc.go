@@ -14,4 +14,9 @@
 // which the spec monitors call too) is not evaluated here: it needs a P compile per profile.
 // bridge's TestObservedMonitorsTakeTheProfile runs it at until == now under the default and
 // under lease_at_until "live".
+//
+// The attempts rule (the attempt a failed delivery counts as: stored on the leased path, stored + 1
+// on the leaseless path) has two Go copies, actordelivery.EffectiveAttempts and
+// models.CorrectAttempts; the test holds both to the rule on every stored count a fetched message
+// can carry. It has no profile choice. Its P copy (EffectiveAttempt in Rules.p) is not evaluated.
 package rulecopies
