@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -81,6 +82,10 @@ type Config struct {
 	// StreamCache is the directory of the streaming P oracle's compiled projects
 	// (CompileStream); "" means StreamCacheDir.
 	StreamCache string
+	// Profile is the profile the streaming P oracle's monitors judge rows under (their lease-live
+	// rule reads it); the zero value is the default profile. CheckObservedStream and
+	// CheckObservedAll take each trace's own profile instead.
+	Profile profile.Profile
 
 	_ struct{}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pconform/pconform/internal/pprofile"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
@@ -80,8 +81,9 @@ var ErrNoBugLog = errors.New("bridge: the P checker reported a bug but wrote no 
 
 // CheckObserved compiles, in a temporary directory, a P project of the models' spec monitors
 // (cfg.ProjectDir's PSpec, with the types and events they use from PSrc/Types.p,
-// PSrc/Observations.p and PSrc/ObservationEvents_gen.p: the very files model checking compiles,
-// not copies) and the driver
+// PSrc/Observations.p and PSrc/ObservationEvents_gen.p and the rules they judge rows by from
+// PSrc/Rules.p and PSrc/Variants_gen.p: the very files model checking compiles, not copies; the
+// profile constants those rules read are written for t's profile) and the driver
 // observe.PDriver writes for t, runs the checker on its test case and returns the assertion
 // message of the monitor that fired ("" when every monitor held). The temporary project is removed
 // afterwards. It needs the P toolchain (cfg.P).
@@ -114,13 +116,14 @@ func CheckObservedAll(ctx context.Context, cfg Config, ts []*traces.Trace) (msgs
 const maxObservedBatchSteps = 50_000
 
 // observedBatches splits ts, in order, into consecutive batches whose steps add up to at most
-// limit; a trace longer than limit is a batch of its own.
+// limit and whose traces share one profile (a batch's monitors are compiled under it); a trace
+// longer than limit is a batch of its own.
 func observedBatches(ts []*traces.Trace, limit int) [][]*traces.Trace {
 	var batches [][]*traces.Trace
 	var cur []*traces.Trace
 	steps := 0
 	for _, t := range ts {
-		if len(cur) > 0 && steps+len(t.Steps) > limit {
+		if len(cur) > 0 && (steps+len(t.Steps) > limit || !t.Expect.Profile.Same(cur[0].Expect.Profile)) {
 			batches = append(batches, cur)
 			cur, steps = nil, 0
 		}
@@ -160,9 +163,21 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 		}
 		files += "    <PFile>./" + name + "</PFile>\n"
 	}
+	// The monitors judge rows by the model's rules (Rules.p), which read the profile's constants:
+	// the batch's own profile, not the committed default.
+	constants, err := pprofile.Source(ts[0].Expect.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: trace %q: %w", ts[0].Name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Profile_gen.p"), constants, 0o644); err != nil {
+		return nil, err
+	}
+	files += "    <PFile>./Profile_gen.p</PFile>\n"
 	proj := fmt.Sprintf(`<Project>
   <ProjectName>PConformObserved</ProjectName>
   <InputFiles>
+    <PFile>%s</PFile>
+    <PFile>%s</PFile>
     <PFile>%s</PFile>
     <PFile>%s</PFile>
     <PFile>%s</PFile>
@@ -171,7 +186,8 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
   <OutputDir>./PGenerated/</OutputDir>
 </Project>
 `, filepath.Join(models, "PSrc", "Types.p"), filepath.Join(models, "PSrc", "Observations.p"),
-		filepath.Join(models, "PSrc", "ObservationEvents_gen.p"), filepath.Join(models, "PSpec")+"/", files)
+		filepath.Join(models, "PSrc", "ObservationEvents_gen.p"), filepath.Join(models, "PSrc", "Rules.p"),
+		filepath.Join(models, "PSrc", "Variants_gen.p"), filepath.Join(models, "PSpec")+"/", files)
 	if err := os.WriteFile(filepath.Join(dir, "PConformObserved.pproj"), []byte(proj), 0o644); err != nil {
 		return nil, err
 	}

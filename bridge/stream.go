@@ -19,7 +19,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pconform/pconform/internal/pprofile"
 	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -36,17 +38,24 @@ var streamReaderCS []byte
 const streamProject = "PConformStream"
 
 // streamFormat changes when the cached project's layout changes, so old caches are not reused.
-const streamFormat = "pstream/1"
+const streamFormat = "pstream/2"
 
 // streamSources are the model files the streaming project compiles, relative to the project
-// directory: the types and events the monitors use, and every spec file (PSpec/*.p, added by
-// streamFiles).
-var streamSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p"}
+// directory: the types and events the monitors use, the rules they judge rows by (Rules.p, with
+// the variant names it reads), and every spec file (PSpec/*.p, added by streamFiles). The
+// profile constants the rules read (PSrc/Profile_gen.p) are written for the stream's profile
+// (Config.Profile), not read.
+var streamSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p",
+	"PSrc/Rules.p", "PSrc/Variants_gen.p"}
 
 // streamFiles reads the streaming project's sources: path (relative to the cached project) to
 // content, the model's files from projectDir, the driver and its foreign code from this package.
-func streamFiles(projectDir string) (map[string][]byte, error) {
-	files := map[string][]byte{}
+func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, error) {
+	constants, err := pprofile.Source(prof)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: streaming P oracle: %w", err)
+	}
+	files := map[string][]byte{"PSrc/Profile_gen.p": constants}
 	specs, err := filepath.Glob(filepath.Join(projectDir, "PSpec", "*.p"))
 	if err != nil {
 		return nil, err
@@ -98,9 +107,9 @@ func streamKey(files map[string][]byte) string {
 
 // StreamKey is the cache key of the streaming P oracle of the spec monitors in projectDir: the
 // hash of every source it compiles (the monitors, the types and events they use, the driver and
-// its foreign code). A compiled project is kept under its key.
+// its foreign code), under the default profile. A compiled project is kept under its key.
 func StreamKey(projectDir string) (string, error) {
-	files, err := streamFiles(projectDir)
+	files, err := streamFiles(projectDir, profile.Profile{})
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +132,7 @@ func StreamCacheDir() (string, error) {
 // directory that is renamed into place, so concurrent callers never see half a project.
 func CompileStream(ctx context.Context, cfg Config) (dll string, compiled bool, err error) {
 	cfg = cfg.filled()
-	files, err := streamFiles(cfg.ProjectDir)
+	files, err := streamFiles(cfg.ProjectDir, cfg.Profile)
 	if err != nil {
 		return "", false, err
 	}
@@ -344,6 +353,7 @@ func (s *Stream) Close() (StreamVerdict, error) {
 // sources. It returns the firing monitor's message ("" when every monitor held) and the index of
 // the step whose event it refused (-1 when none).
 func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg string, step int, err error) {
+	cfg.Profile = t.Expect.Profile
 	s, err := StartStream(ctx, cfg)
 	if err != nil {
 		return "", -1, err

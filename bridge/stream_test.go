@@ -176,7 +176,7 @@ func TestCompileStreamCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rels := []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p"}
+	rels := []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p", "PSrc/Rules.p", "PSrc/Variants_gen.p"}
 	for _, s := range specs {
 		rels = append(rels, "PSpec/"+filepath.Base(s))
 	}

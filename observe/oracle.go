@@ -46,7 +46,7 @@ func (f *Finding) String() string {
 }
 
 // CheckModel steps the Go reference model through t in commit order (models.RunTrace, the
-// correct store's configuration) and returns the first step whose observed result differs from
+// correct store's configuration under t's profile) and returns the first step whose observed result differs from
 // the model's, or at which the model cannot go on (a step the model refuses as impossible, such as
 // a second fetch by a worker whose first is unhandled); nil when the model agrees with every
 // observed result. t.Final is compared too when present. It is an error only for a nil trace.
@@ -54,7 +54,7 @@ func CheckModel(t *traces.Trace) (*Finding, error) {
 	if t == nil {
 		return nil, errors.New("observe: CheckModel: nil trace")
 	}
-	results, final, err := models.RunTrace(models.Config{}, t)
+	results, final, err := models.RunTrace(models.Config{Profile: t.Expect.Profile}, t)
 	for i, got := range results {
 		want := t.Steps[i].Result
 		if !cmp.Equal(want, got, cmpopts.EquateEmpty()) {

@@ -177,7 +177,7 @@ type SpecDeriver struct {
 	out         map[string]*orow
 	fetched     map[int]fetch
 	histUnknown map[string]bool // ids some redrive of which the trace does not state in full
-	ackDeletes  bool
+	prof        profile.Profile // its ack rule says whether an acked row stays; Held, whether a lease is live
 	// Candidates, kept lazily (a member may no longer qualify; each use checks and drops it):
 	leased map[string]*mrow // rows given a lease token, for the sweep
 	spent  map[string]*orow // outbox rows claimed up to their bound, for a claim's dead-lettering
@@ -185,11 +185,12 @@ type SpecDeriver struct {
 	evs    []SpecEvent
 }
 
-// NewSpecDeriver returns a deriver at the start of a history recorded under profile p (its ack
-// rule says whether an acked row stays for a purge to retire).
+// NewSpecDeriver returns a deriver at the start of a history recorded under profile p: its ack
+// rule says whether an acked row stays for a purge to retire, its lease rule (profile.Held)
+// whether a sweep finds a lease run out.
 func NewSpecDeriver(p profile.Profile) *SpecDeriver {
 	return &SpecDeriver{rows: map[string]*mrow{}, out: map[string]*orow{}, fetched: map[int]fetch{},
-		histUnknown: map[string]bool{}, ackDeletes: p.AckDeletes,
+		histUnknown: map[string]bool{}, prof: p,
 		leased: map[string]*mrow{}, spent: map[string]*orow{}, final: map[string]*mrow{}}
 }
 
@@ -297,7 +298,7 @@ func bySeq(rows map[string]*mrow) []*mrow {
 }
 
 // sweep is expire() as the semantics state it, as far as the copy knows: a ready row whose lease
-// ran out loses it; one with no attempts left is dead-lettered then, which no result states, so
+// ran out (is no longer held by the profile's rule, profile.Held) loses it; one with no attempts left is dead-lettered then, which no result states, so
 // it turns unstated.
 func (d *SpecDeriver) sweep(at int64) {
 	for _, m := range bySeq(d.leased) {
@@ -305,7 +306,7 @@ func (d *SpecDeriver) sweep(at int64) {
 			delete(d.leased, m.id)
 			continue
 		}
-		if m.leaseUntil > at {
+		if d.prof.Held(m.token, m.leaseUntil, at) {
 			continue
 		}
 		delete(d.leased, m.id)
@@ -385,7 +386,7 @@ func (d *SpecDeriver) step(st traces.Step) {
 			got = *r.Message
 		}
 		d.add(SpecConsumerFetch, at, a.Worker, a.Mailbox, string(a.Profile), a.LeaseFor, got.ID, got.Attempts, got.Token, false)
-		if a.Profile == traces.ProfileLeased {
+		if a.Profile == traces.ProfileLeased && !d.prof.FetchNoSweep { // fetch_sweep "none": it only leases
 			d.sweep(at)
 		}
 		if r.Message == nil {
@@ -695,7 +696,7 @@ func (d *SpecDeriver) purge(at int64, a traces.Args, r traces.Result) {
 	}
 	cutoff := at - a.OlderThan
 	for _, m := range bySeq(d.final) {
-		final := m.state == "dead" || m.state == "acked" && !d.ackDeletes
+		final := m.state == "dead" || m.state == "acked" && !d.prof.AckDeletes
 		if !final || !m.finalKnown {
 			delete(d.final, m.id)
 			continue

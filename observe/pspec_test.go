@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -131,6 +132,86 @@ func TestPStreamDriver(t *testing.T) {
 	for _, stmt := range []string{"  announce ", "  StreamAnnounce("} {
 		if n := strings.Count(src, stmt); n != int(numSpecKinds) {
 			t.Errorf("%d %q statements, want %d", n, stmt, numSpecKinds)
+		}
+	}
+}
+
+// TestSpecDeriverLeaseAtUntil: the deriver's sweep judges a lease by the profile's lease_at_until
+// choice (profile.Held). m1 is leased at t=0 until t=10; an expire() at t=10 finds the lease run
+// out under the default (the copy announces m1 without its token) and still live under "live"
+// (no row event); a second expire() at t=11 finds it run out under both.
+func TestSpecDeriverLeaseAtUntil(t *testing.T) {
+	steps := []traces.Step{
+		{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 2}},
+		{Op: traces.OpLease, Args: traces.Args{Mailbox: "inbox", LeaseFor: 10},
+			Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 1}}},
+		{Op: traces.OpExpire, At: 10},
+		{Op: traces.OpExpire, At: 11},
+	}
+	// released gives the step at which the copy announced m1 with its lease taken off, -1 for none.
+	released := func(p profile.Profile) int {
+		d := NewSpecDeriver(p)
+		var evs []SpecEvent
+		for i, st := range steps {
+			evs = d.Step(st, evs[:0])
+			for _, ev := range evs {
+				// eSpecRow's values: at, mailbox, id, key, priority, payload, state, attempts,
+				// max_attempts, available_at, token, lease_until, seq.
+				if ev.Kind == SpecRow && ev.Values[2] == "m1" && ev.Values[6] == "ready" && ev.Values[10] == int64(0) && i >= 2 {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		p    profile.Profile
+		want int
+	}{
+		{profile.Profile{}, 2},
+		{profile.Profile{LeaseLiveAtUntil: true}, 3},
+	} {
+		if got := released(c.p); got != c.want {
+			t.Errorf("profile %s: the lease is taken off at step %d, want step %d", c.p, got, c.want)
+		}
+	}
+}
+
+// TestOracleLeaseAtUntil: the model oracle takes the trace's profile. A second lease at t ==
+// until of m1's first lease finds m1 again only where that lease has run out then (the default);
+// under lease_at_until "live" it finds nothing. Each history is accepted under its own profile and
+// refused under the other.
+func TestOracleLeaseAtUntil(t *testing.T) {
+	again := &traces.Message{ID: "m1", Attempts: 2, Token: 2}
+	history := func(p profile.Profile, got *traces.Message) *traces.Trace {
+		return &traces.Trace{Format: traces.Format, Name: "lease-at-until", Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{DivergesAt: -1, Profile: p}, Steps: []traces.Step{
+				{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 3}},
+				{Op: traces.OpLease, Args: traces.Args{Mailbox: "inbox", LeaseFor: 10},
+					Result: traces.Result{Message: &traces.Message{ID: "m1", Attempts: 1, Token: 1}}},
+				{Op: traces.OpLease, At: 10, Args: traces.Args{Mailbox: "inbox", LeaseFor: 10}, Result: traces.Result{Message: got}},
+			}}
+	}
+	def, live := profile.Profile{}, profile.Profile{LeaseLiveAtUntil: true}
+	for _, c := range []struct {
+		p       profile.Profile
+		got     *traces.Message
+		refused bool
+	}{
+		{def, again, false},
+		{live, again, true},
+		{live, nil, false},
+		{def, nil, true},
+	} {
+		f, err := CheckModel(history(c.p, c.got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (f != nil) != c.refused {
+			t.Errorf("lease at t=until giving %v under profile %s: finding %v, want refused=%v", c.got, c.p, f, c.refused)
+		}
+		if f != nil && f.Step != 2 {
+			t.Errorf("lease at t=until giving %v under profile %s: the finding names step %d, want the lease (2)", c.got, c.p, f.Step)
 		}
 	}
 }
