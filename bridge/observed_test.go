@@ -2,11 +2,13 @@ package bridge_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -267,5 +269,66 @@ func rowHistories() []rowHistory {
 			traces.Step{Op: traces.OpRedrive, At: 1, Args: traces.Args{ID: "m1", Reason: "r"}},
 			traces.Step{Op: traces.OpListRedrives, At: 1, Args: traces.Args{ID: "m1"}, Result: traces.Result{Redrives: []traces.RedriveRecord{
 				{ID: "m1", Kind: "message", Mailbox: "inbox", Attempts: 0, DeadReason: traces.ReasonMaxAttempts, Reason: "r", At: 1}}}}), "list_redrives(m1) at 1: record 0 is <id:m1, kind:message, mailbox:inbox, attempts:0, dead_reason:max attempts reached, reason:r, at:1, >, but the redrive made <id:m1, kind:message, mailbox:inbox, attempts:1, dead_reason:max attempts reached, reason:r, at:1, >", 4},
+	}
+}
+
+// TestObservedMonitorsTakeTheProfile runs the project's monitors on histories whose verdict turns
+// on the profile's lease_at_until choice, under the default profile and under "live": the
+// monitors take the rule from the model's Rules.p, compiled with each trace's own profile.
+//
+//   - A keyed lease of m2 at t=10, the end time of m1's lease on its last attempt: under the
+//     default m1's lease ran out then and it blocks nothing; under "live" it is still live and
+//     blocks m2 (SameKeyClaimsRespectLiveHead).
+//   - A stale worker dead-letters m1 at t=10, the end time of another worker's lease on it: under
+//     the default that lease has run out; under "live" it is live (DeadLetterSparesLiveLeases).
+//
+// The monitors refuse only what a live lease forbids, so a history they refuse under the default
+// they refuse under "live" as well; the other direction of the choice, an ack at t == until that
+// only "live" allows, is the model oracle's to refuse (observe's TestOracleLeaseAtUntil).
+// It compiles the monitors twice, once per profile; the shipped profiles are held to the same
+// rule by internal/rulecopies. -short skips it.
+func TestObservedMonitorsTakeTheProfile(t *testing.T) {
+	requireP(t)
+	if testing.Short() {
+		t.Skip("-short: skipping the P compile and checker run")
+	}
+	live := profile.Profile{Name: "live", LeaseLiveAtUntil: true}
+	enq := func(id, key string, maxAttempts int) traces.Step {
+		return traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "inbox", ID: id, Key: key, MaxAttempts: maxAttempts}}
+	}
+	fetch := func(at int64, worker int, id string, attempts, token int, leaseFor int64) traces.Step {
+		return traces.Step{Op: traces.OpConsumerFetch, At: at, Args: traces.Args{Worker: worker, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: leaseFor},
+			Result: traces.Result{Message: &traces.Message{ID: id, Attempts: attempts, Token: token}}}
+	}
+	handle := func(at int64, worker int, outcome, action string, attempt int) traces.Step {
+		return traces.Step{Op: traces.OpConsumerHandle, At: at, Args: traces.Args{Worker: worker, Mailbox: "inbox", Profile: traces.ProfileLeased, Outcome: outcome},
+			Result: traces.Result{Action: action, Attempt: attempt}}
+	}
+	overtake := []traces.Step{enq("m1", "k", 1), enq("m2", "k", 1), fetch(0, 1, "m1", 1, 1, 10), fetch(10, 2, "m2", 1, 2, 10)}
+	stale := []traces.Step{enq("m1", "", 3), fetch(0, 1, "m1", 1, 1, 5), fetch(5, 2, "m1", 2, 2, 5),
+		handle(10, 1, traces.OutcomeFailNoRetry, traces.ActionDeadLettered, 1)}
+	cases := []struct {
+		steps []traces.Step
+		prof  profile.Profile
+		want  string
+	}{
+		{overtake, profile.Profile{}, ""},
+		{stale, profile.Profile{}, ""},
+		{overtake, live, "message m2 (key k) leased at t=10 while earlier message m1 was still live (attempts 1/1, token 1, lease_until 10)"},
+		{stale, live, "worker 1 dead-lettered message m1 at t=10 under token 1, while another lease (token 2, until t=10) was live on it"},
+	}
+	var ts []*traces.Trace
+	for i, c := range cases {
+		ts = append(ts, &traces.Trace{Format: traces.Format, Name: fmt.Sprintf("profile-%d", i), Origin: traces.Origin{Kind: traces.OriginObserved},
+			Expect: traces.Expect{DivergesAt: -1, Profile: c.prof}, Steps: c.steps})
+	}
+	msgs, err := bridge.CheckObservedAll(context.Background(), bridge.Config{ProjectDir: modelsDir}, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cases {
+		if msgs[i] != c.want {
+			t.Errorf("history %d under profile %s: %q, want %q", i, c.prof, msgs[i], c.want)
+		}
 	}
 }

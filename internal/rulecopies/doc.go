@@ -11,7 +11,9 @@
 // the default profile's rule only, so its SQL is held to the profiles whose lease_at_until is the
 // default; brokenstore's copy, with LeaseInclusive set where the profile keeps a lease live at its
 // end time, is held to every profile. The P model's copy (LeaseLive in models/p/PSrc/Rules.p,
-// which the Store machine calls) is not evaluated here: it needs a P compile per profile.
+// which the Store machine and the spec monitors call) is not evaluated here: it needs a P compile
+// per profile. bridge's TestObservedMonitorsTakeTheProfile runs it through the monitors at
+// until == now under the default and under lease_at_until "live".
 //
 // The attempts rule (the attempt a failed delivery counts as: stored on the leased path, stored + 1
 // on the leaseless path) has two Go copies, actordelivery.EffectiveAttempts and

@@ -87,7 +87,9 @@ spec EveryMessageEventuallyResolved observes eSpecRow, eSpecDeadLettered {
 // A keyed lease never overtakes a live earlier message of its key. When a row is leased, no earlier
 // row (smaller seq) of the same mailbox and key may be a blocking predecessor: ready and either with
 // attempts left or holding a live lease. The monitor keeps its own copy of every row from eSpecRow
-// and evaluates the rule itself. Only ready rows can block or be leased, so the copy keeps only
+// and asks the model's own rule (BlocksSuccessor, LeaseLive in PSrc/Rules.p, under the profile the
+// project is compiled with), so it judges leases by the profile's lease_at_until and
+// exhausted_leased_head choices. Only ready rows can block or be leased, so the copy keeps only
 // those: its size, and the scan at each keyed lease, are bounded by the live rows, not the history.
 spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLeased {
   var rows: map[string, tMsg];
@@ -115,7 +117,7 @@ spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLea
       }
       foreach (p in values(rows)) {
         if (p.mailbox == m.mailbox && p.key == m.key && p.seqno < m.seqno && p.row_state == "ready") {
-          assert !(p.attempts < p.max_attempts || (p.token != 0 && p.lease_until > e.at)),
+          assert !BlocksSuccessor(p, e.at, ""),
             format("message {0} (key {1}) leased at t={2} while earlier message {3} was still live (attempts {4}/{5}, token {6}, lease_until {7})",
                    m.id, m.key, e.at, p.id, p.attempts, p.max_attempts, p.token, p.lease_until);
         }
@@ -129,7 +131,8 @@ spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLea
 // the message: its handler's failure (above all one the retry policy declines, which dead-letters
 // before max_attempts) must be fenced by its token and end lease_lost. The monitor keeps its own
 // copy of every row from eSpecRow; eSpecHandled arrives before the handle's own changes, so the
-// copy shows the row as the handle found it. Leaseless handles (token 0) hold no lease to fence.
+// copy shows the row as the handle found it. Leaseless handles (token 0) hold no lease to fence. A
+// lease is live by the model's rule (LeaseLive, under the profile's lease_at_until choice).
 spec DeadLetterSparesLiveLeases observes eSpecRow, eSpecDeadLettered, eSpecHandled {
   var rows: map[string, tMsg];
 
@@ -149,7 +152,7 @@ spec DeadLetterSparesLiveLeases observes eSpecRow, eSpecDeadLettered, eSpecHandl
         return;
       }
       m = rows[e.id];
-      assert !(m.token != 0 && m.token != e.token && m.lease_until > e.at),
+      assert !(m.token != e.token && LeaseLive(m, e.at)),
         format("worker {0} dead-lettered message {1} at t={2} under token {3}, while another lease (token {4}, until t={5}) was live on it",
                e.worker, e.id, e.at, e.token, m.token, m.lease_until);
     }
