@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/pconform/pconform/bridge"
@@ -116,6 +117,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		cfg.ProjectDir, cfg.Compile = tmp, true
+		// A profile corpus holds traces only: a test case of which the bridge keeps no trace
+		// would only be judged, and its verdict under the profile is profile check's to give.
+		asked := len(cfg.TestCases)
+		cfg.TestCases = slices.DeleteFunc(cfg.TestCases, func(tc string) bool {
+			_, untraced := bridge.Untraced(tc)
+			return untraced
+		})
+		if asked > 0 && len(cfg.TestCases) == 0 {
+			fmt.Fprintln(stderr, "pconform-corpus: -tests names only test cases of which no trace is made")
+			return 2
+		}
 	}
 	if *check {
 		err := bridge.CheckUpToDate(ctx, *out, cfg)
