@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/internal/brokenstore"
+	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
@@ -106,7 +106,7 @@ func recordWakeHistory(t *testing.T, dsn string, notifyFirst bool) (sender, rece
 		t.Fatal(err)
 	}
 	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
-	dsn = withSearchPath(dsn, schema)
+	dsn = targets.WithSearchPath(dsn, schema)
 	const prefix = "w_"
 	clock := actordelivery.NewManualClock(traces.Epoch.Add(time.Hour))
 	var sendLog, recvLog lockedBuffer
@@ -208,15 +208,4 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// withSearchPath points dsn (a URL or key=value pairs) at schema.
-func withSearchPath(dsn, schema string) string {
-	if u, err := url.Parse(dsn); err == nil && strings.Contains(dsn, "://") {
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	return dsn + " search_path=" + schema
 }

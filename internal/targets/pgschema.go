@@ -42,7 +42,7 @@ func OpenPGServer(dsn string) (*PGServer, error) {
 	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return nil, fmt.Errorf("targets: postgres: create schema %s: %w", schema, err)
 	}
-	db, err := sql.Open("pgx", withSearchPath(dsn, schema))
+	db, err := sql.Open("pgx", WithSearchPath(dsn, schema))
 	if err != nil {
 		return nil, fmt.Errorf("targets: postgres: %w", err)
 	}
@@ -52,8 +52,8 @@ func OpenPGServer(dsn string) (*PGServer, error) {
 
 var _ = stdlib.GetDefaultDriver // the "pgx" database/sql driver
 
-// withSearchPath points dsn (a URL or key=value pairs) at schema.
-func withSearchPath(dsn, schema string) string {
+// WithSearchPath points dsn (a URL or key=value pairs) at schema.
+func WithSearchPath(dsn, schema string) string {
 	if u, err := url.Parse(dsn); err == nil && strings.Contains(dsn, "://") {
 		q := u.Query()
 		q.Set("search_path", schema)
