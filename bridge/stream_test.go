@@ -114,9 +114,9 @@ func TestStreamCheckerOnALog(t *testing.T) {
 		name, log, msg string
 		line           int
 	}{
-		{"split-write", splitWriteLog("commit_fails"), "outbox row o1 completed at t=1 but no message o1 was ever enqueued in mailbox inbox", 4},
+		{"split-write", splitWriteLog("commit_fails"), "outbox row o1 completed at t=1000 but no message o1 was ever enqueued in mailbox inbox", 4},
 		{"wake-before-commit", wakeFirstLog(), "a wake of mailbox inbox for message m1 at t=0 came before any committed step put m1 into inbox", 1},
-		{"tick-without-fetch", tickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1 without fetching from it", 4},
+		{"tick-without-fetch", tickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1000 without fetching from it", 4},
 		{"none", splitWriteLog("none"), "", 0},
 		{"tick-after-fetch", tickLog("inbox"), "", 0},
 	} {
