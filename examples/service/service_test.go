@@ -443,12 +443,14 @@ func subject(t *testing.T, log []byte, line int) (op, id string) {
 // with one enqueue commit failing (o3's), and checks the recorded log: the bug does its harm in
 // the service's own tables (an order never billed, a message stranded, an order billed twice),
 // and the checker finds it, with the oracle, the event and the words that name it. The correct
-// service under the same failed commit checks clean. Without the P oracle (-short, or no P tool)
-// only the model oracle's findings are asserted; the lost message of the first bug is the P
-// oracle's alone.
+// service under the same failed commit checks clean. Without the P tool only the model oracle's
+// findings are asserted; the lost message of the first bug is the P oracle's alone.
 //
 // Rerun: bash scripts/pg.sh go test ./examples/service/ -run TestServiceBugsAreFound -v
 func TestServiceBugsAreFound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the service four times per backend, for seconds each on the wall clock")
+	}
 	withP := requireP(t)
 	all := append(append([]order{}, firstOrders...), secondOrders...)
 	billed := []string{"o1", "slow", "o3", "o4", "o5"}
