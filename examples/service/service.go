@@ -75,8 +75,9 @@ type Config struct {
 	// Retry decides the delay after a failed delivery; nil means the store's backoff from 1s.
 	Retry actordelivery.RetryPolicy
 	// Charge takes the payment for an order: the call to a payment provider. An error fails the
-	// delivery, which is retried, and dead-lettered after the order's third attempt. nil
-	// charges nothing.
+	// delivery, which is retried, and dead-lettered after the order's third attempt. Delivery is
+	// at least once, so an order may be charged twice: pass the order id to the provider as its
+	// idempotency key. nil charges nothing.
 	Charge func(ctx context.Context, order string, total int) error
 	// Logger: nil discards.
 	Logger *slog.Logger
@@ -121,7 +122,7 @@ func publish(ctx context.Context, ob actordelivery.OutboxStore, cfg Config) erro
 
 // work runs the billing workers until ctx ends, then drains them.
 func work(ctx context.Context, st *actordelivery.Store, cfg Config) error {
-	if cfg.fault != faultNone && cfg.fault != faultCompleteAfterFailedEnqueue {
+	if cfg.fault == faultRawAttempts || cfg.fault == faultUnfencedAck {
 		return workOwn(ctx, st, cfg)
 	}
 	return actordelivery.RunWorkers(ctx, st, []string{Billing}, cfg.Workers, cfg.bill,
