@@ -173,8 +173,9 @@ func recordPollTick(st *Store, sub *subscription, cs, ticked []*Consumer) {
 // later in commit order, at a later commit or at the same one with a later time, and the
 // worker's tick would then read as one after a wake it did not answer. So each of the consumer's
 // wakes and ticks goes at or after its last recorded place: the history keeps the order in which
-// the consumer saw them. Only the place moves, and only as far as a step the consumer already
-// recorded, so a wake still never goes before the commit it follows.
+// the consumer saw them. A wake never moves before the commit it follows, nor past a step the
+// consumer had recorded when it received the wake: one sent and received before its commit still
+// lands before that commit, and is refused.
 
 // lastPlace is a consumer's last recorded place: the sequence number and the time (milliseconds)
 // of its last recorded fetch, wake or poll tick.
