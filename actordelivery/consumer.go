@@ -162,8 +162,8 @@ type Consumer struct {
 	// between left valid (see Store.peek), instead of on the reader pool.
 	busy atomic.Bool
 	// placed is, on a recording store, the place in the commit order of the consumer's last
-	// recorded fetch or wake: its next poll tick goes after it (wake.go).
-	placed atomic.Int64
+	// recorded fetch, wake or poll tick: its next wake or poll tick goes after it (wake.go).
+	placed lastPlace
 }
 
 const (

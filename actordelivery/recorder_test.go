@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,20 +33,24 @@ func (l *eventLog) Record(ev Event) {
 	l.events = append(l.events, ev)
 }
 
-// sorted returns the events in commit order (reads after the commit they saw).
+// sorted returns the events in commit order as a checker reads it (observe.Ordered): by sequence
+// number, the write numbered s before the reads that saw it, reads of one place by time, then in
+// the order recorded.
 func (l *eventLog) sorted() []Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := slices.Clone(l.events)
 	slices.SortStableFunc(out, func(a, b Event) int {
-		ka, kb := 2*a.Seq, 2*b.Seq
-		if a.Read {
-			ka++
+		if a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
 		}
-		if b.Read {
-			kb++
+		if a.Read != b.Read {
+			if a.Read {
+				return 1
+			}
+			return -1
 		}
-		return int(ka - kb)
+		return a.At.Compare(b.At)
 	})
 	return out
 }

@@ -3,6 +3,7 @@ package actordelivery
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -74,14 +75,17 @@ func (s *Store) noteCommit(ts *txState) {
 
 // fireLocal signals t's subscribers in this process for message id, after the commit that
 // enqueued it.
-func (s *Store) fireLocal(t topic, id string) {
-	var c wakeCause
-	if s.rec != nil && !t.outbox {
-		s.lastCommit.mu.Lock()
-		c = wakeCause{mailbox: t.mailbox, id: id, via: wakeViaLocal, seq: s.lastCommit.seq, at: s.nowMillis()}
-		s.lastCommit.mu.Unlock()
+func (s *Store) fireLocal(t topic, id string) { s.notify.fire(t, s.localCause(t, id)) }
+
+// localCause is the cause of a local wake for message id of t, fired now: it follows the store's
+// last commit. Zero when the store does not record, and for the outbox.
+func (s *Store) localCause(t topic, id string) wakeCause {
+	if s.rec == nil || t.outbox {
+		return wakeCause{}
 	}
-	s.notify.fire(t, c)
+	s.lastCommit.mu.Lock()
+	defer s.lastCommit.mu.Unlock()
+	return wakeCause{mailbox: t.mailbox, id: id, via: wakeViaLocal, seq: s.lastCommit.seq, at: s.nowMillis()}
 }
 
 // notifyCause is the cause of a NOTIFY for message id of mailbox that this store's listener
@@ -101,7 +105,8 @@ func (s *Store) notifyCause(mailbox, id string) wakeCause {
 }
 
 // recordWake records the wake that ended a wait of the consumer among cs whose mailbox it is
-// for, on a recording store. It is a read event placed after the commit the wake follows.
+// for, on a recording store. It is a read event placed after the commit the wake follows, and
+// after the consumer's last recorded step (see follow).
 func recordWake(st *Store, sub *subscription, cs []*Consumer) {
 	c, ok := sub.take()
 	if !ok || st.rec == nil {
@@ -109,9 +114,9 @@ func recordWake(st *Store, sub *subscription, cs []*Consumer) {
 	}
 	for _, k := range cs {
 		if k.mailbox == c.mailbox {
-			st.rec.Record(Event{Seq: c.seq, Read: true, At: fromMillis(c.at), Op: "wake",
+			seq, at := k.follow(c.seq, c.at)
+			st.rec.Record(Event{Seq: seq, Read: true, At: fromMillis(at), Op: "wake",
 				Args: EventArgs{Worker: k.worker, Incarnation: st.incarnation, Mailbox: c.mailbox, ID: c.id, Profile: c.via}})
-			k.placeAt(c.seq)
 			return
 		}
 	}
@@ -137,18 +142,16 @@ func waitIdle(ctx context.Context, d time.Duration, st *Store, sub *subscription
 // recordPollTick records, on a recording store, that the wait of the consumers cs share ended on
 // their poll interval: one `poll_tick` read event for each consumer of ticked (those whose last
 // step completed, so its fetch is in the history). A wake already pending ended the wait too; it
-// is recorded instead. The tick follows the store's last commit and the consumer's last recorded
-// fetch or wake, whichever is later, and takes the time before the pending wake is looked for: a
-// wake that comes after the look follows a commit at or after that place, so it is placed after
-// the tick.
+// is recorded instead. The tick goes at the store's last commit, and after the consumer's last
+// recorded step (see follow); a wake the consumer records later goes after the tick the same way.
 func recordPollTick(st *Store, sub *subscription, cs, ticked []*Consumer) {
 	if st.rec == nil {
 		return
 	}
 	st.lastCommit.mu.Lock()
-	seq := st.lastCommit.seq
+	last := st.lastCommit.seq
 	st.lastCommit.mu.Unlock()
-	at := fromMillis(st.nowMillis())
+	now := st.nowMillis()
 	select {
 	case <-sub.ch:
 		recordWake(st, sub, cs)
@@ -156,13 +159,33 @@ func recordPollTick(st *Store, sub *subscription, cs, ticked []*Consumer) {
 	default:
 	}
 	for _, k := range ticked {
-		st.rec.Record(Event{Seq: max(seq, k.placed.Load()), Read: true, At: at, Op: "poll_tick",
+		seq, at := k.follow(last, now)
+		st.rec.Record(Event{Seq: seq, Read: true, At: fromMillis(at), Op: "poll_tick",
 			Args: EventArgs{Worker: k.worker, Incarnation: st.incarnation, Mailbox: k.mailbox}})
 	}
 }
 
+// The place of a consumer's recorded steps. A history is put in commit order by sequence number,
+// the write numbered s before the reads that saw it, reads of one place by time, then by line
+// (docs/observed.md). A wake and a poll tick are reads the consumer records outside any
+// transaction, each at a place computed when it happened, and a wake's place is computed when it
+// is sent, a moment before the consumer receives it: a tick recorded in that moment can come
+// later in commit order, at a later commit or at the same one with a later time, and the
+// worker's tick would then read as one after a wake it did not answer. So each of the consumer's
+// wakes and ticks goes at or after its last recorded place: the history keeps the order in which
+// the consumer saw them. A wake never moves before the commit it follows, nor past a step the
+// consumer had recorded when it received the wake: one sent and received before its commit still
+// lands before that commit, and is refused.
+
+// lastPlace is a consumer's last recorded place: the sequence number and the time (milliseconds)
+// of its last recorded fetch, wake or poll tick.
+type lastPlace struct {
+	mu      sync.Mutex
+	seq, at int64
+}
+
 // place makes the consumer remember, once the transaction in ctx commits, the place of the step
-// it records there: its next poll tick goes after it.
+// it records there: its next wake or poll tick goes after it.
 func (c *Consumer) place(ctx context.Context) {
 	ts := c.st.txFrom(ctx)
 	if ts == nil || !ts.recording {
@@ -170,17 +193,25 @@ func (c *Consumer) place(ctx context.Context) {
 	}
 	ts.onCommit(func() {
 		for _, ev := range ts.events {
-			c.placeAt(ev.Seq)
+			c.follow(ev.Seq, toMillis(ev.At))
 		}
 	})
 }
 
-// placeAt moves the consumer's last recorded place to seq, if it is later.
-func (c *Consumer) placeAt(seq int64) {
-	for {
-		p := c.placed.Load()
-		if seq <= p || c.placed.CompareAndSwap(p, seq) {
-			return
-		}
+// follow returns the place of a read event the consumer records now, whose own place is seq and
+// at: moved, if need be, to the consumer's last recorded place, so it sorts after every event the
+// consumer recorded before it (at the same time it sorts after them by line). The result becomes
+// the consumer's last place.
+func (c *Consumer) follow(seq, at int64) (int64, int64) {
+	p := &c.placed
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case seq < p.seq:
+		seq, at = p.seq, max(at, p.at)
+	case seq == p.seq:
+		at = max(at, p.at)
 	}
+	p.seq, p.at = seq, at
+	return seq, at
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -150,5 +151,112 @@ func testRecordedPollTick(t *testing.T) {
 	}
 	if ticks["a"] == 0 || ticks["b"] == 0 || wakes == 0 {
 		t.Errorf("ticks %v and %d wakes; want ticks of both mailboxes and a wake", ticks, wakes)
+	}
+}
+
+// TestWakeAfterTickSortsAfterIt: a wake's place in the commit order is taken when the store sends
+// it, a moment before its consumer receives it. A consumer whose wait ends on its poll interval
+// in that moment records its tick first, and the tick's place can be later than the wake's: at
+// the same commit with a later time, or at a later commit. In commit order the wake must still
+// come after the tick, or the tick reads as that of a worker woken and not fetching since
+// (wake_not_fetched), a false finding. A worker that is woken and ticks again without fetching
+// must still read so. The test sends the wake itself, on a manual clock, so the moment is
+// exact. Rerun: go test ./actordelivery/ -run TestWakeAfterTickSortsAfterIt -v
+func TestWakeAfterTickSortsAfterIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// meanwhile is what happens between the store sending the wake and the consumer
+		// receiving it, besides the consumer's tick.
+		meanwhile func(t *testing.T, st *Store, clk *ManualClock)
+		// fetch: the woken consumer fetches before its next tick.
+		fetch bool
+	}{
+		{"same commit, later time", func(_ *testing.T, _ *Store, clk *ManualClock) { clk.Advance(time.Millisecond) }, true},
+		{"a commit between", func(t *testing.T, st *Store, _ *ManualClock) {
+			mustEnqueue(t, st, NewMessage{Mailbox: "other", ID: "x1"})
+		}, true},
+		{"woken, ticks without fetching", func(_ *testing.T, _ *Store, clk *ManualClock) { clk.Advance(time.Millisecond) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := NewManualClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+			log := &eventLog{}
+			st := openAt(t, BackendSQLite, filepath.Join(t.TempDir(), "w.db"), Options{Recorder: log, Clock: clk})
+			c, err := NewConsumer(st, func(context.Context, *Message) (Effects, error) { return nil, nil },
+				ConsumerOptions{Mailbox: "w", LeaseFor: time.Minute, Worker: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := []*Consumer{c}
+			sub, stop := st.subscribeMailboxes([]string{"w"})
+			defer stop()
+			tick := func() {
+				t.Helper()
+				if !waitIdle(ctx, time.Nanosecond, st, sub, cs, cs) {
+					t.Fatal("wait ended without a tick")
+				}
+			}
+			fetch := func() {
+				t.Helper()
+				if _, err := c.Fetch(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fetch() // idle: the consumer now waits
+			clk.Advance(time.Millisecond)
+			mustEnqueue(t, st, NewMessage{Mailbox: "w", ID: "m1"})
+			// The store has sent the wake; hold it back from the consumer for a moment.
+			cause, ok := sub.take()
+			<-sub.ch
+			if !ok {
+				t.Fatal("the enqueue sent no wake with a cause")
+			}
+			tc.meanwhile(t, st, clk)
+			tick()
+			sub.signal(cause)
+			if !waitIdle(ctx, time.Hour, st, sub, cs, cs) {
+				t.Fatal("wait ended without the wake")
+			}
+			if tc.fetch {
+				fetch()
+			}
+			clk.Advance(time.Millisecond)
+			tick()
+
+			// The consumer's events, in the commit order a checker reads them in, and the second
+			// wake rule over them.
+			var ops []string
+			owed, missed := false, -1
+			for _, ev := range log.sorted() {
+				if ev.Args.Worker != 7 {
+					continue
+				}
+				ops = append(ops, ev.Op)
+				switch ev.Op {
+				case "wake":
+					owed = true
+				case "consumer_fetch":
+					owed = false
+				case "poll_tick":
+					if owed && missed < 0 {
+						missed = len(ops) - 1
+					}
+				}
+			}
+			want := []string{"consumer_fetch", "poll_tick", "wake", "consumer_fetch", "poll_tick"}
+			wantMissed := -1
+			if !tc.fetch {
+				want = []string{"consumer_fetch", "poll_tick", "wake", "poll_tick"}
+				wantMissed = 3
+			}
+			if !slices.Equal(ops, want) || missed != wantMissed {
+				var all []string
+				for _, ev := range log.sorted() {
+					all = append(all, fmt.Sprintf("%s(worker %d) seq %d read %v at %s", ev.Op, ev.Args.Worker, ev.Seq, ev.Read, ev.At.Format("15:04:05.000")))
+				}
+				t.Errorf("the consumer's events in commit order %v, the tick of a woken worker that did not fetch at %d; want %v and %d\n%s",
+					ops, missed, want, wantMissed, strings.Join(all, "\n"))
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,7 +76,7 @@ func TestRealClockChecksClean(t *testing.T) {
 			t.Fatalf("check: %v", err)
 		}
 		if f != nil {
-			t.Fatalf("false finding on a real-clock log of %d events: %s", sum.Events, f)
+			t.Fatalf("false finding on a real-clock log of %d events: %s\nthe log: %s", sum.Events, f, keepLog(t, log))
 		}
 		if sum.Events < 200 {
 			t.Fatalf("only %d events recorded: the run did too little to test anything", sum.Events)
@@ -93,7 +94,59 @@ func TestRealClockChecksClean(t *testing.T) {
 			t.Fatalf("a fetch 1 ms before its message was due (the enqueue at line %d) was not found", line)
 		}
 		t.Logf("genuine finding: %s", f)
+
+		// A genuine missed wake: the first woken worker ticks again right after its wake, before
+		// the fetch that answered it. The recorder's placement must leave that a finding.
+		missed, line := tickAfterFirstWake(t, log)
+		_, f, err = observe.Check(observe.NewOrdered(observe.NewDecoder(bytes.NewReader(missed), "missed"), 4096), observe.CheckOptions{})
+		if err != nil {
+			t.Fatalf("check of the log with a missed wake: %v", err)
+		}
+		if f == nil || !strings.Contains(f.String(), "wake_not_fetched") {
+			t.Fatalf("a poll tick right after the wake at line %d, before any fetch: finding %v, want wake_not_fetched", line, f)
+		}
+		t.Logf("genuine missed wake: %s", f)
 	})
+}
+
+// tickAfterFirstWake returns log with a poll tick of the first recorded wake's worker and
+// mailbox inserted just after the wake, at its place and time, and the wake's line.
+func tickAfterFirstWake(t *testing.T, log []byte) ([]byte, int) {
+	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
+	for i, l := range lines {
+		var e actordelivery.Event
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Op != "wake" {
+			continue
+		}
+		tick := actordelivery.Event{Seq: e.Seq, Read: true, At: e.At, Op: "poll_tick",
+			Args: actordelivery.EventArgs{Worker: e.Args.Worker, Incarnation: e.Args.Incarnation, Mailbox: e.Args.Mailbox}}
+		b, err := json.Marshal(tick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := append(slices.Clone(lines[:i+1]), b)
+		out = append(out, lines[i+1:]...)
+		return append(bytes.Join(out, []byte("\n")), '\n'), i + 1
+	}
+	t.Fatal("no wake was recorded in the log")
+	return nil, 0
+}
+
+// keepLog writes log to a file that outlives the test, for a failure to name: t.TempDir is
+// removed when the test ends.
+func keepLog(t *testing.T, log []byte) string {
+	dir, err := os.MkdirTemp("", "realclock-")
+	if err != nil {
+		return fmt.Sprintf("(not kept: %v)", err)
+	}
+	path := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "-")+".jsonl")
+	if err := os.WriteFile(path, log, 0o644); err != nil {
+		return fmt.Sprintf("(not kept: %v)", err)
+	}
+	return path
 }
 
 // recordRealClock runs enqueuers, four leased workers and two leaseless ones and a purger on the
