@@ -144,7 +144,8 @@ func TestChoicesInPlay(t *testing.T) {
 // up by a declared choice; one whose counterexample the profile's choices do not explain (here
 // the Go model does not even follow it under the default profile) is violated by the model.
 func TestReportSections(t *testing.T) {
-	const file = "../../profiles/check/no-fetch-sweep/tcCrashRestart-no-fetch-sweep-s1-40.json"
+	// A counterexample profile check found under no-fetch-sweep (profiles/check), kept here.
+	const file = "testdata/report-sections-no-fetch-sweep.json"
 	noSweep, err := profile.ReadFile("../../profiles/no-fetch-sweep.json")
 	if err != nil {
 		t.Fatal(err)
