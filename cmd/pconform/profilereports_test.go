@@ -93,7 +93,12 @@ func TestProfileCheckReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ph, mh, verdicts := readReport(t, filepath.Join(root, "profiles", "check", name+".txt"))
+		report := filepath.Join(root, "profiles", "check", name+".txt")
+		ph, mh, verdicts := readReport(t, report)
+		// The reports show what a user's check finds at the default budget.
+		if head, err := os.ReadFile(report); err == nil && !bytes.Contains(head, fmt.Appendf(nil, " --schedules %d ", defaultProfileSchedules)) {
+			t.Errorf("profiles/check/%s.txt was not made at profile check's default budget, --schedules %d: rerun bash scripts/profile-check.sh with it", name, defaultProfileSchedules)
+		}
 		if ph != "sha256:"+hex.EncodeToString(sum[:]) {
 			t.Errorf("profiles/check/%s.txt was made from another %s (profile %q): rerun bash scripts/profile-check.sh %s", name, filepath.Base(f), ph, "profiles/"+filepath.Base(f))
 		}
