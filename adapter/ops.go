@@ -21,10 +21,12 @@ type Store interface {
 }
 
 // ErrDenied is returned (wrapped) by an operation method of a [Store] for the operation's one
-// documented error: lease_lost for ack, nack and extend; not_found for ack_by_id, nack_by_id,
-// dead_letter, load_checkpoint and redrive; claim_lost for outbox_complete, outbox_fail and
-// outbox_dead_letter; version_conflict for save_checkpoint. The kit reports it as that error
-// kind, the result a caller of the store sees.
+// documented error (docs/trace-format.md): lease_lost for ack, nack and extend; not_found for
+// ack_by_id, nack_by_id, dead_letter, load_checkpoint and redrive; claim_lost for
+// outbox_complete, outbox_fail and outbox_dead_letter; version_conflict for save_checkpoint;
+// not_committed for wake; refused for outbox_enqueue (as [ErrRefused]). The kit reports it as
+// that error kind, the result a caller of the store sees. An operation with no documented error
+// fails the step instead.
 var ErrDenied = errors.New("adapter: the store denied the step with the operation's documented error")
 
 // opFunc is the type of a Store's operation method.
