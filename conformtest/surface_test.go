@@ -64,9 +64,6 @@ func TestAuthorSurface(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skipf("no go command on PATH: %v", err)
 	}
-	if testing.Short() {
-		t.Skip("type-checks the examples with the go command")
-	}
 	const module = "github.com/pconform/pconform/"
 	for _, example := range []string{"examples/memstore", "examples/ledgerstore", "examples/adstore"} {
 		t.Run(example, func(t *testing.T) {
