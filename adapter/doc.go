@@ -1,12 +1,18 @@
-// Package adapter holds what a [replay.Target] for a store needs and should not have to guess:
-// token conversions, the effects convention, the handler error, and the reference protocol steps.
+// Package adapter holds what a store's adapter for the conformance kit needs and should not have
+// to guess: the step and snapshot types (the same as replay's), time and token conversions, the
+// effects convention, the handler error, and the reference protocol steps. With conformtest, it
+// is all a store author imports: every name an adapter needs from replay, traces and profile is
+// reached here (surface.go), and conformtest's TestAuthorSurface keeps each example at 30 names
+// or fewer.
 //
 // # Usage
 //
-// An adapter for a store with its own consumer and publisher implements the store-level
-// operations (enqueue, lease, ack, outbox_claim, ...) in its Do, and the protocol steps through
-// the small interfaces [Consumer] (fetch, handle, crash) and [Publisher] (deliver, with the
-// step's faults injected at its commits by [Faults]). [WithRuntime] puts them together:
+// An adapter has a method per store operation (enqueue: Enqueue, ack_by_id: AckByID, ...), of
+// type func(ctx context.Context, at int64, a Args) (Observation, error), plus Snapshot, Reopen
+// and Close. [Adapt] makes a [Target] of it; an operation without a method is unsupported. A
+// store with its own consumer and publisher puts them under test through the small interfaces
+// [Consumer] (fetch, handle, crash) and [Publisher] (deliver, with the step's faults injected at
+// its commits by [Faults]). [WithRuntime] puts them together:
 //
 //	target := adapter.WithRuntime(myAdapter, prof, adapter.Runtime{Consumer: myConsumer, Publisher: myPublisher})
 //
@@ -18,12 +24,13 @@
 //
 //	target := adapter.WithProtocol(myAdapter, prof)
 //
-// [OwnersOf] says whose consumer and publisher a target runs; conformtest puts it in every report.
+// A [Target] written with a Do method is taken as it is. [OwnersOf] says whose consumer and
+// publisher a target runs; conformtest puts it in every report.
 //
-// Times convert with [traces.At], [traces.Seconds] and [traces.Duration]; tokens with
-// [FormatToken] and [ParseToken]. A store refusal (a constraint error) is returned from Do wrapped
-// in [replay.ErrRefused]; what the target cannot do or report is declared by a
-// Capabilities method ([replay.Capabilities]).
+// Times convert with [At], [Seconds] and [Duration]; tokens with [FormatToken] and [ParseToken].
+// An operation's documented error (a lost lease, a missing row) is an error wrapping [ErrDenied];
+// a store refusal (a constraint error) one wrapping [ErrRefused]. The snapshot columns a store
+// cannot report are declared by a Capabilities method ([Capabilities]).
 //
 // # Contract
 //

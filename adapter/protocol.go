@@ -19,12 +19,14 @@ import (
 // under profile p, through store's own store-level operations. Every other step goes to store
 // unchanged. store's declared capabilities carry over, without the protocol steps.
 //
+// store is a [Target], or a store with a method per operation, as [Adapt] takes it.
+//
 // Known limit: a publisher delivery whose enqueue does not run (a lost claim on the fold, a
 // failed commit) reports duplicate from store's snapshot, which cannot show an id that a purge
 // retired within its dedup horizon.
-func WithProtocol(store replay.Target, p profile.Profile) replay.Target {
+func WithProtocol(store Store, p profile.Profile) replay.Target {
 	return &protocol{
-		store: store, prof: p, fetched: map[int]delivery{}, effects: map[string][]string{},
+		store: Adapt(store), prof: p, fetched: map[int]delivery{}, effects: map[string][]string{},
 		maxAttempts: map[string]int{}, outbox: map[string]replay.Args{},
 	}
 }

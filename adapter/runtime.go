@@ -24,12 +24,13 @@ type Consumer interface {
 	// worker that fetches again drops what it held.
 	Fetch(ctx context.Context, at int64, a replay.Args) (*replay.Message, error)
 	// Handle is one consumer_handle of what the worker's last Fetch got. The handler returns
-	// ErrHandlerFailed unless a.Outcome is traces.OutcomeOK; its effect, on success, is the
-	// message id appended to the mailbox's effects log in the acknowledgement's transaction
-	// (docs/semantics.md, "Effects"). The retry policy declines when a.Outcome is
-	// traces.OutcomeFailNoRetry and otherwise retries after a.RetryDelay seconds. It reports the
-	// Action and, for a failure, the effective Attempt handed to the retry decision; a worker that
-	// holds no delivery is traces.ActionIdle.
+	// ErrHandlerFailed unless a.Succeeds(); its effect, on success, is the message id appended
+	// to the mailbox's effects log in the acknowledgement's transaction (docs/semantics.md,
+	// "Effects"). The retry policy retries after a.RetryDelay seconds when a.Retries(), and
+	// declines otherwise. It reports the Action and, for a failure, the effective Attempt handed
+	// to the retry decision. Handle is called only for a worker whose last Fetch got a message
+	// and that has not handled it since (nor crashed): the kit reports any other handle idle
+	// (traces.ActionIdle) itself.
 	Handle(ctx context.Context, at int64, a replay.Args) (replay.Observation, error)
 	// Crash forgets every fetched, unhandled delivery: the process died. The kit reopens the
 	// store right after.
@@ -139,9 +140,10 @@ func OwnersOf(target replay.Target) Owners {
 // publisher where r has them, the kit's reference ones (as [WithProtocol] runs them, under
 // profile p) where it does not. Store-level steps go to store unchanged. The effects log of the
 // snapshot is store's when r has a consumer (the store keeps it), the reference consumer's
-// otherwise. wake and poll_tick are judged as WithProtocol judges them.
-func WithRuntime(store replay.Target, p profile.Profile, r Runtime) replay.Target {
-	return &runtime{protocol: WithProtocol(store, p).(*protocol), r: r}
+// otherwise. wake and poll_tick are judged as WithProtocol judges them. store is a [Target], or a
+// store with a method per operation, as [Adapt] takes it.
+func WithRuntime(store Store, p profile.Profile, r Runtime) replay.Target {
+	return &runtime{protocol: WithProtocol(store, p).(*protocol), r: r, held: map[int]bool{}}
 }
 
 // Owners of the reference steps: the kit's.
@@ -151,6 +153,10 @@ func (w *protocol) Owners() Owners { return Owners{Consumer: OwnerKit, Publisher
 type runtime struct {
 	*protocol
 	r Runtime
+	// held says which workers hold a delivery the store's consumer fetched and has not handled:
+	// the wrapper answers a handle by any other worker idle itself, so the consumer's Handle
+	// is only called with a delivery to handle. A crash forgets them, a reopen does not.
+	held map[int]bool
 }
 
 func (w *runtime) Owners() Owners {
@@ -170,10 +176,18 @@ func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args)
 	case op == traces.OpConsumerFetch && c != nil:
 		w.wakes.Fetched(a.Worker, a.Mailbox)
 		m, err := c.Fetch(ctx, at, a)
+		// A worker that fetches again drops what it held, whatever this fetch gets.
+		w.held[a.Worker] = err == nil && m != nil
 		return replay.Observation{Message: m}, wrapStep(op, err)
 	case op == traces.OpConsumerHandle && c != nil:
+		if !w.held[a.Worker] {
+			return replay.Observation{Action: traces.ActionIdle}, nil
+		}
+		delete(w.held, a.Worker)
 		o, err := c.Handle(ctx, at, a)
 		return o, wrapStep(op, err)
+	case op == traces.OpWorkerDrain && c != nil:
+		delete(w.held, a.Worker)
 	case op == traces.OpPublisherDeliver && p != nil:
 		f := &Faults{fault: a.Fault}
 		o, err := p.Deliver(ctx, at, a, f)
@@ -189,9 +203,10 @@ func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args)
 		}
 		return o, wrapStep(op, err)
 	case op == traces.OpCrash && c != nil:
+		clear(w.held)
 		c.Crash()
-		// A worker_drain needs nothing of the store's consumer: the drained worker takes no
-		// further step, so what it may still hold is never handled.
+		// A worker_drain needs nothing more of the store's consumer: the drained worker takes
+		// no further step, so what it may still hold is never handled.
 	}
 	return w.protocol.Do(ctx, op, at, a)
 }

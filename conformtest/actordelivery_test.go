@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
 	"github.com/pconform/pconform/examples/adstore"
 	"github.com/pconform/pconform/internal/targets"
@@ -72,7 +73,7 @@ func newAdstore(t *testing.T, open func(actordelivery.Options) (*actordelivery.S
 		t.Fatal(err)
 	}
 	if release == nil {
-		return tg
+		return adapter.Adapt(tg)
 	}
-	return released{tg, release}
+	return adapter.Adapt(released{tg, release})
 }

@@ -4,7 +4,7 @@
 // # Usage
 //
 //	func TestConformance(t *testing.T) {
-//		conformtest.Run(t, func(t *testing.T) replay.Target { return mystore.NewTarget(t.TempDir()) }, myProfile)
+//		conformtest.Run(t, func(t *testing.T) adapter.Target { return mystore.NewTarget(t.TempDir()) }, myProfile)
 //	}
 //
 // newTarget returns a fresh, empty target for each subtest (the kit closes it). The zero

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs `pconform profile check` on every shipped profile (profiles/*.json) and writes what it says
 # into profiles/check/: the report NAME.txt and the counterexample traces NAME/*.json. Not part of
-# the gate (about 2 to 10 minutes per profile, a P compile each, cached); TestProfileCheckReports
+# the gate (about 2 to 5 minutes per profile at 100 schedules, a P compile each, cached); TestProfileCheckReports
 # (cmd/pconform) fails when a report is older than the P model or its profile, and keeps the table
 # in profiles/README.md in step with the reports.
 #
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 bindir=$(mktemp -d)
 trap 'rm -rf "$bindir"' EXIT
 go build -o "$bindir/pconform" ./cmd/pconform
-schedules=40
+schedules=100
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(profiles/*.json)
 for f in "${files[@]}"; do

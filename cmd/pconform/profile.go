@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -47,6 +48,12 @@ expect what a correct store under the profile answers.`,
 	return c
 }
 
+// defaultProfileSchedules is profile check's budget per test case. Measured at 200 schedules,
+// seed 1, on the shipped and example profiles (docs/notes/2026-12-05-profile-check-budget.md):
+// the latest first failure of a given-up monitor is at schedule 38, the latest failure of any
+// kind at 69. 100 finds every one of them, with room, in 2 to 4 minutes a profile.
+const defaultProfileSchedules = 100
+
 // profileCheckFlags are the flags of profile check.
 type profileCheckFlags struct {
 	models    string
@@ -66,18 +73,23 @@ func newProfileCheckCmd() *cobra.Command {
 		Long: `Check compiles the P model (models/p) with the profile's constants, in a cached copy of the
 project (the repository's files are never touched), and runs every green P test case on it (but
 the untraced ones, whose steps no trace can hold yet: a failure must give a trace). For
-each spec monitor it then says:
+each spec monitor it then says, in three sections:
 
+  gives up   (given up by a declared choice) a test case failed it, and the counterexample needs
+             one of the profile's choices: the smallest set of switches under which the Go model
+             goes through the same results and states (reason wordings are never named). The
+             counterexample is written as a trace (under --out), with the monitor's message and
+             the property in its own words;
+  violated by the model
+             a test case failed it, and a counterexample needs none of the profile's choices (the
+             Go model goes through the same states under the default rules), or the Go model does
+             not follow it: no declared choice explains the failure, the model breaks the monitor;
   kept       every test case asserting it ran its whole budget without a failure;
-  gives up   a test case failed it: the counterexample is written as a trace (under --out), with
-             the monitor's message, the property in its own words, and the profile's choices the
-             counterexample needs (the smallest set of switches under which the Go model goes
-             through the same results and states; reason wordings are never named);
   undecided  a test case asserting it stopped first at another monitor's failure.
 
 A P compile takes about a minute; it is cached by a hash of the P sources and the profile, under
-the user cache directory (or --cache). Budgets are small by default (--schedules 10): a "kept" is
-evidence, not proof.
+the user cache directory (or --cache). The default budget (--schedules 100) finds every monitor
+the shipped and example profiles give up, measured at 200; a "kept" is evidence, not proof.
 
 Example: pconform profile check profiles/no-fetch-sweep.json --out /tmp/no-sweep
 
@@ -94,7 +106,7 @@ run (no P tool, a compile that failed).`,
 		},
 	}
 	c.Flags().StringVar(&f.models, "models", "", "the P project (default: models/p of the repository holding the current directory)")
-	c.Flags().IntVar(&f.schedules, "schedules", 10, "schedules per test case")
+	c.Flags().IntVar(&f.schedules, "schedules", defaultProfileSchedules, "schedules per test case")
 	c.Flags().Int64Var(&f.seed, "seed", bridge.DefaultSeed, "checker --seed")
 	c.Flags().StringVar(&f.tests, "tests", "", "comma-separated green test cases to run (default: every green test case)")
 	c.Flags().StringVar(&f.out, "out", "", "directory for the counterexample traces (default: a new temporary directory)")
@@ -183,6 +195,8 @@ func profileCheck(ctx context.Context, path string, f profileCheckFlags, stdout,
 	}
 	fmt.Fprintf(stdout, "P model %s %s (%s), %d test cases, -s %d --seed %d each\n\n", dir, hash, how, len(tests), f.schedules, f.seed)
 
+	// The report's sections, in sectionHeads' order; reportMonitor says which a monitor goes to.
+	sections := make([]bytes.Buffer, len(sectionHeads))
 	outcomes := map[string]bridge.Outcome{}
 	for _, tc := range tests {
 		o, err := bridge.CheckTestCase(ctx, cfg, tc, p)
@@ -201,14 +215,43 @@ func profileCheck(ctx context.Context, path string, f profileCheckFlags, stdout,
 		if len(mine) == 0 {
 			continue
 		}
-		reportMonitor(stdout, m, mine, p, out)
+		var b bytes.Buffer
+		sections[reportMonitor(&b, m, mine, p, out)].Write(b.Bytes())
+	}
+	for i, head := range sectionHeads {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintln(stdout, head)
+		if sections[i].Len() == 0 {
+			fmt.Fprintln(stdout, "(none)")
+		}
+		stdout.Write(sections[i].Bytes())
 	}
 	fmt.Fprintf(stdout, "\ncounterexamples in %s; replay one on the model with\n  pconform replay FILE --target model\n", out)
 	return nil
 }
 
-// reportMonitor prints one monitor's verdict.
-func reportMonitor(w io.Writer, m monitorInfo, outs []bridge.Outcome, p profile.Profile, dir string) {
+// The sections of a report: the monitors a counterexample breaks because of the profile's
+// declared choices; those it breaks where none of them is needed (the model itself breaks the
+// monitor there, under this profile); and the rest.
+const (
+	byChoice = iota
+	byModel
+	notBroken
+)
+
+var sectionHeads = []string{
+	"Given up by a declared choice (each counterexample needs one of the profile's choices):",
+	"Violated by the model under this profile (a counterexample needs none of the profile's choices):",
+	"Kept or undecided:",
+}
+
+// reportMonitor writes one monitor's verdict to w and returns the section it belongs to. A
+// monitor is given up by a declared choice when every counterexample of it needs one of p's
+// choices (choicesInPlay); violated by the model when one needs none, or when the Go model does
+// not follow it (then no choice can be said to explain it).
+func reportMonitor(w io.Writer, m monitorInfo, outs []bridge.Outcome, p profile.Profile, dir string) int {
 	var broke []bridge.Outcome
 	undecided := false
 	for _, o := range outs {
@@ -219,34 +262,45 @@ func reportMonitor(w io.Writer, m monitorInfo, outs []bridge.Outcome, p profile.
 			undecided = true
 		}
 	}
-	switch {
-	case len(broke) > 0:
-		fmt.Fprintf(w, "%s: gives up\n", m.name)
-	case undecided:
-		fmt.Fprintf(w, "%s: undecided (a test case asserting it stopped at another monitor's failure first)\n", m.name)
-	default:
-		fmt.Fprintf(w, "%s: kept (%d test cases, no failure)\n", m.name, len(outs))
-	}
 	if len(broke) == 0 {
-		return
+		if undecided {
+			fmt.Fprintf(w, "%s: undecided (a test case asserting it stopped at another monitor's failure first)\n", m.name)
+		} else {
+			fmt.Fprintf(w, "%s: kept (%d test cases, no failure)\n", m.name, len(outs))
+		}
+		return notBroken
 	}
-	if m.doc != "" {
-		fmt.Fprintf(w, "  the property: %s\n", m.doc)
-	}
+	section := byChoice
+	var body bytes.Buffer
 	for _, o := range broke {
-		fmt.Fprintf(w, "  %s, schedule %d (%s): %s\n", o.TestCase, o.Schedules, o.Command, o.Violates)
+		fmt.Fprintf(&body, "  %s, schedule %d (%s): %s\n", o.TestCase, o.Schedules, o.Command, o.Violates)
 		if o.Trace == nil {
+			section = byModel
 			continue
 		}
 		o.Trace.Name = fmt.Sprintf("%s-%s-s%d-%d", o.TestCase, fileSafe(p.Name), o.Trace.Origin.Seed, o.Schedules)
 		path := filepath.Join(dir, o.Trace.Name+".json")
 		if err := traces.WriteFile(path, o.Trace); err != nil {
-			fmt.Fprintf(w, "  (the trace could not be written: %v)\n", err)
+			fmt.Fprintf(&body, "  (the trace could not be written: %v)\n", err)
 			continue
 		}
-		fmt.Fprintf(w, "  trace: %s (%d steps)\n", path, len(o.Trace.Steps))
-		fmt.Fprintln(w, needsLine(choicesInPlay(o.Trace, p)))
+		needs, err := choicesInPlay(o.Trace, p)
+		if err != nil || len(needs) == 0 {
+			section = byModel
+		}
+		fmt.Fprintf(&body, "  trace: %s (%d steps)\n", path, len(o.Trace.Steps))
+		fmt.Fprintln(&body, needsLine(needs, err))
 	}
+	if section == byChoice {
+		fmt.Fprintf(w, "%s: gives up\n", m.name)
+	} else {
+		fmt.Fprintf(w, "%s: violated by the model\n", m.name)
+	}
+	if m.doc != "" {
+		fmt.Fprintf(w, "  the property: %s\n", m.doc)
+	}
+	w.Write(body.Bytes())
+	return section
 }
 
 // needsLine is the report's line under a counterexample's trace: the profile's choices it needs

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -134,6 +135,44 @@ func TestChoicesInPlay(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("choicesInPlay = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReportSections: a monitor whose counterexample needs one of the profile's choices is given
+// up by a declared choice; one whose counterexample the profile's choices do not explain (here
+// the Go model does not even follow it under the default profile) is violated by the model.
+func TestReportSections(t *testing.T) {
+	// A counterexample profile check found under no-fetch-sweep (profiles/check), kept here.
+	const file = "testdata/report-sections-no-fetch-sweep.json"
+	noSweep, err := profile.ReadFile("../../profiles/no-fetch-sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := monitorInfo{name: "EveryMessageEventuallyResolved", tests: []string{"tcCrashRestart"}}
+	for _, tc := range []struct {
+		name    string
+		p       profile.Profile
+		section int
+		verdict string
+	}{
+		{"no-fetch-sweep", noSweep, byChoice, "EveryMessageEventuallyResolved: gives up\n"},
+		{"default", profile.Profile{}, byModel, "EveryMessageEventuallyResolved: violated by the model\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := traces.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := bridge.Outcome{TestCase: "tcCrashRestart", Schedules: 40, Bug: true, Monitor: m.name, Trace: tr}
+			var b bytes.Buffer
+			got := reportMonitor(&b, m, []bridge.Outcome{o}, tc.p, t.TempDir())
+			if got != tc.section {
+				t.Errorf("section %d, want %d:\n%s", got, tc.section, b.String())
+			}
+			if !strings.HasPrefix(b.String(), tc.verdict) {
+				t.Errorf("the report does not start with %q:\n%s", tc.verdict, b.String())
 			}
 		})
 	}

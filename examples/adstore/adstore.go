@@ -11,8 +11,6 @@ import (
 
 	"github.com/pconform/pconform/actordelivery"
 	"github.com/pconform/pconform/adapter"
-	"github.com/pconform/pconform/replay"
-	"github.com/pconform/pconform/traces"
 )
 
 // Target runs a trace's steps on an actordelivery store.
@@ -35,7 +33,7 @@ type Target struct {
 
 // New opens the store with open and returns its adapter (see the package documentation).
 func New(open func(actordelivery.Options) (*actordelivery.Store, error)) (*Target, error) {
-	t := &Target{open: open, clock: actordelivery.NewManualClock(traces.Epoch), log: slog.New(slog.DiscardHandler),
+	t := &Target{open: open, clock: actordelivery.NewManualClock(adapter.At(0)), log: slog.New(slog.DiscardHandler),
 		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{}}
 	return t, t.reopen()
 }
@@ -66,17 +64,16 @@ func (t *Target) Close() error {
 	return err
 }
 
-// errKind maps the store's sentinels to a result's error kind; any other error fails the run.
-func errKind(err error) (string, error) {
-	for sentinel, kind := range map[error]string{
-		actordelivery.ErrLeaseLost: traces.ErrKindLeaseLost, actordelivery.ErrNotFound: traces.ErrKindNotFound,
-		actordelivery.ErrClaimLost: traces.ErrKindClaimLost, actordelivery.ErrVersionConflict: traces.ErrKindVersionConflict,
-	} {
+// denied maps the store's sentinels to the operation's documented error (adapter.ErrDenied);
+// any other error fails the run.
+func denied(err error) error {
+	for _, sentinel := range []error{actordelivery.ErrLeaseLost, actordelivery.ErrNotFound,
+		actordelivery.ErrClaimLost, actordelivery.ErrVersionConflict} {
 		if errors.Is(err, sentinel) {
-			return kind, nil
+			return fmt.Errorf("%w: %w", adapter.ErrDenied, err)
 		}
 	}
-	return "", err
+	return err
 }
 
 func payload(p string) []byte {
@@ -87,148 +84,243 @@ func payload(p string) []byte {
 }
 
 // message is what a caller sees; peek and the leaseless fetch report no token.
-func message(m *actordelivery.Message, withToken bool) *replay.Message {
+func message(m *actordelivery.Message, withToken bool) *adapter.Message {
 	if m == nil {
 		return nil
 	}
-	o := &replay.Message{ID: m.ID, Attempts: m.Attempts}
+	o := &adapter.Message{ID: m.ID, Attempts: m.Attempts}
 	if withToken {
 		o.Token = m.Token
 	}
 	return o
 }
 
-// Do runs one step at logical time at.
-func (t *Target) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
+type (
+	args = adapter.Args
+	obs  = adapter.Observation
+)
+
+// step sets the store's clock to logical time at, notes the step's mailboxes and runs fn on the
+// open store.
+func (t *Target) step(at int64, a args, fn func(st *actordelivery.Store) (obs, error)) (obs, error) {
 	if t.st == nil {
-		return replay.Observation{}, errors.New("adstore: closed")
+		return obs{}, errors.New("adstore: closed")
 	}
-	t.clock.Set(traces.At(at))
+	t.clock.Set(adapter.At(at))
 	for _, mb := range []string{a.Mailbox, a.Target} {
 		if mb != "" {
 			t.mailboxes[mb] = true
 		}
 	}
-	o, err := t.do(ctx, op, a)
-	if err != nil {
-		return replay.Observation{}, fmt.Errorf("adstore: %s: %w", op, err)
-	}
-	return o, nil
+	o, err := fn(t.st)
+	return o, denied(err)
 }
 
-func (t *Target) do(ctx context.Context, op traces.Op, a replay.Args) (o replay.Observation, err error) {
-	st, d := t.st, traces.Duration
-	switch op {
-	case traces.OpEnqueue:
+var d = adapter.Duration
+
+// The store-level operations, one method each (adapter.Adapt), each at logical time at.
+
+func (t *Target) Enqueue(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
 		o.Duplicate, err = st.Enqueue(ctx, actordelivery.NewMessage{Mailbox: a.Mailbox, ID: a.ID, Key: a.Key,
 			Priority: a.Priority, MaxAttempts: a.MaxAttempts, Delay: d(a.Delay), Payload: payload(a.Payload)})
-	case traces.OpLease:
-		var m *actordelivery.Message
-		m, err = st.Lease(ctx, a.Mailbox, d(a.LeaseFor))
-		o.Message = message(m, true)
-	case traces.OpPeek:
-		var m *actordelivery.Message
-		m, err = st.Peek(ctx, a.Mailbox)
-		o.Message = message(m, false)
-	case traces.OpAck:
-		err = st.Ack(ctx, a.ID, a.Token)
-	case traces.OpNack:
-		err = st.Nack(ctx, a.ID, a.Token, d(a.Delay))
-	case traces.OpAckByID:
-		err = st.AckByID(ctx, a.ID)
-	case traces.OpNackByID:
-		err = st.NackByID(ctx, a.ID, d(a.Delay))
-	case traces.OpExtend:
-		err = st.ExtendLease(ctx, a.ID, a.Token, d(a.LeaseFor))
-	case traces.OpExpire:
+		return o, err
+	})
+}
+
+func (t *Target) Lease(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		m, err := st.Lease(ctx, a.Mailbox, d(a.LeaseFor))
+		return obs{Message: message(m, true)}, err
+	})
+}
+
+func (t *Target) Peek(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		m, err := st.Peek(ctx, a.Mailbox)
+		return obs{Message: message(m, false)}, err
+	})
+}
+
+// run is step for an operation whose only result is its error.
+func (t *Target) run(at int64, a args, fn func(st *actordelivery.Store) error) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) { return obs{}, fn(st) })
+}
+
+func (t *Target) Ack(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.Ack(ctx, a.ID, a.Token) })
+}
+
+func (t *Target) Nack(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.Nack(ctx, a.ID, a.Token, d(a.Delay)) })
+}
+
+func (t *Target) AckByID(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.AckByID(ctx, a.ID) })
+}
+
+func (t *Target) NackByID(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.NackByID(ctx, a.ID, d(a.Delay)) })
+}
+
+func (t *Target) Extend(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.ExtendLease(ctx, a.ID, a.Token, d(a.LeaseFor)) })
+}
+
+func (t *Target) Expire(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
 		o.Affected, err = st.ExpireLeases(ctx)
-	case traces.OpDeadLetter:
-		err = st.DeadLetter(ctx, a.ID, a.Reason)
-	case traces.OpOutboxEnqueue:
+		return o, err
+	})
+}
+
+func (t *Target) DeadLetter(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.DeadLetter(ctx, a.ID, a.Reason) })
+}
+
+func (t *Target) OutboxEnqueue(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
 		o.Duplicate, err = st.OutboxEnqueue(ctx, actordelivery.OutboxMessage{ID: a.ID, Target: a.Target, Key: a.Key,
 			Priority: a.Priority, MaxAttempts: a.MaxAttempts, Payload: payload(a.Payload), MaxDeliveryAttempts: a.MaxDeliveryAttempts})
-	case traces.OpOutboxClaim:
-		var rows []actordelivery.OutboxRow
-		rows, err = st.OutboxClaim(ctx, a.Limit, d(a.ClaimFor))
+		return o, err
+	})
+}
+
+func (t *Target) OutboxClaim(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
+		rows, err := st.OutboxClaim(ctx, a.Limit, d(a.ClaimFor))
 		for _, r := range rows {
-			o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
+			o.Claimed = append(o.Claimed, adapter.ClaimedRow{ID: r.ID, DeliveryAttempts: r.DeliveryAttempts, Token: r.ClaimToken})
 			t.claimed[r.ID] = r
 		}
-	case traces.OpOutboxComplete:
-		err = st.OutboxComplete(ctx, a.ID, a.Token)
-	case traces.OpOutboxFail:
-		err = st.OutboxFail(ctx, a.ID, a.Token, d(a.Delay))
-	case traces.OpOutboxDeadLetter:
-		err = st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason)
-	case traces.OpAdvanceClock: // the clock is set
-	case traces.OpPurge:
-		var r actordelivery.PurgeResult
-		r, err = st.Purge(ctx, d(a.OlderThan), d(a.Horizon), a.Limit)
-		o.Affected = r.Total()
-	case traces.OpMarkProcessed:
+		return o, err
+	})
+}
+
+func (t *Target) OutboxComplete(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.OutboxComplete(ctx, a.ID, a.Token) })
+}
+
+func (t *Target) OutboxFail(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.OutboxFail(ctx, a.ID, a.Token, d(a.Delay)) })
+}
+
+func (t *Target) OutboxDeadLetter(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.OutboxDeadLetter(ctx, a.ID, a.Token, a.Reason) })
+}
+
+func (t *Target) Purge(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		r, err := st.Purge(ctx, d(a.OlderThan), d(a.Horizon), a.Limit)
+		return obs{Affected: r.Total()}, err
+	})
+}
+
+func (t *Target) MarkProcessed(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
 		o.Duplicate, err = st.MarkProcessed(ctx, a.Consumer, a.ID, d(a.TTL))
-	case traces.OpSaveCheckpoint:
-		var v int64
-		v, err = st.SaveCheckpoint(ctx, a.Actor, []byte(a.Payload), int64(a.ExpectVersion))
-		o.Version = int(v)
-	case traces.OpLoadCheckpoint:
-		var v int64
-		_, v, err = st.LoadCheckpoint(ctx, a.Actor)
-		o.Version = int(v)
-	case traces.OpRedrive:
-		err = st.Redrive(ctx, a.ID, a.Reason)
-	case traces.OpListRedrives:
-		var recs []actordelivery.Redrive
-		recs, err = st.ListRedrives(ctx, a.ID)
+		return o, err
+	})
+}
+
+func (t *Target) SaveCheckpoint(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		v, err := st.SaveCheckpoint(ctx, a.Actor, []byte(a.Payload), int64(a.ExpectVersion))
+		return obs{Version: int(v)}, err
+	})
+}
+
+func (t *Target) LoadCheckpoint(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		_, v, err := st.LoadCheckpoint(ctx, a.Actor)
+		return obs{Version: int(v)}, err
+	})
+}
+
+func (t *Target) Redrive(ctx context.Context, at int64, a args) (obs, error) {
+	return t.run(at, a, func(st *actordelivery.Store) error { return st.Redrive(ctx, a.ID, a.Reason) })
+}
+
+func (t *Target) ListRedrives(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (o obs, err error) {
+		recs, err := st.ListRedrives(ctx, a.ID)
 		for _, r := range recs {
-			o.Redrives = append(o.Redrives, traces.RedriveRecord{ID: r.ID, Kind: r.Kind, Mailbox: r.Mailbox,
-				Attempts: r.Attempts, DeadReason: r.DeadReason, Reason: r.Reason, At: traces.Seconds(r.At)})
+			o.Redrives = append(o.Redrives, adapter.RedriveRecord{ID: r.ID, Kind: r.Kind, Mailbox: r.Mailbox,
+				Attempts: r.Attempts, DeadReason: r.DeadReason, Reason: r.Reason, At: adapter.Seconds(r.At)})
 		}
-	case traces.OpConsumerFetch:
-		t.wakes.Fetched(a.Worker, a.Mailbox)
-		return t.fetch(ctx, a)
-	case traces.OpConsumerHandle:
-		return t.handle(ctx, a)
-	case traces.OpPublisherDeliver:
-		return t.deliver(ctx, a)
-	case traces.OpCrash:
+		return o, err
+	})
+}
+
+// The protocol steps, run on actordelivery's own consumer and publisher.
+
+func (t *Target) ConsumerFetch(ctx context.Context, at int64, a args) (obs, error) {
+	t.wakes.Fetched(a.Worker, a.Mailbox)
+	return t.step(at, a, func(*actordelivery.Store) (obs, error) { return t.fetch(ctx, a) })
+}
+
+func (t *Target) ConsumerHandle(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(*actordelivery.Store) (obs, error) { return t.handle(ctx, a) })
+}
+
+func (t *Target) PublisherDeliver(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(*actordelivery.Store) (obs, error) { return t.deliver(ctx, a) })
+}
+
+func (t *Target) Crash(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(*actordelivery.Store) (obs, error) {
 		clear(t.fetched)
 		t.wakes.Crash()
-		return o, t.Reopen(ctx)
-	case traces.OpWorkerStop: // changes nothing stored
-		return o, nil
-	case traces.OpWorkerDrain: // a delivery the drain timeout cut off is forgotten
-		delete(t.fetched, a.Worker)
-		return o, nil
-	case traces.OpWake:
-		// A wake is judged from the rows: its message must be a row or a dead letter of its
-		// mailbox (docs/semantics.md, "Wake-ups").
-		o.Err = traces.ErrKindNotCommitted
+		return obs{}, t.Reopen(ctx)
+	})
+}
+
+// AdvanceClock sets the store's clock, which the final snapshot may read.
+func (t *Target) AdvanceClock(_ context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(*actordelivery.Store) (obs, error) { return obs{}, nil })
+}
+
+// WorkerStop changes nothing stored.
+func (t *Target) WorkerStop(context.Context, int64, args) (obs, error) { return obs{}, nil }
+
+// WorkerDrain forgets a delivery the drain timeout cut off.
+func (t *Target) WorkerDrain(_ context.Context, _ int64, a args) (obs, error) {
+	delete(t.fetched, a.Worker)
+	return obs{}, nil
+}
+
+// Wake is judged from the rows: its message must be a row or a dead letter of its mailbox
+// (docs/semantics.md, "Wake-ups"); otherwise it was not committed (adapter.ErrDenied).
+func (t *Target) Wake(ctx context.Context, at int64, a args) (obs, error) {
+	return t.step(at, a, func(st *actordelivery.Store) (obs, error) {
+		committed := false
 		m, err := st.GetMessage(ctx, a.ID)
 		if err == nil && m.Mailbox == a.Mailbox {
-			o.Err = ""
+			committed = true
 		}
 		if errors.Is(err, actordelivery.ErrNotFound) {
 			var dead []actordelivery.DeadLetter
 			dead, err = st.ListDeadLetters(ctx)
 			for _, dl := range dead {
 				if dl.ID == a.ID && dl.Mailbox == a.Mailbox {
-					o.Err = ""
+					committed = true
 				}
 			}
 		}
-		if err == nil && o.Err == "" {
-			t.wakes.Woke(a.Worker, a.Mailbox)
+		switch {
+		case err != nil:
+			return obs{}, fmt.Errorf("adstore: wake: %w", err) // not a sentinel: fails the run
+		case !committed:
+			return obs{}, adapter.ErrDenied
 		}
-		return o, err
-	case traces.OpPollTick: // judged from the trace's wakes and fetches
-		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
-		return o, nil
-	default:
-		return o, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
-	}
-	o.Err, err = errKind(err)
-	return o, err
+		t.wakes.Woke(a.Worker, a.Mailbox)
+		return obs{}, nil
+	})
+}
+
+// PollTick is judged from the trace's wakes and fetches.
+func (t *Target) PollTick(_ context.Context, _ int64, a args) (obs, error) {
+	return obs{Err: t.wakes.PollTick(a.Worker, a.Mailbox)}, nil
 }
 
 // retry is a handle step's retry policy: decline for fail_no_retry, else retry after retry_delay.
@@ -240,28 +332,24 @@ type retry struct {
 func (r retry) Retry(error, int) (time.Duration, bool) { return r.after, !r.decline }
 
 // consumer is the real consumer a step runs, with a handler whose outcome is the step's.
-func (t *Target) consumer(a replay.Args, outcome string) (*actordelivery.Consumer, error) {
+func (t *Target) consumer(a args, fails bool) (*actordelivery.Consumer, error) {
 	path := actordelivery.PathLeased
-	switch a.Profile {
-	case traces.ProfileLeased:
-	case traces.ProfileLeaseless:
+	if a.Leaseless() {
 		path = actordelivery.PathLeaseless
-	default:
-		return nil, fmt.Errorf("consumer profile %q is not %q or %q", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless)
 	}
-	leaseFor := traces.Duration(a.LeaseFor)
+	leaseFor := adapter.Duration(a.LeaseFor)
 	if leaseFor == 0 {
 		leaseFor = time.Nanosecond // 0 means the 30s default to the consumer; lease_for 0 ends at once
 	}
 	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-		if outcome == traces.OutcomeFail || outcome == traces.OutcomeFailNoRetry {
+		if fails {
 			return nil, adapter.ErrHandlerFailed
 		}
 		return func(ctx context.Context) error { return t.appendEffect(ctx, m.Mailbox, m.ID) }, nil
 	}
 	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{Mailbox: a.Mailbox, Path: path,
 		LeaseFor: leaseFor, Logger: t.log, Worker: a.Worker,
-		Retry: retry{decline: a.Outcome == traces.OutcomeFailNoRetry, after: traces.Duration(a.RetryDelay)}})
+		Retry: retry{decline: !a.Retries(), after: adapter.Duration(a.RetryDelay)}})
 }
 
 // appendEffect appends id to mailbox's effect log in the transaction ctx carries.
@@ -280,48 +368,44 @@ func (t *Target) appendEffect(ctx context.Context, mailbox, id string) error {
 }
 
 // fetch runs the consumer's Fetch; a worker that fetches again drops what it held.
-func (t *Target) fetch(ctx context.Context, a replay.Args) (replay.Observation, error) {
+func (t *Target) fetch(ctx context.Context, a args) (obs, error) {
 	delete(t.fetched, a.Worker)
-	c, err := t.consumer(a, traces.OutcomeOK)
+	c, err := t.consumer(a, false)
 	if err != nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
 	d, err := c.Fetch(ctx)
 	if err != nil || d == nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
 	t.fetched[a.Worker] = d
-	return replay.Observation{Message: message(&d.Message, d.Path == actordelivery.PathLeased)}, nil
+	return obs{Message: message(&d.Message, d.Path == actordelivery.PathLeased)}, nil
 }
 
 // handle runs the consumer's Handle on the worker's fetched delivery; a worker holding none is idle.
-func (t *Target) handle(ctx context.Context, a replay.Args) (replay.Observation, error) {
+func (t *Target) handle(ctx context.Context, a args) (obs, error) {
 	d := t.fetched[a.Worker]
 	if d == nil {
-		return replay.Observation{Action: traces.ActionIdle}, nil
+		return obs{Action: adapter.ActionIdle}, nil
 	}
 	delete(t.fetched, a.Worker)
-	c, err := t.consumer(a, a.Outcome)
+	c, err := t.consumer(a, !a.Succeeds())
 	if err != nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
 	out, err := c.Handle(ctx, d)
-	return replay.Observation{Action: out.Action, Attempt: out.Attempt}, err
+	return obs{Action: out.Action, Attempt: out.Attempt}, err
 }
 
 // deliver runs the publisher's Deliver on the step's row and token, with the step's fault.
-func (t *Target) deliver(ctx context.Context, a replay.Args) (replay.Observation, error) {
+func (t *Target) deliver(ctx context.Context, a args) (obs, error) {
 	mode := actordelivery.ModeFold
-	switch a.Profile {
-	case traces.ProfileFold:
-	case traces.ProfileSplit:
+	if a.Split() {
 		mode = actordelivery.ModeSplit
-	default:
-		return replay.Observation{}, fmt.Errorf("publisher profile %q is not %q or %q", a.Profile, traces.ProfileFold, traces.ProfileSplit)
 	}
 	rows, err := t.st.ListOutbox(ctx)
 	if err != nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
 	var row actordelivery.OutboxRow
 	if i := slices.IndexFunc(rows, func(r actordelivery.OutboxRow) bool { return r.ID == a.ID }); i >= 0 {
@@ -329,34 +413,34 @@ func (t *Target) deliver(ctx context.Context, a replay.Args) (replay.Observation
 	} else if c, ok := t.claimed[a.ID]; ok {
 		row = c // a purge removed it since the claim: the publisher delivers its copy
 	} else {
-		return replay.Observation{}, fmt.Errorf("outbox row %q does not exist and no claim returned it", a.ID)
+		return obs{}, fmt.Errorf("outbox row %q does not exist and no claim returned it", a.ID)
 	}
 	row.ClaimToken = a.Token
 	f, err := newFaulty(t.st, a.Fault)
 	if err != nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
-	opts := actordelivery.PublisherOptions{Mode: mode, Logger: t.log, RetryDelay: traces.Duration(a.RetryDelay)}
-	if a.Fault == traces.FaultUndeliverable {
+	opts := actordelivery.PublisherOptions{Mode: mode, Logger: t.log, RetryDelay: adapter.Duration(a.RetryDelay)}
+	if a.Fault == adapter.FaultUndeliverable {
 		opts.Check = func(context.Context, actordelivery.OutboxRow) error { return errUndeliverable }
 	}
 	p, err := actordelivery.NewPublisher(f, opts)
 	if err != nil {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
 	res, err := p.Deliver(ctx, row)
 	if err != nil && !f.injected(err) {
-		return replay.Observation{}, err
+		return obs{}, err
 	}
-	o := replay.Observation{Action: res.Action, Duplicate: res.Duplicate}
+	o := obs{Action: res.Action, Duplicate: res.Duplicate}
 	if f.crashed {
-		o.Action = traces.ActionCrashed // nobody saw what the publisher went on to report
+		o.Action = adapter.ActionCrashed // nobody saw what the publisher went on to report
 	}
 	return o, nil
 }
 
 // Snapshot reads every row and the effect log of every mailbox.
-func (t *Target) Snapshot(ctx context.Context) (s replay.Snapshot, err error) {
+func (t *Target) Snapshot(ctx context.Context) (s adapter.Snapshot, err error) {
 	if t.st == nil {
 		return s, errors.New("adstore: closed")
 	}
@@ -369,19 +453,19 @@ func (t *Target) Snapshot(ctx context.Context) (s replay.Snapshot, err error) {
 	mailboxes := maps.Clone(t.mailboxes)
 	for _, m := range msgs {
 		mailboxes[m.Mailbox] = true
-		s.Messages = append(s.Messages, replay.MessageRow{Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority,
+		s.Messages = append(s.Messages, adapter.MessageRow{Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority,
 			Payload: string(m.Payload), State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts,
-			AvailableAt: traces.Seconds(m.AvailableAt), Token: m.Token, LeaseUntil: traces.Seconds(m.LeaseUntil)})
+			AvailableAt: adapter.Seconds(m.AvailableAt), Token: m.Token, LeaseUntil: adapter.Seconds(m.LeaseUntil)})
 	}
 	for _, d := range dead {
 		mailboxes[d.Mailbox] = true
-		s.DeadLetters = append(s.DeadLetters, traces.DeadLetterRow{Mailbox: d.Mailbox, ID: d.ID, Key: d.Key, Priority: d.Priority,
-			Payload: string(d.Payload), Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, Reason: d.Reason, DeadAt: traces.Seconds(d.DeadAt)})
+		s.DeadLetters = append(s.DeadLetters, adapter.DeadLetterRow{Mailbox: d.Mailbox, ID: d.ID, Key: d.Key, Priority: d.Priority,
+			Payload: string(d.Payload), Attempts: d.Attempts, MaxAttempts: d.MaxAttempts, Reason: d.Reason, DeadAt: adapter.Seconds(d.DeadAt)})
 	}
 	for _, r := range outbox {
-		s.Outbox = append(s.Outbox, replay.OutboxRow{ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority,
+		s.Outbox = append(s.Outbox, adapter.OutboxRow{ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority,
 			MaxAttempts: r.MaxAttempts, Payload: string(r.Payload), State: r.State, DeliveryAttempts: r.DeliveryAttempts,
-			AvailableAt: traces.Seconds(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: traces.Seconds(r.ClaimUntil), Reason: r.DeadReason})
+			AvailableAt: adapter.Seconds(r.AvailableAt), Token: r.ClaimToken, ClaimUntil: adapter.Seconds(r.ClaimUntil), Reason: r.DeadReason})
 	}
 	s.Effects = map[string][]string{}
 	for mb := range mailboxes {

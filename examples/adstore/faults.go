@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
-	"github.com/pconform/pconform/traces"
+	"github.com/pconform/pconform/adapter"
 )
 
 var (
@@ -18,7 +18,7 @@ var (
 	errGone = errors.New("adstore: injected fault: the process died after its first commit")
 	// errUndeliverable is the publisher check's refusal; its message is the reason the trace
 	// expects.
-	errUndeliverable = errors.New(traces.ReasonUndeliverable)
+	errUndeliverable = adapter.ErrUndeliverable
 )
 
 // faulty is the store a publisher_deliver step's publisher delivers through. A commit is a
@@ -36,7 +36,7 @@ type faulty struct {
 
 func newFaulty(st *actordelivery.Store, fault string) (*faulty, error) {
 	switch fault {
-	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable:
+	case adapter.FaultNone, adapter.FaultCommitFails, adapter.FaultCrashBetween, adapter.FaultUndeliverable:
 		return &faulty{st: st, fault: fault}, nil
 	}
 	return nil, fmt.Errorf("adstore: unknown publisher fault %q", fault)
@@ -62,10 +62,10 @@ func (f *faulty) commit(ctx context.Context, fn func(context.Context) error) err
 	f.commits++
 	body := func(ctx context.Context) error { return fn(context.WithValue(ctx, inTx{}, true)) }
 	switch {
-	case f.fault == traces.FaultCrashBetween && f.committed:
+	case f.fault == adapter.FaultCrashBetween && f.committed:
 		f.crashed = true
 		return errGone
-	case f.fault == traces.FaultCommitFails && first:
+	case f.fault == adapter.FaultCommitFails && first:
 		// The body runs to its end, then the transaction rolls back.
 		return f.st.ExecTx(ctx, false, func(ctx context.Context) error {
 			if err := body(ctx); err != nil {
@@ -78,7 +78,7 @@ func (f *faulty) commit(ctx context.Context, fn func(context.Context) error) err
 	if err == nil {
 		f.committed = true
 		// The process dies right after its first commit, even when nothing else was to come.
-		f.crashed = f.fault == traces.FaultCrashBetween
+		f.crashed = f.fault == adapter.FaultCrashBetween
 	}
 	return err
 }

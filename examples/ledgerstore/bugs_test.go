@@ -13,8 +13,6 @@ import (
 
 	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
-	"github.com/pconform/pconform/replay"
-	"github.com/pconform/pconform/traces"
 )
 
 // The three broken runtimes live here, beside the tests, never in the store's code. Each is the
@@ -53,15 +51,15 @@ type brokenConsumer struct {
 	bug string
 }
 
-func (c brokenConsumer) Handle(ctx context.Context, at int64, a replay.Args) (replay.Observation, error) {
+func (c brokenConsumer) Handle(ctx context.Context, at int64, a adapter.Args) (adapter.Observation, error) {
 	d := c.fetched[a.Worker]
-	if d == nil || a.Outcome == traces.OutcomeOK {
+	if d == nil || a.Succeeds() {
 		return c.consumer.Handle(ctx, at, a)
 	}
-	c.t.now = traces.At(at)
+	c.t.now = adapter.At(at)
 	delete(c.fetched, a.Worker)
 	r, err := brokenFail(c.t.Consumer(a), d, adapter.ErrHandlerFailed, c.bug)
-	return replay.Observation{Action: r.Action, Attempt: r.Attempt}, err
+	return adapter.Observation{Action: r.Action, Attempt: r.Attempt}, err
 }
 
 // brokenFail is Consumer.fail with bug.
@@ -110,17 +108,17 @@ func brokenFail(c *Consumer, d *Delivery, herr error, bug string) (Result, error
 // splitWrite is the store's publisher with a broken split delivery.
 type splitWrite struct{ t *Target }
 
-func (p splitWrite) Deliver(ctx context.Context, at int64, a replay.Args, f *adapter.Faults) (replay.Observation, error) {
-	if a.Profile != traces.ProfileSplit || f.Undeliverable() {
+func (p splitWrite) Deliver(ctx context.Context, at int64, a adapter.Args, f *adapter.Faults) (adapter.Observation, error) {
+	if !a.Split() || f.Undeliverable() {
 		return (&publisher{p.t}).Deliver(ctx, at, a, f)
 	}
-	p.t.now = traces.At(at)
+	p.t.now = adapter.At(at)
 	row, err := p.t.Row(a)
 	if err != nil {
-		return replay.Observation{}, err
+		return adapter.Observation{}, err
 	}
 	u := faulty{p.t.st, f}
-	var o replay.Observation
+	var o adapter.Observation
 	_ = u.Update(func(tx *Tx) error { // BUG: the enqueue commit's error is dropped
 		o.Duplicate = tx.Enqueue(Message{Mailbox: row.Target, ID: row.ID, Key: row.Key, Priority: row.Priority,
 			Max: row.Max, Payload: row.Payload}, 0)
@@ -129,11 +127,11 @@ func (p splitWrite) Deliver(ctx context.Context, at int64, a replay.Args, f *ada
 	err = u.Update(func(tx *Tx) error { return tx.OutboxSettle(row.ID, row.Token, Completed, "", 0) })
 	switch {
 	case errors.Is(err, ErrClaimLost):
-		o.Action = traces.ActionClaimLost
+		o.Action = "claim_lost" // the store's own words (publisher.go)
 	case err != nil:
 		return o, err
 	default:
-		o.Action = traces.ActionDelivered
+		o.Action = "delivered"
 	}
 	return o, nil
 }
@@ -145,7 +143,7 @@ func TestBrokenRuntimeChild(t *testing.T) {
 	if broken == nil {
 		t.Skip("the child run of TestFindsEachBug")
 	}
-	conformtest.Run(t, func(*testing.T) replay.Target {
+	conformtest.Run(t, func(*testing.T) adapter.Target {
 		tg := New()
 		return adapter.WithRuntime(tg, Profile(), broken(tg))
 	}, Profile())

@@ -9,12 +9,11 @@ import (
 
 	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
-	"github.com/pconform/pconform/replay"
 )
 
 // huntOnly is the kit's configuration that runs the hunt alone, with its default budget and
 // seeds: no committed trace runs, so whatever fails was found by the hunt.
-func huntOnly(newTarget func(*testing.T) replay.Target) conformtest.Config {
+func huntOnly(newTarget func(*testing.T) adapter.Target) conformtest.Config {
 	return conformtest.Config{NewTarget: newTarget, Profile: Profile(), Only: func(string) bool { return false }}
 }
 
@@ -23,7 +22,7 @@ func TestHuntClean(t *testing.T) {
 	if bugUnderTest() != "" {
 		t.Skip("the child run of TestHuntFindsBugs")
 	}
-	conformtest.Check(t, huntOnly(func(*testing.T) replay.Target { return NewTarget() }))
+	conformtest.Check(t, huntOnly(func(*testing.T) adapter.Target { return NewTarget() }))
 }
 
 // TestHuntChild is the child run of TestHuntFindsBugs: the hunt alone on the broken runtime
@@ -33,7 +32,7 @@ func TestHuntChild(t *testing.T) {
 	if broken == nil {
 		t.Skip("the child run of TestHuntFindsBugs")
 	}
-	conformtest.Check(t, huntOnly(func(*testing.T) replay.Target {
+	conformtest.Check(t, huntOnly(func(*testing.T) adapter.Target {
 		tg := New()
 		return adapter.WithRuntime(tg, Profile(), broken(tg))
 	}))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
-	"github.com/pconform/pconform/replay"
 )
 
 // TestConformance is the example store, with its own consumer and publisher, through the kit
@@ -18,7 +17,7 @@ func TestConformance(t *testing.T) {
 	if bugUnderTest() != "" {
 		t.Skip("the child run of TestFindsEachBug")
 	}
-	conformtest.Run(t, func(*testing.T) replay.Target { return NewTarget() }, Profile())
+	conformtest.Run(t, func(*testing.T) adapter.Target { return NewTarget() }, Profile())
 }
 
 func TestProfileReads(t *testing.T) {
@@ -40,7 +39,7 @@ func TestConformanceMixed(t *testing.T) {
 		"own-publisher": func(r adapter.Runtime) adapter.Runtime { r.Consumer = nil; return r },
 	} {
 		t.Run(name, func(t *testing.T) {
-			conformtest.Run(t, func(*testing.T) replay.Target {
+			conformtest.Run(t, func(*testing.T) adapter.Target {
 				tg := New()
 				return adapter.WithRuntime(tg, Profile(), keep(tg.Runtime()))
 			}, Profile())

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/adapter"
-	"github.com/pconform/pconform/replay"
-	"github.com/pconform/pconform/traces"
 )
 
 // Runtime is the store's own consumer and publisher as the kit drives them (adapter.Consumer,
@@ -25,22 +23,22 @@ type consumer struct {
 
 // Consumer is the consumer a step's worker runs: its handler fails unless the step's outcome is
 // ok, and its retry policy declines for fail_no_retry, else retries after retry_delay.
-func (t *Target) Consumer(a replay.Args) *Consumer {
-	return &Consumer{Store: t.st, Mailbox: a.Mailbox, Leaseless: a.Profile == traces.ProfileLeaseless,
-		LeaseFor: traces.Duration(a.LeaseFor),
+func (t *Target) Consumer(a adapter.Args) *Consumer {
+	return &Consumer{Store: t.st, Mailbox: a.Mailbox, Leaseless: a.Leaseless(),
+		LeaseFor: adapter.Duration(a.LeaseFor),
 		Handler: func(Message) error {
-			if a.Outcome != traces.OutcomeOK {
+			if !a.Succeeds() {
 				return adapter.ErrHandlerFailed
 			}
 			return nil
 		},
 		Retry: func(error, int) (delay time.Duration, retry bool) {
-			return traces.Duration(a.RetryDelay), a.Outcome != traces.OutcomeFailNoRetry
+			return adapter.Duration(a.RetryDelay), a.Retries()
 		}}
 }
 
-func (c *consumer) Fetch(_ context.Context, at int64, a replay.Args) (*replay.Message, error) {
-	c.t.now = traces.At(at)
+func (c *consumer) Fetch(_ context.Context, at int64, a adapter.Args) (*adapter.Message, error) {
+	c.t.now = adapter.At(at)
 	delete(c.fetched, a.Worker)
 	d, err := c.t.Consumer(a).Fetch()
 	if err != nil || d == nil {
@@ -52,15 +50,16 @@ func (c *consumer) Fetch(_ context.Context, at int64, a replay.Args) (*replay.Me
 
 // Handle runs the consumer's Handle on the worker's fetched delivery, with the handle's own
 // consumer (handler and retry policy).
-func (c *consumer) Handle(_ context.Context, at int64, a replay.Args) (replay.Observation, error) {
-	c.t.now = traces.At(at)
+func (c *consumer) Handle(_ context.Context, at int64, a adapter.Args) (adapter.Observation, error) {
+	c.t.now = adapter.At(at)
+	// The kit calls Handle only for a worker that holds a delivery.
 	d := c.fetched[a.Worker]
 	if d == nil {
-		return replay.Observation{Action: traces.ActionIdle}, nil
+		return adapter.Observation{}, fmt.Errorf("ledgerstore: worker %d handles, but holds no delivery", a.Worker)
 	}
 	delete(c.fetched, a.Worker)
 	r, err := c.t.Consumer(a).Handle(d)
-	return replay.Observation{Action: r.Action, Attempt: r.Attempt}, err
+	return adapter.Observation{Action: r.Action, Attempt: r.Attempt}, err
 }
 
 func (c *consumer) Crash() { clear(c.fetched) }
@@ -85,8 +84,8 @@ func (s faulty) Update(fn func(tx *Tx) error) error {
 }
 
 // Publisher is the publisher a delivery step runs, committing through u.
-func (t *Target) Publisher(a replay.Args, u Updater, undeliverable bool) *Publisher {
-	p := &Publisher{Store: u, Split: a.Profile == traces.ProfileSplit, RetryDelay: traces.Duration(a.RetryDelay)}
+func (t *Target) Publisher(a adapter.Args, u Updater, undeliverable bool) *Publisher {
+	p := &Publisher{Store: u, Split: a.Split(), RetryDelay: adapter.Duration(a.RetryDelay)}
 	if undeliverable {
 		p.Check = func(Outbox) error { return adapter.ErrUndeliverable }
 	}
@@ -94,7 +93,7 @@ func (t *Target) Publisher(a replay.Args, u Updater, undeliverable bool) *Publis
 }
 
 // Row is the outbox row a delivery step delivers: the stored row, under the step's claim token.
-func (t *Target) Row(a replay.Args) (Outbox, error) {
+func (t *Target) Row(a adapter.Args) (Outbox, error) {
 	var row Outbox
 	var ok bool
 	t.st.View(func(tx *Tx) { row, ok = tx.OutboxRow(a.ID) })
@@ -105,12 +104,12 @@ func (t *Target) Row(a replay.Args) (Outbox, error) {
 	return row, nil
 }
 
-func (p *publisher) Deliver(_ context.Context, at int64, a replay.Args, f *adapter.Faults) (replay.Observation, error) {
-	p.t.now = traces.At(at)
+func (p *publisher) Deliver(_ context.Context, at int64, a adapter.Args, f *adapter.Faults) (adapter.Observation, error) {
+	p.t.now = adapter.At(at)
 	row, err := p.t.Row(a)
 	if err != nil {
-		return replay.Observation{}, err
+		return adapter.Observation{}, err
 	}
 	d, err := p.t.Publisher(a, faulty{p.t.st, f}, f.Undeliverable()).Deliver(row)
-	return replay.Observation{Action: d.Action, Duplicate: d.Duplicate}, err
+	return adapter.Observation{Action: d.Action, Duplicate: d.Duplicate}, err
 }

@@ -17,15 +17,15 @@ import (
 	"bytes"
 	_ "embed"
 
-	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/adapter"
 )
 
 //go:embed profile.json
 var profileFile []byte
 
 // Profile is the store's declared profile, read from profile.json.
-func Profile() profile.Profile {
-	p, err := profile.Read(bytes.NewReader(profileFile))
+func Profile() adapter.Profile {
+	p, err := adapter.ReadProfile(bytes.NewReader(profileFile))
 	if err != nil {
 		// profile.json is part of the package; TestProfileReads keeps it valid.
 		panic("memstore: profile.json: " + err.Error())

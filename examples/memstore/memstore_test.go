@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pconform/pconform/adapter"
 	"github.com/pconform/pconform/conformtest"
 	"github.com/pconform/pconform/examples/memstore"
-	"github.com/pconform/pconform/replay"
 )
 
-func newTarget(*testing.T) replay.Target { return memstore.NewTarget() }
+func newTarget(*testing.T) adapter.Target { return memstore.NewTarget() }
 
 // TestConformance is the example store through the kit under its own profile: every trace it can
 // run passes.
