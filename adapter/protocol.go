@@ -51,10 +51,15 @@ type delivery struct {
 	leaseless          bool
 }
 
-// Capabilities are store's, with the protocol steps supported.
+// Capabilities are store's, with the protocol steps supported. A delivery's duplicate flag is
+// its enqueue's, so a store that does not report enqueue's leaves the delivery's unreported too.
 func (w *protocol) Capabilities() replay.Capabilities {
 	c := replay.CapabilitiesOf(w.store)
 	c.Unsupported = slices.DeleteFunc(slices.Clone(c.Unsupported), func(op traces.Op) bool { return traces.Spec[op].Protocol })
+	c.Unreported = slices.Clone(c.Unreported)
+	if !c.Reports(traces.OpEnqueue, replay.ResultDuplicate) && c.Reports(traces.OpPublisherDeliver, replay.ResultDuplicate) {
+		c.Unreported = append(c.Unreported, replay.UnreportedResult{Op: traces.OpPublisherDeliver, Field: replay.ResultDuplicate})
+	}
 	return c
 }
 
