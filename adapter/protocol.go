@@ -57,8 +57,8 @@ func (w *protocol) Capabilities() replay.Capabilities {
 	c := replay.CapabilitiesOf(w.store)
 	c.Unsupported = slices.DeleteFunc(slices.Clone(c.Unsupported), func(op traces.Op) bool { return traces.Spec[op].Protocol })
 	c.Unreported = slices.Clone(c.Unreported)
-	if !c.Reports(traces.OpEnqueue, replay.ResultDuplicate) && c.Reports(traces.OpPublisherDeliver, replay.ResultDuplicate) {
-		c.Unreported = append(c.Unreported, replay.UnreportedResult{Op: traces.OpPublisherDeliver, Field: replay.ResultDuplicate})
+	if !c.Reports(traces.OpEnqueue, "duplicate") && c.Reports(traces.OpPublisherDeliver, "duplicate") {
+		c.Unreported = append(c.Unreported, replay.UnreportedResult{Op: traces.OpPublisherDeliver, Field: "duplicate"})
 	}
 	return c
 }

@@ -37,8 +37,8 @@ func TestChoicesChild(t *testing.T) {
 	case "countless":
 		newTarget = func(*testing.T) replay.Target {
 			return countless{Target: modeltarget.New(models.Config{Profile: p}), caps: replay.Capabilities{Unreported: []replay.UnreportedResult{
-				{Op: traces.OpPurge, Field: replay.ResultAffected}, {Op: traces.OpEnqueue, Field: replay.ResultDuplicate},
-				{Op: traces.OpRedrive, Field: replay.ResultErr},
+				{Op: traces.OpPurge, Field: "affected"}, {Op: traces.OpEnqueue, Field: "duplicate"},
+				{Op: traces.OpRedrive, Field: "err"},
 			}}}
 		}
 	}

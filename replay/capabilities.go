@@ -45,11 +45,13 @@ type UnreportedResult struct {
 	Field string
 }
 
-// Result fields a target may declare it does not report.
+// The result fields a target may declare it does not report: the names the trace format gives
+// them. Unexported, so the declaration reads as the trace does ({Op: traces.OpPurge, Field:
+// "affected"}) without adding names an author must learn.
 const (
-	ResultAffected  = "affected"
-	ResultDuplicate = "duplicate"
-	ResultErr       = "err"
+	resultAffected  = "affected"
+	resultDuplicate = "duplicate"
+	resultErr       = "err"
 )
 
 // Reports reports whether c leaves field of op's result reported.
@@ -66,17 +68,17 @@ func (c Capabilities) blankUnreported(op traces.Op, want, got *traces.Result) []
 			continue
 		}
 		switch u.Field {
-		case ResultAffected:
+		case resultAffected:
 			if want.Affected != 0 || got.Affected != 0 {
 				out = append(out, fmt.Sprintf("affected (expected %d, observed %d)", want.Affected, got.Affected))
 			}
 			want.Affected, got.Affected = 0, 0
-		case ResultDuplicate:
+		case resultDuplicate:
 			if want.Duplicate || got.Duplicate {
 				out = append(out, fmt.Sprintf("duplicate (expected %t, observed %t)", want.Duplicate, got.Duplicate))
 			}
 			want.Duplicate, got.Duplicate = false, false
-		case ResultErr:
+		case resultErr:
 			kind := traces.Spec[op].Err
 			if want.Err == kind || got.Err == kind {
 				out = append(out, fmt.Sprintf("err %s (expected %q, observed %q)", kind, want.Err, got.Err))
@@ -115,11 +117,11 @@ func (c Capabilities) Check() error {
 		if !ok {
 			return fmt.Errorf("replay: capabilities: unreported result of %q: not an operation of the trace format", u.Op)
 		}
-		if u.Field != ResultAffected && u.Field != ResultDuplicate && u.Field != ResultErr {
+		if u.Field != resultAffected && u.Field != resultDuplicate && u.Field != resultErr {
 			return fmt.Errorf("replay: capabilities: unreported result %q of %s: only %q, %q and %q may be declared unreported",
-				u.Field, u.Op, ResultAffected, ResultDuplicate, ResultErr)
+				u.Field, u.Op, resultAffected, resultDuplicate, resultErr)
 		}
-		if !slices.Contains(spec.Results, u.Field) || (u.Field == ResultErr && spec.Err == "") {
+		if !slices.Contains(spec.Results, u.Field) || (u.Field == resultErr && spec.Err == "") {
 			return fmt.Errorf("replay: capabilities: unreported result %q of %s: the operation has no such result", u.Field, u.Op)
 		}
 	}

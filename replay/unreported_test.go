@@ -54,13 +54,13 @@ func TestUnreportedResults(t *testing.T) {
 	}
 	// Declaring two of the three is not enough.
 	if v := run(replay.Capabilities{Unreported: []replay.UnreportedResult{
-		{Op: traces.OpPurge, Field: replay.ResultAffected}, {Op: traces.OpEnqueue, Field: replay.ResultDuplicate},
+		{Op: traces.OpPurge, Field: "affected"}, {Op: traces.OpEnqueue, Field: "duplicate"},
 	}}); v.Outcome != replay.Diverged || v.Op != traces.OpRedrive {
 		t.Fatalf("redrive's not_found undeclared: %s; want a divergence at a redrive", v)
 	}
 	v := run(replay.Capabilities{Unreported: []replay.UnreportedResult{
-		{Op: traces.OpPurge, Field: replay.ResultAffected}, {Op: traces.OpEnqueue, Field: replay.ResultDuplicate},
-		{Op: traces.OpRedrive, Field: replay.ResultErr},
+		{Op: traces.OpPurge, Field: "affected"}, {Op: traces.OpEnqueue, Field: "duplicate"},
+		{Op: traces.OpRedrive, Field: "err"},
 	}})
 	if v.Outcome != replay.Match {
 		t.Fatalf("declared: %s", v)
@@ -92,16 +92,16 @@ func TestUnreportedChecked(t *testing.T) {
 		u    replay.UnreportedResult
 		want string
 	}{
-		{replay.UnreportedResult{Op: "frobnicate", Field: replay.ResultAffected}, `"frobnicate": not an operation`},
+		{replay.UnreportedResult{Op: "frobnicate", Field: "affected"}, `"frobnicate": not an operation`},
 		{replay.UnreportedResult{Op: traces.OpLease, Field: "message"}, `only "affected", "duplicate" and "err"`},
-		{replay.UnreportedResult{Op: traces.OpEnqueue, Field: replay.ResultAffected}, `"affected" of enqueue: the operation has no such result`},
+		{replay.UnreportedResult{Op: traces.OpEnqueue, Field: "affected"}, `"affected" of enqueue: the operation has no such result`},
 	} {
 		err := replay.Capabilities{Unreported: []replay.UnreportedResult{c.u}}.Check()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err %v, want one containing %q", c.u, err, c.want)
 		}
 	}
-	if err := (replay.Capabilities{Unreported: []replay.UnreportedResult{{Op: traces.OpDeadLetter, Field: replay.ResultErr}}}).Check(); err != nil {
+	if err := (replay.Capabilities{Unreported: []replay.UnreportedResult{{Op: traces.OpDeadLetter, Field: "err"}}}).Check(); err != nil {
 		t.Errorf("dead_letter's not_found: %v", err)
 	}
 }
