@@ -41,6 +41,39 @@ func shippedProfiles(t *testing.T) []profile.Profile {
 	return out
 }
 
+// choiceTraces is the hand-written traces of traces/testdata/choices, each expected under a
+// profile that changes one choice a store's own design settles.
+func choiceTraces(t *testing.T) []*traces.Trace {
+	t.Helper()
+	files, err := traces.Walk(filepath.Join("..", "traces", "testdata", "choices"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no choice traces under traces/testdata/choices (%v)", err)
+	}
+	var out []*traces.Trace
+	for _, f := range files {
+		tr, err := traces.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tr)
+	}
+	return out
+}
+
+// everyAlternative is the profile with every switch at its alternative.
+func everyAlternative(t *testing.T) profile.Profile {
+	t.Helper()
+	p := profile.Profile{Name: "every-alternative"}
+	for _, c := range profile.Choices {
+		if c.Switch() {
+			if err := p.Set(c.Name, c.Values[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p
+}
+
 // committedTraces is every committed trace: the P corpus (green and counterexamples), the
 // hand-written ones, the hunted ones and the per-profile P corpora.
 func committedTraces(t *testing.T) []*traces.Trace {
@@ -106,9 +139,17 @@ func (m *modelStore) Do(ctx context.Context, op traces.Op, at int64, a replay.Ar
 // store-level operations. Nothing but the wrapper differs between the two sides, so a divergence
 // is the wrapper's. A failure names the profile choice the wrapper ignores when expecting the
 // trace with that one choice flipped makes the divergent step match.
+//
+// Beside the shipped profiles it runs the profile of each choice trace (one choice changed) and
+// the profile with every switch at its alternative, and it runs the choice traces too.
 func TestWrapperAgreesWithModel(t *testing.T) {
-	all := committedTraces(t)
-	for _, p := range shippedProfiles(t) {
+	all := append(committedTraces(t), choiceTraces(t)...)
+	profiles := shippedProfiles(t)
+	for _, tr := range choiceTraces(t) {
+		profiles = append(profiles, tr.Expect.Profile)
+	}
+	profiles = append(profiles, everyAlternative(t))
+	for _, p := range profiles {
 		t.Run(p.Name, func(t *testing.T) {
 			ran := 0
 			for _, tr := range all {
@@ -187,4 +228,40 @@ func stepName(step int) string {
 		return "final snapshot"
 	}
 	return fmt.Sprintf("#%d", step)
+}
+
+// TestChoiceTracesReplay replays each choice trace as written. Through the wrapper over a store
+// that makes the trace's choice it matches; over a store that ignores the choice (the model under
+// the default profile) it diverges, so the kit finds a store that does not do what its profile
+// declares. Where the wrapper itself reads the choice (wrapperReads), a wrapper told the default
+// over a store that makes the choice diverges too: the test fails if the wrapper ignores it.
+func TestChoiceTracesReplay(t *testing.T) {
+	// dead_letter_id: a delivery whose enqueue does not run reports duplicate from the snapshot.
+	wrapperReads := map[string]bool{"dead_letter_id": true}
+	for _, tr := range choiceTraces(t) {
+		p := tr.Expect.Profile
+		choice := p.Changed()[0].Choice
+		t.Run(tr.Name, func(t *testing.T) {
+			run := func(store, wrapper profile.Profile) replay.Verdict {
+				t.Helper()
+				v, err := replay.Run(context.Background(), tr, adapter.WithProtocol(
+					&modelStore{Target: modeltarget.New(models.Config{Profile: store}), logs: map[string]int{}}, wrapper), replay.Options{})
+				if err != nil {
+					t.Fatalf("the replay could not run: %v", err)
+				}
+				return v
+			}
+			if v := run(p, p); v.Outcome != replay.Match {
+				t.Errorf("under its profile %s: %s", p, v)
+			}
+			if v := run(profile.Profile{}, p); v.Outcome != replay.Diverged {
+				t.Errorf("a store that ignores %s passes: %s", choice, v)
+			}
+			if wrapperReads[choice] {
+				if v := run(p, profile.Profile{}); v.Outcome != replay.Diverged {
+					t.Errorf("a wrapper that ignores %s passes: %s", choice, v)
+				}
+			}
+		})
+	}
 }

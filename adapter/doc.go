@@ -52,8 +52,11 @@
 //     fails naming the other error (TestFaultBesideAnotherError).
 //   - The wrapper honours every profile choice the reference model honours.
 //     TestWrapperAgreesWithModel runs every committed trace, re-expected by the model under each
-//     shipped profile (profiles/*.json, examples/*/profile.json), through the wrapper over the
-//     model's own store-level operations; every step must match. A divergence there is the
-//     wrapper's fault, never the store's.
+//     shipped profile (profiles/*.json, examples/*/profile.json), under the profile of each choice
+//     trace (traces/testdata/choices) and under every switch at its alternative, through the
+//     wrapper over the model's own store-level operations; every step must match. A divergence
+//     there is the wrapper's fault, never the store's. Most choices are the store's to make; the
+//     wrapper itself reads the ones its reference steps decide (fetch_sweep, failed_delivery,
+//     complete_fence on the fold, dead_letter_id in a duplicate flag it reads from the snapshot).
 //   - Pure: no I/O, no clock, no global state.
 package adapter

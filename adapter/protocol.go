@@ -53,10 +53,15 @@ type delivery struct {
 	leaseless          bool
 }
 
-// Capabilities are store's, with the protocol steps supported.
+// Capabilities are store's, with the protocol steps supported. A delivery's duplicate flag is
+// its enqueue's, so a store that does not report enqueue's leaves the delivery's unreported too.
 func (w *protocol) Capabilities() replay.Capabilities {
 	c := replay.CapabilitiesOf(w.store)
 	c.Unsupported = slices.DeleteFunc(slices.Clone(c.Unsupported), func(op traces.Op) bool { return traces.Spec[op].Protocol })
+	c.Unreported = slices.Clone(c.Unreported)
+	if !c.Reports(traces.OpEnqueue, "duplicate") && c.Reports(traces.OpPublisherDeliver, "duplicate") {
+		c.Unreported = append(c.Unreported, replay.UnreportedResult{Op: traces.OpPublisherDeliver, Field: "duplicate"})
+	}
 	return c
 }
 
@@ -272,14 +277,16 @@ func (w *protocol) saveEffects(ctx context.Context, at int64, mailbox string) er
 	return err
 }
 
-// has reports whether id names a message or a dead letter in store's snapshot.
+// has reports whether id names a message or a dead letter in store's snapshot: whether an enqueue
+// of id would be a duplicate. Under the profile choice dead_letter_id "free" a dead letter does
+// not take its id.
 func (w *protocol) has(ctx context.Context, id string) (bool, error) {
 	s, err := w.store.Snapshot(ctx)
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(s.Messages, func(m replay.MessageRow) bool { return m.ID == id }) ||
-		slices.ContainsFunc(s.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == id }), nil
+	dead := !w.prof.DeadLetterIDFree && slices.ContainsFunc(s.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == id })
+	return dead || slices.ContainsFunc(s.Messages, func(m replay.MessageRow) bool { return m.ID == id }), nil
 }
 
 // claim returns the outbox row id if it is pending under token.

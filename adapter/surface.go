@@ -47,6 +47,10 @@ type RedriveRecord = traces.RedriveRecord
 // Capabilities declares what a store cannot do or report ([replay.Capabilities]).
 type Capabilities = replay.Capabilities
 
+// UnreportedResult names a result field of an operation the store does not report, such as
+// purge's affected count ([replay.UnreportedResult]); Run leaves it out of the comparison.
+type UnreportedResult = replay.UnreportedResult
+
 // Column names a snapshot column a store may leave unknown ([traces.Column]).
 type Column = traces.Column
 

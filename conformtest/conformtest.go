@@ -181,6 +181,11 @@ func (k *kit) capabilities(t *testing.T) {
 	k.logOwners(t)
 	t.Logf("unsupported operations: %s", orNone(ops))
 	t.Logf("snapshot columns it cannot report (compared as unknown): %s", orNone(cols))
+	var results []string
+	for _, u := range k.caps.Unreported {
+		results = append(results, string(u.Op)+" "+u.Field)
+	}
+	t.Logf("results it cannot report (not compared; each verdict lists where): %s", orNone(results))
 	for _, op := range k.caps.Unsupported {
 		_, err := k.target(t).Do(context.Background(), op, 0, replay.Args{})
 		if !errors.Is(err, replay.ErrUnsupported) {
@@ -242,6 +247,9 @@ func (k *kit) replayOn(t *testing.T, tr *traces.Trace, opts replay.Options) repl
 func (k *kit) green(t *testing.T, tr *traces.Trace, opts replay.Options) {
 	want, _, stopped := k.plan(t, tr)
 	v := k.replayOn(t, want, opts)
+	if len(v.NotCompared) > 0 {
+		t.Logf("not compared (results the target declares it does not report):\n  %s", strings.Join(v.NotCompared, "\n  "))
+	}
 	if v.Outcome != replay.Match {
 		k.fail(t, want, v, opts, "")
 	}

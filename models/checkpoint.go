@@ -21,6 +21,10 @@ type checkpoint struct {
 // (re)written. It reports whether a live record was there.
 func (n *State) markProcessed(consumer, id string, at, ttl int64) (duplicate bool) {
 	k := processedKey{consumer, id}
+	// Under the profile choice processed_scope "id" one record per id serves every consumer.
+	if n.cfg.Profile.ProcessedPerID {
+		k.consumer = ""
+	}
 	// Under the profile choice processed_expiry "until_cleanup" an expired record still counts
 	// until a purge removes it.
 	if exp, ok := n.processed[k]; ok && (exp > at || n.cfg.Profile.ProcessedUntilCleanup) {
@@ -35,6 +39,12 @@ func (n *State) markProcessed(consumer, id string, at, ttl int64) (duplicate boo
 // returns the new version; ok is false, and nothing changes, on any other version.
 func (n *State) saveCheckpoint(actor string, expect int, payload string) (version int, ok bool) {
 	cp, exists := n.checkpoints[actor]
+	// Under the profile choice checkpoint_save "overwrites" there is no version check: the save
+	// writes whatever is stored, and the version still counts the saves.
+	if n.cfg.Profile.CheckpointOverwrites {
+		n.checkpoints[actor] = checkpoint{version: cp.version + 1, payload: payload}
+		return cp.version + 1, true
+	}
 	switch {
 	case expect == 0 && exists, expect != 0 && (!exists || cp.version != expect):
 		return 0, false

@@ -12,6 +12,8 @@ import (
 func (s *State) has(id string) bool {
 	_, inMailbox := s.messages[id]
 	_, dead := s.dead[id]
+	// Under the profile choice dead_letter_id "free" a dead letter does not take its id.
+	dead = dead && !s.cfg.Profile.DeadLetterIDFree
 	until, retired := s.retired[id]
 	return inMailbox || dead || (retired && until > s.now)
 }
@@ -21,11 +23,18 @@ func (s *State) has(id string) bool {
 // mailbox the model no longer keeps). A wake for any other message came before the commit that
 // caused it, or for an enqueue that never committed (docs/semantics.md, "Wake-ups").
 func (s *State) committedIn(mailbox, id string) bool {
-	if m, ok := s.messages[id]; ok {
-		return m.mailbox == mailbox
+	// Under dead_letter_id "free" one id may be both a message and a dead letter.
+	if m, ok := s.messages[id]; ok && m.mailbox == mailbox {
+		return true
 	}
-	if d, ok := s.dead[id]; ok {
-		return d.mailbox == mailbox
+	if d, ok := s.dead[id]; ok && d.mailbox == mailbox {
+		return true
+	}
+	if _, ok := s.messages[id]; ok {
+		return false
+	}
+	if _, ok := s.dead[id]; ok {
+		return false
 	}
 	until, retired := s.retired[id]
 	return retired && until > s.now
@@ -203,7 +212,10 @@ func (s *State) deadLetter(id, reason string) bool {
 // (the message's first). It reports whether it moved anything.
 func (s *State) redrive(id, reason string) bool {
 	found := false
-	if d, ok := s.dead[id]; ok {
+	// Under dead_letter_id "free" a message may hold the dead letter's id: the dead letter then
+	// stays where it is, since its id is taken in the mailbox.
+	_, clash := s.messages[id]
+	if d, ok := s.dead[id]; ok && !clash {
 		s.redrives = append(s.redrives, traces.RedriveRecord{
 			ID: id, Kind: traces.RedriveKindMessage, Mailbox: d.mailbox, Attempts: d.attempts,
 			DeadReason: d.reason, Reason: reason, At: s.now,

@@ -64,6 +64,9 @@ type naiveSave struct{ actor, payload string }
 // markProcessed: the newest record of (consumer, id), if it has not expired, makes a duplicate;
 // otherwise a new record is written.
 func (n *naiveModel) markProcessed(consumer, id string, now, ttl int64) bool {
+	if n.p.ProcessedPerID {
+		consumer = "" // processed_scope "id": one record per id, whoever wrote it
+	}
 	for i := len(n.marks) - 1; i >= 0; i-- {
 		if m := n.marks[i]; m.consumer == consumer && m.id == id {
 			live := m.expires > now || n.p.ProcessedUntilCleanup // nothing here cleans up
@@ -213,11 +216,17 @@ func (n *naiveModel) tokenRow(id string, token int) int {
 	return -1
 }
 
+// taken reports whether a row holds id: any row an ack did not delete, but under dead_letter_id
+// "free" not a dead-lettered one.
+func (n *naiveModel) taken(id string) bool {
+	return slices.ContainsFunc(n.rows, func(r naiveRow) bool {
+		return r.ID == id && !r.deleted && !(r.gone && n.p.DeadLetterIDFree)
+	})
+}
+
 func (n *naiveModel) enqueue(mailbox, id, key string, prio, max int, avail int64, payload string) bool {
-	for _, r := range n.rows {
-		if r.ID == id && !r.deleted {
-			return true
-		}
+	if n.taken(id) {
+		return true
 	}
 	n.rows = append(n.rows, naiveRow{MessageRow: traces.MessageRow{
 		Mailbox: mailbox, ID: id, Key: key, Priority: prio, Payload: payload, State: traces.StateReady,
@@ -300,6 +309,8 @@ func (n *naiveModel) deadLetter(id, reason string, now int64) bool {
 	}
 	n.rows[i].gone = true
 	r := n.rows[i].MessageRow
+	// Under dead_letter_id "free" the id may already be a dead letter: the new one replaces it.
+	n.dead = slices.DeleteFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id })
 	n.dead = append(n.dead, traces.DeadLetterRow{Mailbox: r.Mailbox, ID: id, Key: r.Key, Priority: r.Priority,
 		Payload: r.Payload, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, Reason: reason, DeadAt: now})
 	return true
@@ -411,7 +422,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 	case traces.OpOutboxComplete:
 		i := n.claimRow(a.ID, a.Token)
 		if i >= 0 {
-			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+			n.completeOutbox(i)
 		}
 		return errResult(i >= 0 || n.p.CompleteFenceSilent, traces.ErrKindClaimLost)
 	case traces.OpOutboxFail:
@@ -421,7 +432,7 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		}
 		return errResult(i >= 0, traces.ErrKindClaimLost)
 	case traces.OpOutboxDeadLetter:
-		return errResult(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
+		return errResult(n.outboxDeadLetter(a.ID, a.Token, a.Reason) || n.p.OutboxDeadLetterFenceSilent, traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		return traces.Result{}
 	case traces.OpMarkProcessed:
@@ -430,6 +441,11 @@ func (n *naiveModel) apply(op traces.Op, at int64, a traces.Args) traces.Result 
 		if n.mutation == variants.CheckpointReset && a.ExpectVersion == 0 && n.version(a.Actor) > 0 {
 			// The broken first save overwrites a checkpoint and starts its versions again.
 			n.saves = slices.DeleteFunc(n.saves, func(s naiveSave) bool { return s.actor == a.Actor })
+		}
+		if n.p.CheckpointOverwrites {
+			// checkpoint_save "overwrites": no version check; the version still counts the saves.
+			n.saves = append(n.saves, naiveSave{a.Actor, a.Payload})
+			return traces.Result{Version: n.version(a.Actor)}
 		}
 		if n.version(a.Actor) != a.ExpectVersion {
 			return traces.Result{Err: traces.ErrKindVersionConflict}
@@ -560,7 +576,8 @@ func (n *naiveModel) redrive(id, reason string, now int64) bool {
 		n.redrives = append(n.redrives, traces.RedriveRecord{ID: id, Kind: kind, Mailbox: mailbox,
 			Attempts: attempts, DeadReason: deadReason, Reason: reason, At: now})
 	}
-	if i := slices.IndexFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
+	// Under dead_letter_id "free" a message row may hold the dead letter's id: the dead letter stays.
+	if i := slices.IndexFunc(n.dead, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 && n.find(id) < 0 {
 		record(traces.RedriveKindMessage, n.dead[i].Mailbox, n.dead[i].Attempts, n.dead[i].Reason)
 		// The dead letter holds the message's row as it was moved: what comes back.
 		old := n.dead[i]
@@ -584,6 +601,14 @@ func (n *naiveModel) redrive(id, reason string, now int64) bool {
 	return found
 }
 
+// completeOutbox completes outbox row i: its claim cleared, or kept under completed_claim "kept".
+func (n *naiveModel) completeOutbox(i int) {
+	n.outbox[i].State = traces.StateCompleted
+	if !n.p.CompletedClaimKept {
+		n.outbox[i].Token, n.outbox[i].ClaimUntil = 0, 0
+	}
+}
+
 func (n *naiveModel) outboxDeadLetter(id string, token int, reason string) bool {
 	i := n.claimRow(id, token)
 	if i < 0 {
@@ -596,14 +621,14 @@ func (n *naiveModel) outboxDeadLetter(id string, token int, reason string) bool 
 // deliver is one publisher delivery before the release of a failed one.
 func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
 	if a.Fault == traces.FaultUndeliverable {
-		if n.outboxDeadLetter(a.ID, a.Token, traces.ReasonUndeliverable) {
+		if n.outboxDeadLetter(a.ID, a.Token, traces.ReasonUndeliverable) || n.p.OutboxDeadLetterFenceSilent {
 			return traces.Result{Action: traces.ActionDeadLettered}
 		}
 		return traces.Result{Action: traces.ActionClaimLost}
 	}
 	i := n.outboxRow(a.ID)
 	o := n.outbox[i]
-	dup := slices.ContainsFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID && !r.deleted })
+	dup := n.taken(o.ID)
 	holds := n.claimRow(o.ID, a.Token) >= 0
 	// complete_fence "silent": the completion reports success whatever the claim, and then
 	// completes nothing when the claim does not hold.
@@ -614,7 +639,7 @@ func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
 	}
 	complete := func() {
 		if completes {
-			n.outbox[i].State, n.outbox[i].Token, n.outbox[i].ClaimUntil = traces.StateCompleted, 0, 0
+			n.completeOutbox(i)
 		}
 	}
 	if a.Profile == traces.ProfileFold {

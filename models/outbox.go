@@ -100,7 +100,11 @@ func (s *State) outboxComplete(id string, token int) bool {
 	}
 	o.completed = true
 	o.finalAt = s.now
-	o.token, o.claimUntil = 0, 0
+	// Under the profile choice completed_claim "kept" the completed row keeps its claim; only a
+	// pending row's claim is ever checked, so it fences nothing.
+	if !s.cfg.Profile.CompletedClaimKept {
+		o.token, o.claimUntil = 0, 0
+	}
 	s.putOutbox(o)
 	return true
 }

@@ -175,7 +175,8 @@ func (s *State) deliverGone(a *traces.Args) (traces.Result, error) {
 	}
 	switch {
 	case a.Fault == traces.FaultUndeliverable:
-		return traces.Result{Action: traces.ActionClaimLost}, nil
+		// Under outbox_dead_letter_fence "silent" the dead letter that finds no row reports nothing.
+		return traces.Result{Action: deadLetterAction(false, s.cfg.Profile.OutboxDeadLetterFenceSilent)}, nil
 	case a.Profile == traces.ProfileFold && !s.cfg.Profile.CompleteFenceSilent:
 		return traces.Result{Action: traces.ActionClaimLost, Duplicate: s.has(a.ID)}, nil
 	}
@@ -188,10 +189,8 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 		return s.deliverGone(a)
 	}
 	if a.Fault == traces.FaultUndeliverable {
-		if s.outboxDeadLetter(o.id, a.Token, traces.ReasonUndeliverable) {
-			return traces.Result{Action: traces.ActionDeadLettered}, nil
-		}
-		return traces.Result{Action: traces.ActionClaimLost}, nil
+		done := s.outboxDeadLetter(o.id, a.Token, traces.ReasonUndeliverable)
+		return traces.Result{Action: deadLetterAction(done, s.cfg.Profile.OutboxDeadLetterFenceSilent)}, nil
 	}
 	duplicate := s.has(o.id)
 	enqueue := func() {
@@ -236,4 +235,15 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 		r.Action = traces.ActionClaimLost
 	}
 	return r, nil
+}
+
+// deadLetterAction is the action of an undeliverable delivery: dead_lettered when its fenced dead
+// letter took the row, claim_lost when the fence failed. Under the profile choice
+// outbox_dead_letter_fence "silent" the failed fence reports nothing, so the publisher reports
+// dead_lettered although the row is as it was.
+func deadLetterAction(done, silent bool) string {
+	if done || silent {
+		return traces.ActionDeadLettered
+	}
+	return traces.ActionClaimLost
 }

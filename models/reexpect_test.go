@@ -80,6 +80,12 @@ func TestReexpectChangesWhereTheRuleApplies(t *testing.T) {
 		"outbox_duplicate":      {traces.OpOutboxEnqueue},
 		"failed_delivery":       {traces.OpOutboxClaim, final},
 		"complete_fence":        {traces.OpOutboxComplete, traces.OpPublisherDeliver},
+		// A completed row's claim shows in the rows only.
+		"completed_claim":          {final},
+		"outbox_dead_letter_fence": {traces.OpOutboxDeadLetter, traces.OpPublisherDeliver},
+		"processed_scope":          {traces.OpMarkProcessed},
+		"dead_letter_id":           {traces.OpEnqueue, traces.OpPublisherDeliver, traces.OpRedrive, final},
+		"checkpoint_save":          {traces.OpSaveCheckpoint},
 		// A redrive record keeps the reason its dead letter had.
 		"reason_max_attempts":          {traces.OpListRedrives, final},
 		"reason_lease_expired":         {traces.OpListRedrives, final},

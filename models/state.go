@@ -31,7 +31,8 @@ type State struct {
 	// purged ids, the processed-message records (see aging). Derived, like idx; Equal does not
 	// compare it.
 	aging aging
-	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages.
+	// dead holds the dead letters by id. Invariant: no id is both in dead and in messages, unless
+	// the profile's dead_letter_id is "free" (then an enqueue may reuse a dead letter's id).
 	dead map[string]deadLetter
 	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
 	// Every write goes through putOutbox, which keeps pending in step.

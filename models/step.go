@@ -103,7 +103,8 @@ func (n *State) applyAt(op traces.Op, at int64, a *traces.Args) (traces.Result, 
 	case traces.OpOutboxFail:
 		r.Err = errKind(n.outboxFail(a.ID, a.Token, at+a.Delay), traces.ErrKindClaimLost)
 	case traces.OpOutboxDeadLetter:
-		r.Err = errKind(n.outboxDeadLetter(a.ID, a.Token, a.Reason), traces.ErrKindClaimLost)
+		// Under the profile choice outbox_dead_letter_fence "silent" a failed fence reports nothing.
+		r.Err = errKind(n.outboxDeadLetter(a.ID, a.Token, a.Reason) || n.cfg.Profile.OutboxDeadLetterFenceSilent, traces.ErrKindClaimLost)
 	case traces.OpAdvanceClock:
 		// Only the time moves; nothing durable changes.
 	case traces.OpPurge:

@@ -493,7 +493,12 @@ func (d *SpecDeriver) step(st traces.Step) {
 			o.state = unstated // dead-lettered on its last attempt, released otherwise
 		}
 	case traces.OpOutboxDeadLetter:
-		if o, ok := d.out[a.ID]; ok && r.Err == "" {
+		switch o, ok := d.out[a.ID]; {
+		case !ok || r.Err != "":
+		case d.prof.OutboxDeadLetterFenceSilent:
+			// outbox_dead_letter_fence "silent": no error does not say the fence held.
+			o.state = unstated
+		default:
 			o.state, o.deadReason, o.deadKnown = "dead_letter", a.Reason, true
 		}
 	case traces.OpPublisherDeliver:
@@ -615,7 +620,7 @@ func (d *SpecDeriver) deliver(st traces.Step) {
 	case !known:
 	case completed:
 		o.state = "completed"
-	case r.Action == traces.ActionDeadLettered && a.Fault == traces.FaultUndeliverable:
+	case r.Action == traces.ActionDeadLettered && a.Fault == traces.FaultUndeliverable && !d.prof.OutboxDeadLetterFenceSilent:
 		o.state, o.deadReason, o.deadKnown = "dead_letter", traces.ReasonUndeliverable, true
 	case r.Action != traces.ActionClaimLost:
 		o.state = unstated // released, failed or dead-lettered: the action does not say which

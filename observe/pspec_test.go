@@ -215,3 +215,41 @@ func TestOracleLeaseAtUntil(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecDeriverSilentOutboxDeadLetter: under outbox_dead_letter_fence "silent" an
+// outbox_dead_letter that reports nothing may have changed nothing (a stale token), so the deriver
+// must not take the row as dead-lettered with that reason: a later redrive is not raised with the
+// stale call's reason. Under the default the same report means the fence held.
+func TestSpecDeriverSilentOutboxDeadLetter(t *testing.T) {
+	steps := []traces.Step{
+		{Op: traces.OpOutboxEnqueue, Args: traces.Args{ID: "o1", Target: "inbox", MaxAttempts: 1, MaxDeliveryAttempts: 2}},
+		{Op: traces.OpOutboxClaim, At: 1, Args: traces.Args{Limit: 1, ClaimFor: 2},
+			Result: traces.Result{Claimed: []traces.Claimed{{ID: "o1", DeliveryAttempts: 1, Token: 1}}}},
+		{Op: traces.OpOutboxClaim, At: 3, Args: traces.Args{Limit: 1, ClaimFor: 2},
+			Result: traces.Result{Claimed: []traces.Claimed{{ID: "o1", DeliveryAttempts: 2, Token: 2}}}},
+		{Op: traces.OpOutboxDeadLetter, At: 4, Args: traces.Args{ID: "o1", Token: 1, Reason: "stale"}},
+		{Op: traces.OpOutboxClaim, At: 6, Args: traces.Args{Limit: 1, ClaimFor: 2}},
+		{Op: traces.OpRedrive, At: 7, Args: traces.Args{ID: "o1", Reason: "fixed"}},
+	}
+	// redrivenFrom is the dead reason the redrive was raised with, "" when none was raised.
+	redrivenFrom := func(p profile.Profile) string {
+		d := NewSpecDeriver(p)
+		var evs []SpecEvent
+		for _, st := range steps {
+			evs = d.Step(st, evs[:0])
+			for _, ev := range evs {
+				// eSpecRedriven's values: at, id, kind, mailbox, attempts, dead_reason, reason.
+				if ev.Kind == SpecRedriven {
+					return ev.Values[5].(string)
+				}
+			}
+		}
+		return ""
+	}
+	if got := redrivenFrom(profile.Profile{}); got != "stale" {
+		t.Errorf("default profile: the redrive is raised from dead reason %q, want \"stale\"", got)
+	}
+	if got := redrivenFrom(profile.Profile{OutboxDeadLetterFenceSilent: true}); got == "stale" {
+		t.Errorf("outbox_dead_letter_fence silent: the redrive is raised from the stale call's reason %q", got)
+	}
+}

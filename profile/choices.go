@@ -83,6 +83,31 @@ var Choices = []Choice{
 		Anchor: "outbox", P: "PrfCompleteFenceSilent",
 	},
 	{
+		Name: "completed_claim", Field: "CompletedClaimKept", Values: []string{"cleared", "kept"},
+		Doc:    "An outbox_complete clears the row's claim (the default) or leaves its claim token and claim_until on the completed row.",
+		Anchor: "outbox", P: "PrfCompletedClaimKept",
+	},
+	{
+		Name: "outbox_dead_letter_fence", Field: "OutboxDeadLetterFenceSilent", Values: []string{"claim_lost", "silent"},
+		Doc:    "An outbox_dead_letter whose claim token does not match reports claim_lost (the default) or nothing; either way it changes nothing.",
+		Anchor: "outbox", P: "PrfOutboxDeadLetterFenceSilent",
+	},
+	{
+		Name: "processed_scope", Field: "ProcessedPerID", Values: []string{"consumer", "id"},
+		Doc:    "A processed-message record is per consumer and id (the default) or per id alone: a live record of the id written by any consumer makes a duplicate.",
+		Anchor: "processed-messages", P: "PrfProcessedPerId",
+	},
+	{
+		Name: "dead_letter_id", Field: "DeadLetterIDFree", Values: []string{"taken", "free"},
+		Doc:    "A mailbox dead letter keeps its id taken, so an enqueue of it is a duplicate (the default), or leaves it free: the enqueue inserts a fresh message beside the dead letter.",
+		Anchor: "mailbox", P: "PrfDeadLetterIdFree",
+	},
+	{
+		Name: "checkpoint_save", Field: "CheckpointOverwrites", Values: []string{"versioned", "overwrites"},
+		Doc:    "A save_checkpoint writes only when the stored version is the expected one (the default) or always, as the stored version plus one, never reporting version_conflict.",
+		Anchor: "checkpoints", P: "PrfCheckpointOverwrites",
+	},
+	{
 		Name: "reason_max_attempts", Field: "ReasonMaxAttempts", Default: "max attempts reached",
 		Doc:    "The dead-letter reason of a consumer handle that used up the message's attempts.",
 		Anchor: "consumer", P: "PrfReasonMaxAttempts",

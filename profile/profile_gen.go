@@ -39,6 +39,25 @@ type Profile struct {
 	// claim token does not match reports claim_lost (the default) or nothing; either way it changes
 	// nothing.
 	CompleteFenceSilent bool
+	// CompletedClaimKept is completed_claim "kept" (false: "cleared"). An outbox_complete clears the
+	// row's claim (the default) or leaves its claim token and claim_until on the completed row.
+	CompletedClaimKept bool
+	// OutboxDeadLetterFenceSilent is outbox_dead_letter_fence "silent" (false: "claim_lost"). An
+	// outbox_dead_letter whose claim token does not match reports claim_lost (the default) or nothing;
+	// either way it changes nothing.
+	OutboxDeadLetterFenceSilent bool
+	// ProcessedPerID is processed_scope "id" (false: "consumer"). A processed-message record is per
+	// consumer and id (the default) or per id alone: a live record of the id written by any consumer
+	// makes a duplicate.
+	ProcessedPerID bool
+	// DeadLetterIDFree is dead_letter_id "free" (false: "taken"). A mailbox dead letter keeps its id
+	// taken, so an enqueue of it is a duplicate (the default), or leaves it free: the enqueue inserts
+	// a fresh message beside the dead letter.
+	DeadLetterIDFree bool
+	// CheckpointOverwrites is checkpoint_save "overwrites" (false: "versioned"). A save_checkpoint
+	// writes only when the stored version is the expected one (the default) or always, as the stored
+	// version plus one, never reporting version_conflict.
+	CheckpointOverwrites bool
 	// ReasonMaxAttempts is the wording of reason_max_attempts ("": "max attempts reached"). The
 	// dead-letter reason of a consumer handle that used up the message's attempts.
 	ReasonMaxAttempts string
@@ -122,6 +141,31 @@ func (p *Profile) get(name string) (value string, ok bool) {
 			return "silent", true
 		}
 		return "claim_lost", true
+	case "completed_claim":
+		if p.CompletedClaimKept {
+			return "kept", true
+		}
+		return "cleared", true
+	case "outbox_dead_letter_fence":
+		if p.OutboxDeadLetterFenceSilent {
+			return "silent", true
+		}
+		return "claim_lost", true
+	case "processed_scope":
+		if p.ProcessedPerID {
+			return "id", true
+		}
+		return "consumer", true
+	case "dead_letter_id":
+		if p.DeadLetterIDFree {
+			return "free", true
+		}
+		return "taken", true
+	case "checkpoint_save":
+		if p.CheckpointOverwrites {
+			return "overwrites", true
+		}
+		return "versioned", true
 	case "reason_max_attempts":
 		return p.ReasonMaxAttemptsWording(), true
 	case "reason_lease_expired":
@@ -153,6 +197,16 @@ func (p *Profile) set(name, value string) {
 		p.FailedDeliveryLapses = value == "lapses"
 	case "complete_fence":
 		p.CompleteFenceSilent = value == "silent"
+	case "completed_claim":
+		p.CompletedClaimKept = value == "kept"
+	case "outbox_dead_letter_fence":
+		p.OutboxDeadLetterFenceSilent = value == "silent"
+	case "processed_scope":
+		p.ProcessedPerID = value == "id"
+	case "dead_letter_id":
+		p.DeadLetterIDFree = value == "free"
+	case "checkpoint_save":
+		p.CheckpointOverwrites = value == "overwrites"
 	case "reason_max_attempts":
 		p.ReasonMaxAttempts = value
 	case "reason_lease_expired":

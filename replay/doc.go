@@ -47,7 +47,10 @@
 //   - What a target declares is kept ([Capabilities]): an operation it declares unsupported is
 //     never sent (the verdict is Inconclusive), a snapshot column it declares unknown is left
 //     out of the final comparison, with the columns the trace itself leaves unknown, and a
-//     target that reports a column it declared unknown makes Run return an error naming it.
+//     target that reports a column it declared unknown makes Run return an error naming it. A
+//     result it declares unreported (Capabilities.Unreported: a count, a duplicate flag, an
+//     operation's error kind) is left out of that operation's comparison on both sides, and the
+//     verdict lists each step where it was (Verdict.NotCompared).
 //
 // The engine is pure: it touches no file, database or clock of its own.
 package replay

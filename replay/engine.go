@@ -96,13 +96,17 @@ func Run(ctx context.Context, t *traces.Trace, target Target, opts Options) (Ver
 			traces.Canonicalize(&sym)
 			opts.AfterStep(i, sym)
 		}
-		if diff := diffResults(step.Op, step.Result, got); diff != "" {
+		want, cmp := step.Result, got
+		for _, what := range caps.blankUnreported(step.Op, &want, &cmp) {
+			r.notCompared = append(r.notCompared, fmt.Sprintf("step #%d (%s): %s", i, step.Op, what))
+		}
+		if diff := diffResults(step.Op, want, cmp); diff != "" {
 			return r.diverged(ctx, i, step, got, obs, diff), nil
 		}
 		r.remember(step)
 	}
 	n := len(t.Steps)
-	v := Verdict{Outcome: Match, Trace: t.Name, Step: n, History: r.history}
+	v := Verdict{Outcome: Match, Trace: t.Name, Step: n, History: r.history, NotCompared: r.notCompared}
 	if t.Final == nil {
 		v.Reason = "every step matched; the trace has no final snapshot"
 		v.Tokens = r.b.Tokens()
@@ -153,6 +157,8 @@ type run struct {
 	fetched map[int]string
 	// refused holds, per step the target refused (ErrRefused), the target's message.
 	refused map[int]string
+	// notCompared lists the results left out of the comparison (Capabilities.Unreported).
+	notCompared []string
 }
 
 func (r *run) remember(s traces.Step) {
@@ -169,7 +175,7 @@ func (r *run) remember(s traces.Step) {
 }
 
 func (r *run) inconclusive(i int, reason string) Verdict {
-	v := Verdict{Outcome: Inconclusive, Trace: r.t.Name, Step: i, Reason: reason, History: r.history, Tokens: r.b.Tokens()}
+	v := Verdict{Outcome: Inconclusive, Trace: r.t.Name, Step: i, Reason: reason, History: r.history, Tokens: r.b.Tokens(), NotCompared: r.notCompared}
 	if i < len(r.t.Steps) {
 		s := r.t.Steps[i]
 		v.Op, v.At, v.Args = s.Op, s.At, s.Args
@@ -182,7 +188,8 @@ func (r *run) diverged(ctx context.Context, i int, s traces.Step, got traces.Res
 	v := Verdict{
 		Outcome: Diverged, Trace: r.t.Name, Step: i, Op: s.Op, At: s.At, Args: s.Args,
 		Expected: &want, Observed: &got, Raw: &obs, Diff: diff, History: r.history, Tokens: r.b.Tokens(),
-		Reason: fmt.Sprintf("expected %s, observed %s", tracefmt.Result(s.Op, want), tracefmt.Result(s.Op, got)),
+		NotCompared: r.notCompared,
+		Reason:      fmt.Sprintf("expected %s, observed %s", tracefmt.Result(s.Op, want), tracefmt.Result(s.Op, got)),
 	}
 	if msg := r.refused[i]; msg != "" {
 		v.Reason += " (the store refused the step: " + msg + ")"

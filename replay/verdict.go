@@ -77,6 +77,10 @@ type Verdict struct {
 	History []string
 	// Tokens are the bindings at the end of the run, symbol to real token.
 	Tokens Tokens
+	// NotCompared lists, one line per step, the results left out of the comparison because the
+	// target declares it does not report them (Capabilities.Unreported), where the trace expected
+	// or the target reported something for them.
+	NotCompared []string
 }
 
 // String is the verdict in one line.
@@ -135,6 +139,10 @@ func (v Verdict) Report(w io.Writer) error {
 			parts[i] = fmt.Sprintf("%d=%s", s, ns.tokens[s])
 		}
 		fmt.Fprintf(&b, "  %s: %s\n", ns.name, strings.Join(parts, " "))
+	}
+	if len(v.NotCompared) > 0 {
+		b.WriteString("  not compared (results the target declares it does not report):\n")
+		writeIndented(&b, "    ", strings.Join(v.NotCompared, "\n"))
 	}
 	if len(v.History) > 0 {
 		b.WriteString("  history (observed):\n")

@@ -177,3 +177,64 @@ func TestReportSections(t *testing.T) {
 		})
 	}
 }
+
+// TestChoicesInPlayNamesTheNewChoices: under a profile that makes the five choices of issue 39
+// (a real store's), a counterexample is said to need exactly the one its steps depend on.
+func TestChoicesInPlayNamesTheNewChoices(t *testing.T) {
+	var store profile.Profile
+	for _, s := range []profile.Setting{
+		{Choice: "completed_claim", Value: "kept"}, {Choice: "outbox_dead_letter_fence", Value: "silent"},
+		{Choice: "processed_scope", Value: "id"}, {Choice: "dead_letter_id", Value: "free"},
+		{Choice: "checkpoint_save", Value: "overwrites"},
+	} {
+		if err := store.Set(s.Choice, s.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const (
+		outbox  = `{"op": "outbox_enqueue", "at": 0, "args": {"id": "o1", "target": "inbox", "max_attempts": 1}, "result": {}}`
+		claim   = `{"op": "outbox_claim", "at": 0, "args": {"limit": 1, "claim_for": 5}, "result": {"claimed": [{"id": "o1", "delivery_attempts": 1, "token": 1}]}}`
+		enqueue = `{"op": "enqueue", "at": 0, "args": {"mailbox": "inbox", "id": "m1", "max_attempts": 1}, "result": {}}`
+	)
+	for _, tc := range []struct {
+		name, steps string
+		want        profile.Setting
+	}{
+		{"a completed row's claim shows in no result", outbox + `,` + claim + `,
+			{"op": "outbox_complete", "at": 1, "args": {"id": "o1", "token": 1}, "result": {}}`,
+			profile.Setting{Choice: "completed_claim", Value: "kept"}},
+		{"a stale outbox dead letter reports nothing", outbox + `,` + claim + `,
+			{"op": "outbox_dead_letter", "at": 1, "args": {"id": "o1", "token": 0, "reason": "r"}, "result": {}}`,
+			profile.Setting{Choice: "outbox_dead_letter_fence", Value: "silent"}},
+		{"another consumer's mark is a duplicate", `
+			{"op": "mark_processed", "at": 0, "args": {"consumer": "c1", "id": "m1", "ttl": 3}, "result": {}},
+			{"op": "mark_processed", "at": 0, "args": {"consumer": "c2", "id": "m1", "ttl": 3}, "result": {"duplicate": true}}`,
+			profile.Setting{Choice: "processed_scope", Value: "id"}},
+		{"a dead letter's id is enqueued again", enqueue + `,
+			{"op": "dead_letter", "at": 0, "args": {"id": "m1", "reason": "r"}, "result": {}},
+			` + enqueue,
+			profile.Setting{Choice: "dead_letter_id", Value: "free"}},
+		{"a second first save overwrites", `
+			{"op": "save_checkpoint", "at": 0, "args": {"actor": "a1", "payload": "s1"}, "result": {"version": 1}},
+			{"op": "save_checkpoint", "at": 0, "args": {"actor": "a1", "payload": "s2"}, "result": {"version": 2}}`,
+			profile.Setting{Choice: "checkpoint_save", Value: "overwrites"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := `{"format": "pconform.trace/v2", "name": "t", "origin": {"kind": "hand"}, "expect": {"diverges_at": -1}, "steps": [` + tc.steps + `], "final": null}`
+			tr, err := traces.Unmarshal([]byte(src), tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := choicesInPlay(tr, store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []profile.Setting{tc.want}; !slices.Equal(got, want) {
+				t.Errorf("choicesInPlay = %v, want %v", got, want)
+			}
+			if line := needsLine(got, nil); !strings.Contains(line, tc.want.Choice+"="+tc.want.Value) {
+				t.Errorf("the report line %q does not name %s", line, tc.want.Choice)
+			}
+		})
+	}
+}

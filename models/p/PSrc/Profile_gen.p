@@ -58,6 +58,36 @@ fun PrfCompleteFenceSilent(): bool {
   return false;
 }
 
+// completed_claim: An outbox_complete clears the row's claim (the default) or leaves its claim token
+// and claim_until on the completed row.
+fun PrfCompletedClaimKept(): bool {
+  return false;
+}
+
+// outbox_dead_letter_fence: An outbox_dead_letter whose claim token does not match reports claim_lost
+// (the default) or nothing; either way it changes nothing.
+fun PrfOutboxDeadLetterFenceSilent(): bool {
+  return false;
+}
+
+// processed_scope: A processed-message record is per consumer and id (the default) or per id alone: a
+// live record of the id written by any consumer makes a duplicate.
+fun PrfProcessedPerId(): bool {
+  return false;
+}
+
+// dead_letter_id: A mailbox dead letter keeps its id taken, so an enqueue of it is a duplicate (the
+// default), or leaves it free: the enqueue inserts a fresh message beside the dead letter.
+fun PrfDeadLetterIdFree(): bool {
+  return false;
+}
+
+// checkpoint_save: A save_checkpoint writes only when the stored version is the expected one (the
+// default) or always, as the stored version plus one, never reporting version_conflict.
+fun PrfCheckpointOverwrites(): bool {
+  return false;
+}
+
 // reason_max_attempts: The dead-letter reason of a consumer handle that used up the message's
 // attempts.
 fun PrfReasonMaxAttempts(): string {

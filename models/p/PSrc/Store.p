@@ -506,7 +506,8 @@ machine Store {
   }
 
   // Whether id names a message in any mailbox (any state), a dead letter, or a purged one whose
-  // dedup horizon has not passed.
+  // dedup horizon has not passed. Under the profile choice dead_letter_id "free", a dead letter
+  // does not take its id.
   fun IdTaken(id: string): bool {
     var d: tDead;
     if (FindMsg(id) >= 0) {
@@ -514,6 +515,9 @@ machine Store {
     }
     if (id in retired && retired[id] > now) {
       return true;
+    }
+    if (PrfDeadLetterIdFree()) {
+      return false;
     }
     foreach (d in dead) {
       if (d.id == id) {
@@ -729,6 +733,19 @@ machine Store {
 
   // Moves msgs[i] to the dead-letter table with its attempts.
   fun MoveToDead(i: int, reason: string) {
+    var j: int;
+    // Under dead_letter_id "free" the id may already be a dead letter: the new one replaces it.
+    j = 0;
+    while (j < sizeof(dead)) {
+      if (dead[j].id == msgs[i].id) {
+        dead -= (j);
+        if (msgs[i].id in deadAt) {
+          deadAt -= (msgs[i].id);
+        }
+      } else {
+        j = j + 1;
+      }
+    }
     deadRows[msgs[i].id] = msgs[i];
     dead += (sizeof(dead), (mailbox = msgs[i].mailbox, id = msgs[i].id, attempts = msgs[i].attempts, reason = reason));
     msgs -= (i);
@@ -861,8 +878,11 @@ machine Store {
       return res;
     }
     outbox[i].row_state = "completed";
-    outbox[i].token = 0;
-    outbox[i].claim_until = 0;
+    // Under the profile choice completed_claim "kept", the completed row keeps its claim.
+    if (!PrfCompletedClaimKept()) {
+      outbox[i].token = 0;
+      outbox[i].claim_until = 0;
+    }
     return res;
   }
 
@@ -892,7 +912,10 @@ machine Store {
     var i: int;
     i = FindOut(id);
     if (!ClaimMatches(i, token)) {
-      res.err = "claim_lost";
+      // Under the profile choice outbox_dead_letter_fence "silent", the failed fence reports nothing.
+      if (!PrfOutboxDeadLetterFenceSilent()) {
+        res.err = "claim_lost";
+      }
       return res;
     }
     OutboxToDead(i, reason);
@@ -948,6 +971,10 @@ machine Store {
     var live: bool;
     var present: bool;
     key = format("{0}|{1}", consumer, id);
+    // Under the profile choice processed_scope "id", one record per id serves every consumer.
+    if (PrfProcessedPerId()) {
+      key = format("|{0}", id);
+    }
     present = key in processed;
     // Under the profile choice processed_expiry "until_cleanup", an expired mark counts as live
     // until a purge removes it.
@@ -980,7 +1007,8 @@ machine Store {
       k.bug = true;
       return k;
     }
-    if (stored != expect_version) {
+    // Under the profile choice checkpoint_save "overwrites" there is no version check.
+    if (stored != expect_version && !PrfCheckpointOverwrites()) {
       k.err = "version_conflict";
       return k;
     }
@@ -1351,11 +1379,19 @@ machine Store {
       if (fault != "undeliverable" && profile == AtomicFold) {
         res.duplicate = IdTaken(id);
       }
+      // Under outbox_dead_letter_fence "silent", the dead letter that finds no row reports nothing.
+      if (fault == "undeliverable" && PrfOutboxDeadLetterFenceSilent()) {
+        res.action = "dead_lettered";
+      }
       return res;
     }
     if (fault == "undeliverable") {
       if (!claimOk) {
         res.action = "claim_lost";
+        // Under outbox_dead_letter_fence "silent", the failed fence reports nothing.
+        if (PrfOutboxDeadLetterFenceSilent()) {
+          res.action = "dead_lettered";
+        }
         return res;
       }
       OutboxToDead(i, "undeliverable");
@@ -1738,7 +1774,8 @@ machine Store {
     var m: tMsg;
     var found: bool;
     i = 0;
-    while (i < sizeof(dead)) {
+    // Under dead_letter_id "free" a message may hold the dead letter's id: the dead letter stays.
+    while (i < sizeof(dead) && FindMsg(id) < 0) {
       if (dead[i].id == id) {
         RecordRedrive(id, "message", dead[i].mailbox, dead[i].attempts, dead[i].reason, reason);
         m = deadRows[id];
