@@ -180,6 +180,15 @@ func TestMidLifeChecksClean(t *testing.T) {
 			t.Errorf("converting the mid-life log to a trace: %v, want the error that a trace starts empty", err)
 		}
 
+		// The second run alone is the log of a recorder turned on again, into a new file, for a
+		// database recorded before: it starts from its snapshot at the commit counter's place.
+		second := bytes.Index(log, []byte(`"op":"incarnation"`))
+		second = bytes.Index(log[second+1:], []byte(`"op":"incarnation"`)) + second + 1
+		second = bytes.LastIndexByte(log[:second], '\n') + 1
+		if _, f, err := checkLog(log[second:]); err != nil || f != nil {
+			t.Fatalf("the second run's log alone: finding %v, error %v; want it clean", f, err)
+		}
+
 		_, f, err = checkLog(dropOps(t, log, "snapshot"))
 		if err == nil && f == nil {
 			t.Fatal("the log without its snapshots checks clean: the old rows' first touches went unnoticed")

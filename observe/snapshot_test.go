@@ -36,6 +36,8 @@ func TestSnapshotStart(t *testing.T) {
 			ev(1, false, 0, "outbox_complete", `{"id":"o1","token":"C0"}`, `{}`) + ev(2, false, 0, "outbox_complete", `{"id":"o2","token":"C0"}`, `{}`), ""},
 		{"a restart restates the row the history acked", start + ev(1, false, 0, "ack", `{"id":"m1","token":"T0"}`, `{}`) +
 			inc("i-2", 1, 1) + snap("i-2", 1, 1, acked) + snap("i-2", 1, 1, end("1")), ""},
+		{"a new log for a database recorded before", strings.ReplaceAll(strings.ReplaceAll(start+relet, `"seq":0,`, `"seq":40,`), `"seq":1,`, `"seq":41,`), ""},
+		{"a new log that misses a commit after its snapshot", strings.ReplaceAll(strings.ReplaceAll(start+relet, `"seq":0,`, `"seq":40,`), `"seq":1,`, `"seq":42,`), "seq 41 missing"},
 		{"an empty start", inc("i-1", 0, 0) + ev(1, false, 0, "enqueue", `{"mailbox":"a","id":"m1","max_attempts":2}`, `{}`), ""},
 
 		{"the first event contradicts the snapshot", strings.Replace(start, `"attempts":1`, `"attempts":0`, 1) + relet,
