@@ -49,6 +49,8 @@ func TestSnapshotStart(t *testing.T) {
 			"line 5: snapshot of incarnation i-2: message m1 carries token \"T9\", which is not the token the history gave it"},
 		{"an end that miscounts", inc("i-1", 0, 0) + snap("i-1", 0, 0, leased) + snap("i-1", 0, 0, end("2")), "line 3: snapshot of incarnation i-1: its end states 2 rows, but 1 came"},
 		{"no end before the next commit", inc("i-1", 0, 0) + snap("i-1", 0, 0, leased) + relet, "line 3: the snapshot of incarnation i-1, begun at line 2, has no end before this event"},
+		{"a restart's snapshot cut short (a process killed while it opened)", start + inc("i-2", 0, 1) + snap("i-2", 0, 1, leased) +
+			ev(1, false, 2, "ack", `{"id":"m1","token":"T0"}`, `{}`), ""},
 		{"a row after the end", start + snap("i-1", 0, 0, leased), "line 4: snapshot of incarnation i-1: a row after the snapshot's end at line 3"},
 		{"a row of no incarnation", snap("i-9", 0, 0, leased), "line 1: snapshot row of incarnation \"i-9\", which no incarnation event before it opened"},
 		{"a row of an unknown table", inc("i-1", 0, 0) + snap("i-1", 0, 0, `{"table":"sessions","id":"s"}`), "line 2: snapshot of incarnation i-1: models: adopt: unknown table \"sessions\""},
