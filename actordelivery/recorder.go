@@ -41,10 +41,13 @@ type Event struct {
 	// nack_by_id, extend, expire, dead_letter, outbox_enqueue, outbox_claim, outbox_complete,
 	// outbox_fail, outbox_dead_letter, purge, redrive, mark_processed, save_checkpoint,
 	// load_checkpoint, consumer_fetch, consumer_handle, publisher_deliver, worker_stop or
-	// worker_drain (RunWorkers' stop and drain).
+	// worker_drain (RunWorkers' stop and drain); and, when the store opens, incarnation (the
+	// Open itself) and snapshot (a row the database held then, see SnapshotRow).
 	Op     string      `json:"op"`
 	Args   EventArgs   `json:"args"`
 	Result EventResult `json:"result"`
+	// Row is a "snapshot" event's row (see SnapshotRow); nil on every other event.
+	Row *SnapshotRow `json:"row,omitempty"`
 }
 
 // EventArgs are an event's arguments, named as in the trace format; durations in nanoseconds,
@@ -142,16 +145,20 @@ func (r *jsonRecorder) Record(ev Event) {
 }
 
 // SlogRecorder returns a Recorder that logs each event to l at level Info with the message
-// "actordelivery: event" and the attributes seq, read, at, op, args and result. Logged through a
+// "actordelivery: event" and the attributes seq, read, at, op, args and result (and row, on a
+// snapshot event). Logged through a
 // slog.JSONHandler, each record is a JSON line `pconform convert` reads like JSONRecorder's.
 func SlogRecorder(l *slog.Logger) Recorder { return slogRecorder{l: l} }
 
 type slogRecorder struct{ l *slog.Logger }
 
 func (r slogRecorder) Record(ev Event) {
-	r.l.LogAttrs(context.Background(), slog.LevelInfo, "actordelivery: event",
-		slog.Int64("seq", ev.Seq), slog.Bool("read", ev.Read), slog.Time("at", ev.At),
-		slog.String("op", ev.Op), slog.Any("args", ev.Args), slog.Any("result", ev.Result))
+	attrs := []slog.Attr{slog.Int64("seq", ev.Seq), slog.Bool("read", ev.Read), slog.Time("at", ev.At),
+		slog.String("op", ev.Op), slog.Any("args", ev.Args), slog.Any("result", ev.Result)}
+	if ev.Row != nil {
+		attrs = append(attrs, slog.Any("row", ev.Row))
+	}
+	r.l.LogAttrs(context.Background(), slog.LevelInfo, "actordelivery: event", attrs...)
 }
 
 // Recording inside the store. While Options.Recorder is set, every transaction of the store
@@ -331,14 +338,11 @@ func (s *Store) startRecording(rec Recorder, commitLog bool) error {
 	}
 	s.rec = rec
 	s.incarnation = newIncarnation(time.Now())
-	// The incarnation's own event: a read placed after the last commit before this Open, so a
-	// log names each incarnation once, before any step of its workers. It runs on the writer
-	// (the reader pool is not open yet) and writes nothing.
-	err := s.ExecTx(ctx, false, func(ctx context.Context) error {
-		recordStep(ctx, true, "incarnation", EventArgs{Incarnation: s.incarnation}, EventResult{})
-		return nil
-	})
-	if err != nil {
+	// The incarnation's own event, then the snapshot of what the database holds: reads placed
+	// after the last commit before this Open, so a log names each incarnation once, before any
+	// step of its workers, and states the rows they start from. It runs on the writer (the
+	// reader pool is not open yet) and writes nothing.
+	if err := s.recordOpening(ctx); err != nil {
 		return fmt.Errorf("actordelivery: recorder: record the incarnation: %w", err)
 	}
 	return nil

@@ -391,13 +391,22 @@ func testRecordedIncarnation(t *testing.T, b Backend) {
 			if ev.Op == "incarnation" {
 				t.Errorf("run %d: a second incarnation event %+v", run, ev)
 			}
-			named := ev.Args.Worker != 0 || ev.Args.Publisher != 0
+			named := ev.Args.Worker != 0 || ev.Args.Publisher != 0 || ev.Op == OpSnapshot
 			if named != (ev.Args.Incarnation == id) || !named && ev.Args.Incarnation != "" {
 				t.Errorf("run %d: event %s (worker %d) names incarnation %q, want %q on exactly the events of a worker or publisher", run, ev.Op, ev.Args.Worker, ev.Args.Incarnation, id)
 			}
 		}
 		if !slices.ContainsFunc(rec.events, func(ev Event) bool { return ev.Op == "consumer_fetch" }) {
 			t.Fatalf("run %d: no consumer_fetch recorded: %+v", run, rec.events)
+		}
+		// The second Open finds m0, which the first run's fetch leased, and states it.
+		snap := slices.DeleteFunc(slices.Clone(rec.events), func(ev Event) bool { return ev.Op != OpSnapshot })
+		if run == 0 && len(snap) != 0 {
+			t.Errorf("run 0: an empty database's Open wrote a snapshot: %+v", snap)
+		}
+		if run == 1 && (len(snap) != 2 || snap[0].Row.Table != SnapMessage || snap[0].Row.ID != "m0" || snap[0].Row.Token == "" ||
+			snap[1].Row.Table != SnapEnd || snap[1].Row.Rows != 1) {
+			t.Errorf("run 1: snapshot %+v, want the leased row m0 and an end stating 1 row", snap)
 		}
 		if err := st.Close(); err != nil {
 			t.Fatal(err)

@@ -288,3 +288,19 @@ WHERE id = :id AND state = 'dead_letter'`
 	qListRedrives = `SELECT id, kind, mailbox, attempts, dead_reason, reason, redriven_at FROM {p}redrives
 WHERE (:id = '' OR id = :id) ORDER BY rseq`
 )
+
+// The snapshot a recording store writes when it opens (snapshot.go): every durable row, each
+// table in its creation order, so that a checker starting from it numbers rows as the store does.
+
+const (
+	qSnapMessages = `SELECT id, mailbox, key, priority, max_attempts, attempts, available_at, token,
+    lease_until, state, payload, acked_at FROM {p}messages ORDER BY seq`
+	qSnapDeadLetters = `SELECT id, mailbox, key, priority, max_attempts, attempts, reason, payload, dead_at
+FROM {p}dead_letters ORDER BY dseq`
+	qSnapOutbox = `SELECT id, target, key, priority, max_attempts, payload, state, available_at,
+    delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason, final_at
+FROM {p}outbox ORDER BY seq`
+	qSnapProcessed   = `SELECT consumer, message_id, expires_at FROM {p}processed ORDER BY consumer, message_id`
+	qSnapCheckpoints = `SELECT actor, version FROM {p}checkpoints ORDER BY actor`
+	qSnapPurgedIDs   = `SELECT id, expires_at FROM {p}purged_ids ORDER BY expires_at, id`
+)

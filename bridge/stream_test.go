@@ -2,6 +2,7 @@ package bridge_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -209,5 +210,46 @@ func TestCompileStreamCaches(t *testing.T) {
 	f.Close()
 	if changed, err := bridge.StreamKey(other); err != nil || changed == key {
 		t.Fatalf("a changed monitor hashes to %s (%v), the unchanged one's", changed, err)
+	}
+}
+
+// TestStreamCheckerSnapshot: the streaming P oracle refuses a log that starts from a snapshot of
+// the rows a database held when recording began (its monitors start from the empty store, so an
+// old row's first use would be a false finding), with an error naming the line; a restart's
+// snapshot after the history began is no step, and the log's verdict is the one without it.
+func TestStreamCheckerSnapshot(t *testing.T) {
+	cfg := streamConfig(t)
+	inc := func(seq, at int, id string) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"read":true,"at":"` + traces.At(int64(at)).Format(time.RFC3339) + `","op":"incarnation","args":{"incarnation":"` + id + `"},"result":{}}` + "\n"
+	}
+	row := func(seq, at int, id, r string) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"read":true,"at":"` + traces.At(int64(at)).Format(time.RFC3339) + `","op":"snapshot","args":{"incarnation":"` + id + `"},"result":{},"row":` + r + "}\n"
+	}
+	m1 := `{"table":"message","mailbox":"inbox","id":"m1","state":"ready","max_attempts":2,"available_at":"` + traces.At(0).Format(time.RFC3339) + `"}`
+	check := func(log string) (*observe.Finding, error) {
+		c, err := bridge.NewStreamChecker(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, f, err := observe.Check(observe.NewOrdered(observe.NewDecoder(strings.NewReader(log), "log"), 0), observe.CheckOptions{Checkers: []observe.Checker{c}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, c.Close()
+	}
+	f, err := check(inc(0, 0, "i-1") + row(0, 0, "i-1", m1) + row(0, 0, "i-1", `{"table":"end","rows":1}`) +
+		logLine(1, 0, "wake", `{"worker":3,"mailbox":"inbox","id":"m1","profile":"local"}`, `{}`))
+	if f != nil || err == nil || !errors.Is(err, observe.ErrBadLog) || !strings.Contains(err.Error(), "line 2: the log starts from a snapshot") {
+		t.Fatalf("a log that starts from a snapshot: finding %v, error %v; want the error naming line 2", f, err)
+	}
+	restart := inc(0, 0, "i-1") + splitWriteLog("none") + inc(6, 3, "i-2") + row(6, 3, "i-2", m1) +
+		row(6, 3, "i-2", `{"table":"message","mailbox":"inbox","id":"m2","state":"ready","max_attempts":2,"available_at":"`+traces.At(2).Format(time.RFC3339)+`"}`) +
+		row(6, 3, "i-2", `{"table":"outbox","id":"o1","target":"inbox","max_attempts":2,"max_delivery_attempts":3,"state":"completed","attempts":1,"available_at":"`+traces.At(0).Format(time.RFC3339)+`","final_at":"`+traces.At(1).Format(time.RFC3339)+`"}`) +
+		row(6, 3, "i-2", `{"table":"processed","consumer":"g","id":"m1","expires_at":"`+traces.At(5).Format(time.RFC3339)+`"}`) +
+		row(6, 3, "i-2", `{"table":"message","mailbox":"inbox","id":"o1","state":"ready","max_attempts":2,"available_at":"`+traces.At(1).Format(time.RFC3339)+`"}`) +
+		row(6, 3, "i-2", `{"table":"end","rows":5}`)
+	if f, err := check(restart); f != nil || err != nil {
+		t.Fatalf("a restart's snapshot: finding %v, error %v; want the log clean", f, err)
 	}
 }

@@ -16,6 +16,9 @@ import (
 // when it stops reading (a monitor fired: the next Observe reports it) or at End. Its findings
 // name the event whose spec event the monitor refused; their Oracle is "p".
 //
+// A log that starts from a snapshot of a database's rows (a recorder turned on mid-life) is
+// refused with an error (Err): the monitors start from the empty store.
+//
 // Call Close when the check ends, whatever the way: it stops the checker if End did not run.
 // Err is the error that stopped the oracle (the checker could not run), nil when none; after
 // one, the oracle reports nothing more.
@@ -27,6 +30,8 @@ type StreamChecker struct {
 	tag  []byte
 	done bool
 	err  error
+	// stepped is set once an event other than a snapshot's came.
+	stepped bool
 	// Spec counts the spec events sent; Found is the finding reported, nil when none.
 	Spec  int64
 	Found *observe.Finding
@@ -46,6 +51,18 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 // Observe sends ev's spec events to the checker; it returns the checker's finding once the
 // checker has stopped reading.
 func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
+	if ev.Row != nil {
+		// A snapshot event (a row the database held when a recording store opened). The
+		// monitors start from the empty store: a log that starts from rows they never saw
+		// created would make their first use of such a row a false finding, so the oracle
+		// refuses the log. A restart's snapshot restates what the monitors saw; it is no step.
+		if !c.stepped && ev.Row.Table != "end" && !c.done {
+			c.err = fmt.Errorf("%w: line %d: the log starts from a snapshot of rows the database held when recording began; the P oracle starts from the empty store and cannot check it (check the log with the model oracle alone)", observe.ErrBadLog, ev.Line)
+			_ = c.Close()
+		}
+		return nil
+	}
+	c.stepped = true
 	pos := c.pos
 	c.pos++
 	if c.done {

@@ -11,7 +11,10 @@
 // and the [traces.Result] a caller of the real store would observe. [State.Snapshot] gives the
 // canonical snapshot that traces record as their final state. [RunTrace] runs a whole trace,
 // binding the trace's token symbols to the model's own tokens; [Run] runs bare steps whose token
-// arguments already are model tokens.
+// arguments already are model tokens. A checker of a history recorded on a database that already
+// held rows starts a [Machine] from them with [Machine.Adopt] (one [StartRow] each) and holds a
+// later statement of the store's rows to the state reached with [Machine.Compare] and
+// [Machine.Counts].
 //
 // # Contract
 //

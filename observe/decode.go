@@ -97,6 +97,14 @@ func (d *Decoder) Decode(ev *Event) error {
 			}
 			continue
 		}
+		if ev.Op == opSnapshot {
+			// A snapshot row keeps its incarnation: the checker tells one Open's rows from
+			// another's by it.
+			if err := d.inc.stated(ev); err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
+			}
+			return nil
+		}
 		d.inc.name(ev)
 		return nil
 	}

@@ -13,6 +13,12 @@
 // when a finding needs its window. A Follower tails
 // a growing log for Check. ReadLog and CheckModel are the whole-history forms, for traces.
 //
+// Mid-life logs: a recording store that opens on a database holding rows states them as
+// "snapshot" events after its incarnation event. Check starts the model from the first snapshot
+// when it precedes every step, and holds each later one (a restart's) to the state reached; a
+// snapshot it cannot trust is an ErrBadLog error naming the line (snapshot.go). A trace starts
+// from the empty store, so Convert refuses a log that starts from a non-empty snapshot.
+//
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
 // a store. A log it cannot trust is refused with an error naming the line (a malformed or unknown
 // event, a result its operation cannot report) or the sequence numbers (a gap or a repeat); a

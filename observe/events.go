@@ -40,26 +40,28 @@ type Log struct {
 // decoder (linejson.go) reads it by hand; this type states the shape it reads, as encoding/json
 // would, and FuzzEventLine holds the two to the same answers.
 type line struct {
-	Seq    *int64                    `json:"seq"`
-	Read   bool                      `json:"read"`
-	At     *time.Time                `json:"at"`
-	Op     string                    `json:"op"`
-	Args   actordelivery.EventArgs   `json:"args"`
-	Result actordelivery.EventResult `json:"result"`
-	Time   json.RawMessage           `json:"time"`
-	Level  json.RawMessage           `json:"level"`
-	Msg    string                    `json:"msg"`
+	Seq    *int64                     `json:"seq"`
+	Read   bool                       `json:"read"`
+	At     *time.Time                 `json:"at"`
+	Op     string                     `json:"op"`
+	Args   actordelivery.EventArgs    `json:"args"`
+	Result actordelivery.EventResult  `json:"result"`
+	Time   json.RawMessage            `json:"time"`
+	Level  json.RawMessage            `json:"level"`
+	Msg    string                     `json:"msg"`
+	Row    *actordelivery.SnapshotRow `json:"row"`
 }
 
 // recordedOps are the operations a Recorder emits: every store operation and protocol step of
 // the trace format except advance_clock and crash, which a running store never performs, and
-// "incarnation", the Open of a store, which the Decoder takes in itself (incarnations). A wake
+// "incarnation", the Open of a store, which the Decoder takes in itself (incarnations), and
+// "snapshot", a row the database held at that Open (see snapshot.go). A wake
 // and a poll tick are read events: a consumer's wait ended after the commit its Seq names.
 var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
 	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail", "outbox_dead_letter",
 	"purge", "redrive", "mark_processed", "save_checkpoint", "load_checkpoint",
 	"consumer_fetch", "consumer_handle", "publisher_deliver", "worker_stop", "worker_drain", "wake", "poll_tick",
-	"incarnation"}
+	"incarnation", "snapshot"}
 
 // ReadLog reads an event log (name is used in errors) and puts it in commit order.
 //
@@ -124,6 +126,10 @@ func (p *lineParser) event(raw []byte, ev *Event) error {
 		return fmt.Errorf("%s: a write event has seq 0 (write events are numbered from 1)", ev.Op)
 	case !x.hasAt:
 		return fmt.Errorf("%s: at is missing", ev.Op)
+	case ev.Op == opSnapshot && (ev.Row == nil || !ev.Read):
+		return errors.New("snapshot: a snapshot event is a read event (read true) with a row")
+	case ev.Op != opSnapshot && ev.Row != nil:
+		return fmt.Errorf("%s: only a snapshot event has a row", ev.Op)
 	}
 	return nil
 }

@@ -92,3 +92,12 @@ func (c *incarnations) take(kind, n int) {
 	c.taken[kind][n] = true
 	c.top[kind] = max(c.top[kind], n)
 }
+
+// stated checks that a snapshot row names an incarnation the log opened before it.
+func (c *incarnations) stated(ev *Event) error {
+	id := ev.Args.Incarnation
+	if _, ok := c.opened[id]; !ok || id == "" {
+		return fmt.Errorf("line %d: snapshot row of incarnation %q, which no incarnation event before it opened", ev.Line, id)
+	}
+	return nil
+}

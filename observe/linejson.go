@@ -267,9 +267,10 @@ const (
 	lineTime
 	lineLevel
 	lineMsg
+	lineRow
 )
 
-var lineNames = newNames("seq", "read", "at", "op", "args", "result", "time", "level", "msg")
+var lineNames = newNames("seq", "read", "at", "op", "args", "result", "time", "level", "msg", "row")
 
 // line decodes the line's object at p.i into ev and x.
 func (p *lineParser) line(ev *actordelivery.Event, x *lineExtra) error {
@@ -309,6 +310,18 @@ func (p *lineParser) line(ev *actordelivery.Event, x *lineExtra) error {
 			err = p.skip()
 		case lineMsg:
 			err = p.str("msg", &x.msg, true)
+		case lineRow:
+			if err = p.objectStart("row"); err != nil {
+				break
+			}
+			if p.null() {
+				ev.Row = nil
+				break
+			}
+			if ev.Row == nil {
+				ev.Row = &actordelivery.SnapshotRow{}
+			}
+			err = p.snapRow(ev.Row)
 		}
 		if err != nil {
 			return err
@@ -1037,5 +1050,112 @@ func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
 		v = []actordelivery.EventClaimed{}
 	}
 	*dst = v
+	return nil
+}
+
+// The members of a snapshot row (actordelivery.SnapshotRow).
+const (
+	snapTable = iota
+	snapMailbox
+	snapID
+	snapKey
+	snapPriority
+	snapPayload
+	snapState
+	snapAttempts
+	snapMaxAttempts
+	snapTarget
+	snapMaxDeliveryAttempts
+	snapToken
+	snapUntil
+	snapAvailableAt
+	snapFinalAt
+	snapExpiresAt
+	snapReason
+	snapConsumer
+	snapActor
+	snapVersion
+	snapRows
+)
+
+var snapNames = newNames("table", "mailbox", "id", "key", "priority", "payload", "state", "attempts",
+	"max_attempts", "target", "max_delivery_attempts", "token", "until", "available_at", "final_at",
+	"expires_at", "reason", "consumer", "actor", "version", "rows")
+
+// snapRow decodes a snapshot row's object at p.i into r.
+func (p *lineParser) snapRow(r *actordelivery.SnapshotRow) error {
+	empty, err := p.open()
+	if err != nil || empty {
+		return err
+	}
+	for {
+		k, err := p.member(snapNames)
+		if err != nil {
+			return err
+		}
+		name := snapNames.list[k]
+		switch k {
+		case snapTable:
+			err = p.str(name, &r.Table, true)
+		case snapMailbox:
+			err = p.str(name, &r.Mailbox, true)
+		case snapID:
+			err = p.str(name, &r.ID, false)
+		case snapKey:
+			err = p.str(name, &r.Key, false)
+		case snapPriority:
+			err = p.int(name, &r.Priority)
+		case snapPayload:
+			err = p.str(name, &r.Payload, false)
+		case snapState:
+			err = p.str(name, &r.State, true)
+		case snapAttempts:
+			err = p.int(name, &r.Attempts)
+		case snapMaxAttempts:
+			err = p.int(name, &r.MaxAttempts)
+		case snapTarget:
+			err = p.str(name, &r.Target, true)
+		case snapMaxDeliveryAttempts:
+			err = p.int(name, &r.MaxDeliveryAttempts)
+		case snapToken:
+			err = p.str(name, &r.Token, false)
+		case snapUntil:
+			err = p.timeValue(name, &r.Until)
+		case snapAvailableAt:
+			err = p.timeValue(name, &r.AvailableAt)
+		case snapFinalAt:
+			err = p.timeValue(name, &r.FinalAt)
+		case snapExpiresAt:
+			err = p.timeValue(name, &r.ExpiresAt)
+		case snapReason:
+			err = p.str(name, &r.Reason, true)
+		case snapConsumer:
+			err = p.str(name, &r.Consumer, true)
+		case snapActor:
+			err = p.str(name, &r.Actor, true)
+		case snapVersion:
+			err = p.int64(name, &r.Version)
+		case snapRows:
+			err = p.int64(name, &r.Rows)
+		}
+		if err != nil {
+			return err
+		}
+		if more, err := p.more(); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// timeValue decodes a time member other than the event's at: time.Time's UnmarshalJSON on the
+// value's text (which leaves the time as it is for null).
+func (p *lineParser) timeValue(name string, dst *time.Time) error {
+	start := p.i
+	if err := p.skip(); err != nil {
+		return err
+	}
+	if err := dst.UnmarshalJSON(p.b[start:p.i]); err != nil {
+		return fmt.Errorf("json: %s: %w", name, err)
+	}
 	return nil
 }

@@ -25,7 +25,7 @@ func parseJSON(raw []byte) (actordelivery.Event, lineExtra, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return actordelivery.Event{}, lineExtra{}, errors.New("trailing data")
 	}
-	ev := actordelivery.Event{Read: l.Read, Op: l.Op, Args: l.Args, Result: l.Result}
+	ev := actordelivery.Event{Read: l.Read, Op: l.Op, Args: l.Args, Result: l.Result, Row: l.Row}
 	x := lineExtra{msg: l.Msg}
 	if l.Seq != nil {
 		ev.Seq, x.hasSeq = *l.Seq, true
@@ -41,6 +41,17 @@ func parseJSON(raw []byte) (actordelivery.Event, lineExtra, error) {
 // UTF-8, numbers that are not integers, nesting, slog records. The committed corpus in
 // testdata/fuzz/FuzzEventLine holds more.
 var lineSeeds = []string{
+	// Snapshot rows (a recording store's opening state): every member, members repeated or
+	// cased otherwise, null times and rows, times and numbers of the wrong kind.
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","args":{"incarnation":"i-1"},"result":{},"row":{"table":"message","mailbox":"a","id":"m1","key":"k","priority":2,"payload":"p","state":"ready","attempts":1,"max_attempts":3,"token":"T1","until":"2026-01-01T00:00:30.5Z","available_at":"2026-01-01T00:00:00Z"}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","args":{"incarnation":"i-1"},"row":{"table":"outbox","id":"o1","target":"b","max_attempts":1,"max_delivery_attempts":4,"state":"dead_letter","attempts":4,"reason":"r","final_at":"2026-01-01T00:00:00+02:00","available_at":"2026-01-01T00:00:00Z"}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","args":{"incarnation":"i-1"},"row":{"table":"processed","consumer":"c","id":"m1","expires_at":"2027-01-01T00:00:00Z"},"ROW":{"Table":"checkpoint","ACTOR":"x","version":3}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","row":{"table":"end","rows":12,"until":null,"final_at":null}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","row":null}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","row":{"table":"purged_id","id":"m2","expires_at":"yesterday"}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","row":{"table":"message","until":5,"version":1.5}}`,
+	`{"seq":0,"read":true,"at":"2026-01-01T00:00:00Z","op":"snapshot","row":[1]}`,
+	`{"seq":1,"at":"2026-01-01T00:00:00Z","op":"ack","args":{"id":"m1"},"row":{"table":"message"}}`,
 	`{"seq":1,"at":"2026-01-01T00:00:00Z","op":"enqueue","args":{"mailbox":"a","id":"m1","max_attempts":2},"result":{}}`,
 	`{"seq":2,"at":"2026-01-01T00:00:01Z","op":"lease","args":{"mailbox":"a","lease_for":5000000000},"result":{"message":{"id":"m1","attempts":1,"token":"T1"}}}`,
 	`{"seq":3,"read":true,"at":"2026-01-01T00:00:01.5+01:00","op":"peek","args":{"mailbox":"a"},"result":{"message":null}}`,
@@ -167,6 +178,7 @@ func TestLineMembersCoverTags(t *testing.T) {
 		{reflect.TypeFor[actordelivery.EventResult](), slices.Clone(resultNames.list)},
 		{reflect.TypeFor[actordelivery.EventMessage](), slices.Clone(messageNames.list)},
 		{reflect.TypeFor[actordelivery.EventClaimed](), slices.Clone(claimedNames.list)},
+		{reflect.TypeFor[actordelivery.SnapshotRow](), slices.Clone(snapNames.list)},
 	} {
 		if want, got := names(tc.typ), table(tc.have); !slices.Equal(want, got) {
 			t.Errorf("%s: the decoder reads %q, the type's json members are %q", tc.typ, got, want)

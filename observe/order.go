@@ -21,7 +21,8 @@ const DefaultWindow = 1 << 12
 //
 // The order is ReadLog's: write events by sequence number, each read after the write whose
 // number it carries, reads of one place ordered by time, then line. The numbering is checked as
-// events are released: write numbers are exactly 1, 2, 3, ... with no gap and no repeat.
+// events are released: write numbers are exactly 1, 2, 3, ... with no gap and no repeat, or
+// exactly k+1, k+2, ... for a log whose first event is a store's snapshot at seq k.
 type Ordered struct {
 	dec    *Decoder
 	window int
@@ -177,6 +178,12 @@ func (o *Ordered) finish() ([]Event, error) {
 // push holds ev, which it owns from now on unless it returns an error.
 func (o *Ordered) push(ev *Event) error {
 	name := o.dec.Name()
+	if ev.Op == opSnapshot && ev.Seq >= o.next && o.next == 1 && o.released == 0 && o.held() == 0 {
+		// A log that begins with a store's snapshot begins where the database's commit
+		// counter was: a recorder turned on again, into a new file, for a database recorded
+		// before. Its first write is the one after the snapshot's place.
+		o.next = ev.Seq + 1
+	}
 	if !ev.Read {
 		if line, dup := o.pendingWrites.get(ev.Seq, o.next); dup {
 			return fmt.Errorf("%w: %s: line %d: %s: seq %d repeats line %d's", ErrBadLog, name, ev.Line, ev.Op, ev.Seq, line)

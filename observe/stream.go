@@ -214,6 +214,8 @@ type ModelOracle struct {
 	spec  traces.OpSpec
 	// keyBuf is keys' scratch: histories.add copies what it keeps.
 	keyBuf []string
+	// snaps follows the log's snapshots: the state it starts from, and each restart's.
+	snaps snapshots
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
@@ -243,6 +245,18 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if at < o.lastAt {
 		return nil, fmt.Errorf("%w: line %d: %s at %s comes after line %d's event at %s in commit order (time goes back)", ErrBadLog, ev.Line, ev.Op, showTicks(at), o.lastLine, showTicks(o.lastAt))
 	}
+	if ev.Op == opSnapshot {
+		if err := o.snapshot(ev, at); err != nil {
+			return nil, err
+		}
+		o.lastAt, o.lastLine = at, ev.Line
+		return nil, nil
+	}
+	if len(o.snaps.open) > 0 {
+		if err := o.unfinished(ev); err != nil {
+			return nil, err
+		}
+	}
 	if err := o.validate(ev, at); err != nil {
 		return nil, err
 	}
@@ -260,7 +274,12 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if err != nil {
 		if errors.Is(err, models.ErrMalformed) {
 			// The model refused the step and changed nothing: it goes on from the state before it.
-			return o.finding(pe, ev, fmt.Sprintf("the model cannot take the observed step: %v", err)), nil
+			msg := fmt.Sprintf("the model cannot take the observed step: %v", err)
+			if cerr := o.contradiction(ev, pe.keys, msg); cerr != nil {
+				o.pos--
+				return nil, cerr
+			}
+			return o.finding(pe, ev, msg), nil
 		}
 		o.stopped = true
 		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
@@ -268,9 +287,15 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	want := &st.Result // checked above, its tokens still numbered within the step
 	o.bind.observed(ev, want, &got)
 	if !sameResult(want, &got) {
-		return o.finding(pe, ev, fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
-			models.DescribeOp(op, st.Args), showTicks(at), show(*want), show(got))), nil
+		msg := fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
+			models.DescribeOp(op, st.Args), showTicks(at), show(*want), show(got))
+		if cerr := o.contradiction(ev, pe.keys, msg); cerr != nil {
+			o.pos--
+			return nil, cerr
+		}
+		return o.finding(pe, ev, msg), nil
 	}
+	_ = o.contradiction(ev, pe.keys, "")
 	if o.pos >= o.forgetAt {
 		o.prune()
 	}
@@ -447,6 +472,8 @@ func (o *ModelOracle) prune() {
 	live := o.m.Forget()
 	live += o.bind.prune(o.m)
 	live += o.hist.prune(o.m)
+	o.pruneAdopted()
+	live += len(o.snaps.adopted)
 	o.forgetAt = o.pos + max(pruneEvery, live)
 }
 

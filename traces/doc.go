@@ -10,6 +10,11 @@
 // The semantics each operation stands for are stated once, in docs/semantics.md; the format
 // itself, with examples and every rule the reader enforces, in docs/trace-format.md.
 //
+// Every trace starts from the empty store. An observed trace (origin kind "observed") is converted
+// from a recorder's event log (package observe); the log's "incarnation" and "snapshot" events, a
+// store's Open and the rows its database held then, are not steps, and a log that starts from a
+// non-empty snapshot has no trace form (observe.Convert refuses it).
+//
 // # Usage
 //
 // [Read], [ReadFile] and [Unmarshal] parse; [Write], [WriteFile] and [Marshal] write the canonical
