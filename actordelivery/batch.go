@@ -378,3 +378,150 @@ func (c *Consumer) StepBatch(ctx context.Context) ([]Outcome, error) {
 	}
 	return c.HandleBatch(ctx, ds)
 }
+
+// records reports whether the store records its events (Options.Recorder or a commit log).
+func (s *Store) records() bool { return s.rec != nil }
+
+// stepBatches delivers claimed rows DeliverBatch at a time (DeliverBatch), and returns how many
+// were delivered and the joined errors.
+func (p *Publisher) stepBatches(ctx context.Context, rows []OutboxRow) (int, error) {
+	n := 0
+	var errs []error
+	for len(rows) > 0 {
+		k := min(len(rows), p.deliverBatch)
+		res, err := p.DeliverBatch(ctx, rows[:k])
+		rows = rows[k:]
+		for _, r := range res {
+			if r.Action == ActionDelivered {
+				n++
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// DeliverBatch delivers claimed rows (at most DeliverBatch of them) in one folded transaction:
+// every row's Enqueue and OutboxComplete. A row whose claim is lost contributes nothing (its
+// enqueue is rolled back to a savepoint) and reports "claim_lost"; the others commit. A row Check
+// refuses is dead-lettered first, on its own, as Deliver does. When the transaction fails, nothing
+// of it is written, every row reports "commit_failed" and is released as after Deliver's
+// "commit_failed" (OutboxFail after RetryDelay, or a dead letter when it was the row's last
+// attempt). The results are in the order of rows.
+//
+// A publisher that delivers row by row (ModeSplit, DeliverBatch 0 or 1, a recording store)
+// delivers each row with Deliver.
+//
+// Errors: ErrInvalidArgument (a row without id or claim token, more rows than DeliverBatch), and
+// the store's errors, wrapped.
+func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]DeliveryResult, error) {
+	res := make([]DeliveryResult, len(rows))
+	if p.deliverBatch <= 1 {
+		var errs []error
+		for i, row := range rows {
+			var err error
+			res[i], err = p.Deliver(ctx, row)
+			errs = append(errs, err)
+		}
+		return res, errors.Join(errs...)
+	}
+	if len(rows) > p.deliverBatch {
+		return nil, invalid("DeliverBatch", "%d rows, the batch size is %d", len(rows), p.deliverBatch)
+	}
+	for _, row := range rows {
+		if row.ID == "" {
+			return nil, invalid("DeliverBatch", "outbox row id is empty")
+		}
+		if row.ClaimToken == "" {
+			return nil, invalid("DeliverBatch", "outbox row %q has no claim token", row.ID)
+		}
+	}
+	var errs []error
+	fold := make([]int, 0, len(rows)) // the rows Check accepted
+	for i, row := range rows {
+		if p.check != nil {
+			if cerr := p.check(ctx, row); cerr != nil {
+				var err error
+				res[i], err = p.undeliverable(ctx, row, cerr)
+				errs = append(errs, err)
+				if res[i].Action == ActionDeadLettered || res[i].Action == ActionCommitFailed {
+					p.metrics.Count(CounterOutboxFailed, row.Target, 1)
+				}
+				continue
+			}
+		}
+		fold = append(fold, i)
+	}
+	if len(fold) == 0 {
+		return res, errors.Join(errs...)
+	}
+	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		ts, _ := ctx.Value(txKey{}).(*txState)
+		if ts == nil {
+			return fmt.Errorf("actordelivery: publisher: batch transaction has no store transaction")
+		}
+		for _, i := range fold {
+			var err error
+			res[i], err = p.foldPart(ctx, ts, rows[i])
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, i := range fold {
+			res[i].Action = ActionCommitFailed
+			errs = append(errs, p.failed(ctx, rows[i], "fold batch delivery", err), p.release(ctx, rows[i]))
+			p.metrics.Count(CounterOutboxFailed, rows[i].Target, 1)
+		}
+		return res, errors.Join(errs...)
+	}
+	for _, i := range fold {
+		switch res[i].Action {
+		case ActionDelivered:
+			p.woke(rows[i].Target)
+			p.metrics.Count(CounterOutboxDelivered, rows[i].Target, 1)
+		case ActionClaimLost:
+			p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost, delivery rolled back", p.rowAttrs(rows[i])...)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// foldPart is one row of a folded batch in ts: the enqueue and the completion, or nothing when
+// the claim is lost (rolled back to the savepoint taken before the enqueue).
+func (p *Publisher) foldPart(ctx context.Context, ts *txState, row OutboxRow) (DeliveryResult, error) {
+	s := ts.store
+	if _, err := ts.tx.ExecContext(ctx, "SAVEPOINT batch_part"); err != nil {
+		return DeliveryResult{}, s.dbErr("savepoint", err)
+	}
+	woken, after := maps.Clone(ts.woken), len(ts.afterCommit)
+	dup, err := p.st.Enqueue(ctx, rowMessage(row))
+	if err != nil {
+		return DeliveryResult{Duplicate: dup}, err
+	}
+	err = p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+	switch {
+	case err == nil:
+		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("release savepoint", err)
+		}
+		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
+	case errors.Is(err, ErrClaimLost):
+		if _, err := ts.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("rollback to savepoint", err)
+		}
+		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("release savepoint", err)
+		}
+		ts.woken, ts.afterCommit = woken, ts.afterCommit[:after]
+		return DeliveryResult{Action: ActionClaimLost, Duplicate: dup}, nil
+	}
+	return DeliveryResult{Duplicate: dup}, err
+}

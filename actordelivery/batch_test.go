@@ -362,3 +362,81 @@ func TestBatchOptions(t *testing.T) {
 		t.Fatalf("two messages of one key: %v", err)
 	}
 }
+
+func TestBatchPublish(t *testing.T) { forEachBackend(t, testBatchPublish) }
+
+// testBatchPublish: a folded batch delivers its rows in one transaction; a row whose claim is
+// lost contributes nothing while the others commit; a failed commit writes nothing and releases
+// every row of the batch.
+func testBatchPublish(t *testing.T, b Backend) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		failTx   int
+		loseRow  int // index of the row whose token is wrong; -1 for none
+		want     []string
+		enqueued []string
+	}{
+		{"delivered", 0, -1, []string{ActionDelivered, ActionDelivered, ActionDelivered}, []string{"o1", "o2", "o3"}},
+		{"claim lost", 0, 1, []string{ActionDelivered, ActionClaimLost, ActionDelivered}, []string{"o1", "o3"}},
+		{"commit failed", 1, -1, []string{ActionCommitFailed, ActionCommitFailed, ActionCommitFailed}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _ := testStore(t, b)
+			mustOutbox(t, s, "o1", "o2", "o3")
+			faulty := &faultyStore{Store: s}
+			p := newPublisher(t, faulty, PublisherOptions{Mode: ModeFold, DeliverBatch: 8, RetryDelay: time.Second})
+			rows, err := p.Claim(ctx)
+			if err != nil || len(rows) != 3 {
+				t.Fatalf("claim: %v, %v", rows, err)
+			}
+			if tc.loseRow >= 0 {
+				rows[tc.loseRow].ClaimToken = "stale"
+			}
+			faulty.failTx = tc.failTx
+			commits := s.Stats().Commits
+			res, err := p.DeliverBatch(ctx, rows)
+			if (err != nil) != (tc.failTx > 0) {
+				t.Fatalf("DeliverBatch error %v", err)
+			}
+			got := make([]string, len(res))
+			for i, r := range res {
+				got[i] = r.Action
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("actions %v, want %v", got, tc.want)
+			}
+			if tc.failTx == 0 && s.Stats().Commits-commits != 1 {
+				t.Errorf("%d commits, want 1", s.Stats().Commits-commits)
+			}
+			msgs, err := s.ListMessages(ctx, "target")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, m := range msgs {
+				ids = append(ids, m.ID)
+			}
+			if !slices.Equal(ids, tc.enqueued) {
+				t.Fatalf("enqueued %v, want %v", ids, tc.enqueued)
+			}
+			for i, id := range []string{"o1", "o2", "o3"} {
+				r := outboxState(t, s, id)
+				switch tc.want[i] {
+				case ActionDelivered:
+					if r.State != StateCompleted {
+						t.Errorf("%s: %s, want completed", id, r.State)
+					}
+				case ActionClaimLost:
+					if r.State != StatePending || r.ClaimToken == "" {
+						t.Errorf("%s: %s claim %q, want pending under its claim", id, r.State, r.ClaimToken)
+					}
+				case ActionCommitFailed:
+					if r.State != StatePending || r.ClaimToken != "" {
+						t.Errorf("%s: %s claim %q, want pending and released", id, r.State, r.ClaimToken)
+					}
+				}
+			}
+		})
+	}
+}
