@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -166,6 +167,11 @@ func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
 // message's part alone (a savepoint) and count as its handler's failure; a message whose fence
 // fails ("lease_lost") writes nothing. The outcomes are in the order of ds.
 //
+// The commit first tries the fast form: one statement acknowledges every success, then their
+// Effects run. When one of the Effects fails, that transaction is rolled back whole and the batch
+// commits in the careful form, each message's part under a savepoint; the Effects of the batch
+// then run a second time (the first run was rolled back, so only the second is written).
+//
 // A failed commit writes nothing at all: every message stays as FetchBatch left it (leased until
 // its lease runs out, or unchanged for the next peek), and HandleBatch returns the error with no
 // outcomes. So no message is ever acknowledged without its Effects, and none is half-handled.
@@ -208,15 +214,26 @@ func (c *Consumer) HandleBatch(ctx context.Context, ds []Delivery) ([]Outcome, e
 		parts[i].m = ds[i].Message
 		parts[i].effects, parts[i].herr = c.handler(ctx, &hm)
 	}
+	// First the fast form: one statement acknowledges every success, then their Effects run.
+	// If any Effects fail, that transaction rolls back whole and the careful form runs: each
+	// message's part under a savepoint of its own, so only the failed part is undone.
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		ts := c.st.txFrom(ctx)
-		for i := range parts {
-			if err := c.commitPart(ctx, ts, &parts[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return c.commitFast(ctx, parts)
 	})
+	if errors.Is(err, errBatchEffectsFailed) {
+		for i := range parts {
+			parts[i].out, parts[i].delay = Outcome{}, 0
+		}
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			ts := c.st.txFrom(ctx)
+			for i := range parts {
+				if err := c.commitPart(ctx, ts, &parts[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("actordelivery: consumer %q: handle batch of %d: %w", c.mailbox, len(ds), err)
 	}
@@ -234,6 +251,91 @@ func (c *Consumer) HandleBatch(ctx context.Context, ds []Delivery) ([]Outcome, e
 		}
 	}
 	return outs, nil
+}
+
+// errBatchEffectsFailed ends commitFast's transaction when an Effects failed: the careful form
+// then commits the batch.
+var errBatchEffectsFailed = errors.New("an Effects of the batch failed")
+
+// commitFast commits the batch's outcomes in the transaction in ctx: one statement acknowledges
+// every message whose handler succeeded (each fenced by its token on the leased path), the
+// Effects of each acknowledged one run, in batch order, and each failure's retry or dead letter
+// is written as Handle writes it. It returns errBatchEffectsFailed when an Effects fails.
+func (c *Consumer) commitFast(ctx context.Context, parts []batchPart) error {
+	var ok []*batchPart
+	for i := range parts {
+		if parts[i].herr == nil {
+			ok = append(ok, &parts[i])
+		}
+	}
+	acked, err := c.st.ackBatch(ctx, c.path, ok)
+	if err != nil {
+		return err
+	}
+	for i := range parts {
+		p := &parts[i]
+		switch {
+		case p.herr != nil:
+			if err := c.commitPart(ctx, nil, p); err != nil {
+				return err
+			}
+		case !acked[p.m.ID]:
+			p.out = Outcome{Action: ActionLeaseLost}
+		default:
+			if p.effects != nil {
+				if err := p.effects(ctx); err != nil {
+					return errBatchEffectsFailed
+				}
+			}
+			p.out = Outcome{Action: ActionAcked}
+		}
+	}
+	return nil
+}
+
+// ackBatch acknowledges the messages of parts in one statement, in the transaction in ctx: on the
+// leased path each only if it still carries its token, on the leaseless path each if it is still
+// ready. It returns the ids it acknowledged.
+func (s *Store) ackBatch(ctx context.Context, path Path, parts []*batchPart) (map[string]bool, error) {
+	const op = "AckBatch"
+	acked := make(map[string]bool, len(parts))
+	if len(parts) == 0 {
+		return acked, nil
+	}
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		var q strings.Builder
+		q.WriteString("UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL, acked_at = :now\nWHERE state = 'ready' AND (")
+		args := []any{named("now", now)}
+		for i, p := range parts {
+			if i > 0 {
+				q.WriteString(" OR ")
+			}
+			fmt.Fprintf(&q, "id = :id_%d", i)
+			args = append(args, named(fmt.Sprintf("id_%d", i), p.m.ID))
+			if path == PathLeased {
+				fmt.Fprintf(&q, " AND token = :token_%d", i)
+				args = append(args, named(fmt.Sprintf("token_%d", i), p.m.Token))
+			}
+		}
+		q.WriteString(")\nRETURNING id")
+		rows, err := ts.tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return s.dbErr(op, err)
+			}
+			acked[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			return s.dbErr(op, err)
+		}
+		return s.dbErr(op, rows.Close())
+	})
+	return acked, err
 }
 
 // batchPart is one message of a batch: what its handler returned and, once its part of the
