@@ -341,6 +341,9 @@ func BenchmarkConcurrentActors(b *testing.B) {
 		for _, boxes := range []int{1, 4, 16, 64} {
 			b.Run(fmt.Sprintf("mailboxes=%d", boxes), func(b *testing.B) { benchActors(b, backend, boxes) })
 		}
+		for _, n := range []int{1, 8, 32} {
+			b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) { benchActorBatches(b, backend, batchMailboxes, n) })
+		}
 	})
 }
 

@@ -124,8 +124,22 @@ type ConsumerOptions struct {
 	// its outcome is no longer committed. Zero means 10s; negative is an error. Consumer.Run
 	// does not use it (its deliveries run with Run's own context).
 	DrainTimeout time.Duration
-	_            struct{}
+	// BatchSize is the most messages one fetch takes and one transaction commits
+	// (docs/semantics.md, "Batches"); see FetchBatch and HandleBatch. Zero or 1 is a batch of
+	// one: Fetch and Handle exactly, with their statements and recorded events. Negative, or
+	// above MaxBatchSize, is an error. A recording store (Options.Recorder) runs batches of one:
+	// the trace format has no batch step yet, so a batch could not be recorded as what it is.
+	BatchSize int
+	// BatchWait is how long a consumer whose last batch came back partly filled (more than
+	// none, fewer than BatchSize) waits before its next fetch, so that a trickle of messages is
+	// gathered into fuller batches. It bounds the latency batching adds. Zero never waits;
+	// negative is an error. It has no effect with a batch of one.
+	BatchWait time.Duration
+	_         struct{}
 }
+
+// MaxBatchSize is the largest ConsumerOptions.BatchSize and PublisherOptions.DeliverBatch.
+const MaxBatchSize = 1000
 
 // Delivery is a fetched message and the path it was fetched on. On the leaseless path
 // Message.Token is "".
@@ -156,6 +170,11 @@ type Consumer struct {
 	worker int
 	// drain is ConsumerOptions.DrainTimeout with its default applied.
 	drain time.Duration
+	// batch is ConsumerOptions.BatchSize, 1 when batches are off (or the store records);
+	// batchWait is ConsumerOptions.BatchWait. partial: the last batch was partly filled.
+	batch     int
+	batchWait time.Duration
+	partial   atomic.Bool
 	// busy: the consumer's last fetch found a message, so the mailbox likely holds more. The next
 	// leased fetch goes straight to the write transaction instead of reading first; the next
 	// leaseless fetch peeks on the writer connection, whose page cache the acknowledgement in
@@ -196,7 +215,7 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"lease_for", opts.LeaseFor}, {"poll_interval", opts.PollInterval}, {"max_poll_interval", opts.MaxPollInterval}, {"drain_timeout", opts.DrainTimeout}} {
+	}{{"lease_for", opts.LeaseFor}, {"poll_interval", opts.PollInterval}, {"max_poll_interval", opts.MaxPollInterval}, {"drain_timeout", opts.DrainTimeout}, {"batch_wait", opts.BatchWait}} {
 		if err := checkDuration(op, d.name, d.v); err != nil {
 			return nil, err
 		}
@@ -205,7 +224,13 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 		st: st, handler: h, mailbox: opts.Mailbox, path: opts.Path,
 		leaseFor: opts.LeaseFor, retry: opts.Retry,
 		poll: opts.PollInterval, maxPoll: opts.MaxPollInterval, log: opts.Logger,
-		worker: opts.Worker, drain: opts.DrainTimeout,
+		worker: opts.Worker, drain: opts.DrainTimeout, batch: opts.BatchSize, batchWait: opts.BatchWait,
+	}
+	if c.batch < 0 || c.batch > MaxBatchSize {
+		return nil, invalid(op, "batch_size %d is outside [0, %d]", c.batch, MaxBatchSize)
+	}
+	if c.batch == 0 || st.rec != nil {
+		c.batch = 1
 	}
 	if c.drain == 0 {
 		c.drain = defaultDrainTimeout
@@ -539,7 +564,20 @@ func declinedReason(herr error) string {
 }
 
 // Step fetches one message and handles it; an empty mailbox is Outcome{Action: "idle"}.
+//
+// With a BatchSize above 1 it fetches and handles a batch (StepBatch) and returns the outcome of
+// the batch's first message, Outcome{Action: "idle"} when the batch was empty.
 func (c *Consumer) Step(ctx context.Context) (Outcome, error) {
+	if c.batch > 1 {
+		outs, err := c.StepBatch(ctx)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if len(outs) == 0 {
+			return Outcome{Action: ActionIdle}, nil
+		}
+		return outs[0], nil
+	}
 	d, err := c.Fetch(ctx)
 	if err != nil {
 		return Outcome{}, err

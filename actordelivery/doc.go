@@ -61,6 +61,11 @@
 // same effective attempt (EffectiveAttempts: the stored count on the leased path, stored + 1 on the
 // leaseless path) and dead-letter at max_attempts, so no message is ever stranded.
 //
+// Batches (docs/semantics.md, "Batches"): with ConsumerOptions.BatchSize N > 1 a consumer fetches
+// up to N messages in one statement (each its key's head, in delivery order) and commits all
+// their outcomes in one transaction; a failed commit changes nothing. PublisherOptions.DeliverBatch
+// does the same for fold deliveries. A recording store runs batches of one.
+//
 // RunWorkers runs a fixed number of workers over a set of mailboxes (each worker a round of
 // consumer steps; on the leaseless path each mailbox has exactly one worker) and drains on cancel:
 // no new fetch starts, every fetched message is handled and committed, and the call returns when

@@ -33,6 +33,19 @@ WHERE seq = (SELECT m.seq ` + qNextCandidate + `
 FOR UPDATE OF m SKIP LOCKED)
 RETURNING ` + msgCols,
 
+		// As qOutboxClaim: the rows are picked once, in a materialized CTE, so the LIMIT holds.
+		// SKIP LOCKED passes over a row another worker is leasing, never over a key's head to
+		// its successor: the successor's NOT EXISTS sees the head in the statement's snapshot.
+		qLeaseBatch: `WITH picked AS MATERIALIZED (
+    SELECT m.seq ` + qCandidates + `
+    LIMIT :limit
+    FOR UPDATE OF m SKIP LOCKED)
+UPDATE {p}messages o
+SET token = CAST(:token AS TEXT) || '.' || CAST(o.seq AS TEXT), lease_until = :until, attempts = o.attempts + 1
+FROM picked
+WHERE o.seq = picked.seq
+RETURNING o.` + msgCols, // only seq is in both tables
+
 		qEnqueue: `INSERT INTO {p}messages
     (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
 SELECT CAST(:id AS TEXT), CAST(:mailbox AS TEXT), CAST(:key AS TEXT), CAST(:priority AS BIGINT),

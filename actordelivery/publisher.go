@@ -83,7 +83,13 @@ type PublisherOptions struct {
 	// dead-letters the row with the error's message as the reason (ReasonUndeliverable when the
 	// message is empty) instead of enqueueing it. nil accepts every row.
 	Check func(ctx context.Context, row OutboxRow) error
-	_     struct{}
+	// DeliverBatch is, in ModeFold, the most claimed rows one transaction delivers
+	// (docs/semantics.md, "Batches"): every row's enqueue and completion commit together.
+	// Zero or 1 delivers row by row, as Deliver does. ModeSplit always delivers row by row, and
+	// so does a publisher over a recording store (the trace format has no batch step yet).
+	// Negative, or above MaxBatchSize, is an error.
+	DeliverBatch int
+	_            struct{}
 }
 
 // ReasonUndeliverable is the dead-letter reason of a row that Check refused with an error whose
@@ -112,6 +118,8 @@ type Publisher struct {
 	id    atomic.Int64
 	retry time.Duration
 	check func(context.Context, OutboxRow) error
+	// deliverBatch is PublisherOptions.DeliverBatch, 1 when rows go one by one.
+	deliverBatch int
 }
 
 // NewPublisher returns a publisher over st: a *Store, or a wrapper of one (see OutboxStore).
@@ -127,6 +135,8 @@ func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 		return nil, invalid(op, "mode %v is unknown", opts.Mode)
 	case opts.Batch < 0:
 		return nil, invalid(op, "batch %d is negative", opts.Batch)
+	case opts.DeliverBatch < 0 || opts.DeliverBatch > MaxBatchSize:
+		return nil, invalid(op, "deliver_batch %d is outside [0, %d]", opts.DeliverBatch, MaxBatchSize)
 	}
 	if err := checkDuration(op, "retry_delay", opts.RetryDelay); err != nil {
 		return nil, err
@@ -150,6 +160,11 @@ func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	p.deliverBatch = max(opts.DeliverBatch, 1)
+	if r, ok := st.(interface{ records() bool }); p.mode != ModeFold || !ok || r.records() {
+		// Only a *Store (or a wrapper embedding one) has the savepoints a batch needs.
+		p.deliverBatch = 1
 	}
 	p.metrics = NopMetrics{}
 	if ms, ok := st.(interface{ metricsSink() Metrics }); ok {
@@ -368,6 +383,9 @@ func (p *Publisher) Step(ctx context.Context) (int, error) {
 	rows, err := p.Claim(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if p.deliverBatch > 1 {
+		return p.stepBatches(ctx, rows)
 	}
 	n := 0
 	var errs []error

@@ -34,7 +34,16 @@ const msgCols = `seq, id, mailbox, key, priority, max_attempts, attempts, availa
 // docs/notes/2026-12-01-performance-rounds.md, "Statements compiled at every execution"). Through the CAST the planner sees an expression, not
 // a bound value, and the cached statement is reused. The plan is the same, an equality probe of
 // messages_next (TestHotStatementPlans).
-const qNextCandidate = `
+const qNextCandidate = qCandidates + `
+LIMIT 1`
+
+// qCandidates is qNextCandidate without its LIMIT: every eligible message of the mailbox, in
+// delivery order. A batch fetch takes its first :limit rows. Each is its key's head, and at most
+// one per key is eligible (an eligible message is ready with attempts left, so it blocks its key's
+// successors), so the first N rows are what N fetches in a row would take: each fetched message
+// still blocks its key (leased with attempts counted, or held by a peeking batch), and taking it
+// makes no other message eligible.
+const qCandidates = `
 FROM {p}messages m
 WHERE m.mailbox = CAST(:mailbox AS TEXT)
   AND m.state = 'ready'
@@ -49,11 +58,24 @@ WHERE m.mailbox = CAST(:mailbox AS TEXT)
           AND p.state = 'ready'
           AND p.seq < m.seq
           AND (p.attempts < p.max_attempts OR (p.token IS NOT NULL AND p.lease_until > :now))))
-ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC
-LIMIT 1`
+ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC`
 
 const (
 	qPeek = `SELECT ` + msgCols + qNextCandidate
+
+	// qPeekBatch is the leaseless batch fetch: up to :limit eligible messages, in delivery order.
+	qPeekBatch = `SELECT ` + msgCols + qCandidates + `
+LIMIT :limit`
+
+	// qLeaseBatch is the leased batch fetch: up to :limit leases in one statement. Each message
+	// gets a token of its own (the batch's random token and its seq), so every acknowledgement is
+	// fenced exactly as after a single lease. RETURNING does not promise an order; the caller
+	// sorts the batch into delivery order.
+	qLeaseBatch = `UPDATE {p}messages
+SET token = CAST(:token AS TEXT) || '.' || CAST(seq AS TEXT), lease_until = :until, attempts = attempts + 1
+WHERE seq IN (SELECT m.seq ` + qCandidates + `
+LIMIT :limit)
+RETURNING ` + msgCols
 
 	qLease = `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1

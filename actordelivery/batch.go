@@ -1,0 +1,629 @@
+package actordelivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// This file is the consumer's batch path (docs/semantics.md, "Batches"): one fetch takes up to
+// BatchSize messages, the handlers run one after another outside any write transaction, and one
+// transaction commits every message's outcome.
+
+// leaseBatch leases up to n eligible messages of mailbox in one statement, each with a token of
+// its own, and returns them in delivery order. It joins the transaction in ctx. The store does
+// not record it: a recording store's consumers run batches of one.
+func (s *Store) leaseBatch(ctx context.Context, mailbox string, leaseFor time.Duration, n int) ([]Message, error) {
+	const op = "LeaseBatch"
+	var got []Message
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		got = got[:0]
+		rows, err := ts.tx.QueryContext(ctx, qLeaseBatch, named("mailbox", mailbox), named("now", now),
+			named("token", newToken()), named("until", now+durMillis(leaseFor)), named("limit", n))
+		if err != nil {
+			return s.dbErr(op+" "+mailbox, err)
+		}
+		got, err = scanMessages(rows, got)
+		return s.dbErr(op+" "+mailbox, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortDeliveryOrder(got)
+	return got, nil
+}
+
+// peekBatch reads up to n eligible messages of mailbox, in delivery order, without changing
+// anything (see peek for onWriter).
+func (s *Store) peekBatch(ctx context.Context, mailbox string, n int, onWriter bool) ([]Message, error) {
+	const op = "PeekBatch"
+	pool := s.rdb
+	if onWriter {
+		pool = s.wdb
+	}
+	var got []Message
+	err := s.readOn(ctx, op, pool, func(q querier, now int64) error {
+		got = got[:0]
+		rows, err := q.QueryContext(ctx, qPeekBatch, named("mailbox", mailbox), named("now", now), named("limit", n))
+		if err != nil {
+			return s.dbErr(op+" "+mailbox, err)
+		}
+		got, err = scanMessages(rows, got)
+		return s.dbErr(op+" "+mailbox, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// scanMessages appends every row of rows to out and closes rows.
+func scanMessages(rows interface {
+	Next() bool
+	Err() error
+	Close() error
+	Scan(...any) error
+}, out []Message) ([]Message, error) {
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			_ = rows.Close()
+			return out, err
+		}
+		out = append(out, *m)
+	}
+	if err := rows.Err(); err != nil {
+		_ = rows.Close()
+		return out, err
+	}
+	return out, rows.Close()
+}
+
+// sortDeliveryOrder sorts ms by priority (highest first), then available_at, then seq: the order
+// of docs/semantics.md, which an UPDATE ... RETURNING does not keep.
+func sortDeliveryOrder(ms []Message) {
+	slices.SortFunc(ms, func(a, b Message) int {
+		switch {
+		case a.Priority != b.Priority:
+			return b.Priority - a.Priority
+		case !a.AvailableAt.Equal(b.AvailableAt):
+			return a.AvailableAt.Compare(b.AvailableAt)
+		}
+		return int(a.Seq - b.Seq)
+	})
+}
+
+// FetchBatch takes up to BatchSize eligible messages of the mailbox in one statement, in delivery
+// order, at most one per key and each its key's head; an empty slice when none is eligible.
+// Leased path: one write transaction runs ExpireLeases and one statement that leases them all,
+// each with its own token and its attempt counted (the read before it is Fetch's). Leaseless
+// path: one read-only peek; nothing changes until HandleBatch.
+//
+// With a batch of one (BatchSize 0 or 1, or a recording store) it is Fetch.
+//
+// Errors: ErrBusy, ErrClosed.
+func (c *Consumer) FetchBatch(ctx context.Context) ([]Delivery, error) {
+	if c.batch <= 1 {
+		d, err := c.Fetch(ctx)
+		if err != nil || d == nil {
+			return nil, err
+		}
+		return []Delivery{*d}, nil
+	}
+	var ms []Message
+	var err error
+	if c.path == PathLeaseless {
+		ms, err = c.st.peekBatch(ctx, c.mailbox, c.batch, c.busy.Load())
+	} else {
+		ms, err = c.leaseBatch(ctx)
+	}
+	c.busy.Store(err == nil && len(ms) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: consumer %q: fetch batch: %w", c.mailbox, err)
+	}
+	c.partial.Store(len(ms) > 0 && len(ms) < c.batch)
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	c.st.metrics.Count(CounterFetched, c.mailbox, int64(len(ms)))
+	ds := make([]Delivery, len(ms))
+	for i, m := range ms {
+		ds[i] = Delivery{Message: m, Path: c.path}
+	}
+	return ds, nil
+}
+
+// leaseBatch is fetchLeased for a batch: the same read first while idle, then expire() and the
+// batch lease in one write transaction.
+func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
+	if !c.busy.Load() {
+		expired, candidate, err := c.st.leasedWork(ctx, c.mailbox)
+		if err != nil || (!expired && !candidate) {
+			return nil, err
+		}
+	}
+	var ms []Message
+	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		if _, err := c.st.ExpireLeases(ctx); err != nil {
+			return err
+		}
+		var err error
+		ms, err = c.st.leaseBatch(ctx, c.mailbox, c.leaseFor, c.batch)
+		return err
+	})
+	return ms, err
+}
+
+// HandleBatch runs the handler on each delivery of ds, in order, outside any write transaction,
+// then commits every message's outcome in one write transaction, in batch order, each as Handle
+// would commit it: a success's Effects with its acknowledgement, a failure's retry or dead letter
+// (the same fences and the same retry decision, EffectiveAttempts of the row as stored on the
+// leaseless path). Each message's part is all or nothing: Effects that fail roll back that
+// message's part alone (a savepoint) and count as its handler's failure; a message whose fence
+// fails ("lease_lost") writes nothing. The outcomes are in the order of ds.
+//
+// The commit first tries the fast form: one statement acknowledges every success, then their
+// Effects run. When one of the Effects fails, that transaction is rolled back whole and the batch
+// commits in the careful form, each message's part under a savepoint; the Effects of the batch
+// then run a second time (the first run was rolled back, so only the second is written).
+//
+// A failed commit writes nothing at all: every message stays as FetchBatch left it (leased until
+// its lease runs out, or unchanged for the next peek), and HandleBatch returns the error with no
+// outcomes. So no message is ever acknowledged without its Effects, and none is half-handled.
+//
+// With a batch of one it is Handle.
+//
+// Errors: as Handle's; ErrInvalidArgument names the delivery at fault, and nothing is handled.
+func (c *Consumer) HandleBatch(ctx context.Context, ds []Delivery) ([]Outcome, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	if c.batch <= 1 && len(ds) == 1 {
+		out, err := c.Handle(ctx, &ds[0])
+		if err != nil {
+			return nil, err
+		}
+		return []Outcome{out}, nil
+	}
+	if len(ds) > max(c.batch, 1) {
+		return nil, invalid("HandleBatch", "%d deliveries, the batch size is %d", len(ds), c.batch)
+	}
+	keys := make(map[string]bool, len(ds))
+	for i := range ds {
+		if err := c.checkDelivery(&ds[i]); err != nil {
+			return nil, err
+		}
+		// Two messages of one key in a batch would commit the second's outcome against a state
+		// its predecessor's outcome has not reached yet (semantics: one message per key).
+		if k := ds[i].Message.Key; k != "" {
+			if keys[k] {
+				return nil, invalid("HandleBatch", "delivery %q: key %q appears twice in the batch", ds[i].Message.ID, k)
+			}
+			keys[k] = true
+		}
+	}
+	parts := make([]batchPart, len(ds))
+	for i := range ds {
+		hm := ds[i].Message
+		hm.Payload = append([]byte(nil), ds[i].Message.Payload...)
+		parts[i].m = ds[i].Message
+		parts[i].effects, parts[i].herr = c.handler(ctx, &hm)
+	}
+	// First the fast form: one statement acknowledges every success, then their Effects run.
+	// If any Effects fail, that transaction rolls back whole and the careful form runs: each
+	// message's part under a savepoint of its own, so only the failed part is undone.
+	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		return c.commitFast(ctx, parts)
+	})
+	if errors.Is(err, errBatchEffectsFailed) {
+		for i := range parts {
+			parts[i].out, parts[i].delay = Outcome{}, 0
+		}
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			ts := c.st.txFrom(ctx)
+			for i := range parts {
+				if err := c.commitPart(ctx, ts, &parts[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("actordelivery: consumer %q: handle batch of %d: %w", c.mailbox, len(ds), err)
+	}
+	outs := make([]Outcome, len(parts))
+	for i, p := range parts {
+		outs[i] = p.out
+		c.logPart(ctx, p)
+		switch p.out.Action {
+		case ActionAcked:
+			c.st.metrics.Count(CounterAcked, c.mailbox, 1)
+		case ActionRetried:
+			c.st.metrics.Count(CounterRetried, c.mailbox, 1)
+		case ActionDeadLettered:
+			c.st.metrics.Count(CounterDeadLettered, c.mailbox, 1)
+		}
+	}
+	return outs, nil
+}
+
+// errBatchEffectsFailed ends commitFast's transaction when an Effects failed: the careful form
+// then commits the batch.
+var errBatchEffectsFailed = errors.New("an Effects of the batch failed")
+
+// commitFast commits the batch's outcomes in the transaction in ctx: one statement acknowledges
+// every message whose handler succeeded (each fenced by its token on the leased path), the
+// Effects of each acknowledged one run, in batch order, and each failure's retry or dead letter
+// is written as Handle writes it. It returns errBatchEffectsFailed when an Effects fails.
+func (c *Consumer) commitFast(ctx context.Context, parts []batchPart) error {
+	var ok []*batchPart
+	for i := range parts {
+		if parts[i].herr == nil {
+			ok = append(ok, &parts[i])
+		}
+	}
+	acked, err := c.st.ackBatch(ctx, c.path, ok)
+	if err != nil {
+		return err
+	}
+	for i := range parts {
+		p := &parts[i]
+		switch {
+		case p.herr != nil:
+			if err := c.commitPart(ctx, nil, p); err != nil {
+				return err
+			}
+		case !acked[p.m.ID]:
+			p.out = Outcome{Action: ActionLeaseLost}
+		default:
+			if p.effects != nil {
+				if err := p.effects(ctx); err != nil {
+					return errBatchEffectsFailed
+				}
+			}
+			p.out = Outcome{Action: ActionAcked}
+		}
+	}
+	return nil
+}
+
+// ackBatch acknowledges the messages of parts in one statement, in the transaction in ctx: on the
+// leased path each only if it still carries its token, on the leaseless path each if it is still
+// ready. It returns the ids it acknowledged.
+func (s *Store) ackBatch(ctx context.Context, path Path, parts []*batchPart) (map[string]bool, error) {
+	const op = "AckBatch"
+	acked := make(map[string]bool, len(parts))
+	if len(parts) == 0 {
+		return acked, nil
+	}
+	err := s.write(ctx, op, func(ts *txState, now int64) error {
+		var q strings.Builder
+		q.WriteString("UPDATE {p}messages SET state = 'acked', token = NULL, lease_until = NULL, acked_at = :now\nWHERE state = 'ready' AND (")
+		args := []any{named("now", now)}
+		for i, p := range parts {
+			if i > 0 {
+				q.WriteString(" OR ")
+			}
+			fmt.Fprintf(&q, "id = :id_%d", i)
+			args = append(args, named(fmt.Sprintf("id_%d", i), p.m.ID))
+			if path == PathLeased {
+				fmt.Fprintf(&q, " AND token = :token_%d", i)
+				args = append(args, named(fmt.Sprintf("token_%d", i), p.m.Token))
+			}
+		}
+		q.WriteString(")\nRETURNING id")
+		rows, err := ts.tx.QueryContext(ctx, q.String(), args...)
+		if err != nil {
+			return s.dbErr(op, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return s.dbErr(op, err)
+			}
+			acked[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			return s.dbErr(op, err)
+		}
+		return s.dbErr(op, rows.Close())
+	})
+	return acked, err
+}
+
+// batchPart is one message of a batch: what its handler returned and, once its part of the
+// transaction ran, its outcome and retry delay.
+type batchPart struct {
+	m       Message
+	effects Effects
+	herr    error
+	out     Outcome
+	delay   time.Duration
+}
+
+// checkDelivery is Handle's check of a delivery before its handler runs.
+func (c *Consumer) checkDelivery(d *Delivery) error {
+	m := &d.Message
+	switch {
+	case d.Path != c.path:
+		return invalid("HandleBatch", "delivery %q was fetched on the %v path, consumer runs %v", m.ID, d.Path, c.path)
+	case m.Mailbox != c.mailbox:
+		return invalid("HandleBatch", "delivery %q belongs to mailbox %q, consumer serves %q", m.ID, m.Mailbox, c.mailbox)
+	case m.ID == "":
+		return invalid("HandleBatch", "delivery has an empty message id")
+	case c.path == PathLeased && m.Token == "":
+		return invalid("HandleBatch", "leased delivery %q has no token", m.ID)
+	}
+	return nil
+}
+
+// commitPart writes one message's outcome inside the batch's transaction ts. A store error other
+// than a failed fence is returned and fails the whole batch.
+func (c *Consumer) commitPart(ctx context.Context, ts *txState, p *batchPart) error {
+	if p.herr == nil {
+		acked, err := c.ackPart(ctx, ts, p)
+		switch {
+		case err != nil:
+			return err
+		case acked:
+			p.out = Outcome{Action: ActionAcked}
+			return nil
+		case p.herr == nil:
+			p.out = Outcome{Action: ActionLeaseLost}
+			return nil
+		}
+		// The Effects failed and were rolled back: a failed delivery.
+	}
+	eff := min(EffectiveAttempts(p.m.Attempts, c.path), p.m.MaxAttempts)
+	var action string
+	err := c.decide(ctx, p.m, p.herr, &eff, &action, &p.delay)
+	switch {
+	case err == nil:
+		p.out = Outcome{Action: action, Attempt: eff}
+	case lostOrLeft(err):
+		p.out = Outcome{Action: ActionLeaseLost, Attempt: eff}
+	default:
+		return err
+	}
+	return nil
+}
+
+// ackPart acknowledges p's message and runs its Effects in ts. acked is false when the fence
+// failed (nothing written) or the Effects failed: then p.herr is their error and their writes,
+// acknowledgement included, are rolled back to the savepoint taken before them.
+func (c *Consumer) ackPart(ctx context.Context, ts *txState, p *batchPart) (acked bool, err error) {
+	ack := func() error {
+		if c.path == PathLeased {
+			return c.st.Ack(ctx, p.m.ID, p.m.Token)
+		}
+		return c.st.AckByID(ctx, p.m.ID)
+	}
+	if p.effects == nil {
+		// One single-row update: it changes its row or nothing, so it needs no savepoint.
+		if err := ack(); err != nil {
+			if lostOrLeft(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	if _, err := ts.tx.ExecContext(ctx, "SAVEPOINT batch_part"); err != nil {
+		return false, c.st.dbErr("savepoint", err)
+	}
+	// What a rollback to the savepoint must also undo: the wake-ups the part scheduled.
+	woken, after := maps.Clone(ts.woken), len(ts.afterCommit)
+	err = ack()
+	if err == nil {
+		if eerr := p.effects(ctx); eerr != nil {
+			p.herr = eerr
+			err = errEffectsFailed
+		}
+	}
+	if err == nil {
+		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
+			return false, c.st.dbErr("release savepoint", err)
+		}
+		return true, nil
+	}
+	if _, rerr := ts.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT batch_part"); rerr != nil {
+		return false, c.st.dbErr("rollback to savepoint", rerr)
+	}
+	if _, rerr := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); rerr != nil {
+		return false, c.st.dbErr("release savepoint", rerr)
+	}
+	ts.woken, ts.afterCommit = woken, ts.afterCommit[:after]
+	if errors.Is(err, errEffectsFailed) || lostOrLeft(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+// logPart logs a committed part as Handle does.
+func (c *Consumer) logPart(ctx context.Context, p batchPart) {
+	switch p.out.Action {
+	case ActionLeaseLost:
+		c.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: acknowledgement lost, handler effects not written",
+			attrMailbox(c.mailbox), attrMessageID(p.m.ID), slog.String(logKeyPath, c.path.String()))
+	case ActionRetried, ActionDeadLettered:
+		lvl := slog.LevelDebug
+		if p.out.Action == ActionDeadLettered {
+			lvl = slog.LevelWarn
+		}
+		c.log.LogAttrs(ctx, lvl, "actordelivery: delivery failed", attrMailbox(c.mailbox), attrMessageID(p.m.ID),
+			slog.Int(logKeyAttempt, p.out.Attempt), slog.Int(logKeyMaxAttempts, p.m.MaxAttempts), slog.String(logKeyAction, p.out.Action),
+			attrDuration(logKeyDelay, p.delay), attrError(p.herr))
+	}
+}
+
+// StepBatch fetches a batch and handles it; an empty mailbox gives no outcomes. After a partly
+// filled batch it first waits BatchWait (or until ctx ends).
+func (c *Consumer) StepBatch(ctx context.Context) ([]Outcome, error) {
+	if c.batch > 1 && c.batchWait > 0 && c.partial.Load() {
+		t := time.NewTimer(c.batchWait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	ds, err := c.FetchBatch(ctx)
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	return c.HandleBatch(ctx, ds)
+}
+
+// records reports whether the store records its events (Options.Recorder or a commit log).
+func (s *Store) records() bool { return s.rec != nil }
+
+// stepBatches delivers claimed rows DeliverBatch at a time (DeliverBatch), and returns how many
+// were delivered and the joined errors.
+func (p *Publisher) stepBatches(ctx context.Context, rows []OutboxRow) (int, error) {
+	n := 0
+	var errs []error
+	for len(rows) > 0 {
+		k := min(len(rows), p.deliverBatch)
+		res, err := p.DeliverBatch(ctx, rows[:k])
+		rows = rows[k:]
+		for _, r := range res {
+			if r.Action == ActionDelivered {
+				n++
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if errors.Is(err, ErrClosed) || ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// DeliverBatch delivers claimed rows (at most DeliverBatch of them) in one folded transaction:
+// every row's Enqueue and OutboxComplete. A row whose claim is lost contributes nothing (its
+// enqueue is rolled back to a savepoint) and reports "claim_lost"; the others commit. A row Check
+// refuses is dead-lettered first, on its own, as Deliver does. When the transaction fails, nothing
+// of it is written, every row reports "commit_failed" and is released as after Deliver's
+// "commit_failed" (OutboxFail after RetryDelay, or a dead letter when it was the row's last
+// attempt). The results are in the order of rows.
+//
+// A publisher that delivers row by row (ModeSplit, DeliverBatch 0 or 1, a recording store)
+// delivers each row with Deliver.
+//
+// Errors: ErrInvalidArgument (a row without id or claim token, more rows than DeliverBatch), and
+// the store's errors, wrapped.
+func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]DeliveryResult, error) {
+	res := make([]DeliveryResult, len(rows))
+	if p.deliverBatch <= 1 {
+		var errs []error
+		for i, row := range rows {
+			var err error
+			res[i], err = p.Deliver(ctx, row)
+			errs = append(errs, err)
+		}
+		return res, errors.Join(errs...)
+	}
+	if len(rows) > p.deliverBatch {
+		return nil, invalid("DeliverBatch", "%d rows, the batch size is %d", len(rows), p.deliverBatch)
+	}
+	for _, row := range rows {
+		if row.ID == "" {
+			return nil, invalid("DeliverBatch", "outbox row id is empty")
+		}
+		if row.ClaimToken == "" {
+			return nil, invalid("DeliverBatch", "outbox row %q has no claim token", row.ID)
+		}
+	}
+	var errs []error
+	fold := make([]int, 0, len(rows)) // the rows Check accepted
+	for i, row := range rows {
+		if p.check != nil {
+			if cerr := p.check(ctx, row); cerr != nil {
+				var err error
+				res[i], err = p.undeliverable(ctx, row, cerr)
+				errs = append(errs, err)
+				if res[i].Action == ActionDeadLettered || res[i].Action == ActionCommitFailed {
+					p.metrics.Count(CounterOutboxFailed, row.Target, 1)
+				}
+				continue
+			}
+		}
+		fold = append(fold, i)
+	}
+	if len(fold) == 0 {
+		return res, errors.Join(errs...)
+	}
+	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		ts, _ := ctx.Value(txKey{}).(*txState)
+		if ts == nil {
+			return fmt.Errorf("actordelivery: publisher: batch transaction has no store transaction")
+		}
+		for _, i := range fold {
+			var err error
+			res[i], err = p.foldPart(ctx, ts, rows[i])
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, i := range fold {
+			res[i].Action = ActionCommitFailed
+			errs = append(errs, p.failed(ctx, rows[i], "fold batch delivery", err), p.release(ctx, rows[i]))
+			p.metrics.Count(CounterOutboxFailed, rows[i].Target, 1)
+		}
+		return res, errors.Join(errs...)
+	}
+	for _, i := range fold {
+		switch res[i].Action {
+		case ActionDelivered:
+			p.woke(rows[i].Target)
+			p.metrics.Count(CounterOutboxDelivered, rows[i].Target, 1)
+		case ActionClaimLost:
+			p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost, delivery rolled back", p.rowAttrs(rows[i])...)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// foldPart is one row of a folded batch in ts: the enqueue and the completion, or nothing when
+// the claim is lost (rolled back to the savepoint taken before the enqueue).
+func (p *Publisher) foldPart(ctx context.Context, ts *txState, row OutboxRow) (DeliveryResult, error) {
+	s := ts.store
+	if _, err := ts.tx.ExecContext(ctx, "SAVEPOINT batch_part"); err != nil {
+		return DeliveryResult{}, s.dbErr("savepoint", err)
+	}
+	woken, after := maps.Clone(ts.woken), len(ts.afterCommit)
+	dup, err := p.st.Enqueue(ctx, rowMessage(row))
+	if err != nil {
+		return DeliveryResult{Duplicate: dup}, err
+	}
+	err = p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+	switch {
+	case err == nil:
+		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("release savepoint", err)
+		}
+		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
+	case errors.Is(err, ErrClaimLost):
+		if _, err := ts.tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("rollback to savepoint", err)
+		}
+		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
+			return DeliveryResult{}, s.dbErr("release savepoint", err)
+		}
+		ts.woken, ts.afterCommit = woken, ts.afterCommit[:after]
+		return DeliveryResult{Action: ActionClaimLost, Duplicate: dup}, nil
+	}
+	return DeliveryResult{Duplicate: dup}, err
+}
