@@ -236,6 +236,9 @@ finding unless --keep-going, which also reports a malformed event (one the trace
 model refuses) as a finding with its line, leaves it out and checks on. --follow FILE tails a growing log and reports a finding as soon as
 its event arrives; a truncated or rotated file is said and read again from its new start.
 
+--jobs N checks an event log in N partitions by mailbox, in parallel, with the same verdict.
+--shard i/N checks one share of it, for N machines; --join joins their --join-out files.
+
 Progress goes to stderr: a live line on a terminal (events/s, position, ETA), plain lines every
 --progress otherwise. A summary ends every check.
 
