@@ -126,7 +126,8 @@ func TestJobsAgreeOnRecordedLogs(t *testing.T) {
 }
 
 // cleanLog is a clean recorded log of the correct store: the seed-3 log of the recorded-log
-// benchmarks when it is in their cache (10^5 events), else a short recording.
+// benchmarks when it is in their cache (10^5 events) and the tests are not -short, else a short
+// recording.
 func cleanLog(t *testing.T) []byte {
 	t.Helper()
 	dir := os.Getenv("PCONFORM_BENCH_LOGS")
@@ -135,7 +136,7 @@ func cleanLog(t *testing.T) []byte {
 			dir = filepath.Join(c, "pconform", "recorded-logs")
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "seed3-events100000.jsonl")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, "seed3-events100000.jsonl")); err == nil && !testing.Short() {
 		return b
 	}
 	return record(t, "store", 3, 2*time.Second)
