@@ -11,6 +11,13 @@ package models
 // The rows come from the aging index, oldest first, so a purge costs time in the rows it removes
 // and the stale entries it passes, not in the rows the state holds.
 func (s *State) purge(now, olderThan, horizon int64, limit int) int {
+	return s.purgeLimits(now, olderThan, horizon, [3]int{limit, limit, limit}, limit)
+}
+
+// purgeLimits is purge with a limit of its own for each of the three tables (acked messages,
+// dead letters, final outbox rows) and for the retired ids it forgets: a check split into
+// partitions (share.go) purges each partition's share of one purge.
+func (s *State) purgeLimits(now, olderThan, horizon int64, limits [3]int, limit int) int {
 	cutoff := now - olderThan
 	retire := func(e agedEntry) {
 		if until := e.at + horizon; until > now {
@@ -18,24 +25,15 @@ func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 			s.aging.retired.push(agedEntry{e.id, until}, agedFirst)
 		}
 	}
-	n := takeAged(&s.aging.acked, cutoff, limit, func(e agedEntry) bool {
-		m, ok := s.messages[e.id]
-		return ok && m.acked && m.ackedAt == e.at
-	}, func(e agedEntry) {
+	n := takeAged(&s.aging.acked, cutoff, limits[0], s.ackedAged, func(e agedEntry) {
 		delete(s.messages, e.id) // an acked row is in no mailbox's order
 		retire(e)
 	})
-	n += takeAged(&s.aging.dead, cutoff, limit, func(e agedEntry) bool {
-		d, ok := s.dead[e.id]
-		return ok && d.deadAt == e.at
-	}, func(e agedEntry) {
+	n += takeAged(&s.aging.dead, cutoff, limits[1], s.deadAged, func(e agedEntry) {
 		delete(s.dead, e.id)
 		retire(e)
 	})
-	n += takeAged(&s.aging.final, cutoff, limit, func(e agedEntry) bool {
-		o, ok := s.outbox[e.id]
-		return ok && !o.pending() && o.finalAt == e.at
-	}, func(e agedEntry) {
+	n += takeAged(&s.aging.final, cutoff, limits[2], s.finalAged, func(e agedEntry) {
 		delete(s.outbox, e.id)
 		until := max(e.at+horizon, now)
 		s.purgedOutbox[e.id] = until
@@ -50,6 +48,24 @@ func (s *State) purge(now, olderThan, horizon int64, limit int) int {
 		s.dropExpiredProcessed(now)
 	}
 	return n
+}
+
+// ackedAged reports whether e is the acked message's current entry in aging.acked.
+func (s *State) ackedAged(e agedEntry) bool {
+	m, ok := s.messages[e.id]
+	return ok && m.acked && m.ackedAt == e.at
+}
+
+// deadAged reports whether e is the dead letter's current entry in aging.dead.
+func (s *State) deadAged(e agedEntry) bool {
+	d, ok := s.dead[e.id]
+	return ok && d.deadAt == e.at
+}
+
+// finalAged reports whether e is the final outbox row's current entry in aging.final.
+func (s *State) finalAged(e agedEntry) bool {
+	o, ok := s.outbox[e.id]
+	return ok && !o.pending() && o.finalAt == e.at
 }
 
 // retiredUntil reports whether e is the id's current retirement.

@@ -19,6 +19,11 @@
 // snapshot it cannot trust is an ErrBadLog error naming the line (snapshot.go). A trace starts
 // from the empty store, so Convert refuses a log that starts from a non-empty snapshot.
 //
+// Partitions: CheckJobs checks a log split by key (Router: a mailbox, its rows, the outbox rows
+// that target it) in parallel, with the rules that span partitions checked where they join;
+// CheckShard checks one share of it, for N machines, and JoinShards joins the shares' results.
+// Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine").
+//
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
 // a store. A log it cannot trust is refused with an error naming the line (a malformed or unknown
 // event, a result its operation cannot report) or the sequence numbers (a gap or a repeat); a

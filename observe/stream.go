@@ -216,6 +216,8 @@ type ModelOracle struct {
 	keyBuf []string
 	// snaps follows the log's snapshots: the state it starts from, and each restart's.
 	snaps snapshots
+	// part, when set, makes the oracle check one partition of a log split by key (jobs.go).
+	part *partShare
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
@@ -268,7 +270,7 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	// store's.
 	st := &o.st
 	st.Args.Token = o.bind.arg(o.spec.Tokens, ev.Args.Token)
-	got, err := o.m.Step(op, at, st.Args)
+	got, err := o.stepModel(ev, op, at, st)
 	keys := o.keys(ev, &got)
 	pe := o.hist.add(pos, ev, keys)
 	if err != nil {

@@ -205,6 +205,7 @@ func unjudged(t *traces.Trace, ran []string) string {
 func newCheckCmd() *cobra.Command {
 	var (
 		oracles       oracleFlags
+		jobs          jobFlags
 		keepGoing     bool
 		follow        string
 		variant       string
@@ -235,6 +236,9 @@ finding unless --keep-going, which also reports a malformed event (one the trace
 model refuses) as a finding with its line, leaves it out and checks on. --follow FILE tails a growing log and reports a finding as soon as
 its event arrives; a truncated or rotated file is said and read again from its new start.
 
+--jobs N checks an event log in N partitions by mailbox, in parallel, with the same verdict.
+--shard i/N checks one share of it, for N machines; --join joins their --join-out files.
+
 Progress goes to stderr: a live line on a terminal (events/s, position, ETA), plain lines every
 --progress otherwise. A summary ends every check.
 
@@ -247,6 +251,9 @@ numbers, an unknown event kind, an impossible result: the error names the line).
   pconform observe --events-only --steps 1000000 --events /tmp/big.jsonl && pconform check /tmp/big.jsonl   # not run by the tests: a million steps
   pconform check --follow /tmp/live.jsonl   # not run by the tests: it follows the log until interrupted`,
 		Args: func(_ *cobra.Command, args []string) error {
+			if err := jobs.validate(oracles.p, keepGoing, follow); err != nil {
+				return err
+			}
 			if len(args) == 0 && follow == "" {
 				return cobraUsage{fmt.Errorf("expected one or more files to check, or --follow FILE")}
 			}
@@ -264,7 +271,10 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			}
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
-				progressEvery: progressEvery}
+				progressEvery: progressEvery, jobFlags: jobs}
+			if jobs.join {
+				return lc.joinShards(args)
+			}
 			if oracles.p && follow != "" {
 				return usagef("--p checks files; it does not follow a log (--follow)")
 			}
@@ -316,6 +326,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 		},
 	}
 	oracles.register(c)
+	jobs.register(c)
 	c.Flags().BoolVar(&keepGoing, "keep-going", false, "go on past a finding to the end of the log")
 	c.Flags().StringVar(&follow, "follow", "", "tail this growing event log, checking each event as it arrives (Ctrl-C ends with a summary)")
 	c.Flags().DurationVar(&stopAfterIdle, "stop-after-idle", 0, "with --follow, end once the log has not grown for this long (0: never)")
@@ -354,6 +365,7 @@ type logCheck struct {
 	findings      string
 	window        int
 	progressEvery time.Duration
+	jobFlags      jobFlags
 }
 
 // file checks one event log to its end; with o.p, the streaming P oracle checks it too, beside
@@ -396,7 +408,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 	if pc != nil {
 		opts.Checkers = append(opts.Checkers, pc)
 	}
-	sum, first, err := observe.Check(observe.NewOrdered(dec, lc.window), opts)
+	sum, first, err := lc.check(observe.NewOrdered(dec, lc.window), opts)
 	pr.done()
 	if dec.Truncated > 0 {
 		fmt.Fprintf(lc.errw, "pconform: %s: line %d is incomplete (the writer stopped mid-line); ignored\n", path, dec.Truncated)
