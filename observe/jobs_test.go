@@ -277,6 +277,7 @@ func TestRouterRoutes(t *testing.T) {
 		{ev(10, "purge", actordelivery.EventArgs{Limit: 2}), observe.AllParts, false, nil},
 		{ev(11, "worker_stop", actordelivery.EventArgs{Worker: 1}), observe.AllParts, false, nil},
 		{ev(12, "enqueue", actordelivery.EventArgs{Mailbox: mb2, ID: "a"}), 0, false, observe.ErrCrossPartition},
+		{ev(13, "snapshot", actordelivery.EventArgs{}), 0, false, observe.ErrCrossPartition},
 	} {
 		rt, err := r.Route(tc.ev)
 		if tc.err != nil {

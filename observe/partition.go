@@ -135,6 +135,11 @@ func (r *Router) Route(ev *Event) (Route, error) {
 	case traces.OpWorkerStop, traces.OpWorkerDrain:
 		return Route{Part: AllParts, Share: shareAll}, nil
 	}
+	if ev.Op == opSnapshot {
+		// A snapshot's rows and its end count would each need a share and a join of their own.
+		return Route{}, fmt.Errorf("%w: line %d: a snapshot of the rows a store held at its Open: a partitioned check does not take one; check this log with one job",
+			ErrCrossPartition, ev.Line)
+	}
 	return Route{}, fmt.Errorf("%w: line %d: %s is not an event a partitioned check can route", ErrBadLog, ev.Line, ev.Op)
 }
 
