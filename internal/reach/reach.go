@@ -70,29 +70,45 @@ func Exercised(tr *traces.Trace, p profile.Profile, n int) (Verdict, error) {
 	return Verdict{Allowed: true, Why: fmt.Sprintf("under this profile a correct store does what broken variant %s does at the bug's step %s", tr.Expect.Variant, StepName(bug))}, nil
 }
 
-// Blame returns the settings of p (its changed switches, in table order) each of which, set
-// back to the default while the rest of p stays, makes tr reach its bug: the choices that take
-// the bug away under p. It is empty when no single choice does, or when tr reaches its bug under
-// p already.
+// Blame returns the settings of p (its changed switches, in table order) that take tr's bug away
+// under p: each single one that, set back to the default while the rest of p stays, makes tr
+// reach its bug; failing any, each pair that does so together. It is empty when no single choice
+// or pair does, or when tr reaches its bug under p already.
 func Blame(tr *traces.Trace, p profile.Profile) []profile.Setting {
 	if v, err := Exercised(tr, p, -1); err != nil || v.Reached {
 		return nil
 	}
-	var out []profile.Setting
+	var switches []profile.Setting
 	for _, s := range p.Changed() {
-		c, _ := profile.Lookup(s.Choice)
-		if !c.Switch() {
-			continue
+		if c, _ := profile.Lookup(s.Choice); c.Switch() {
+			switches = append(switches, s)
 		}
+	}
+	reachedWithout := func(set ...profile.Setting) bool {
 		try := p
-		if err := try.Set(s.Choice, c.DefaultValue()); err != nil {
-			continue
+		for _, s := range set {
+			c, _ := profile.Lookup(s.Choice)
+			if err := try.Set(s.Choice, c.DefaultValue()); err != nil {
+				return false
+			}
 		}
-		if v, err := Exercised(tr, try, -1); err == nil && v.Reached {
+		v, err := Exercised(tr, try, -1)
+		return err == nil && v.Reached
+	}
+	var out []profile.Setting
+	for _, s := range switches {
+		if reachedWithout(s) {
 			out = append(out, s)
 		}
 	}
-	return out
+	for i := 0; len(out) == 0 && i < len(switches); i++ {
+		for _, t := range switches[i+1:] {
+			if reachedWithout(switches[i], t) {
+				out = append(out, switches[i], t)
+			}
+		}
+	}
+	return slices.CompactFunc(out, func(a, b profile.Setting) bool { return a == b })
 }
 
 // StepName is "#N", or "the final snapshot" for replay.FinalStep.
