@@ -153,16 +153,25 @@ func profileCorpus(ctx context.Context, file string, f profileCorpusFlags, stdou
 	if err := removeReplacements(out); err != nil {
 		return err
 	}
+	// An example profile's directory holds replacements only: one that needs none now goes.
+	defer os.Remove(out)
 	if len(missed) == 0 {
 		fmt.Fprintf(stdout, "every committed counterexample reaches its bug under %s: no replacement needed\n", p.Name)
 		return nil
 	}
 	// A P checker counterexample is replaced by its own test case's run under p, whatever else
 	// reaches its variant's bug; a hunted one only when no trace of its variant does. So the P
-	// checker ones go first.
-	slices.SortStableFunc(missed, func(a, b *traces.Trace) int {
-		return boolRank(a.Origin.Kind != traces.OriginPChecker) - boolRank(b.Origin.Kind != traces.OriginPChecker)
-	})
+	// checker ones go first, after those whose bug p allows (they need no P run).
+	order := func(tr *traces.Trace) int {
+		switch {
+		case verdicts[tr.Name].Allowed:
+			return 0
+		case tr.Origin.Kind == traces.OriginPChecker:
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(missed, func(a, b *traces.Trace) int { return order(a) - order(b) })
 	testCases := map[string]string{}
 	for tc, v := range variants.ByPTestCase() {
 		testCases[v] = tc
@@ -283,11 +292,4 @@ func removeReplacements(dir string) error {
 		}
 	}
 	return nil
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
