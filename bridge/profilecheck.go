@@ -10,7 +10,8 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// Outcome is one green test case's checker run on a P project compiled under a semantic profile.
+// Outcome is one test case's checker run on a P project compiled under a semantic profile: a
+// green one (CheckTestCase) or a counterexample (CheckCounterexample).
 type Outcome struct {
 	TestCase string
 	// Command is the checker command, run in the project directory.
