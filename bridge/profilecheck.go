@@ -10,7 +10,8 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// Outcome is one green test case's checker run on a P project compiled under a semantic profile.
+// Outcome is one test case's checker run on a P project compiled under a semantic profile: a
+// green one (CheckTestCase) or a counterexample (CheckCounterexample).
 type Outcome struct {
 	TestCase string
 	// Command is the checker command, run in the project directory.
@@ -38,7 +39,13 @@ func CheckTestCase(ctx context.Context, cfg Config, tc string, p profile.Profile
 	if _, counterexample, _ := Variant(tc); counterexample {
 		return Outcome{}, fmt.Errorf("bridge: %w: %s is a counterexample test case; only green ones are checked under a profile", ErrChecker, tc)
 	}
-	run := CheckRun{TestCase: tc, Schedules: cfg.Schedules, Seed: cfg.Seed}
+	return checkCase(ctx, cfg, tc, p, cfg.Schedules)
+}
+
+// checkCase runs tc by its exact name with budget schedules (no -v) and converts a buggy
+// schedule's bug log into a trace expected under p. cfg is filled.
+func checkCase(ctx context.Context, cfg Config, tc string, p profile.Profile, budget int) (Outcome, error) {
+	run := CheckRun{TestCase: tc, Schedules: budget, Seed: cfg.Seed}
 	o := Outcome{TestCase: tc, Command: "p " + strings.Join(run.Args(), " ")}
 	outDir, err := os.MkdirTemp("", "pconform-profile-")
 	if err != nil {

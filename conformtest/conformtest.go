@@ -62,7 +62,7 @@ func Check(t *testing.T, c Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &kit{c: c}
+	k := &kit{c: c, all: all}
 	// Every subtest needs the declaration, so it is read here, not in the capabilities subtest
 	// that a -run pattern may leave out.
 	first := k.target(t)
@@ -79,6 +79,12 @@ func Check(t *testing.T, c Config) {
 			// A per-profile P corpus (traces/profiles): only for a target with that profile.
 			if sameChoices(tr.Expect.Profile, c.Profile) {
 				name := "profile/" + tr.Expect.Profile.Name + "/" + tr.Name
+				if tr.Expect.Variant != "" {
+					// A replacement counterexample (pconform profile corpus): the P model's bug
+					// trace under this profile, for a committed one the profile moves off its path.
+					t.Run("variant/"+tr.Expect.Variant+"/"+name, func(t *testing.T) { k.variant(t, tr) })
+					continue
+				}
 				t.Run(name, func(t *testing.T) { k.green(t, tr, replay.Options{}) })
 				t.Run("reopen/"+name, func(t *testing.T) { k.green(t, tr, replay.Options{ReopenEveryStep: true}) })
 			}
@@ -125,6 +131,9 @@ type kit struct {
 	caps replay.Capabilities
 	// owners is whose consumer and publisher run the protocol steps, read with caps.
 	owners adapter.Owners
+	// all is every committed trace, for the replacement that covers a counterexample the
+	// profile moves off its bug's path.
+	all []*traces.Trace
 }
 
 // committed reads every committed trace the kit replays, in path order.
@@ -276,7 +285,7 @@ func (k *kit) variant(t *testing.T, tr *traces.Trace) {
 	}
 	switch {
 	case !reached:
-		t.Skipf("not exercised under this profile: %s; the steps it ran matched", why)
+		t.Skipf("not exercised under this profile: %s; the steps it ran matched; %s", why, k.coveredBy(tr))
 	case stopped != "":
 		t.Logf("%s; the bug's step came before it", stopped)
 	}

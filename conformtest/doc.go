@@ -40,8 +40,12 @@
 //     the reference model under it follows the variant's results up to the bug's step
 //     (expect.diverges_at) and refuses the bug there. One that the profile moves off that path,
 //     or that an unsupported step cuts short before the bug's step, is replayed all the same,
-//     then skipped as "not exercised under this profile", never passed.
-//     TestNoVacuousCounterexamples holds this under every shipped profile.
+//     then skipped as "not exercised under this profile", never passed. The skip names the trace
+//     that reaches the bug in its place: its replacement, a bug trace the P model made under a
+//     profile with the same choices (traces/profiles/PROFILE/NAME-replaced-s<seed>-<n>, made by
+//     `pconform profile corpus`), run as variant/VARIANT/profile/PROFILE/NAME like any
+//     counterexample; or another committed counterexample of the same variant that reaches it.
+//     TestNoVacuousCounterexamples holds this under every shipped and example profile.
 //   - extra/NAME, reopen/extra/NAME: the trace files of Config.Traces, the store's own, run as
 //     the committed green traces are (a counterexample among them as variant/VARIANT/NAME).
 //   - hunt: random traces (a small generator of this package, not properties/, whose hunts

@@ -77,7 +77,7 @@ func TestCounterexamplesChild(t *testing.T) {
 	bad := counterexamples(t)
 	conformtest.Check(t, conformtest.Config{Profile: p, Hunts: -1,
 		NewTarget: func(*testing.T) replay.Target { return modeltarget.New(models.Config{Profile: p}) },
-		Only:      func(name string) bool { return bad[name] != nil }})
+		Only:      func(name string) bool { return bad[name] != nil || strings.Contains(name, "-replaced-") }})
 }
 
 // reachesBug reports whether the correct store's results under p, as models.Reexpect states them,
@@ -114,10 +114,10 @@ func TestNoVacuousCounterexamples(t *testing.T) {
 	}
 	bad := counterexamples(t)
 	// Under lease_at_until "live" the stale worker's lease is still live when the other worker
-	// fetches, so no takeover happens before the bug's step.
-	vacuous := map[string][]string{
-		"live-at-until-ack-deletes": {"tcEarlyDeadLetterUnfencedCounterexample-s1-1-bad", "tcUnfencedAckCounterexample-s1-2-bad"},
-	}
+	// fetches, so no takeover happens before the bug's step. Each has a replacement in the
+	// profile's corpus (pconform profile corpus) that the kit runs and names.
+	liveAtUntil := []string{"tcEarlyDeadLetterUnfencedCounterexample-s1-1-bad", "tcExhaustedDeadLetterUnfencedCounterexample-s1-1-bad", "tcUnfencedAckCounterexample-s1-2-bad"}
+	vacuous := map[string][]string{"live-at-until-ack-deletes": liveAtUntil, "memstore": liveAtUntil}
 	const child = "TestCounterexamplesChild/variant/"
 	for _, file := range append([]string{"default"}, shippedProfileFiles(t)...) {
 		var p profile.Profile
@@ -152,11 +152,31 @@ func TestNoVacuousCounterexamples(t *testing.T) {
 					passed++
 				case s == "SKIP" && !strings.Contains(text[sub], "not exercised under this profile") && !strings.Contains(text[sub], "do not fit"):
 					t.Errorf("%s is skipped under profile %s without saying why it is not exercised:\n%s", tr.Name, name, text[sub])
+				case s == "SKIP" && !strings.Contains(text[sub], "does what broken variant") &&
+					!strings.Contains(text[sub], "its replacement") && !strings.Contains(text[sub], "its bug is covered by"):
+					// Unless the profile allows what the variant does, some trace the kit runs
+					// must reach the bug in its place.
+					t.Errorf("%s is not exercised under profile %s and nothing the kit runs reaches its bug (bash scripts/profile-corpus.sh --replacements-only):\n%s", tr.Name, name, text[sub])
 				}
 			}
 			for _, v := range vacuous[name] {
 				if sub := child + bad[v].Expect.Variant + "/" + v; status[sub] != "SKIP" || !strings.Contains(text[sub], "not exercised under this profile") {
 					t.Errorf("%s: %q under profile %s, want a skip saying it is not exercised:\n%s", v, status[sub], name, text[sub])
+				} else if !strings.Contains(text[sub], "its replacement "+v+"-replaced-") {
+					t.Errorf("%s: under profile %s its skip names no replacement:\n%s", v, name, text[sub])
+				}
+				// The replacement runs as a counterexample and reaches the bug on the correct store.
+				replaced := 0
+				for sub, s := range status {
+					if strings.HasPrefix(sub, child+bad[v].Expect.Variant+"/profile/") && strings.Contains(sub, "/"+v+"-replaced-") {
+						replaced++
+						if s != "PASS" {
+							t.Errorf("replacement %s is %s under profile %s, want PASS:\n%s", sub, s, name, text[sub])
+						}
+					}
+				}
+				if replaced != 1 {
+					t.Errorf("%s: %d replacement subtests under profile %s, want 1 (make it with: bash scripts/profile-corpus.sh)", v, replaced, name)
 				}
 			}
 			if passed == 0 {

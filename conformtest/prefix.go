@@ -1,15 +1,13 @@
 package conformtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
-	"github.com/pconform/pconform/internal/modeltarget"
+	bugreach "github.com/pconform/pconform/internal/reach"
 	"github.com/pconform/pconform/models"
-	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -106,37 +104,19 @@ func (k *kit) fits(tr *traces.Trace) int {
 	return lo
 }
 
-// exercised reports whether counterexample tr reaches its bug under the kit's profile: the
-// reference model under the profile, run on tr's steps, does what the broken variant did at every
-// step before the bug's step (expect.diverges_at) and refuses the bug at that step. Otherwise the
-// profile moves the run off the bug's path, or allows what the variant does, and why says which;
-// the trace then checks nothing about the bug. Only tr's first n steps run (n < 0: all).
+// exercised reports whether counterexample tr reaches its bug under the kit's profile
+// (reach.Exercised): the reference model under the profile, run on tr's steps, does what the
+// broken variant did at every step before the bug's step (expect.diverges_at) and refuses the bug
+// at that step. Otherwise the profile moves the run off the bug's path, or allows what the
+// variant does, and why says which; the trace then checks nothing about the bug. Only tr's first
+// n steps run (n < 0: all).
 func (k *kit) exercised(tr *traces.Trace, n int) (ok bool, why string, err error) {
-	bug := tr.Expect.DivergesAt
-	if n >= 0 {
-		if bug == replay.FinalStep || bug >= n {
-			return false, fmt.Sprintf("the replay is cut at step #%d, before the bug's step %s", n, stepName(bug)), nil
-		}
-		if tr, err = cut(tr, n, false); err != nil {
-			return false, "", err
-		}
+	v, err := bugreach.Exercised(tr, k.c.Profile, n)
+	if err != nil {
+		return false, "", fmt.Errorf("conformtest: %w", err)
 	}
-	v, err := replay.Run(context.Background(), tr, modeltarget.New(modelConfig(k.c.Profile)), replay.Options{})
-	switch {
-	case err != nil:
-		return false, "", fmt.Errorf("conformtest: running %s on the reference model under profile %s: %w", tr.Name, k.c.Profile.Name, err)
-	case v.Outcome == replay.Diverged && v.Step == bug:
-		return true, "", nil
-	case v.Outcome == replay.Diverged && (bug == replay.FinalStep || (v.Step != replay.FinalStep && v.Step < bug)):
-		return false, fmt.Sprintf("under this profile a correct store leaves the bug's path at step %s, before the bug's step %s", stepName(v.Step), stepName(bug)), nil
-	}
-	return false, fmt.Sprintf("under this profile a correct store does what broken variant %s does at the bug's step %s", tr.Expect.Variant, stepName(bug)), nil
+	return v.Reached, v.Why, nil
 }
 
 // stepName is "#N", or "the final snapshot" for replay.FinalStep.
-func stepName(step int) string {
-	if step == replay.FinalStep {
-		return "the final snapshot"
-	}
-	return fmt.Sprintf("#%d", step)
-}
+func stepName(step int) string { return bugreach.StepName(step) }

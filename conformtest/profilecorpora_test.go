@@ -2,6 +2,7 @@ package conformtest_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/conformtest"
 	"github.com/pconform/pconform/internal/gen"
+	"github.com/pconform/pconform/internal/reach"
 	"github.com/pconform/pconform/internal/targets"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/profile"
@@ -64,21 +66,38 @@ func pModelUnder(t *testing.T, p profile.Profile) string {
 // scripts/profile-corpus.sh, not in the gate) current and true: each shipped profile has one, made
 // by today's P model under that profile, each trace records the profile, and the Go reference
 // model under the profile gives every result the P model gave. It runs no P checker.
+//
+// An example profile (examples/NAME/profile.json) has a corpus only for the replacement
+// counterexamples it needs (pconform profile corpus). A counterexample in a corpus must reach
+// its bug on the Go model under the profile (internal/reach) instead of matching it.
 func TestProfileCorpora(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "profiles", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no shipped profile (%v)", err)
 	}
-	for _, f := range files {
+	shipped := len(files)
+	examples, err := filepath.Glob(filepath.Join("..", "examples", "*", "profile.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, examples...)
+	for i, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if i >= shipped {
+			name = filepath.Base(filepath.Dir(f))
+		}
 		t.Run(name, func(t *testing.T) {
 			p, err := profile.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			paths, err := traces.Walk(filepath.Join("..", "traces", "profiles", name))
+			dir := filepath.Join("..", "traces", "profiles", name)
+			if _, err := os.Stat(dir); i >= shipped && errors.Is(err, os.ErrNotExist) {
+				t.Skipf("example profile %s needs no replacement counterexample", name)
+			}
+			paths, err := traces.Walk(dir)
 			if err != nil || len(paths) == 0 {
-				t.Fatalf("no corpus for profile %s (%v): run bash scripts/profile-corpus.sh %s", name, err, "profiles/"+filepath.Base(f))
+				t.Fatalf("no corpus for profile %s (%v): run bash scripts/profile-corpus.sh %s", name, err, f)
 			}
 			want := pModelUnder(t, p)
 			for _, path := range paths {
@@ -91,6 +110,22 @@ func TestProfileCorpora(t *testing.T) {
 				}
 				if tr.Origin.Model != want {
 					t.Errorf("%s was made by P model %s; under %s today's is %s: rerun bash scripts/profile-corpus.sh", path, tr.Origin.Model, name, want)
+					continue
+				}
+				if tr.Expect.Variant != "" {
+					v, err := reach.Exercised(tr, p, -1)
+					switch {
+					case err != nil:
+						t.Fatal(err)
+					case !strings.Contains(tr.Name, "-replaced-"):
+						t.Errorf("%s: a counterexample in a profile corpus must be a replacement, named <original>-replaced-s<seed>-<schedule>", path)
+					case !v.Reached:
+						t.Errorf("%s: the replacement does not reach its bug under %s: %s", path, name, v.Why)
+					}
+					continue
+				}
+				if i >= shipped {
+					t.Errorf("%s: an example profile's corpus holds replacement counterexamples only", path)
 					continue
 				}
 				v, err := replay.Run(context.Background(), tr, targets.NewModelTarget(models.Config{Profile: p}), replay.Options{})

@@ -38,13 +38,13 @@ profile's semantics keep and which they give up. "profile reexpect" rewrites tra
 expect what a correct store under the profile answers.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return cobraUsage{fmt.Errorf("unknown profile command %q (commands: check, reexpect)", args[0])}
+				return cobraUsage{fmt.Errorf("unknown profile command %q (commands: check, reexpect, corpus)", args[0])}
 			}
-			return cobraUsage{errors.New("expected a profile command: check or reexpect")}
+			return cobraUsage{errors.New("expected a profile command: check, reexpect or corpus")}
 		},
 		RunE: func(*cobra.Command, []string) error { return nil },
 	}
-	c.AddCommand(newProfileCheckCmd(), newProfileReexpectCmd())
+	c.AddCommand(newProfileCheckCmd(), newProfileReexpectCmd(), newProfileCorpusCmd())
 	return c
 }
 

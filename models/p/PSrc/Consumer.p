@@ -105,7 +105,8 @@ machine ConsumerWorker {
   }
 
   // The scripted first delivery of a takeover worker (tConsumerCfg.takeover): the handler stalls
-  // until the lease has run out (the clock moves by lease_for) and a Taker has leased the message,
+  // until the lease has run out (the clock moves to the lease's end, LeaseEnds: one tick past
+  // lease_for when the profile keeps a lease live at its end time) and a Taker has leased the message,
   // then fails with an error the retry policy declines. The early dead-letter must be refused
   // (lease_lost): the message belongs to the Taker now, which then handles it. With
   // takeover_redrive the delivery's attempts are used up: before the Taker leases, expire
@@ -115,7 +116,7 @@ machine ConsumerWorker {
     var takerCfg: tConsumerCfg;
     var taker: machine;
     var outcome: string;
-    send store, eAdvanceReq, (client = this, by = cfg.lease_for);
+    send store, eAdvanceReq, (client = this, by = LeaseEnds(cfg.lease_for));
     Await();
     outcome = "fail_no_retry";
     if (cfg.takeover_redrive) {
