@@ -15,7 +15,9 @@
 //     is the eligible one with the highest priority, then the earliest available_at, then the
 //     smallest seq.
 //   - Ids are unique across all mailboxes, acked rows and dead letters: a repeated Enqueue reports
-//     duplicate and leaves the first row untouched.
+//     duplicate and leaves the first row untouched. An outbox row whose id is already a message of
+//     another mailbox than its target is never reported delivered: the publisher dead-letters it
+//     with ReasonIDCollision (an id collision; an id in the target is the row's own delivery).
 //   - Fencing: Ack, Nack and ExtendLease act only on a ready message carrying the given token,
 //     OutboxComplete, OutboxFail and OutboxDeadLetter only on a pending row carrying the given
 //     claim token; otherwise

@@ -671,6 +671,37 @@ func (s *Store) GetMessage(ctx context.Context, id string) (*Message, error) {
 	return got, nil
 }
 
+// MessageMailbox returns the mailbox of the message (ready or acked) or mailbox dead letter with
+// this id. A publisher asks it when the enqueue of an outbox row's message found the id taken, to
+// tell its own earlier delivery (the id is in the row's target) from an id collision (the id is a
+// message of another mailbox; docs/semantics.md, "Id collisions"). It joins the transaction in
+// ctx, so inside a delivery it reads what the delivery's own enqueue saw.
+//
+// Errors: ErrNotFound (no message and no dead letter has the id: unknown, or purged and retired),
+// ErrInvalidArgument (empty id, an id beyond MaxNameBytes or not valid UTF-8 without NUL), ErrBusy,
+// ErrClosed.
+func (s *Store) MessageMailbox(ctx context.Context, id string) (string, error) {
+	const op = "MessageMailbox"
+	if id == "" {
+		return "", invalid(op, "id is empty")
+	}
+	if err := checkName(op, "id", id); err != nil {
+		return "", err
+	}
+	var mailbox string
+	err := s.read(ctx, op, func(q querier, _ int64) error {
+		err := q.QueryRowContext(ctx, qMessageMailbox, named("id", id)).Scan(&mailbox)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("actordelivery: %s %q: %w", op, id, ErrNotFound)
+		}
+		return s.dbErr(op+" "+id, err)
+	})
+	if err != nil {
+		return "", err
+	}
+	return mailbox, nil
+}
+
 // QueueDepth returns how many messages of mailbox are ready (not acked: eligible now, later, or
 // leased), read without the writer lock.
 //

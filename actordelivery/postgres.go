@@ -105,7 +105,9 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 // not apply (the pool is the application's); Close leaves the pool open. Several stores, with
 // different table prefixes, may share one pool.
 //
-// Errors: as OpenPostgres; ErrInvalidArgument for a nil pool or one of another driver.
+// Errors: as OpenPostgres (ErrAuthFailed, ErrNoDatabase and ErrUnreachable for a pool whose first
+// connection fails, named as OpenPostgres names them); ErrInvalidArgument for a nil pool or one of
+// another driver.
 func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 	const op = "OpenPostgresDB"
 	if db == nil {
@@ -124,7 +126,7 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 	defer cancel()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("actordelivery: %s: %w", op, err)
+		return nil, poolConnectErr(op, opts.ConnectTimeout, err)
 	}
 	var cfg *pgx.ConnConfig
 	err = conn.Raw(func(dc any) error {
@@ -255,6 +257,20 @@ func connectErr(op, where, user, database string, timeout time.Duration, err err
 	}
 	return fmt.Errorf("actordelivery: %s: cannot reach PostgreSQL at %s (user %q) within %v: %w: %w",
 		op, where, user, timeout, ErrUnreachable, err)
+}
+
+// poolConnectErr is connectErr for an application's pool, whose configuration the store does not
+// see: pgx's connect error carries the one it tried, so the message names the same server, user
+// and database as OpenPostgres's would. Without it (another error, or no configuration) the
+// server is "the pool's server".
+func poolConnectErr(op string, timeout time.Duration, err error) error {
+	where, user, database := "the pool's server", "", ""
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && ce.Config != nil {
+		where = net.JoinHostPort(ce.Config.Host, strconv.Itoa(int(ce.Config.Port))) + "/" + ce.Config.Database
+		user, database = ce.Config.User, ce.Config.Database
+	}
+	return connectErr(op, where, user, database, timeout, err)
 }
 
 // pgRetryable reports a PostgreSQL error that means "try again": serialization failure, deadlock,

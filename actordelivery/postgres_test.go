@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // PostgreSQL-only tests: each opens its database with BackendPostgres and skips without a server.
@@ -541,17 +542,42 @@ func TestPostgresConnectErrors(t *testing.T) {
 				_ = s.Close()
 				t.Fatal("OpenPostgres succeeded")
 			}
-			if !errors.Is(err, tc.want) {
-				t.Fatalf("error %v, want %v", err, tc.want)
+			checkConnectErr(t, err, tc.want, tc.says)
+		})
+		// The same server, role and database through an application's pool: the same sentinel,
+		// naming the same things.
+		t.Run(tc.name+"/pool", func(t *testing.T) {
+			pc, err := pgx.ParseConfig(tc.dsn)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, other := range []error{ErrAuthFailed, ErrNoDatabase, ErrUnreachable} {
-				if other != tc.want && errors.Is(err, other) {
-					t.Errorf("error %v also wraps %v", err, other)
-				}
+			pc.ConnectTimeout = 10 * time.Second
+			db := stdlib.OpenDB(*pc)
+			defer db.Close()
+			s, err := OpenPostgresDB(db, Options{ConnectTimeout: 10 * time.Second})
+			if s != nil {
+				_ = s.Close()
+				t.Fatal("OpenPostgresDB succeeded")
 			}
-			if !strings.Contains(err.Error(), tc.says) {
-				t.Errorf("error %q does not say %q", err, tc.says)
+			checkConnectErr(t, err, tc.want, tc.says)
+			if !strings.Contains(err.Error(), "OpenPostgresDB") {
+				t.Errorf("error %q does not name OpenPostgresDB", err)
 			}
 		})
+	}
+}
+
+func checkConnectErr(t *testing.T, err, want error, says string) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("error %v, want %v", err, want)
+	}
+	for _, other := range []error{ErrAuthFailed, ErrNoDatabase, ErrUnreachable} {
+		if other != want && errors.Is(err, other) {
+			t.Errorf("error %v also wraps %v", err, other)
+		}
+	}
+	if !strings.Contains(err.Error(), says) {
+		t.Errorf("error %q does not say %q", err, says)
 	}
 }

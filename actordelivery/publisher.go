@@ -33,6 +33,8 @@ type OutboxStore interface {
 	OutboxComplete(ctx context.Context, id, token string) error
 	OutboxFail(ctx context.Context, id, token string, delay time.Duration) error
 	OutboxDeadLetter(ctx context.Context, id, token, reason string) error
+	// MessageMailbox tells the row's own earlier delivery from an id collision (see Deliver).
+	MessageMailbox(ctx context.Context, id string) (string, error)
 }
 
 var _ OutboxStore = (*Store)(nil)
@@ -95,6 +97,13 @@ type PublisherOptions struct {
 // ReasonUndeliverable is the dead-letter reason of a row that Check refused with an error whose
 // message is empty.
 const ReasonUndeliverable = "undeliverable"
+
+// ReasonIDCollision is the dead-letter reason of an outbox row whose id is already the id of a
+// message (or mailbox dead letter) in mailbox, another mailbox than the row's target: delivering
+// it would complete the row while its target receives nothing.
+func ReasonIDCollision(mailbox string) string {
+	return reasonText("id collides with a message in mailbox " + mailbox)
+}
 
 // DeliveryResult is what Deliver did. Duplicate reports what the target enqueue found — the
 // message id already present — even when the delivery then rolled back.
@@ -193,6 +202,14 @@ func rowMessage(row OutboxRow) NewMessage {
 // with Check's error message as the reason: "dead_lettered", or "claim_lost" when the claim no
 // longer matches; nothing is enqueued.
 //
+// An id collision is refused: when the enqueue finds the row's id taken, Deliver asks
+// MessageMailbox where it is. In the row's target it is the row's own earlier delivery (a split
+// delivery that crashed before its completion, say), and the delivery goes on. In another mailbox
+// it is another message that happens to share the id: the row is dead-lettered, fenced by the claim,
+// with ReasonIDCollision(that mailbox) in place of the completion, and the action is
+// "dead_lettered" (Duplicate true), or "claim_lost". An id only retired by a purge has no mailbox
+// any more and counts as the row's own.
+//
 // ModeFold: one transaction holds Enqueue (a duplicate is fine) and OutboxComplete. A lost claim
 // rolls both back: "claim_lost", nil error. Any other failure — the enqueue, the completion or the
 // commit — changes nothing: "commit_failed" with the error, logged.
@@ -288,24 +305,69 @@ func (p *Publisher) release(ctx context.Context, row OutboxRow) error {
 	return fmt.Errorf("actordelivery: publisher: %s of %q: %w", what, row.ID, err)
 }
 
+// collidesWith returns the mailbox whose message already has the row's id when that is not the
+// row's target, "" otherwise (the id is the row's own delivery, or only retired).
+func (p *Publisher) collidesWith(ctx context.Context, row OutboxRow) (string, error) {
+	mailbox, err := p.st.MessageMailbox(ctx, row.ID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return "", nil
+	case err != nil:
+		return "", err
+	case mailbox == row.Target:
+		return "", nil
+	}
+	return mailbox, nil
+}
+
+// finish ends a delivery whose message is in place: it completes the row, or, when the id
+// collides with a message of another mailbox, dead-letters it. It returns the mailbox the id
+// collides with, "" when it completed the row.
+func (p *Publisher) finish(ctx context.Context, row OutboxRow, dup bool) (string, error) {
+	if dup {
+		other, err := p.collidesWith(ctx, row)
+		if err != nil {
+			return "", err
+		}
+		if other != "" {
+			return other, p.st.OutboxDeadLetter(ctx, row.ID, row.ClaimToken, ReasonIDCollision(other))
+		}
+	}
+	return "", p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+}
+
+// collided reports a delivery that dead-lettered its row for an id collision.
+func (p *Publisher) collided(ctx context.Context, row OutboxRow, other string) DeliveryResult {
+	p.log.LogAttrs(ctx, slog.LevelWarn, "actordelivery: outbox row id collides with a message of another mailbox; dead-lettered",
+		p.rowAttrs(row, slog.String(logKeyReason, ReasonIDCollision(other)))...)
+	return DeliveryResult{Action: ActionDeadLettered, Duplicate: true}
+}
+
 func (p *Publisher) deliverFold(ctx context.Context, row OutboxRow) (DeliveryResult, error) {
 	var dup bool
+	var other string
 	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
 		d, err := p.st.Enqueue(ctx, rowMessage(row))
 		if err != nil {
 			return err
 		}
 		dup = d
-		err = p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+		other, err = p.finish(ctx, row, dup)
+		done := ActionDelivered
+		if other != "" {
+			done = ActionDeadLettered
+		}
 		switch {
 		case err == nil:
-			p.recordFold(ctx, row, false, DeliveryResult{Action: ActionDelivered, Duplicate: dup})
+			p.recordFold(ctx, row, false, DeliveryResult{Action: done, Duplicate: dup})
 		case errors.Is(err, ErrClaimLost):
 			p.recordFold(ctx, row, true, DeliveryResult{Action: ActionClaimLost, Duplicate: dup})
 		}
 		return err
 	})
 	switch {
+	case err == nil && other != "":
+		return p.collided(ctx, row, other), nil
 	case err == nil:
 		p.woke(row.Target)
 		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
@@ -345,10 +407,15 @@ func (p *Publisher) deliverSplit(ctx context.Context, row OutboxRow) (DeliveryRe
 		return DeliveryResult{Action: ActionCommitFailed, Duplicate: dup}, p.failed(ctx, row, "split enqueue", err)
 	}
 	p.woke(row.Target)
+	var other string
 	err = p.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		return p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+		var err error
+		other, err = p.finish(ctx, row, dup)
+		return err
 	})
 	switch {
+	case err == nil && other != "":
+		return p.collided(ctx, row, other), nil
 	case err == nil:
 		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
 	case errors.Is(err, ErrClaimLost):

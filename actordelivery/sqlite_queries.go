@@ -133,7 +133,11 @@ FROM {p}messages WHERE id = :id AND state = 'ready'`
 
 	qDeadLetterDelete = `DELETE FROM {p}messages WHERE id = :id`
 
-	qGetMessage    = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
+	qGetMessage = `SELECT ` + msgCols + ` FROM {p}messages WHERE id = :id`
+	// An id is in at most one of the two tables (a dead-letter move deletes the message, a
+	// redrive deletes the dead letter, an enqueue checks both), so the union has at most one row.
+	qMessageMailbox = `SELECT mailbox FROM {p}messages WHERE id = :id
+UNION ALL SELECT mailbox FROM {p}dead_letters WHERE id = :id`
 	qReadyAttempts = `SELECT attempts FROM {p}messages WHERE id = :id AND state = 'ready'`
 
 	qQueueDepth = `SELECT COUNT(*) FROM {p}messages WHERE mailbox = :mailbox AND state = 'ready'`

@@ -289,6 +289,25 @@ func (w *protocol) has(ctx context.Context, id string) (bool, error) {
 	return dead || slices.ContainsFunc(s.Messages, func(m replay.MessageRow) bool { return m.ID == id }), nil
 }
 
+// collidesWith returns the mailbox of the message or dead letter that has id when it is not target:
+// an id collision (docs/semantics.md, "Id collisions"); "" otherwise.
+func (w *protocol) collidesWith(ctx context.Context, id, target string) (string, error) {
+	s, err := w.store.Snapshot(ctx)
+	if err != nil {
+		return "", err
+	}
+	mailbox := ""
+	if i := slices.IndexFunc(s.Messages, func(m replay.MessageRow) bool { return m.ID == id }); i >= 0 {
+		mailbox = s.Messages[i].Mailbox
+	} else if i := slices.IndexFunc(s.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
+		mailbox = s.DeadLetters[i].Mailbox
+	}
+	if mailbox == target {
+		return "", nil
+	}
+	return mailbox, nil
+}
+
 // claim returns the outbox row id if it is pending under token.
 func (w *protocol) claim(ctx context.Context, id, token string) (replay.OutboxRow, bool, error) {
 	s, err := w.store.Snapshot(ctx)
@@ -323,6 +342,12 @@ func (w *protocol) deliver(ctx context.Context, at int64, a replay.Args) (replay
 	if err != nil {
 		return replay.Observation{}, err
 	}
+	// An id collision puts a dead-letter, fenced by the claim whatever complete_fence says, in
+	// the completion's place.
+	other, err := w.collidesWith(ctx, a.ID, row.Target)
+	if err != nil {
+		return replay.Observation{}, err
+	}
 	// Where the enqueue does not run, its duplicate flag is what it would have observed.
 	notRun := func(action string) (replay.Observation, error) {
 		dup, err := w.has(ctx, a.ID)
@@ -330,7 +355,7 @@ func (w *protocol) deliver(ctx context.Context, at int64, a replay.Args) (replay
 	}
 	var r replay.Observation
 	switch {
-	case a.Profile == traces.ProfileFold && !held && !w.prof.CompleteFenceSilent:
+	case a.Profile == traces.ProfileFold && !held && (!w.prof.CompleteFenceSilent || other != ""):
 		// Under complete_fence "silent" the completion reports nothing, so the fold goes on as
 		// if the claim held and completes nothing, as the model's does.
 		return notRun(traces.ActionClaimLost)
@@ -347,6 +372,20 @@ func (w *protocol) deliver(ctx context.Context, at int64, a replay.Args) (replay
 	r.Duplicate = e.Duplicate
 	if a.Fault == traces.FaultCrashBetween && a.Profile == traces.ProfileSplit {
 		r.Action = traces.ActionCrashed
+		return r, nil
+	}
+	if other != "" {
+		d, err := w.run(ctx, traces.OpOutboxDeadLetter, at, replay.Args{ID: a.ID, Token: a.Token, Reason: traces.ReasonIDCollision(other)})
+		switch {
+		case err != nil:
+			return replay.Observation{}, err
+		case a.Fault == traces.FaultCrashBetween:
+			r.Action = traces.ActionCrashed
+		case d.Err != "":
+			r.Action = traces.ActionClaimLost
+		default:
+			r.Action = traces.ActionDeadLettered
+		}
 		return r, nil
 	}
 	c, err := w.run(ctx, traces.OpOutboxComplete, at, withToken)

@@ -629,6 +629,15 @@ func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
 	i := n.outboxRow(a.ID)
 	o := n.outbox[i]
 	dup := n.taken(o.ID)
+	// An id collision: the id is a message (or dead letter) of another mailbox. The step then
+	// dead-letters the row, fenced by its claim, where it would complete it.
+	other := ""
+	if k := slices.IndexFunc(n.rows, func(r naiveRow) bool { return r.ID == o.ID && !r.deleted && !(r.gone && n.p.DeadLetterIDFree) }); k >= 0 && n.rows[k].Mailbox != o.Target {
+		other = n.rows[k].Mailbox
+	}
+	if other != "" {
+		return n.deliverColliding(a, other)
+	}
 	holds := n.claimRow(o.ID, a.Token) >= 0
 	// complete_fence "silent": the completion reports success whatever the claim, and then
 	// completes nothing when the claim does not hold.
@@ -668,6 +677,39 @@ func (n *naiveModel) deliver(at int64, a traces.Args) traces.Result {
 	}
 	complete()
 	return traces.Result{Action: traces.ActionDelivered, Duplicate: dup}
+}
+
+// deliverColliding is a delivery of a row whose id is a message of mailbox other: nothing to
+// enqueue, and the dead-letter, fenced by the claim, in the completion's place.
+func (n *naiveModel) deliverColliding(a traces.Args, other string) traces.Result {
+	holds := n.claimRow(a.ID, a.Token) >= 0
+	r := traces.Result{Duplicate: true}
+	if a.Profile == traces.ProfileFold {
+		switch {
+		case !holds:
+			r.Action = traces.ActionClaimLost
+		case a.Fault == traces.FaultCommitFails:
+			r.Action = traces.ActionCommitFailed
+		case a.Fault == traces.FaultCrashBetween:
+			n.outboxDeadLetter(a.ID, a.Token, traces.ReasonIDCollision(other))
+			r.Action = traces.ActionCrashed
+		default:
+			n.outboxDeadLetter(a.ID, a.Token, traces.ReasonIDCollision(other))
+			r.Action = traces.ActionDeadLettered
+		}
+		return r
+	}
+	switch {
+	case a.Fault == traces.FaultCommitFails:
+		r.Action = traces.ActionCommitFailed
+	case a.Fault == traces.FaultCrashBetween:
+		r.Action = traces.ActionCrashed
+	case n.outboxDeadLetter(a.ID, a.Token, traces.ReasonIDCollision(other)):
+		r.Action = traces.ActionDeadLettered
+	default:
+		r.Action = traces.ActionClaimLost
+	}
+	return r
 }
 
 func errResult(ok bool, kind string) traces.Result {

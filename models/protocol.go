@@ -146,6 +146,11 @@ func profileOf(leaseless bool) string {
 // holds). After a commit_failed delivery the publisher releases the row in a commit of its own,
 // fenced by the claim: dead-lettered ("max delivery attempts reached") when the failed attempt was
 // its last, otherwise outbox_fail with a.RetryDelay.
+//
+// An id collision: when the row's id is already a message or dead letter of another mailbox than
+// its target, the step that would complete the row dead-letters it instead, fenced by the claim,
+// with traces.ReasonIDCollision(that mailbox): action dead_lettered (crashed under crash_between,
+// claim_lost when the claim no longer holds). Nothing is enqueued (the id is taken).
 func (s *State) publisherDeliver(a *traces.Args, now int64) (traces.Result, error) {
 	r, err := s.deliverOnce(a, now)
 	// Under the profile choice failed_delivery "lapses" nothing releases the row: its claim runs out.
@@ -193,6 +198,19 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 		return traces.Result{Action: deadLetterAction(done, s.cfg.Profile.OutboxDeadLetterFenceSilent)}, nil
 	}
 	duplicate := s.has(o.id)
+	collision := s.collidesWith(o)
+	// finish is the step's last write: the completion, or, for a colliding id, the dead-letter
+	// (fenced by the claim whatever the complete_fence choice says).
+	finish := func() bool {
+		if collision != "" {
+			return s.outboxDeadLetter(o.id, a.Token, traces.ReasonIDCollision(collision))
+		}
+		return s.outboxComplete(o.id, a.Token)
+	}
+	done := traces.ActionDelivered
+	if collision != "" {
+		done = traces.ActionDeadLettered
+	}
 	enqueue := func() {
 		s.enqueue(o.target, o.id, o.key, o.priority, o.maxAttempts, now, o.payload)
 	}
@@ -201,7 +219,7 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 	silent := s.cfg.Profile.CompleteFenceSilent
 	if a.Profile == traces.ProfileFold {
 		r := traces.Result{Duplicate: duplicate}
-		if _, holds := s.claimHolding(o.id, a.Token); !holds && !silent {
+		if _, holds := s.claimHolding(o.id, a.Token); !holds && (!silent || collision != "") {
 			r.Action = traces.ActionClaimLost
 			return r, nil
 		}
@@ -210,12 +228,12 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 			r.Action = traces.ActionCommitFailed
 		case traces.FaultCrashBetween:
 			enqueue()
-			s.outboxComplete(o.id, a.Token)
+			finish()
 			r.Action = traces.ActionCrashed
 		default:
 			enqueue()
-			s.outboxComplete(o.id, a.Token)
-			r.Action = traces.ActionDelivered
+			finish()
+			r.Action = done
 		}
 		return r, nil
 	}
@@ -229,8 +247,8 @@ func (s *State) deliverOnce(a *traces.Args, now int64) (traces.Result, error) {
 	switch {
 	case a.Fault == traces.FaultCrashBetween:
 		r.Action = traces.ActionCrashed
-	case s.outboxComplete(o.id, a.Token) || silent:
-		r.Action = traces.ActionDelivered
+	case finish() || (silent && collision == ""):
+		r.Action = done
 	default:
 		r.Action = traces.ActionClaimLost
 	}
@@ -246,4 +264,22 @@ func deadLetterAction(done, silent bool) string {
 		return traces.ActionDeadLettered
 	}
 	return traces.ActionClaimLost
+}
+
+// collidesWith returns the mailbox of the message or dead letter that already has the outbox
+// row's id when it is not the row's target, "" otherwise: the id is free, the row's own earlier
+// delivery, or only retired (a purged id keeps no mailbox, so it counts as the row's own). Like
+// the store, it asks only when the enqueue finds the id taken (has).
+func (s *State) collidesWith(o outboxRow) string {
+	mailbox := ""
+	if m, ok := s.messages[o.id]; ok {
+		mailbox = m.mailbox
+	} else if d, ok := s.dead[o.id]; ok && !s.cfg.Profile.DeadLetterIDFree {
+		// Under dead_letter_id "free" a dead letter does not take its id: the enqueue succeeds.
+		mailbox = d.mailbox
+	}
+	if mailbox == o.target {
+		return ""
+	}
+	return mailbox
 }

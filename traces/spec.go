@@ -270,6 +270,16 @@ const (
 	DefaultMaxDeliveryAttempts = 10
 )
 
+// ReasonIDCollisionPrefix begins the reason of an outbox row dead-lettered because its id is
+// already a message (or mailbox dead letter) of another mailbox than its target; the mailbox's
+// name follows. See ReasonIDCollision.
+const ReasonIDCollisionPrefix = "id collides with a message in mailbox "
+
+// ReasonIDCollision is the dead-letter reason of a publisher_deliver whose row's id collides with
+// a message of mailbox (docs/semantics.md, "Id collisions"). The delivery's action is
+// dead_lettered with no fault, and its duplicate flag is set.
+func ReasonIDCollision(mailbox string) string { return ReasonIDCollisionPrefix + mailbox }
+
 // Origin kinds: how a trace was made.
 const (
 	OriginPChecker = "p-checker"

@@ -522,8 +522,16 @@ func (v *validator) action(c errCtx, s *Step, pl *stepPlan) error {
 		if v.variant {
 			return nil
 		}
-		// A lost claim can end any delivery; otherwise the fault decides the action.
+		// A lost claim can end any delivery; otherwise the fault decides the action, except that
+		// an id collision (the target enqueue found the id taken in another mailbox) ends a
+		// fault-free delivery dead_lettered.
 		want := deliveryAction(s.Args.Fault)
+		if s.Args.Fault == FaultNone && r.Action == ActionDeadLettered {
+			if !r.Duplicate {
+				return c.errf("result.duplicate", "a delivery with fault %q ends %q only for an id collision, whose target enqueue found the id taken (duplicate true)", s.Args.Fault, r.Action)
+			}
+			return nil
+		}
 		if r.Action != ActionClaimLost && r.Action != want {
 			return c.errf("result.action", "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, r.Action)
 		}

@@ -112,3 +112,8 @@ func (f *faulty) OutboxFail(ctx context.Context, id, token string, delay time.Du
 func (f *faulty) OutboxDeadLetter(ctx context.Context, id, token, reason string) error {
 	return f.write(ctx, func(ctx context.Context) error { return f.st.OutboxDeadLetter(ctx, id, token, reason) })
 }
+
+// MessageMailbox is a read: no commit, so no fault.
+func (f *faulty) MessageMailbox(ctx context.Context, id string) (string, error) {
+	return f.st.MessageMailbox(ctx, id)
+}

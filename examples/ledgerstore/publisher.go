@@ -53,7 +53,16 @@ func (p *Publisher) Deliver(row Outbox) (Delivered, error) {
 		r.Duplicate = tx.Enqueue(Message{Mailbox: row.Target, ID: row.ID, Key: row.Key, Priority: row.Priority,
 			Max: row.Max, Payload: row.Payload}, 0)
 	}
-	complete := func(tx *Tx) error { return tx.OutboxSettle(row.ID, row.Token, Completed, "", 0) }
+	// An id the enqueue found in another mailbox is another message's: the row is dead-lettered
+	// in place of the completion, or the target would never get its message.
+	collided := false
+	complete := func(tx *Tx) error {
+		if mb := tx.MailboxOf(row.ID); r.Duplicate && mb != "" && mb != row.Target {
+			collided = true
+			return tx.OutboxSettle(row.ID, row.Token, DeadState, ReasonIDCollision+mb, 0)
+		}
+		return tx.OutboxSettle(row.ID, row.Token, Completed, "", 0)
+	}
 	var err error
 	if p.Split {
 		if err = p.Store.Update(func(tx *Tx) error { enqueue(tx); return nil }); err != nil {
@@ -80,8 +89,15 @@ func (p *Publisher) Deliver(row Outbox) (Delivered, error) {
 		return r, err
 	}
 	r.Action = "delivered"
+	if collided {
+		r.Action = "dead_lettered"
+	}
 	return r, nil
 }
+
+// ReasonIDCollision begins the reason of a row dead-lettered because its id is a message of
+// another mailbox; the mailbox's name follows.
+const ReasonIDCollision = "id collides with a message in mailbox "
 
 // failed releases row after its delivery's commit failed, fenced by the claim.
 func (p *Publisher) failed(row Outbox, r Delivered, cerr error) (Delivered, error) {

@@ -179,6 +179,17 @@ func (tx *Tx) Lease(mailbox string, d time.Duration) (Message, bool) {
 func (tx *Tx) Peek(mailbox string) (Message, bool) { return tx.next(mailbox) }
 
 // Get returns the ready message id.
+// MailboxOf returns the mailbox of the message or dead letter with id, "" when there is none.
+func (tx *Tx) MailboxOf(id string) string {
+	if m, ok := tx.d.Messages[id]; ok {
+		return m.Mailbox
+	}
+	if d, ok := tx.d.Dead[id]; ok {
+		return d.Mailbox
+	}
+	return ""
+}
+
 func (tx *Tx) Get(id string) (Message, bool) {
 	m, ok := tx.d.Messages[id]
 	return m, ok

@@ -143,3 +143,9 @@ func (f *faultStore) OutboxDeadLetter(ctx context.Context, id, token, reason str
 	}
 	return f.commit(ctx, func(ctx context.Context) error { return f.st.OutboxDeadLetter(ctx, id, token, reason) })
 }
+
+// MessageMailbox is a read: it joins the caller's transaction, or reads on its own; no commit, so
+// no fault.
+func (f *faultStore) MessageMailbox(ctx context.Context, id string) (string, error) {
+	return f.st.MessageMailbox(ctx, id)
+}

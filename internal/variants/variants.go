@@ -247,6 +247,8 @@ func ModelOnlyCounterexamples() []ModelOnly {
 	return []ModelOnly{
 		{PTestCase: "tcFetchAfterStopCounterexample", Monitor: "StoppedWorkerStartsNoFetch",
 			Doc: "a worker that goes on fetching after its group's stop (tConsumerCfg.stop 2)"},
+		{PTestCase: "tcEffectOutsideFoldCounterexample", Monitor: "EffectAppliedAtMostOnce",
+			Doc: "a leased worker whose handler writes its effect outside the acknowledgement's transaction, so the effect stays when the ack is fenced off or never comes (tConsumerProfile EffectOutsideFold)"},
 		{PTestCase: "tcBatchAckBeforeEffectsCounterexample", Monitor: "AcknowledgedEffectCommitted",
 			Doc: "a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (tBatchProfile BatchAckBeforeEffects)"},
 		{PTestCase: "tcBatchAcksFailedCounterexample", Monitor: "AcknowledgedEffectCommitted",

@@ -81,6 +81,12 @@ machine ConsumerWorker {
               retryDelay = 0;
             }
           }
+          if (cfg.profile == EffectOutsideFold && outcome == "ok") {
+            // The handler's effect is written with a context that does not carry the fold's
+            // transaction: it commits now, on its own, whatever the handle below does.
+            send store, eEffectOutsideReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox);
+            Await();
+          }
           send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
                                    outcome = outcome, retry_delay = retryDelay);
           Await();

@@ -62,6 +62,9 @@ event eBatchFetchReq: (client: machine, worker: int, mailbox: string, profile: t
 event eBatchHandleReq: (client: machine, worker: int, mailbox: string, profile: tBatchProfile, outcomes: seq[string],
                         retry_delay: int, fault: string);
 event eBatchEffectsReq: (client: machine, worker: int, mailbox: string, fault: string);
+// The broken EffectOutsideFold profile's write outside the fold: the effect of the message the
+// worker fetched commits in a step of its own, before the worker's handle. Answered with eReply.
+event eEffectOutsideReq: (client: machine, worker: int, mailbox: string);
 // A batch delivery (AtomicFoldBatch): every claimed row of rows in one folded step, with one
 // fault for the step ("none", "commit_fails" or "crash_between"); epoch as eDeliverReq's.
 event eDeliverBatchReq: (client: machine, publisher: int, rows: seq[tClaimed], fault: string, retry_delay: int,

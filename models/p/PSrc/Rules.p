@@ -60,7 +60,7 @@ fun DeliversBefore(a: tMsg, b: tMsg): bool {
 
 // The store path a consumer profile takes, as its observations report it.
 fun ConsumerPath(p: tConsumerProfile): string {
-  if (p == Leased || p == UnfencedAck) {
+  if (p == Leased || p == UnfencedAck || p == EffectOutsideFold) {
     return "leased";
   }
   return "leaseless";

@@ -373,6 +373,24 @@ machine Store {
       Reply(r.client, res);
     }
 
+    // EffectOutsideFold's effect, committed apart from the acknowledgement (the correct store
+    // refuses the write: ErrOutsideTransaction). Announced as an effects commit of its own, as the
+    // BatchAckBeforeEffects profile's second commit is; a crash before the handle forgets the
+    // fetch, not the effect.
+    on eEffectOutsideReq do (r: (client: machine, worker: int, mailbox: string)) {
+      var res: tRes;
+      var ids: seq[string];
+      Begin();
+      if (r.worker in fetched) {
+        ids += (0, fetched[r.worker].id);
+        AddEffect(fetched[r.worker].mailbox, fetched[r.worker].id);
+      }
+      res.bug = sizeof(ids) > 0;
+      announce eObsConsumerEffectsBatch, (at = now, worker = r.worker, mailbox = r.mailbox, fault = "", ids = ids,
+                                          bug = res.bug);
+      Reply(r.client, res);
+    }
+
     on eBatchEffectsReq do (r: (client: machine, worker: int, mailbox: string, fault: string)) {
       var res: tRes;
       var ids: seq[string];
@@ -1079,7 +1097,10 @@ machine Store {
         res.action = "lease_lost";
         return res;
       }
-      AddEffect(f.mailbox, f.id);
+      if (profile != EffectOutsideFold) {
+        // EffectOutsideFold committed its effect before, in a step of its own.
+        AddEffect(f.mailbox, f.id);
+      }
       res.action = "acked";
       return res;
     }
@@ -1357,16 +1378,47 @@ machine Store {
     return res;
   }
 
+  // The mailbox of the message or dead letter that already has the outbox row's id, when that is not
+  // the row's target; "" when the id is free, is the row's own earlier delivery (in its target), or
+  // is only retired (a purged id keeps no mailbox). docs/semantics.md, "Id collisions".
+  fun CollidesWith(id: string, target: string): string {
+    var i: int;
+    var d: tDead;
+    var mailbox: string;
+    mailbox = "";
+    i = FindMsg(id);
+    if (i >= 0) {
+      mailbox = msgs[i].mailbox;
+    } else {
+      foreach (d in dead) {
+        if (d.id == id) {
+          mailbox = d.mailbox;
+        }
+      }
+    }
+    if (mailbox == target) {
+      return "";
+    }
+    return mailbox;
+  }
+
+  fun IdCollisionReason(mailbox: string): string {
+    return format("id collides with a message in mailbox {0}", mailbox);
+  }
+
   // One delivery attempt. res.duplicate reports whether the target enqueue found the id already
   // present (what the enqueue saw, whether or not its commit then held). The fault "undeliverable"
   // is the publisher's check refusing the row: it is dead-lettered, fenced by the claim, and
-  // nothing is enqueued.
+  // nothing is enqueued. An id collision (the id is a message or dead letter of another mailbox
+  // than the row's target) puts a dead-letter of the row, fenced by the claim, in the completion's
+  // place: action dead_lettered.
   fun DeliverOnce(id: string, token: int, profile: tPublisherProfile, fault: string): tRes {
     var res: tRes;
     var i: int;
     var row: tOutRow;
     var claimOk: bool;
     var completeOk: bool;
+    var other: string;
     i = FindOut(id);
     claimOk = ClaimMatches(i, token);
     // Whether the completion reports success: under the profile choice complete_fence "silent" a
@@ -1400,6 +1452,11 @@ machine Store {
     }
     row = outbox[i];
     res.duplicate = IdTaken(id);
+    other = CollidesWith(id, row.target);
+    if (other != "") {
+      // The dead-letter is fenced by the claim whatever the complete_fence choice says.
+      completeOk = claimOk;
+    }
 
     if (profile == AtomicFold) {
       // One transaction: enqueue + complete. A lost claim rolls it back; a failing commit loses it.
@@ -1412,8 +1469,13 @@ machine Store {
         return res;
       }
       Enqueue(row.target, id, row.key, row.priority, row.max_attempts, 0, row.payload);
-      OutboxComplete(id, token);
-      res.action = "delivered";
+      if (other != "") {
+        OutboxToDead(i, IdCollisionReason(other));
+        res.action = "dead_lettered";
+      } else {
+        OutboxComplete(id, token);
+        res.action = "delivered";
+      }
       if (fault == "crash_between") {
         res.action = "crashed";
       }
@@ -1442,6 +1504,11 @@ machine Store {
     }
     if (!completeOk) {
       res.action = "claim_lost";
+      return res;
+    }
+    if (other != "") {
+      OutboxToDead(i, IdCollisionReason(other));
+      res.action = "dead_lettered";
       return res;
     }
     OutboxComplete(id, token);

@@ -38,8 +38,12 @@ type tRes = (err: string, duplicate: bool, msg_id: string, msg_attempts: int, ms
 type tReply = (msg_id: string, msg_token: int, action: string, quiet: bool);
 
 // Consumer profiles. Leased and Leaseless are correct; the others are the deliberately broken
-// profiles the counterexample tests run.
-enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck, LeaselessFetchedAttempts }
+// profiles the counterexample tests run. EffectOutsideFold is a leased worker whose handler writes
+// its effect outside the fold's transaction (docs/semantics.md, "The transaction boundary": a
+// store call with a context that does not carry the transaction): the effect commits on its own,
+// before the handle, and stays when the handle's acknowledgement then fails or never comes.
+enum tConsumerProfile { Leased, Leaseless, LeaselessRawAttempts, UnfencedAck, LeaselessFetchedAttempts,
+                        EffectOutsideFold }
 
 // Batch consumer profiles (docs/semantics.md, "Batches"). BatchLeased and BatchLeaseless are
 // correct: a batch fetch of up to `size` messages in one step, and one step that commits every

@@ -138,6 +138,26 @@ fun ScOutboxSplitCorrect(): tScenario {
   return sc;
 }
 
+// Id collisions (docs/semantics.md, "Id collisions"): o1's id is already a message of mailbox
+// audit (a worker may acknowledge it first), o3's is already a message of its own target inbox,
+// o2 collides with nothing. A fold and a split publisher compete, each with one fault, and a crash
+// may land anywhere. o1 must end dead-lettered with nothing enqueued into inbox
+// (OutboxCompletionImpliesDelivery fails if the model completes it), o3 completed as a duplicate.
+fun ScOutboxIdCollision(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("audit", "o1", "", 0, 2));
+  sc.messages += (1, Msg("inbox", "o3", "", 0, 2));
+  sc.outbox += (0, OutRow("o1", "inbox", 2));
+  sc.outbox += (1, OutRow("o2", "inbox", 2));
+  sc.outbox += (2, OutRow("o3", "inbox", 2));
+  sc.consumers += (0, Worker(1, "audit", Leased, false));
+  sc.publishers += (0, Pub(1, AtomicFold, AllFaults(), 1));
+  sc.publishers += (1, Pub(2, Split, AllFaults(), 1));
+  sc.crashes = 1;
+  return sc;
+}
+
 // Leased workers on one mailbox and a leaseless worker on another, with up to two crashes landing
 // anywhere (notably between a fetch and its handle).
 fun ScCrashRestart(): tScenario {
@@ -309,6 +329,20 @@ fun ScUnfencedAck(): tScenario {
   sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
   sc.consumers += (0, SlowWorker(1, "inbox", UnfencedAck, false, 6));
   sc.consumers += (1, SlowWorker(2, "inbox", UnfencedAck, false, 6));
+  return sc;
+}
+
+// Counterexample: a write outside the fold. Two slow leased workers whose handler writes its
+// effect outside the acknowledgement's transaction: when a worker outlives its lease, the other
+// worker takes the message over and commits the effect too, and the first one's effect stays
+// although its ack is fenced off (lease_lost); a crash between the effect and the ack does the same.
+fun ScEffectOutsideFold(): tScenario {
+  var sc: tScenario;
+  sc = EmptyScenario();
+  sc.messages += (0, Msg("inbox", "m1", "", 0, 3));
+  sc.consumers += (0, SlowWorker(1, "inbox", EffectOutsideFold, false, 6));
+  sc.consumers += (1, SlowWorker(2, "inbox", EffectOutsideFold, false, 6));
+  sc.crashes = 1;
   return sc;
 }
 
