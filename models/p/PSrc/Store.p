@@ -1389,7 +1389,8 @@ machine Store {
     i = FindMsg(id);
     if (i >= 0) {
       mailbox = msgs[i].mailbox;
-    } else {
+    } else if (!PrfDeadLetterIdFree()) {
+      // Under dead_letter_id "free" a dead letter does not take its id: the enqueue succeeds.
       foreach (d in dead) {
         if (d.id == id) {
           mailbox = d.mailbox;
