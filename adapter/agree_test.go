@@ -112,6 +112,9 @@ func TestWrapperAgreesWithModel(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			ran := 0
 			for _, tr := range all {
+				if hasBatchStep(tr) {
+					continue // WithProtocol has no batch steps yet
+				}
 				want, err := models.Reexpect(models.Config{Profile: p}, tr)
 				if errors.Is(err, models.ErrUnfit) {
 					continue // the steps mean nothing under p
@@ -187,4 +190,16 @@ func stepName(step int) string {
 		return "final snapshot"
 	}
 	return fmt.Sprintf("#%d", step)
+}
+
+// hasBatchStep reports whether tr holds a batch step (docs/semantics.md, "Batches"), which
+// WithProtocol's reference steps do not cover yet.
+func hasBatchStep(tr *traces.Trace) bool {
+	for _, st := range tr.Steps {
+		switch st.Op {
+		case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+			return true
+		}
+	}
+	return false
 }

@@ -55,6 +55,8 @@ type delivery struct {
 func (w *protocol) Capabilities() replay.Capabilities {
 	c := replay.CapabilitiesOf(w.store)
 	c.Unsupported = slices.DeleteFunc(slices.Clone(c.Unsupported), func(op traces.Op) bool { return traces.Spec[op].Protocol })
+	// The reference steps have no batch steps yet (docs/semantics.md, "Batches").
+	c.Unsupported = append(c.Unsupported, traces.BatchOps...)
 	return c
 }
 
@@ -100,6 +102,8 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 		return o, err
 	case traces.OpPollTick:
 		return replay.Observation{Err: w.wakes.PollTick(a.Worker, a.Mailbox)}, nil
+	case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+		return replay.Observation{}, fmt.Errorf("%w: %q: the reference steps have no batch steps yet", replay.ErrUnsupported, op)
 	}
 	o, err := w.store.Do(ctx, op, at, a)
 	if err == nil && o.Err == "" && !o.Duplicate {
