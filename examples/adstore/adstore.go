@@ -98,6 +98,12 @@ func message(m *actordelivery.Message, withToken bool) *replay.Message {
 	return o
 }
 
+// Capabilities declares the batch steps unsupported: actordelivery has no batch consumer or
+// publisher yet (docs/semantics.md, "Batches").
+func (t *Target) Capabilities() replay.Capabilities {
+	return replay.Capabilities{Unsupported: slices.Clone(traces.BatchOps)}
+}
+
 // Do runs one step at logical time at.
 func (t *Target) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
 	if t.st == nil {
