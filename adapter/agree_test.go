@@ -153,6 +153,9 @@ func TestWrapperAgreesWithModel(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			ran := 0
 			for _, tr := range all {
+				if hasBatchStep(tr) {
+					continue // WithProtocol has no batch steps yet
+				}
 				want, err := models.Reexpect(models.Config{Profile: p}, tr)
 				if errors.Is(err, models.ErrUnfit) {
 					continue // the steps mean nothing under p
@@ -264,4 +267,16 @@ func TestChoiceTracesReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hasBatchStep reports whether tr holds a batch step (docs/semantics.md, "Batches"), which
+// WithProtocol's reference steps do not cover yet.
+func hasBatchStep(tr *traces.Trace) bool {
+	for _, st := range tr.Steps {
+		switch st.Op {
+		case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+			return true
+		}
+	}
+	return false
 }

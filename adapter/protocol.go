@@ -62,6 +62,8 @@ func (w *protocol) Capabilities() replay.Capabilities {
 	if !c.Reports(traces.OpEnqueue, "duplicate") && c.Reports(traces.OpPublisherDeliver, "duplicate") {
 		c.Unreported = append(c.Unreported, replay.UnreportedResult{Op: traces.OpPublisherDeliver, Field: "duplicate"})
 	}
+	// The reference steps have no batch steps yet (docs/semantics.md, "Batches").
+	c.Unsupported = append(c.Unsupported, traces.BatchOps...)
 	return c
 }
 
@@ -107,6 +109,8 @@ func (w *protocol) Do(ctx context.Context, op traces.Op, at int64, a replay.Args
 		return o, err
 	case traces.OpPollTick:
 		return replay.Observation{Err: w.wakes.PollTick(a.Worker, a.Mailbox)}, nil
+	case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+		return replay.Observation{}, fmt.Errorf("%w: %q: the reference steps have no batch steps yet", replay.ErrUnsupported, op)
 	}
 	o, err := w.store.Do(ctx, op, at, a)
 	if err == nil && o.Err == "" && !o.Duplicate {
@@ -299,7 +303,8 @@ func (w *protocol) collidesWith(ctx context.Context, id, target string) (string,
 	mailbox := ""
 	if i := slices.IndexFunc(s.Messages, func(m replay.MessageRow) bool { return m.ID == id }); i >= 0 {
 		mailbox = s.Messages[i].Mailbox
-	} else if i := slices.IndexFunc(s.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 {
+	} else if i := slices.IndexFunc(s.DeadLetters, func(d traces.DeadLetterRow) bool { return d.ID == id }); i >= 0 && !w.prof.DeadLetterIDFree {
+		// Under dead_letter_id "free" a dead letter does not take its id: the enqueue succeeds.
 		mailbox = s.DeadLetters[i].Mailbox
 	}
 	if mailbox == target {

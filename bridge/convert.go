@@ -41,13 +41,8 @@ var counterexampleVariants = variants.ByPTestCase()
 // each with the reason. The bridge runs them and judges their verdict as any other, and keeps no
 // trace of them. The counterexamples of the same steps are internal/variants'
 // ModelOnlyCounterexamples.
-var untracedTestCases = map[string]string{
-	"tcBatchLeasedWorkers":   batchUntraced,
-	"tcBatchLeaselessWorker": batchUntraced,
-	"tcBatchPublisherFold":   batchUntraced,
-}
-
-const batchUntraced = `its batch steps (docs/semantics.md, "Batches") have no trace op yet`
+// None is left since the format has the batch steps.
+var untracedTestCases = map[string]string{}
 
 // Untraced reports whether testCase is a green test case of which the bridge keeps no trace, and
 // why: the trace format has no op for some step it announces.

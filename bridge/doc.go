@@ -22,10 +22,11 @@
 //     on bad input.
 //   - Every trace it returns passes traces.Validate. Announcements of events that are not eObs*
 //     and all other log entries are ignored.
-//   - Some test cases announce steps the trace format has no op for yet (the batch steps,
-//     docs/semantics.md "Batches"). The bridge judges their runs and keeps no trace of them:
-//     the green ones are [Untraced] (Convert refuses them with [ErrUntraced]), the
-//     counterexamples are internal/variants' ModelOnlyCounterexamples.
+//   - A test case that announces a step the trace format has no op for would be [Untraced]
+//     (Convert refuses it with [ErrUntraced]); none is now. The batch steps' observations are
+//     declared by hand in models/p/PSrc/Observations.p ([HandDeclared]) and decoded by rules of
+//     their own (batch.go). Counterexamples of broken model machines are internal/variants'
+//     ModelOnlyCounterexamples.
 //   - Deterministic: a fixed seed and schedule count give the same traces, names and files on
 //     every run; [Regenerate] writes canonical files and a README without timestamps.
 //   - The conversion core (the readers, [Convert]) is pure; only [RunChecker], [Regenerate],

@@ -15,6 +15,8 @@ import (
 type obsSpec struct {
 	op     traces.Op
 	fields []string
+	// batch, when set, decodes the payload instead of the derived rules (see batch.go).
+	batch *batchObservation
 }
 
 // opsWithBug are the ops whose observation carries a `bug` flag: the steps a deliberately broken
@@ -46,7 +48,13 @@ var observations = buildObservations()
 
 func buildObservations() map[string]obsSpec {
 	table := make(map[string]obsSpec, len(traces.Ops))
+	for ev, b := range batchObservations {
+		table[ev] = obsSpec{op: b.op, fields: b.fields, batch: &b}
+	}
 	for _, op := range traces.Ops {
+		if HandDeclared(op) {
+			continue
+		}
 		spec, ok := traces.Spec[op]
 		if !ok {
 			panic(fmt.Sprintf("bridge: traces.Spec has no entry for op %q", op))
@@ -166,6 +174,9 @@ func buildFieldKinds() map[string]fieldKind {
 // decodeStep reads one observation's payload into a step; bug is the payload's bug flag (false
 // for ops without one).
 func decodeStep(spec obsSpec, payload json.RawMessage) (step traces.Step, bug bool, err error) {
+	if spec.batch != nil {
+		return decodeBatch(*spec.batch, payload)
+	}
 	obj, err := decodeObject(payload, "")
 	if err != nil {
 		return traces.Step{}, false, err

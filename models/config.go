@@ -15,6 +15,9 @@ type Config struct {
 	// Profile is the default, the rules as docs/semantics.md states them.
 	Profile profile.Profile
 
+	// BatchBug selects a broken batch consumer (see [BatchBug]); the zero value is the correct one.
+	BatchBug BatchBug
+
 	_ struct{}
 }
 

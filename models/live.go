@@ -59,6 +59,13 @@ func (m *Machine) HeldTokens(held func(space traces.TokenSpace, token int)) {
 			held(traces.LeaseTokens, d.token)
 		}
 	}
+	for _, b := range m.s.batches {
+		for _, d := range b {
+			if d.token != 0 {
+				held(traces.LeaseTokens, d.token)
+			}
+		}
+	}
 }
 
 // Holds reports whether id names a row the machine keeps: a message (ready or acked), a dead

@@ -11,10 +11,8 @@ import (
 // peek. A message it returns is remembered as the worker's delivery until the worker's handle (or
 // a crash). lease_for is ignored on the leaseless path.
 func (s *State) consumerFetch(a *traces.Args, now int64) (traces.Result, error) {
-	if d, busy := s.inflight[a.Worker]; busy {
-		return traces.Result{}, malformed(traces.OpConsumerFetch,
-			"worker %d still holds its fetch of %q from mailbox %q: a consumer_handle must come between two fetches",
-			a.Worker, d.id, d.mailbox)
+	if err := s.idleWorker(traces.OpConsumerFetch, a.Worker); err != nil {
+		return traces.Result{}, err
 	}
 	leaseless := a.Profile == traces.ProfileLeaseless
 	var m *traces.Message
@@ -57,8 +55,14 @@ func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error)
 			a.Worker, d.id, profileOf(d.leaseless), a.Profile)
 	}
 	delete(s.inflight, a.Worker)
+	return s.handleDelivery(d, a.Outcome, a.RetryDelay, now), nil
+}
 
-	if a.Outcome == traces.OutcomeOK {
+// handleDelivery commits the outcome of one fetched delivery d: a single handle's whole
+// transaction, and one message's part of a batch handle's. Every store operation it runs either
+// all commit or none does: a failed fenced operation changes nothing and ends lease_lost.
+func (s *State) handleDelivery(d delivery, outcome string, retryDelay, now int64) traces.Result {
+	if outcome == traces.OutcomeOK {
 		var acked bool
 		if d.leaseless {
 			acked = s.ackByID(d.id)
@@ -66,11 +70,11 @@ func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error)
 			acked = s.ack(d.id, d.token)
 		}
 		if !acked {
-			return traces.Result{Action: traces.ActionLeaseLost}, nil
+			return traces.Result{Action: traces.ActionLeaseLost}
 		}
 		// The effect commits with the ack.
 		s.effects[d.mailbox] = append(s.effects[d.mailbox], d.id)
-		return traces.Result{Action: traces.ActionAcked}, nil
+		return traces.Result{Action: traces.ActionAcked}
 	}
 
 	// The decision reads the row as stored now on the leaseless path: a nack_by_id since the fetch
@@ -98,28 +102,28 @@ func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error)
 		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, s.cfg.Profile.ReasonMaxAttemptsWording()) {
 			r.Action = traces.ActionDeadLettered
 		}
-	case a.Outcome == traces.OutcomeFailNoRetry && d.leaseless:
+	case outcome == traces.OutcomeFailNoRetry && d.leaseless:
 		// The policy declines: the handler's error is the reason, the bump and the move commit
 		// together as at max_attempts.
 		if s.nackByID(d.id, now) && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
 			r.Action = traces.ActionDeadLettered
 		}
-	case a.Outcome == traces.OutcomeFailNoRetry:
+	case outcome == traces.OutcomeFailNoRetry:
 		// Leased: the move is fenced by the token, since another worker may lease the message
 		// once this lease runs out.
 		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case d.leaseless:
-		if s.nackByID(d.id, now+a.RetryDelay) {
+		if s.nackByID(d.id, now+retryDelay) {
 			r.Action = traces.ActionRetried
 		}
 	default:
-		if s.nack(d.id, d.token, now+a.RetryDelay) {
+		if s.nack(d.id, d.token, now+retryDelay) {
 			r.Action = traces.ActionRetried
 		}
 	}
-	return r, nil
+	return r
 }
 
 func profileOf(leaseless bool) string {

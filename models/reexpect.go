@@ -36,7 +36,8 @@ func Reexpect(cfg Config, t *traces.Trace) (*traces.Trace, error) {
 	if t == nil {
 		return nil, ErrNilTrace
 	}
-	// Where t's results issued each symbol: step index and place (-1: the message; i: claimed[i]).
+	// Where t's results issued each symbol: step index and place (-1: the message; i: claimed[i];
+	// -2-j: messages[j] of a batch fetch).
 	type place struct{ step, at int }
 	issued := [2]map[int]place{{}, {}}
 	for i, st := range t.Steps {
@@ -48,6 +49,11 @@ func Reexpect(cfg Config, t *traces.Trace) (*traces.Trace, error) {
 		for j, c := range st.Result.Claimed {
 			if _, seen := issued[traces.ClaimTokens][c.Token]; !seen && c.Token != 0 {
 				issued[traces.ClaimTokens][c.Token] = place{i, j}
+			}
+		}
+		for j, m := range st.Result.Messages {
+			if _, seen := issued[traces.LeaseTokens][m.Token]; !seen && m.Token != 0 {
+				issued[traces.LeaseTokens][m.Token] = place{i, -2 - j}
 			}
 		}
 	}
@@ -126,6 +132,17 @@ func Reexpect(cfg Config, t *traces.Trace) (*traces.Trace, error) {
 			}
 			r.Claimed = claimed
 		}
+		if r.Messages != nil {
+			msgs := slices.Clone(r.Messages)
+			for j := range msgs {
+				want := 0
+				if j < len(st.Result.Messages) {
+					want = st.Result.Messages[j].Token
+				}
+				msgs[j].Token = issue(traces.LeaseTokens, msgs[j].Token, want, place{i, -2 - j})
+			}
+			r.Messages = msgs
+		}
 		out.Steps[i] = traces.Step{Op: st.Op, At: st.At, Args: st.Args, Result: r}
 		if args.Token > 0 {
 			out.Steps[i].Args.Token = symbol[ns][args.Token]
@@ -171,6 +188,9 @@ func maxSymbol(t *traces.Trace) int {
 		m = max(m, st.Args.Token)
 		if st.Result.Message != nil {
 			m = max(m, st.Result.Message.Token)
+		}
+		for _, c := range st.Result.Messages {
+			m = max(m, c.Token)
 		}
 		for _, c := range st.Result.Claimed {
 			m = max(m, c.Token)

@@ -115,6 +115,18 @@ func result(b *traces.Binder[int], r, want traces.Result) traces.Result {
 		}
 		r.Claimed = out
 	}
+	if r.Messages != nil {
+		toks := make([]int, len(r.Messages))
+		for i, m := range r.Messages {
+			toks[i] = m.Token
+		}
+		out := make([]traces.Message, len(r.Messages))
+		for i, sym := range b.Messages(&want, toks) {
+			out[i] = r.Messages[i]
+			out[i].Token = sym
+		}
+		r.Messages = out
+	}
 	return r
 }
 

@@ -51,6 +51,14 @@ func (s *State) workerDrain(a *traces.Args) error {
 		}
 		delete(s.inflight, a.Worker)
 	}
+	if b, held := s.batches[a.Worker]; held {
+		if a.Outcome != traces.OutcomeTimedOut {
+			return malformed(traces.OpWorkerDrain,
+				"worker %d drained holding its batch of %d messages from mailbox %q, never handled: a stop must handle and commit every fetched message (or the drain timed out, outcome timed_out)",
+				a.Worker, len(b), b[0].mailbox)
+		}
+		delete(s.batches, a.Worker)
+	}
 	s.stops[a.Worker] = drained
 	return nil
 }
@@ -63,7 +71,7 @@ func (s *State) stepAfterStop(op traces.Op, w int) error {
 	case drained:
 		return malformed(op, "worker %d took a step after its worker_drain: a drained worker takes no step again", w)
 	case stoppedStepped:
-		if op == traces.OpConsumerFetch {
+		if op == traces.OpConsumerFetch || op == traces.OpConsumerFetchBatch {
 			return malformed(op, "worker %d started a new fetch after its worker_stop: a stopped worker starts no fetch (only one under way at the stop may complete, as its first step after it)", w)
 		}
 	case stopped:

@@ -57,6 +57,12 @@ type State struct {
 	effectsForgotten map[string]int
 	// inflight maps a worker to the delivery it fetched and has not handled yet.
 	inflight map[int]delivery
+	// batches maps a worker to the batch it fetched (consumer_fetch_batch) and has not handled
+	// yet, in batch order. A worker holds a fetch or a batch, never both.
+	batches map[int][]delivery
+	// owed maps a worker to the acknowledged messages whose effects its batch handle left to a
+	// later commit: only a BatchAckBeforeEffects consumer leaves any.
+	owed map[int][]delivery
 	// stops marks the workers whose group was stopped (worker_stop) and those that ended
 	// (worker_drain); a worker without an entry runs. A crash forgets every mark, as it forgets
 	// the in-flight deliveries: the restarted process's workers are new.
@@ -196,6 +202,8 @@ func (s State) clone() State {
 	n.effects = cloneSlices(s.effects)
 	n.effectsForgotten = cloneMap(s.effectsForgotten)
 	n.inflight = cloneMap(s.inflight)
+	n.batches = cloneSlices(s.batches)
+	n.owed = cloneSlices(s.owed)
 	n.stops = cloneMap(s.stops)
 	n.wakes = s.wakes.clone()
 	n.processed = cloneMap(s.processed)
@@ -230,6 +238,8 @@ func Equal(a, b State) bool {
 		maps.EqualFunc(a.effects, b.effects, slices.Equal) &&
 		maps.Equal(a.effectsForgotten, b.effectsForgotten) &&
 		maps.Equal(a.inflight, b.inflight) &&
+		maps.EqualFunc(a.batches, b.batches, slices.Equal) &&
+		maps.EqualFunc(a.owed, b.owed, slices.Equal) &&
 		maps.Equal(a.stops, b.stops) &&
 		a.wakes.equal(b.wakes) &&
 		maps.Equal(a.processed, b.processed) &&

@@ -133,8 +133,24 @@ func (n *State) applyAt(op traces.Op, at int64, a *traces.Args) (traces.Result, 
 		}
 	case traces.OpPublisherDeliver:
 		r, err = n.publisherDeliver(a, at)
+	case traces.OpConsumerFetchBatch:
+		if err = n.stepAfterStop(op, a.Worker); err == nil {
+			if r, err = n.consumerFetchBatch(a, at); err == nil {
+				n.wakes.Fetched(a.Worker, a.Mailbox)
+			}
+		}
+	case traces.OpConsumerHandleBatch:
+		if err = n.stepAfterStop(op, a.Worker); err == nil {
+			r, err = n.consumerHandleBatch(a, at)
+		}
+	case traces.OpConsumerEffectsBatch:
+		r = n.consumerEffectsBatch(a)
+	case traces.OpPublisherDeliverBatch:
+		r, err = n.publisherDeliverBatch(a, at)
 	case traces.OpCrash:
 		clear(n.inflight)
+		clear(n.batches)
+		clear(n.owed)
 		clear(n.stops)
 		n.wakes.Crash()
 	case traces.OpWorkerStop:
@@ -256,6 +272,36 @@ func validate(op traces.Op, a *traces.Args) error {
 			nonNegative("retry_delay", a.RetryDelay))
 	case traces.OpWorkerDrain:
 		return oneOf("outcome", a.Outcome, traces.OutcomeDrained, traces.OutcomeTimedOut)
+	case traces.OpConsumerFetchBatch:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox),
+			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
+			atLeastOne("size", a.Size), nonNegative("lease_for", a.LeaseFor))
+	case traces.OpConsumerHandleBatch:
+		errs := []error{nonEmpty("mailbox", a.Mailbox),
+			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
+			oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails),
+			nonNegative("retry_delay", a.RetryDelay)}
+		for _, o := range a.Outcomes {
+			errs = append(errs, oneOf("outcome", o, traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry))
+		}
+		return errors.Join(errs...)
+	case traces.OpConsumerEffectsBatch:
+		return errors.Join(nonEmpty("mailbox", a.Mailbox), oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails))
+	case traces.OpPublisherDeliverBatch:
+		errs := []error{oneOf("fault", a.Fault, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween),
+			nonNegative("retry_delay", a.RetryDelay)}
+		if len(a.IDs) == 0 {
+			errs = append(errs, malformed(op, "ids is empty"))
+		}
+		seen := map[string]bool{}
+		for _, id := range a.IDs {
+			if seen[id] {
+				errs = append(errs, malformed(op, "id %q is delivered twice in one batch", id))
+			}
+			seen[id] = true
+			errs = append(errs, nonEmpty("id", id))
+		}
+		return errors.Join(errs...)
 	}
 	return nil
 }

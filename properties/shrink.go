@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"math/rand"
+	"reflect"
 	"slices"
 
 	"github.com/pconform/pconform/traces"
@@ -36,7 +37,7 @@ func (h *hunter) shrink(run *failedRun, rng *rand.Rand) *failedRun {
 		p.dropEach()
 	}
 	for _, simplify := range []func([]*cmd) []*cmd{renameIDs, renameMailboxes, renameWorkers, onePublisher, shiftTime} {
-		if cand := simplify(p.best.cmds); !slices.EqualFunc(cand, p.best.cmds, func(x, y *cmd) bool { return *x == *y }) {
+		if cand := simplify(p.best.cmds); !slices.EqualFunc(cand, p.best.cmds, func(x, y *cmd) bool { return reflect.DeepEqual(*x, *y) }) {
 			p.try(cand)
 		}
 	}

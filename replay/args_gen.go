@@ -35,6 +35,9 @@ type Args struct {
 	TTL                 int64
 	Actor               string
 	ExpectVersion       int
+	Size                int
+	Outcomes            []string
+	IDs                 []string
 }
 
 // TargetArgs is a with its token symbol replaced by token, the real token it stands for.
@@ -66,6 +69,9 @@ func TargetArgs(a traces.Args, token string) Args {
 		TTL:                 a.TTL,
 		Actor:               a.Actor,
 		ExpectVersion:       a.ExpectVersion,
+		Size:                a.Size,
+		Outcomes:            a.Outcomes,
+		IDs:                 a.IDs,
 	}
 }
 
@@ -98,6 +104,9 @@ func TraceArgs(a Args, token int) traces.Args {
 		TTL:                 a.TTL,
 		Actor:               a.Actor,
 		ExpectVersion:       a.ExpectVersion,
+		Size:                a.Size,
+		Outcomes:            a.Outcomes,
+		IDs:                 a.IDs,
 	}
 }
 
@@ -113,30 +122,41 @@ type Observation struct {
 	Attempt  int
 	Version  int
 	Redrives []traces.RedriveRecord
+	// Messages are a batch fetch's messages, in batch order.
+	Messages   []Message
+	Actions    []string
+	Duplicates []bool
+	Effects    []string
 }
 
-// resultOf copies o's fields except Message and Claimed, whose tokens need a binding.
+// resultOf copies o's fields except Message, Claimed and Messages, whose tokens need a binding.
 func resultOf(o Observation) traces.Result {
 	return traces.Result{
-		Err:       o.Err,
-		Duplicate: o.Duplicate,
-		Affected:  o.Affected,
-		Action:    o.Action,
-		Attempt:   o.Attempt,
-		Version:   o.Version,
-		Redrives:  o.Redrives,
+		Err:        o.Err,
+		Duplicate:  o.Duplicate,
+		Affected:   o.Affected,
+		Action:     o.Action,
+		Attempt:    o.Attempt,
+		Version:    o.Version,
+		Redrives:   o.Redrives,
+		Actions:    o.Actions,
+		Duplicates: o.Duplicates,
+		Effects:    o.Effects,
 	}
 }
 
-// ObservationOf copies r's fields except Message and Claimed, whose tokens need a binding.
+// ObservationOf copies r's fields except Message, Claimed and Messages, whose tokens need a binding.
 func ObservationOf(r traces.Result) Observation {
 	return Observation{
-		Err:       r.Err,
-		Duplicate: r.Duplicate,
-		Affected:  r.Affected,
-		Action:    r.Action,
-		Attempt:   r.Attempt,
-		Version:   r.Version,
-		Redrives:  r.Redrives,
+		Err:        r.Err,
+		Duplicate:  r.Duplicate,
+		Affected:   r.Affected,
+		Action:     r.Action,
+		Attempt:    r.Attempt,
+		Version:    r.Version,
+		Redrives:   r.Redrives,
+		Actions:    r.Actions,
+		Duplicates: r.Duplicates,
+		Effects:    r.Effects,
 	}
 }

@@ -105,10 +105,18 @@ func TestSymbolPathsAgree(t *testing.T) {
 			direct := runTraceVerdict(t, tr)
 			model := replayOn(t, tr, targets.Model, actordelivery.BackendSQLite, replay.Options{}).verdict
 			store := replayOn(t, tr, targets.Store, actordelivery.BackendSQLite, replay.Options{}).verdict
-			for _, p := range []struct {
+			paths := []struct {
 				name string
 				v    pathVerdict
-			}{{"replay against the model", verdictOf(model)}, {"replay against the store", verdictOf(store)}} {
+			}{{"replay against the model", verdictOf(model)}, {"replay against the store", verdictOf(store)}}
+			if i, ok := firstBatchStep(tr); ok {
+				// The store has no batch consumer yet: its replay stops at the first batch step.
+				if store.Outcome != replay.Inconclusive || store.Step != i {
+					t.Errorf("replay against the store: %s at step %d, want inconclusive at the first batch step %d", store.Outcome, store.Step, i)
+				}
+				paths = paths[:1]
+			}
+			for _, p := range paths {
 				if p.v.outcome != direct.outcome || p.v.step != direct.step {
 					t.Errorf("%s: %s at step %d; models.RunTrace: %s at step %d (%s)",
 						p.name, p.v.outcome, p.v.step, direct.outcome, direct.step, filepath.Base(path))
@@ -161,3 +169,15 @@ func runTraceVerdict(t *testing.T, tr *traces.Trace) pathVerdict {
 }
 
 func (v pathVerdict) String() string { return fmt.Sprintf("%s at %d", v.outcome, v.step) }
+
+// firstBatchStep is the index of tr's first batch step (docs/semantics.md, "Batches"), which the
+// store cannot run yet; ok is false when tr has none.
+func firstBatchStep(tr *traces.Trace) (int, bool) {
+	for i, st := range tr.Steps {
+		switch st.Op {
+		case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+			return i, true
+		}
+	}
+	return 0, false
+}

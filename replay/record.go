@@ -93,6 +93,13 @@ func expectedSymbols(b *traces.Binder[string], want traces.Result, obs Observati
 		}
 		r.Claimed = append(r.Claimed, traces.Claimed{Token: pick(traces.ClaimTokens, w, c.Token)})
 	}
+	for i, m := range obs.Messages {
+		w := 0
+		if i < len(want.Messages) {
+			w = want.Messages[i].Token
+		}
+		r.Messages = append(r.Messages, traces.Message{Token: pick(traces.LeaseTokens, w, m.Token)})
+	}
 	return r
 }
 

@@ -64,6 +64,13 @@ func Symbolize(b *traces.Binder[string], want *traces.Result, o Observation) tra
 	for i, c := range o.Claimed {
 		r.Claimed = append(r.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: claimedSyms[i]})
 	}
+	toks := make([]string, len(o.Messages))
+	for i, m := range o.Messages {
+		toks[i] = m.Token
+	}
+	for i, sym := range b.Messages(want, toks) {
+		r.Messages = append(r.Messages, traces.Message{ID: o.Messages[i].ID, Attempts: o.Messages[i].Attempts, Token: sym})
+	}
 	return r
 }
 

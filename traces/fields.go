@@ -125,6 +125,9 @@ var argFields = []field[Args]{
 	int64Field("ttl", true, func(a *Args) *int64 { return &a.TTL }),
 	strField("actor", true, func(a *Args) *string { return &a.Actor }),
 	intField("expect_version", true, func(a *Args) *int { return &a.ExpectVersion }),
+	intField("size", true, func(a *Args) *int { return &a.Size }),
+	listField("outcomes", func(a *Args) *[]string { return &a.Outcomes }, decodeString, appendString),
+	listField("ids", func(a *Args) *[]string { return &a.IDs }, decodeString, appendString),
 }
 
 // resultFields lists every result field any operation reports; see argFields.
@@ -160,6 +163,60 @@ var resultFields = []field[Result]{
 	intField("attempt", true, func(r *Result) *int { return &r.Attempt }),
 	intField("version", true, func(r *Result) *int { return &r.Version }),
 	rowsField("redrives", redriveFields, func(r *Result) *[]RedriveRecord { return &r.Redrives }),
+	rowsField("messages", messageFields, func(r *Result) *[]Message { return &r.Messages }),
+	listField("actions", func(r *Result) *[]string { return &r.Actions }, decodeString, appendString),
+	listField("duplicates", func(r *Result) *[]bool { return &r.Duplicates }, decodeBool, strconv.AppendBool),
+	listField("effects", func(r *Result) *[]string { return &r.Effects }, decodeString, appendString),
+}
+
+// listField is an optional member holding a list of scalars. An empty list and an absent one
+// mean the same; both read as nil so that a written trace reads back equal.
+func listField[T, E any](name string, get func(*T) *[]E, dec func(d *decoder, n *node, path string) (E, error),
+	enc func(b []byte, e E) []byte) field[T] {
+	return field[T]{
+		name:     name,
+		optional: true,
+		isZero:   func(v *T) bool { return len(*get(v)) == 0 },
+		decode: func(d *decoder, n *node, path string, v *T) error {
+			if n.kind != kindArray {
+				return d.errf(path, "must be an array, got %s", n.describe())
+			}
+			var out []E
+			for i, e := range n.items {
+				x, err := dec(d, e, index(path, i))
+				if err != nil {
+					return err
+				}
+				out = append(out, x)
+			}
+			*get(v) = out
+			return nil
+		},
+		encode: func(b []byte, v *T) []byte {
+			b = append(b, '[')
+			for i, e := range *get(v) {
+				if i > 0 {
+					b = append(b, ", "...)
+				}
+				b = enc(b, e)
+			}
+			return append(b, ']')
+		},
+	}
+}
+
+func decodeString(d *decoder, n *node, path string) (string, error) {
+	if n.kind != kindString {
+		return "", d.errf(path, "must be a string, got %s", n.describe())
+	}
+	return n.text, nil
+}
+
+func decodeBool(d *decoder, n *node, path string) (bool, error) {
+	if n.kind != kindBool {
+		return false, d.errf(path, "must be a boolean, got %s", n.describe())
+	}
+	return n.boolean, nil
 }
 
 // rowsField is an optional result field holding a list of objects with the given fields. An
@@ -333,14 +390,17 @@ func argsSet(a *Args) uint64 {
 		bit(a.Publisher != 0, 15) | bit(a.Profile != "", 16) | bit(a.Outcome != "", 17) |
 		bit(a.RetryDelay != 0, 18) | bit(a.Fault != "", 19) | bit(a.OlderThan != 0, 20) |
 		bit(a.Horizon != 0, 21) | bit(a.Consumer != "", 22) | bit(a.TTL != 0, 23) |
-		bit(a.Actor != "", 24) | bit(a.ExpectVersion != 0, 25)
+		bit(a.Actor != "", 24) | bit(a.ExpectVersion != 0, 25) | bit(a.Size != 0, 26) |
+		bit(len(a.Outcomes) != 0, 27) | bit(len(a.IDs) != 0, 28)
 }
 
 // resultSet is argsSet for a result and resultFields.
 func resultSet(r *Result) uint64 {
 	return bit(r.Err != "", 0) | bit(r.Duplicate, 1) | bit(r.Message != nil, 2) |
 		bit(r.Affected != 0, 3) | bit(len(r.Claimed) != 0, 4) | bit(r.Action != "", 5) |
-		bit(r.Attempt != 0, 6) | bit(r.Version != 0, 7) | bit(len(r.Redrives) != 0, 8)
+		bit(r.Attempt != 0, 6) | bit(r.Version != 0, 7) | bit(len(r.Redrives) != 0, 8) |
+		bit(len(r.Messages) != 0, 9) | bit(len(r.Actions) != 0, 10) | bit(len(r.Duplicates) != 0, 11) |
+		bit(len(r.Effects) != 0, 12)
 }
 
 func bit(set bool, j int) uint64 {

@@ -346,6 +346,60 @@ func (g *gen) step(op Op, at int64) Step {
 			res.Action = ActionClaimLost
 		}
 		res.Duplicate = g.maybe(0.3)
+	case OpConsumerFetchBatch:
+		a.Worker, a.Mailbox, a.Profile, a.Size = g.small(0, 3), mailbox(), g.pick(ProfileLeased, ProfileLeaseless), g.small(1, 4)
+		if a.Profile == ProfileLeased {
+			a.LeaseFor = int64(g.small(1, 30))
+		}
+		for j := range g.small(0, a.Size) {
+			m := Message{ID: id() + "#" + strconv.Itoa(j), Attempts: g.small(0, 5)}
+			if a.Profile == ProfileLeased {
+				m.Attempts, m.Token = g.small(1, 5), g.issue(leaseTokens)
+			}
+			res.Messages = append(res.Messages, m)
+		}
+	case OpConsumerHandleBatch:
+		a.Worker, a.Mailbox, a.Profile = g.small(0, 3), mailbox(), g.pick(ProfileLeased, ProfileLeaseless)
+		a.Fault = g.pick(FaultNone, FaultCommitFails)
+		if g.maybe(0.5) {
+			a.RetryDelay = int64(g.small(0, 10))
+		}
+		idle := g.maybe(0.2)
+		for range g.small(1, 4) {
+			o := g.pick(OutcomeOK, OutcomeFail, OutcomeFailNoRetry)
+			a.Outcomes = append(a.Outcomes, o)
+			if idle {
+				continue
+			}
+			act := map[string]string{OutcomeOK: ActionAcked, OutcomeFail: ActionRetried, OutcomeFailNoRetry: ActionDeadLettered}[o]
+			switch {
+			case a.Fault == FaultCommitFails:
+				act = ActionCommitFailed
+			case g.maybe(0.2):
+				act = ActionLeaseLost
+			}
+			res.Actions = append(res.Actions, act)
+		}
+	case OpConsumerEffectsBatch:
+		a.Worker, a.Mailbox, a.Fault = g.small(0, 3), mailbox(), g.pick(FaultNone, FaultCommitFails)
+		for j := range g.small(0, 3) {
+			res.Effects = append(res.Effects, id()+"#"+strconv.Itoa(j))
+		}
+	case OpPublisherDeliverBatch:
+		a.Publisher, a.Token = g.small(0, 2), g.argToken(claimTokens)
+		a.Fault = g.pick(FaultNone, FaultCommitFails, FaultCrashBetween)
+		if g.maybe(0.3) {
+			a.RetryDelay = int64(g.small(0, 10))
+		}
+		for j := range g.small(1, 4) {
+			a.IDs = append(a.IDs, id()+"#"+strconv.Itoa(j))
+			act := map[string]string{FaultNone: ActionDelivered, FaultCommitFails: ActionCommitFailed, FaultCrashBetween: ActionCrashed}[a.Fault]
+			if g.maybe(0.2) {
+				act = ActionClaimLost
+			}
+			res.Actions = append(res.Actions, act)
+			res.Duplicates = append(res.Duplicates, g.maybe(0.3))
+		}
 	case OpWorkerStop:
 		a.Worker = g.small(0, 3)
 	case OpWorkerDrain:

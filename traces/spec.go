@@ -58,6 +58,29 @@ const (
 	OpPollTick Op = "poll_tick"
 )
 
+// Batch steps (docs/semantics.md, "Batches"): a consumer worker's fetch of up to size messages
+// and the one commit of all their outcomes, and a publisher's delivery of a claimed batch of
+// outbox rows in one folded transaction.
+const (
+	// OpConsumerFetchBatch: up to size eligible messages of the mailbox, in delivery order, at
+	// most one per key (its head). Leased: expire() then one lease per message; leaseless: one
+	// read-only peek of them all.
+	OpConsumerFetchBatch Op = "consumer_fetch_batch"
+	// OpConsumerHandleBatch: one transaction commits every fetched message's outcome, in batch
+	// order, each as consumer_handle would; fault commit_fails changes nothing at all.
+	OpConsumerHandleBatch Op = "consumer_handle_batch"
+	// OpConsumerEffectsBatch: the commit of effects that a worker's batch handle acknowledged
+	// without them. Only a broken consumer owes any (one that acks before its effects commit);
+	// for a correct one the step commits nothing and reports no effects.
+	OpConsumerEffectsBatch Op = "consumer_effects_batch"
+	// OpPublisherDeliverBatch: the fold delivery of the claimed rows ids under their claim's one
+	// token, every row's enqueue and completion in one transaction.
+	OpPublisherDeliverBatch Op = "publisher_deliver_batch"
+)
+
+// BatchOps lists the batch steps, in the order of Ops.
+var BatchOps = []Op{OpConsumerFetchBatch, OpConsumerHandleBatch, OpConsumerEffectsBatch, OpPublisherDeliverBatch}
+
 // Ops lists every operation in a stable order.
 var Ops = []Op{
 	OpEnqueue, OpLease, OpPeek, OpAck, OpNack, OpAckByID, OpNackByID, OpExtend, OpExpire,
@@ -65,6 +88,7 @@ var Ops = []Op{
 	OpAdvanceClock, OpPurge, OpMarkProcessed, OpSaveCheckpoint, OpLoadCheckpoint, OpRedrive,
 	OpListRedrives, OpConsumerFetch, OpConsumerHandle, OpPublisherDeliver, OpCrash,
 	OpWorkerStop, OpWorkerDrain, OpWake, OpPollTick,
+	OpConsumerFetchBatch, OpConsumerHandleBatch, OpConsumerEffectsBatch, OpPublisherDeliverBatch,
 }
 
 // OpSpec fixes, for one operation, which argument and result fields a step may carry. A parser
@@ -169,6 +193,31 @@ var Spec = map[Op]OpSpec{
 		Values: map[string][]string{"profile": {WakeLocal, WakeNotify}},
 	},
 	OpPollTick: {Args: []string{"worker", "mailbox"}, Results: []string{"err"}, Protocol: true, Err: ErrKindWakeNotFetched},
+
+	OpConsumerFetchBatch: {
+		Args: []string{"worker", "mailbox", "profile", "size"}, OptionalArgs: []string{"lease_for"}, Results: []string{"messages"}, Protocol: true,
+		Values: map[string][]string{"profile": consumerProfiles},
+	},
+	OpConsumerHandleBatch: {
+		Args: []string{"worker", "mailbox", "profile", "outcomes", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"actions"}, Protocol: true,
+		Values: map[string][]string{
+			"profile":  consumerProfiles,
+			"outcomes": handleOutcomes,
+			"fault":    {FaultNone, FaultCommitFails},
+			"actions":  {ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionCommitFailed},
+		},
+	},
+	OpConsumerEffectsBatch: {
+		Args: []string{"worker", "mailbox", "fault"}, Results: []string{"effects"}, Protocol: true,
+		Values: map[string][]string{"fault": {FaultNone, FaultCommitFails}},
+	},
+	OpPublisherDeliverBatch: {
+		Args: []string{"publisher", "ids", "token", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"actions", "duplicates"}, Protocol: true, Tokens: ClaimTokens,
+		Values: map[string][]string{
+			"fault":   {FaultNone, FaultCommitFails, FaultCrashBetween},
+			"actions": {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed},
+		},
+	},
 }
 
 // The kinds of a redrive record (RedriveRecord.Kind).

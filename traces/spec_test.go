@@ -45,7 +45,8 @@ func TestSpecNamesKnownFields(t *testing.T) {
 			}
 		}
 		wantProtocol := op == OpConsumerFetch || op == OpConsumerHandle || op == OpPublisherDeliver || op == OpCrash ||
-			op == OpWorkerStop || op == OpWorkerDrain || op == OpWake || op == OpPollTick
+			op == OpWorkerStop || op == OpWorkerDrain || op == OpWake || op == OpPollTick ||
+			op == OpConsumerFetchBatch || op == OpConsumerHandleBatch || op == OpConsumerEffectsBatch || op == OpPublisherDeliverBatch
 		if sp.Protocol != wantProtocol {
 			t.Errorf("%s: Protocol = %v", op, sp.Protocol)
 		}

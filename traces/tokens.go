@@ -150,6 +150,25 @@ func (b *Binder[T]) Result(want *Result, message T, claimed []T) (messageSym int
 	return messageSym, claimedSyms
 }
 
+// Messages maps the real lease tokens of a batch fetch's messages, in batch order, to symbols,
+// as [Binder.Result] maps a single message's: against want's messages position by position, or
+// auto-bound when want is nil.
+func (b *Binder[T]) Messages(want *Result, tokens []T) []int {
+	out := make([]int, len(tokens))
+	for i, real := range tokens {
+		w := 0
+		if want != nil && i < len(want.Messages) {
+			w = want.Messages[i].Token
+		}
+		if want == nil {
+			out[i] = b.Auto(LeaseTokens, real)
+		} else {
+			out[i] = b.Observe(LeaseTokens, w, real)
+		}
+	}
+	return out
+}
+
 // Bound returns a copy of namespace s's bindings, symbol to real token.
 func (b *Binder[T]) Bound(s TokenSpace) map[int]T {
 	sp := b.space(s)

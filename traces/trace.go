@@ -147,6 +147,13 @@ type Args struct {
 	Actor string `json:"actor,omitempty"`
 	// ExpectVersion is the checkpoint version a save_checkpoint expects (0: no checkpoint yet).
 	ExpectVersion int `json:"expect_version,omitempty"`
+	// Size is the most messages a consumer_fetch_batch takes (>= 1).
+	Size int `json:"size,omitempty"`
+	// Outcomes are the handlers' outcomes in consumer_handle_batch, one per fetched message in
+	// batch order, each as consumer_handle's outcome.
+	Outcomes []string `json:"outcomes,omitempty"`
+	// IDs are the claimed outbox rows a publisher_deliver_batch delivers, in claim order.
+	IDs []string `json:"ids,omitempty"`
 }
 
 // Result is what a caller observes from a step. Which fields an operation reports is fixed by [Spec].
@@ -174,6 +181,19 @@ type Result struct {
 	Version int `json:"version,omitempty"`
 	// Redrives lists the redrive records a list_redrives returned, oldest first.
 	Redrives []RedriveRecord `json:"redrives,omitempty"`
+	// Messages lists the messages a consumer_fetch_batch returned, in batch order (absent: none).
+	Messages []Message `json:"messages,omitempty"`
+	// Actions is what a consumer_handle_batch did with each message of the batch, or what a
+	// publisher_deliver_batch did with each row, in order; the same words as Action, and
+	// "commit_failed" for every message of a batch handle whose commit failed. Absent for a
+	// worker with no batch.
+	Actions []string `json:"actions,omitempty"`
+	// Duplicates reports, per row of a publisher_deliver_batch, whether its enqueue found the id
+	// taken (as publisher_deliver's duplicate).
+	Duplicates []bool `json:"duplicates,omitempty"`
+	// Effects lists the messages whose effects a consumer_effects_batch committed (a broken
+	// consumer's second commit; a correct one owes none).
+	Effects []string `json:"effects,omitempty"`
 }
 
 // Message is a message as a caller sees it from lease, peek or consumer_fetch.

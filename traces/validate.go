@@ -295,7 +295,7 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "retry_delay":
 		return between(c, p, a.RetryDelay, 0, v.maxTime)
 	case "lease_for":
-		if s.Op == OpConsumerFetch {
+		if s.Op == OpConsumerFetch || s.Op == OpConsumerFetchBatch {
 			if a.Profile == ProfileLeaseless {
 				if a.LeaseFor != 0 {
 					return c.errf(p, "a leaseless consumer_fetch takes no lease (it peeks), so lease_for must be absent; got %d", a.LeaseFor)
@@ -349,6 +349,20 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 		return nil
 	case "expect_version":
 		return atLeast(c, p, int64(a.ExpectVersion), 0)
+	case "size":
+		return atLeast(c, p, int64(a.Size), 1)
+	case "outcomes":
+		for j, o := range a.Outcomes {
+			if err := oneOf(c, index(p, j), o, pl.spec.Values["outcomes"]...); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "ids":
+		if len(a.IDs) == 0 {
+			return c.errf(p, "a batch delivery delivers at least one claimed row, got none")
+		}
+		return distinctIDs(c, p, a.IDs)
 	}
 	return c.errf(p, "Spec names an argument the validator does not know")
 }
@@ -371,6 +385,17 @@ func (v *validator) result(c errCtx, i int, s *Step, pl *stepPlan, name, p strin
 		return v.claimed(c, i, s)
 	case "redrives":
 		return redrives(c, s)
+	case "messages":
+		return v.batchMessages(c, i, s)
+	case "actions":
+		return v.actions(c, s, pl)
+	case "duplicates":
+		if n := len(r.Duplicates); n != 0 && n != len(s.Args.IDs) {
+			return c.errf(p, "holds %d entries for %d rows; one per row of args.ids", n, len(s.Args.IDs))
+		}
+		return nil
+	case "effects":
+		return distinctIDs(c, p, r.Effects)
 	case "action":
 		return v.action(c, s, pl)
 	case "attempt":
@@ -491,6 +516,112 @@ func redrives(c errCtx, s *Step) error {
 		}
 		if j > 0 && r.At < s.Result.Redrives[j-1].At {
 			return c.errf(p+".at", "%d is before the record above it (%d); records are listed oldest first", r.At, s.Result.Redrives[j-1].At)
+		}
+	}
+	return nil
+}
+
+// distinctIDs checks a list of message or row ids: none empty, none twice.
+func distinctIDs(c errCtx, p string, ids []string) error {
+	for j, id := range ids {
+		if err := nonEmpty(c, index(p, j), id); err != nil {
+			return err
+		}
+		for _, prev := range ids[:j] {
+			if prev == id {
+				return c.errf(index(p, j), "%q is listed twice; a batch holds each message or row once", id)
+			}
+		}
+	}
+	return nil
+}
+
+// batchMessages checks a consumer_fetch_batch's messages: at most size, each as consumer_fetch's
+// message on the same path, each once; on the leased path every message has its own lease,
+// whose token is a fresh symbol.
+func (v *validator) batchMessages(c errCtx, i int, s *Step) error {
+	ms := s.Result.Messages
+	if len(ms) > s.Args.Size {
+		return c.errf("result.messages", "%d messages exceed args.size %d", len(ms), s.Args.Size)
+	}
+	for j := range ms {
+		m := &ms[j]
+		p := index("result.messages", j)
+		if err := nonEmpty(c, p+".id", m.ID); err != nil {
+			return err
+		}
+		for _, prev := range ms[:j] {
+			if prev.ID == m.ID {
+				return c.errf(p+".id", "%q is fetched twice in one batch", m.ID)
+			}
+		}
+		if err := atLeast(c, p+".attempts", int64(m.Attempts), 0); err != nil {
+			return err
+		}
+		if s.Args.Profile != ProfileLeased {
+			if m.Token != 0 {
+				return c.errf(p+".token", "a leaseless consumer_fetch_batch takes no lease, so it must be absent, got %d", m.Token)
+			}
+			continue
+		}
+		if m.Token < 1 {
+			return c.errf(p+".token", "a lease issues a token, so it must be >= 1, got %d", m.Token)
+		}
+		if m.Attempts < 1 {
+			return c.errf(p+".attempts", "a lease counts the delivery, so it must be >= 1, got %d", m.Attempts)
+		}
+		if err := v.bind(c, leaseTokens, m.Token, i, p+".token", "lease"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// actions checks the per-message (or per-row) actions of a batch step: one per outcome (a
+// consumer_handle_batch of a worker that holds no batch has none) or one per delivered row, in
+// the op's vocabulary. A correct consumer never acknowledges a failed handler's message, and a
+// failed commit fails every message of the batch.
+func (v *validator) actions(c errCtx, s *Step, pl *stepPlan) error {
+	r := &s.Result
+	var n int
+	switch s.Op {
+	case OpConsumerHandleBatch:
+		n = len(s.Args.Outcomes)
+	case OpPublisherDeliverBatch:
+		n = len(s.Args.IDs)
+	}
+	if len(r.Actions) != 0 && len(r.Actions) != n {
+		return c.errf("result.actions", "holds %d actions for %d %s; one each, or none", len(r.Actions), n,
+			map[bool]string{true: "outcomes", false: "rows"}[s.Op == OpConsumerHandleBatch])
+	}
+	for j, a := range r.Actions {
+		p := index("result.actions", j)
+		if err := oneOf(c, p, a, pl.spec.Values["actions"]...); err != nil {
+			return err
+		}
+		if v.variant {
+			continue
+		}
+		failed := s.Args.Fault == FaultCommitFails
+		switch s.Op {
+		case OpConsumerHandleBatch:
+			o := s.Args.Outcomes[j]
+			switch {
+			case failed && a != ActionCommitFailed:
+				return c.errf(p, "a batch whose commit fails changes nothing: every action is %q, got %q", ActionCommitFailed, a)
+			case !failed && a == ActionCommitFailed:
+				return c.errf(p, "only a batch whose commit fails (fault %q) ends %q", FaultCommitFails, a)
+			case o == OutcomeOK && (a == ActionRetried || a == ActionDeadLettered):
+				return c.errf(p, "a handler that succeeded cannot end %q", a)
+			case o != OutcomeOK && a == ActionAcked:
+				return c.errf(p, "a handler that failed cannot end %q", a)
+			case o == OutcomeFailNoRetry && a == ActionRetried:
+				return c.errf(p, "a handler whose retry policy declines cannot end %q", a)
+			}
+		case OpPublisherDeliverBatch:
+			if want := deliveryAction(s.Args.Fault); a != ActionClaimLost && a != want {
+				return c.errf(p, "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, a)
+			}
 		}
 	}
 	return nil

@@ -32,6 +32,9 @@ func PObservationEvents() ([]byte, error) {
 `)
 	all := bridge.ObservationFields()
 	for _, op := range traces.Ops {
+		if bridge.HandDeclared(op) {
+			continue // declared in PSrc/Observations.p, in the model's own types
+		}
 		ev := bridge.EventName(op)
 		fields, ok := all[ev]
 		if !ok {

@@ -75,9 +75,15 @@ type Observation struct {
 			b.WriteString("\t// Message is nil when no message was returned.\n\tMessage *Message\n")
 		case "Claimed":
 			b.WriteString("\tClaimed []ClaimedRow\n")
+		case "Messages":
+			b.WriteString("\t// Messages are a batch fetch's messages, in batch order.\n\tMessages []Message\n")
 		case "Redrives":
 			// Redrive records carry no tokens: copied as they are.
 			b.WriteString("\tRedrives []traces.RedriveRecord\n")
+			scalars = append(scalars, f.Name)
+		case "Actions", "Duplicates", "Effects":
+			// Lists of plain values, without tokens: copied as they are.
+			fmt.Fprintf(&b, "\t%s %s\n", f.Name, f.Type)
 			scalars = append(scalars, f.Name)
 		default:
 			if k := f.Type.Kind(); k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Struct {
@@ -89,7 +95,7 @@ type Observation struct {
 	}
 	b.WriteString(`}
 
-// resultOf copies o's fields except Message and Claimed, whose tokens need a binding.
+// resultOf copies o's fields except Message, Claimed and Messages, whose tokens need a binding.
 func resultOf(o Observation) traces.Result {
 	return traces.Result{
 `)
@@ -99,7 +105,7 @@ func resultOf(o Observation) traces.Result {
 	b.WriteString(`	}
 }
 
-// ObservationOf copies r's fields except Message and Claimed, whose tokens need a binding.
+// ObservationOf copies r's fields except Message, Claimed and Messages, whose tokens need a binding.
 func ObservationOf(r traces.Result) Observation {
 	return Observation{
 `)

@@ -62,7 +62,17 @@ var fieldSchemas = map[string]string{
 	"redrives":  `{"type": "array", "items": ` + ref("redrive") + `}`,
 	"attempt":   ref("count"),
 	"version":   ref("count"),
+	// Batch steps.
+	"size":       ref("positive"),
+	"ids":        `{"type": "array", "minItems": 1, "uniqueItems": true, "items": ` + ref("nonempty") + `}`,
+	"messages":   `{"type": "array", "items": ` + ref("message") + `}`,
+	"duplicates": `{"type": "array", "items": {"type": "boolean"}}`,
+	"effects":    `{"type": "array", "uniqueItems": true, "items": ` + ref("nonempty") + `}`,
 }
+
+// listFields are the fields that hold a list of values: a closed vocabulary
+// ([traces.OpSpec].Values) constrains each item, not the list.
+var listFields = map[string]bool{"outcomes": true, "actions": true}
 
 // messageSchemas is the result.message schema of the ops whose message is always or never
 // leased; any other op that returns a message gets message_or_null.
@@ -82,6 +92,11 @@ var opExtras = map[traces.Op]struct{ args, result, def string }{
       "then": {"properties": {"result": {"properties": {"message": ` + ref("leased_message_or_null") + `}}}},
       "else": {"properties": {"result": {"properties": {"message": ` + ref("unleased_message_or_null") + `}}}}`,
 	},
+	traces.OpConsumerFetchBatch: {
+		args: `"if": {"required": ["profile"], "properties": {"profile": {"const": "leased"}}},
+          "then": {"required": ["lease_for"], "properties": {"lease_for": {"minimum": 1}}},
+          "else": {"properties": {"lease_for": {"const": 0}}}`,
+	},
 	traces.OpConsumerHandle: {
 		result: `"if": {"properties": {"action": {"const": "idle"}}},
           "then": {"properties": {"attempt": {"const": 0}}}`,
@@ -91,7 +106,8 @@ var opExtras = map[traces.Op]struct{ args, result, def string }{
 // opFieldSchemas overrides fieldSchemas for one op's field.
 var opFieldSchemas = map[traces.Op]map[string]string{
 	// A leaseless fetch takes no lease_for; opExtras requires >= 1 for a leased one.
-	traces.OpConsumerFetch: {"lease_for": ref("count")},
+	traces.OpConsumerFetch:      {"lease_for": ref("count")},
+	traces.OpConsumerFetchBatch: {"lease_for": ref("count")},
 	// A trace never saves a mailbox's effect log (traces.EffectsActorPrefix).
 	traces.OpSaveCheckpoint: {"actor": `{"allOf": [` + ref("nonempty") + `, {"not": {"pattern": "^` + traces.EffectsActorPrefix + `"}}]}`},
 }
@@ -248,6 +264,9 @@ func fieldSchema(op traces.Op, sp traces.OpSpec, f string) (string, error) {
 		return s, nil
 	}
 	if vals, ok := sp.Values[f]; ok {
+		if listFields[f] {
+			return `{"type": "array", "items": {"enum": ` + list(vals) + `}}`, nil
+		}
 		return `{"enum": ` + list(vals) + `}`, nil
 	}
 	switch f {

@@ -35,6 +35,9 @@ func (m *Target) Do(_ context.Context, op traces.Op, at int64, a replay.Args) (r
 	if r.Message != nil {
 		o.Message = &replay.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
 	}
+	for _, msg := range r.Messages {
+		o.Messages = append(o.Messages, replay.Message{ID: msg.ID, Attempts: msg.Attempts, Token: modelToken(msg.Token)})
+	}
 	for _, c := range r.Claimed {
 		o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: modelToken(c.Token)})
 	}

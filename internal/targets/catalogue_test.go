@@ -29,7 +29,7 @@ func TestBuildsMatchCatalogue(t *testing.T) {
 		if got := partOf(all[r.Name]); got != r.Part {
 			t.Errorf("%s: the catalogue names part %q, its build installs %q", r.Name, r.Part, got)
 		}
-		if (all[r.Name].model != nil) != strings.HasPrefix(r.Name, Model) {
+		if (all[r.Name].model != nil) != (strings.HasPrefix(r.Name, Model) || r.OnModel) {
 			t.Errorf("%s: a model build should be exactly a model-named target", r.Name)
 		}
 	}

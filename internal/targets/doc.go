@@ -48,6 +48,14 @@
 //   - exhausted-dead-letter-unfenced (broken): a leased consumer whose dead-letter at
 //     max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven
 //     message another worker leased)
+//   - batch-ack-before-effects (broken): the reference model with a batch consumer that commits
+//     its acknowledgements before, and apart from, the batch's effects
+//     (models.BatchAckBeforeEffects)
+//   - batch-acks-failed (broken): the reference model with a batch consumer that acknowledges a
+//     failed handler's message with the rest of the batch (models.BatchAcksFailed)
+//   - batch-skips-key-head (broken): the reference model with a batch fetch that passes over a
+//     key's head under a live lease and takes the key's next message
+//     (models.BatchSkipsLeasedHead)
 //
 // End of the generated list.
 //

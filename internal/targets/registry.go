@@ -38,6 +38,9 @@ const (
 	EarlyDeadLetterUnfenced     = variants.EarlyDeadLetterUnfenced
 	RedriveRecordsReset         = variants.RedriveRecordsReset
 	ExhaustedDeadLetterUnfenced = variants.ExhaustedDeadLetterUnfenced
+	BatchAckBeforeEffects       = variants.BatchAckBeforeEffects
+	BatchAcksFailed             = variants.BatchAcksFailed
+	BatchSkipsKeyHead           = variants.BatchSkipsKeyHead
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -82,6 +85,10 @@ func builds() map[string]build {
 		EarlyDeadLetterUnfenced:     {store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 		RedriveRecordsReset:         {store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
 		ExhaustedDeadLetterUnfenced: {store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
+		// The store has no batch consumer yet: the batch variants break the model's.
+		BatchAckBeforeEffects: {model: &models.Config{BatchBug: models.BatchAckBeforeEffects}},
+		BatchAcksFailed:       {model: &models.Config{BatchBug: models.BatchAcksFailed}},
+		BatchSkipsKeyHead:     {model: &models.Config{BatchBug: models.BatchSkipsLeasedHead}},
 	}
 }
 

@@ -164,6 +164,12 @@ func (t *StoreTarget) open() error {
 // Store returns the open store, for tests that look at it directly.
 func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
 
+// Capabilities declares the batch steps unsupported: actordelivery has no batch consumer or
+// publisher yet (docs/semantics.md, "Batches"), so a replay that reaches one is inconclusive.
+func (t *StoreTarget) Capabilities() replay.Capabilities {
+	return replay.Capabilities{Unsupported: slices.Clone(traces.BatchOps)}
+}
+
 // Reopen closes and reopens the database file; fetched deliveries are kept.
 func (t *StoreTarget) Reopen(context.Context) error {
 	if t.st == nil {
@@ -382,6 +388,9 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// Replay cannot make a consumer wait either; the tick is judged from the trace's wakes
 		// and fetches, as the model does.
 		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
+	case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
+		// A replay that reaches a batch step is inconclusive on the store until it has one.
+		return replay.Observation{}, fmt.Errorf("%w: %q: actordelivery has no batch consumer or publisher yet (docs/semantics.md, \"Batches\")", replay.ErrUnsupported, op)
 	default:
 		return replay.Observation{}, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}

@@ -72,7 +72,7 @@ func ResultParts(op traces.Op, r traces.Result) []string {
 			continue
 		}
 		if fv.IsZero() {
-			if (f == "claimed" || f == "redrives") && slices.Contains(traces.Spec[op].Results, f) {
+			if (f == "claimed" || f == "redrives" || f == "messages") && slices.Contains(traces.Spec[op].Results, f) {
 				parts = append(parts, f+"=[]")
 			}
 			continue

@@ -41,6 +41,9 @@ type Row struct {
 	// ("Rules.LeaseInclusive"), a consumer handle ("HandleRawAttempts") or a delivery
 	// ("DeliverSplitWrite"); "" for the store itself and the model targets.
 	Part string
+	// OnModel marks a broken variant of the reference model's rule, not of the store's: the
+	// store has no part to replace yet (the batch variants; docs/semantics.md, "Batches").
+	OnModel bool
 	// NotHunted is why the property tests do not require a hunt to find this broken variant; ""
 	// when they do.
 	NotHunted string
@@ -88,6 +91,9 @@ const (
 	EarlyDeadLetterUnfenced     = "early-dead-letter-unfenced"
 	RedriveRecordsReset         = "redrive-records-reset"
 	ExhaustedDeadLetterUnfenced = "exhausted-dead-letter-unfenced"
+	BatchAckBeforeEffects       = "batch-ack-before-effects"
+	BatchAcksFailed             = "batch-acks-failed"
+	BatchSkipsKeyHead           = "batch-skips-key-head"
 )
 
 // All returns the catalogue, in the order the registry lists its targets. Each call returns a
@@ -181,6 +187,20 @@ func All() []Row {
 			Doc:         "a leased consumer whose dead-letter at max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven message another worker leased)",
 			HuntShows:   "Worker 1 leases `m1` (`max_attempts` 1, attempt 1). Its lease runs out; worker 2's fetch expires it, which dead-letters the exhausted message, and finds nothing else; a redrive puts `m1` back ready with attempts 0. Worker 1's handler then fails at attempt 1 = max: the variant dead-letters the redriven message. The fenced dead-letter finds no lease of worker 1's.",
 			HuntRefused: "step #4: the variant records `dead_lettered`, the store answers `lease_lost`"},
+		// The batch variants break the model's batch steps (models.BatchBug): the store has no
+		// batch consumer yet, so there is no store part to replace.
+		{Name: BatchAckBeforeEffects, Kind: Broken, OnModel: true, PTestCase: "tcBatchAckBeforeEffectsCounterexample",
+			NotHunted:   "the store has no batch consumer yet, and the hunts generate no batch step",
+			NotObserved: "the store has no batch consumer yet, so no observed run has a batch step",
+			Doc:         "the reference model with a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (models.BatchAckBeforeEffects)"},
+		{Name: BatchAcksFailed, Kind: Broken, OnModel: true, PTestCase: "tcBatchAcksFailedCounterexample",
+			NotHunted:   "the store has no batch consumer yet, and the hunts generate no batch step",
+			NotObserved: "the store has no batch consumer yet, so no observed run has a batch step",
+			Doc:         "the reference model with a batch consumer that acknowledges a failed handler's message with the rest of the batch (models.BatchAcksFailed)"},
+		{Name: BatchSkipsKeyHead, Kind: Broken, OnModel: true, PTestCase: "tcBatchSkipsKeyHeadCounterexample",
+			NotHunted:   "the store has no batch consumer yet, and the hunts generate no batch step",
+			NotObserved: "the store has no batch consumer yet, so no observed run has a batch step",
+			Doc:         "the reference model with a batch fetch that passes over a key's head under a live lease and takes the key's next message (models.BatchSkipsLeasedHead)"},
 	}
 }
 
@@ -226,12 +246,10 @@ func ByPTestCase() map[string]string {
 	return out
 }
 
-// ModelOnly is a P counterexample that is no target. Either its broken part is a machine of the P
-// model's environment (a worker that breaks the shutdown rule), not the store: no store variant
+// ModelOnly is a P counterexample that is no target: its broken part is a machine of the P
+// model's environment (a worker that breaks the shutdown rule), not the store. No store variant
 // behaves differently at any step (the rule it breaks is the caller's, and the Go model refuses
-// its history as malformed), so its bug trace can say no step where a correct store diverges. Or
-// it breaks a rule of a step the trace format has no op for yet (a batch consumer's, see
-// docs/semantics.md, "Batches"), so no trace can hold it and no store variant runs it. Either way
+// its history as malformed), so its bug trace can say no step where a correct store diverges, and
 // the bridge keeps no corpus trace of it. The models stage still requires it to find its bug,
 // which shows the monitor catches the broken behaviour.
 type ModelOnly struct {
@@ -249,12 +267,6 @@ func ModelOnlyCounterexamples() []ModelOnly {
 			Doc: "a worker that goes on fetching after its group's stop (tConsumerCfg.stop 2)"},
 		{PTestCase: "tcEffectOutsideFoldCounterexample", Monitor: "EffectAppliedAtMostOnce",
 			Doc: "a leased worker whose handler writes its effect outside the acknowledgement's transaction, so the effect stays when the ack is fenced off or never comes (tConsumerProfile EffectOutsideFold)"},
-		{PTestCase: "tcBatchAckBeforeEffectsCounterexample", Monitor: "AcknowledgedEffectCommitted",
-			Doc: "a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (tBatchProfile BatchAckBeforeEffects)"},
-		{PTestCase: "tcBatchAcksFailedCounterexample", Monitor: "AcknowledgedEffectCommitted",
-			Doc: "a batch consumer that acknowledges a failed handler's message with the rest of the batch (tBatchProfile BatchAcksFailed)"},
-		{PTestCase: "tcBatchSkipsKeyHeadCounterexample", Monitor: "SameKeyClaimsRespectLiveHead",
-			Doc: "a batch fetch that passes over a key's head under a live lease and takes the key's next message (tBatchProfile BatchSkipsLeasedHead)"},
 	}
 }
 

@@ -57,9 +57,11 @@ event eSpecRedriven: tSpecRedriven;
 // eObsListRedrives, so the observation is in the log before a monitor judges it.
 event eSpecRedrivesListed: (at: int, id: string, redrives: seq[tRedriveRec]);
 
-// The batch steps (docs/semantics.md, "Batches"), one observation per request as every other. The
-// trace format has no batch step yet, so these are written here, not generated from traces.Spec,
-// and the bridge keeps no trace of a test case that announces them (bridge.Untraced).
+// The batch steps (docs/semantics.md, "Batches"), one observation per request as every other:
+// the trace ops consumer_fetch_batch, consumer_handle_batch, publisher_deliver_batch and
+// consumer_effects_batch. Their payloads carry the model's own types (tFetched, tClaimed, lists),
+// so they are written here, not generated from traces.Spec; the bridge decodes them by rules of
+// its own (bridge.HandDeclared, bridge/batch.go).
 // ids are the fetched messages in batch order (attempts after the bump and token on the leased
 // path), actions the handle's action per message ("commit_failed" for each when the commit failed).
 event eObsConsumerFetchBatch: (at: int, worker: int, mailbox: string, profile: string, size: int, lease_for: int,
