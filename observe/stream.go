@@ -571,7 +571,9 @@ func sameResult(a, b *traces.Result) bool {
 	if (a.Message == nil) != (b.Message == nil) || a.Message != nil && *a.Message != *b.Message {
 		return false
 	}
-	return slices.Equal(a.Claimed, b.Claimed) && slices.Equal(a.Redrives, b.Redrives)
+	return slices.Equal(a.Claimed, b.Claimed) && slices.Equal(a.Redrives, b.Redrives) &&
+		slices.Equal(a.Messages, b.Messages) && slices.Equal(a.Actions, b.Actions) &&
+		slices.Equal(a.Duplicates, b.Duplicates) && slices.Equal(a.Effects, b.Effects)
 }
 
 // histories keeps, per row (and per checkpoint actor), the events that touched it since its

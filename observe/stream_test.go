@@ -241,7 +241,8 @@ func TestResultFields(t *testing.T) {
 	for i := range rt.NumField() {
 		names = append(names, rt.Field(i).Name)
 	}
-	want := []string{"Err", "Duplicate", "Message", "Affected", "Claimed", "Action", "Attempt", "Version", "Redrives"}
+	want := []string{"Err", "Duplicate", "Message", "Affected", "Claimed", "Action", "Attempt", "Version", "Redrives",
+		"Messages", "Actions", "Duplicates", "Effects"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("traces.Result has fields %v; sameResult compares %v", names, want)
 	}
