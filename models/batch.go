@@ -215,8 +215,17 @@ func (s *State) ackDelivery(d delivery) bool {
 
 // consumerEffectsBatch commits the effects worker a.Worker's batch handle owes (only a
 // BatchAckBeforeEffects consumer owes any), unless its commit fails; either way they are no
-// longer owed. The result lists them.
+// longer owed. The result lists them. Under Config.EffectOutsideFold it is also the write outside
+// the fold: the effect of the single delivery the worker holds commits now, before its handle.
 func (s *State) consumerEffectsBatch(a *traces.Args) traces.Result {
+	if d, held := s.inflight[a.Worker]; held && s.cfg.EffectOutsideFold && !d.effectDone && d.mailbox == a.Mailbox {
+		if a.Fault != traces.FaultCommitFails {
+			s.effects[d.mailbox] = append(s.effects[d.mailbox], d.id)
+			d.effectDone = true
+			s.inflight[a.Worker] = d
+		}
+		return traces.Result{Effects: []string{d.id}}
+	}
 	owed := s.owed[a.Worker]
 	delete(s.owed, a.Worker)
 	var ids []string

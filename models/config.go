@@ -18,6 +18,13 @@ type Config struct {
 	// BatchBug selects a broken batch consumer (see [BatchBug]); the zero value is the correct one.
 	BatchBug BatchBug
 
+	// EffectOutsideFold is the broken consumer whose handler writes its effect with a context that
+	// does not carry the fold's transaction (docs/semantics.md, "The transaction boundary"): the
+	// effect commits in a step of its own (consumer_effects_batch, naming the worker's fetched
+	// message) before the handle, whose ack then commits no effect. The effect stays when the ack
+	// is lease_lost or never comes. false is the correct consumer, which owes no such step.
+	EffectOutsideFold bool
+
 	_ struct{}
 }
 

@@ -72,8 +72,11 @@ func (s *State) handleDelivery(d delivery, outcome string, retryDelay, now int64
 		if !acked {
 			return traces.Result{Action: traces.ActionLeaseLost}
 		}
-		// The effect commits with the ack.
-		s.effects[d.mailbox] = append(s.effects[d.mailbox], d.id)
+		// The effect commits with the ack, unless a consumer_effects_batch of an EffectOutsideFold
+		// consumer committed it before, outside the fold.
+		if !d.effectDone {
+			s.effects[d.mailbox] = append(s.effects[d.mailbox], d.id)
+		}
 		return traces.Result{Action: traces.ActionAcked}
 	}
 

@@ -168,6 +168,8 @@ type delivery struct {
 	maxAttempts int
 	token       int // 0 on the leaseless path
 	leaseless   bool
+	// effectDone: an EffectOutsideFold consumer has committed this delivery's effect already.
+	effectDone bool
 }
 
 // Init returns the empty model for cfg at time 0.

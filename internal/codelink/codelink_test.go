@@ -18,7 +18,7 @@ func TestEveryVariantLinksToItsCode(t *testing.T) {
 	for _, v := range targets.BrokenVariants() {
 		t.Run(v, func(t *testing.T) {
 			if r, _ := variants.Lookup(v); r.OnModel {
-				t.Skip("a broken copy of the reference model's rule (models.BatchBug): the store has no code of it to link to yet")
+				t.Skip("a broken copy of the reference model's rule (models.Config): the store has no code of it to link to yet")
 			}
 			links, err := Broken(v, root)
 			if err != nil {

@@ -56,6 +56,9 @@
 //   - batch-skips-key-head (broken): the reference model with a batch fetch that passes over a
 //     key's head under a live lease and takes the key's next message
 //     (models.BatchSkipsLeasedHead)
+//   - effect-outside-fold (broken): the reference model with a leased consumer whose handler
+//     writes its effect outside the acknowledgement's transaction, in a step of its own before
+//     the handle (models.Config.EffectOutsideFold)
 //
 // End of the generated list.
 //

@@ -41,6 +41,7 @@ const (
 	BatchAckBeforeEffects       = variants.BatchAckBeforeEffects
 	BatchAcksFailed             = variants.BatchAcksFailed
 	BatchSkipsKeyHead           = variants.BatchSkipsKeyHead
+	EffectOutsideFold           = variants.EffectOutsideFold
 )
 
 // definition is one entry of the target registry: a name, what it is, and how it is built.
@@ -89,6 +90,8 @@ func builds() map[string]build {
 		BatchAckBeforeEffects: {model: &models.Config{BatchBug: models.BatchAckBeforeEffects}},
 		BatchAcksFailed:       {model: &models.Config{BatchBug: models.BatchAcksFailed}},
 		BatchSkipsKeyHead:     {model: &models.Config{BatchBug: models.BatchSkipsLeasedHead}},
+		// The store refuses a write outside the fold: the variant breaks the model's consumer.
+		EffectOutsideFold: {model: &models.Config{EffectOutsideFold: true}},
 	}
 }
 

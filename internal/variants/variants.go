@@ -94,6 +94,7 @@ const (
 	BatchAckBeforeEffects       = "batch-ack-before-effects"
 	BatchAcksFailed             = "batch-acks-failed"
 	BatchSkipsKeyHead           = "batch-skips-key-head"
+	EffectOutsideFold           = "effect-outside-fold"
 )
 
 // All returns the catalogue, in the order the registry lists its targets. Each call returns a
@@ -201,6 +202,12 @@ func All() []Row {
 			NotHunted:   "the store has no batch consumer yet, and the hunts generate no batch step",
 			NotObserved: "the store has no batch consumer yet, so no observed run has a batch step",
 			Doc:         "the reference model with a batch fetch that passes over a key's head under a live lease and takes the key's next message (models.BatchSkipsLeasedHead)"},
+		// The store refuses a write outside the fold (ErrOutsideTransaction), so no store part
+		// can commit one: the variant breaks the model's consumer instead.
+		{Name: EffectOutsideFold, Kind: Broken, OnModel: true, PTestCase: "tcEffectOutsideFoldCounterexample",
+			NotHunted:   "the store refuses a write outside the fold (ErrOutsideTransaction), and the hunts generate no effect step of a single fetch",
+			NotObserved: "the store refuses a write outside the fold (ErrOutsideTransaction), so no observed run commits one",
+			Doc:         "the reference model with a leased consumer whose handler writes its effect outside the acknowledgement's transaction, in a step of its own before the handle (models.Config.EffectOutsideFold)"},
 	}
 }
 
@@ -265,8 +272,6 @@ func ModelOnlyCounterexamples() []ModelOnly {
 	return []ModelOnly{
 		{PTestCase: "tcFetchAfterStopCounterexample", Monitor: "StoppedWorkerStartsNoFetch",
 			Doc: "a worker that goes on fetching after its group's stop (tConsumerCfg.stop 2)"},
-		{PTestCase: "tcEffectOutsideFoldCounterexample", Monitor: "EffectAppliedAtMostOnce",
-			Doc: "a leased worker whose handler writes its effect outside the acknowledgement's transaction, so the effect stays when the ack is fenced off or never comes (tConsumerProfile EffectOutsideFold)"},
 	}
 }
 

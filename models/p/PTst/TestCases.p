@@ -186,7 +186,8 @@ test tcLeaselessFetchedAttemptsCounterexample [main = TestFetchedAttempts]:
   in (union Delivery, Environment, { TestFetchedAttempts });
 
 // A handler effect written outside the fold's transaction commits twice (a machine of the
-// environment breaks the rule, not the store: internal/variants, ModelOnlyCounterexamples).
+// environment breaks the rule, not the store: internal/variants' effect-outside-fold is the Go
+// model's consumer broken the same way).
 test tcEffectOutsideFoldCounterexample [main = TestEffectOutsideFold]:
   assert EffectAppliedAtMostOnce
   in (union Delivery, Environment, { TestEffectOutsideFold });
