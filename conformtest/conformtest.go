@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,24 +136,9 @@ type kit struct {
 
 // committed reads every committed trace the kit replays, in path order.
 func committed() ([]*traces.Trace, error) {
-	fsys := traces.Committed()
-	var out []*traces.Trace
-	for _, dir := range []string{"corpus", "testdata/good", "hunted", "profiles/*"} {
-		names, err := fs.Glob(fsys, dir+"/*.json")
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			data, err := fs.ReadFile(fsys, name)
-			if err != nil {
-				return nil, err
-			}
-			tr, err := traces.Unmarshal(data, path.Join("traces", name))
-			if err != nil {
-				return nil, fmt.Errorf("conformtest: embedded trace: %w", err)
-			}
-			out = append(out, tr)
-		}
+	out, err := traces.ReadCommitted("corpus", "testdata/good", "hunted", "profiles/*")
+	if err != nil {
+		return nil, fmt.Errorf("conformtest: embedded trace: %w", err)
 	}
 	return out, nil
 }

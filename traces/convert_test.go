@@ -3,6 +3,8 @@ package traces
 import (
 	"io/fs"
 	"math"
+	"path"
+	"strings"
 	"testing"
 	"time"
 )
@@ -55,5 +57,25 @@ func TestCommittedHoldsEveryTrace(t *testing.T) {
 		if len(onDisk) == 0 || len(embedded) != len(onDisk) {
 			t.Errorf("%s: %d files embedded, %d on disk", dir, len(embedded), len(onDisk))
 		}
+	}
+}
+
+// TestReadCommitted reads directories in the order given, in path order within each, and refuses a malformed pattern with an error that names it.
+func TestReadCommitted(t *testing.T) {
+	trs, err := ReadCommitted("hunted", "testdata/good")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hunted, _ := fs.Glob(Committed(), "hunted/*.json")
+	good, _ := fs.Glob(Committed(), "testdata/good/*.json")
+	if len(trs) != len(hunted)+len(good) || len(hunted) == 0 || len(good) == 0 {
+		t.Fatalf("read %d traces, want %d hunted then %d good", len(trs), len(hunted), len(good))
+	}
+	base := func(name string) string { return strings.TrimSuffix(path.Base(name), ".json") }
+	if first, last := trs[0].Name, trs[len(trs)-1].Name; first != base(hunted[0]) || last != base(good[len(good)-1]) {
+		t.Errorf("first %q, last %q: want %s first and %s last", first, last, hunted[0], good[len(good)-1])
+	}
+	if _, err := ReadCommitted("corpus["); err == nil || !strings.Contains(err.Error(), `"corpus["`) {
+		t.Errorf("malformed pattern: err %v, want one naming it", err)
 	}
 }

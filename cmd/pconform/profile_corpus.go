@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,25 +80,14 @@ compile that failed).`,
 // committedCounterexamples reads every committed counterexample the kit replays under the
 // default profile, in path order.
 func committedCounterexamples() ([]*traces.Trace, error) {
-	fsys := traces.Committed()
+	all, err := traces.ReadCommitted("corpus", "hunted")
+	if err != nil {
+		return nil, err
+	}
 	var out []*traces.Trace
-	for _, dir := range []string{"corpus", "hunted"} {
-		names, err := fs.Glob(fsys, dir+"/*.json")
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			data, err := fs.ReadFile(fsys, name)
-			if err != nil {
-				return nil, err
-			}
-			tr, err := traces.Unmarshal(data, path.Join("traces", name))
-			if err != nil {
-				return nil, err
-			}
-			if tr.Expect.Variant != "" && tr.Expect.Profile.IsDefault() {
-				out = append(out, tr)
-			}
+	for _, tr := range all {
+		if tr.Expect.Variant != "" && tr.Expect.Profile.IsDefault() {
+			out = append(out, tr)
 		}
 	}
 	return out, nil
