@@ -64,7 +64,27 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 			m.token, m.leaseUntil = -1, traces.MaxInstant*2
 			scratch.putReady(m)
 		}
+	case s.cfg.Profile.ExhaustedLeasedHeadPasses:
+		// A message leased on its last attempt stops blocking its key under this choice, but a
+		// batch still holds at most one message per key: the picks are made in a scratch copy
+		// where each held message blocks its key, as on the leaseless path, then leased in order.
+		scratch := s.clone()
+		var picked []string
+		for len(picked) < a.Size {
+			m, ok := scratch.next(a.Mailbox, now)
+			if !ok {
+				break
+			}
+			picked = append(picked, m.id)
+			m.token, m.leaseUntil = -1, traces.MaxInstant*2
+			scratch.putReady(m)
+		}
+		for _, id := range picked {
+			got = append(got, *s.leaseRow(s.messages[id], now, a.LeaseFor))
+		}
 	default:
+		// Each lease's message blocks its key while its lease is live, so leases in a row take at
+		// most one message per key.
 		for len(got) < a.Size {
 			m := s.lease(a.Mailbox, now, a.LeaseFor)
 			if m == nil {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -56,6 +57,29 @@ func TestBatchRules(t *testing.T) {
 		rs, _ = run(t, Config{BatchBug: BatchSkipsLeasedHead}, steps)
 		if got := ids(rs[4]); !slices.Equal(got, []string{"m2", "m3"}) {
 			t.Errorf("the skips-leased-head batch took %q, want [m2 m3]", got)
+		}
+	})
+	t.Run("a head leased on its last attempt still holds its key in the batch", func(t *testing.T) {
+		// exhausted_leased_head "passes" lets a later fetch pass a head leased on its last
+		// attempt, but the batch that holds the head takes nothing else of its key.
+		steps := []traces.Step{
+			{Op: traces.OpEnqueue, Args: enq("m1", "k")}, {Op: traces.OpEnqueue, Args: enq("m2", "k")},
+			{Op: traces.OpConsumerFetchBatch, Args: fetch(1)},
+			{Op: traces.OpConsumerHandleBatch, Args: handle(1, traces.FaultNone, traces.OutcomeFail)},
+			{Op: traces.OpConsumerFetchBatch, Args: fetch(1)},
+			{Op: traces.OpConsumerFetchBatch, Args: fetch(2)},
+		}
+		cfg := Config{Profile: profile.Profile{ExhaustedLeasedHeadPasses: true}}
+		rs, _ := run(t, cfg, steps)
+		if got := ids(rs[4]); !slices.Equal(got, []string{"m1"}) {
+			t.Errorf("the batch holding m1 on its last attempt took %q, want [m1]", got)
+		}
+		if got := ids(rs[5]); !slices.Equal(got, []string{"m2"}) {
+			t.Errorf("worker 2 took %q, want [m2]: the exhausted head m1 lets it pass", got)
+		}
+		rs, _ = run(t, Config{}, steps)
+		if got := ids(rs[5]); len(got) != 0 {
+			t.Errorf("default profile: worker 2 took %q, want nothing while m1's lease is live", got)
 		}
 	})
 	t.Run("a failed commit changes nothing; a failed handler is never acked", func(t *testing.T) {

@@ -91,6 +91,17 @@ func TestReexpectChangesWhereTheRuleApplies(t *testing.T) {
 		"reason_lease_expired":         {traces.OpListRedrives, final},
 		"reason_max_delivery_attempts": {traces.OpListRedrives, final},
 	}
+	// A batch step is its single steps in one transaction: a rule that governs the single step
+	// governs its batch too.
+	batchOf := map[traces.Op]traces.Op{traces.OpConsumerFetch: traces.OpConsumerFetchBatch,
+		traces.OpConsumerHandle: traces.OpConsumerHandleBatch, traces.OpPublisherDeliver: traces.OpPublisherDeliverBatch}
+	for name, ops := range governs {
+		for _, op := range ops {
+			if b, ok := batchOf[op]; ok {
+				governs[name] = append(governs[name], b)
+			}
+		}
+	}
 	corpus := corpusTraces(t)
 	changedSome := 0
 	for _, c := range profile.Choices {
