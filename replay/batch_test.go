@@ -10,10 +10,10 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// batchTraces holds the P model's batch test cases as traces (bridge, pconform-corpus -tests
-// tcBatch...): the green schedules of tcBatchLeasedWorkers, tcBatchLeaselessWorker and
-// tcBatchPublisherFold, and one counterexample of each batch variant.
-const batchTraces = "../traces/batch"
+// batchTraces are the corpus's traces of the P model's batch test cases: the green schedules of
+// tcBatchLeasedWorkers, tcBatchLeaselessWorker and tcBatchPublisherFold, and one counterexample
+// of each batch variant.
+const batchTraces = "../traces/corpus/tcBatch*.json"
 
 // TestBatchTraces replays the batch traces. A green trace must match the reference model; a
 // counterexample must match its variant's target and diverge from the model at exactly
@@ -23,9 +23,9 @@ const batchTraces = "../traces/batch"
 //
 // One trace: go test ./replay/ -run 'TestBatchTraces/^<name>$' -v
 func TestBatchTraces(t *testing.T) {
-	paths, err := traces.Walk(batchTraces)
-	if err != nil {
-		t.Fatal(err)
+	paths, err := filepath.Glob(batchTraces)
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%s: %d traces, err %v", batchTraces, len(paths), err)
 	}
 	seen := map[string]bool{}
 	for _, path := range paths {

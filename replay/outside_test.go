@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
@@ -9,10 +10,10 @@ import (
 	"github.com/pconform/pconform/traces"
 )
 
-// outsideTraces holds tcEffectOutsideFoldCounterexample as a trace (bridge, pconform-corpus
-// -tests tcEffectOutsideFoldCounterexample): a handler effect written outside the fold's
-// transaction, as a consumer_effects_batch step of its own before the handle.
-const outsideTraces = "../traces/outside"
+// outsideTraces are the corpus's traces of tcEffectOutsideFoldCounterexample: a handler effect
+// written outside the fold's transaction, as a consumer_effects_batch step of its own before the
+// handle.
+const outsideTraces = "../traces/corpus/tcEffectOutsideFoldCounterexample-*.json"
 
 // TestOutsideFoldTraces replays the write-outside-the-fold counterexample. It must match the
 // effect-outside-fold variant, and the reference model must diverge from it at exactly
@@ -22,12 +23,9 @@ const outsideTraces = "../traces/outside"
 //
 // One trace: go test ./replay/ -run 'TestOutsideFoldTraces/^<name>$' -v
 func TestOutsideFoldTraces(t *testing.T) {
-	paths, err := traces.Walk(outsideTraces)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(paths) == 0 {
-		t.Fatalf("%s holds no trace", outsideTraces)
+	paths, err := filepath.Glob(outsideTraces)
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%s: %d traces, err %v", outsideTraces, len(paths), err)
 	}
 	for _, path := range paths {
 		tr, err := traces.ReadFile(path)
