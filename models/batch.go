@@ -1,6 +1,8 @@
 package models
 
 import (
+	"math"
+
 	"github.com/pconform/pconform/traces"
 )
 
@@ -53,7 +55,9 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 		}
 	case leaseless:
 		// Each message taken is held in a scratch copy under a lease that never ends: it then
-		// blocks its key, as a held message does, and is not taken twice.
+		// blocks its key, as a held message does, and is not taken twice. "Never" is past any
+		// instant a trace reaches: an observed trace counts milliseconds since traces.Epoch, so
+		// a bound in seconds (traces.MaxInstant) would already have passed there.
 		scratch := s.clone()
 		for len(got) < a.Size {
 			m, ok := scratch.next(a.Mailbox, now)
@@ -61,7 +65,7 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 				break
 			}
 			got = append(got, traces.Message{ID: m.id, Attempts: m.attempts})
-			m.token, m.leaseUntil = -1, traces.MaxInstant*2
+			m.token, m.leaseUntil = -1, neverEnds
 			scratch.putReady(m)
 		}
 	default:
@@ -83,6 +87,10 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 	}
 	return traces.Result{Messages: got}, nil
 }
+
+// neverEnds is the end of the scratch lease a leaseless batch fetch holds its messages under:
+// later than any instant, with room for the rules' one tick past a lease's end.
+const neverEnds = math.MaxInt64 / 2
 
 // leaseRow leases the ready row m as lease does with the row it finds.
 func (s *State) leaseRow(m message, now, leaseFor int64) *traces.Message {

@@ -115,6 +115,13 @@ func (r *Router) Route(ev *Event) (Route, error) {
 		return Route{Part: r.PartOf(a.Mailbox)}, nil
 	case traces.OpConsumerFetch:
 		return Route{Part: r.PartOf(a.Mailbox), Sweep: a.Profile != traces.ProfileLeaseless}, nil
+	case traces.OpConsumerFetchBatch:
+		// A batch is one mailbox's; a leased batch fetch sweeps as a single one does.
+		return Route{Part: r.PartOf(a.Mailbox), Sweep: a.Profile != traces.ProfileLeaseless}, nil
+	case traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch:
+		return Route{Part: r.PartOf(a.Mailbox)}, nil
+	case traces.OpPublisherDeliverBatch:
+		return r.routeRows(ev)
 	case traces.OpAck, traces.OpNack, traces.OpAckByID, traces.OpNackByID, traces.OpExtend, traces.OpDeadLetter,
 		traces.OpRedrive, traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter, traces.OpPublisherDeliver:
 		return Route{Part: r.idPart(a.ID)}, nil
@@ -141,6 +148,23 @@ func (r *Router) Route(ev *Event) (Route, error) {
 			ErrCrossPartition, ev.Line)
 	}
 	return Route{}, fmt.Errorf("%w: line %d: %s is not an event a partitioned check can route", ErrBadLog, ev.Line, ev.Op)
+}
+
+// routeRows routes a publisher_deliver_batch to the partition of its rows; rows of several
+// partitions (targets in different partitions) would make one step of two parts' checks.
+func (r *Router) routeRows(ev *Event) (Route, error) {
+	ids := ev.Args.IDs
+	if len(ids) == 0 {
+		return Route{}, fmt.Errorf("%w: line %d: %s names no rows (ids is empty)", ErrBadLog, ev.Line, ev.Op)
+	}
+	p := r.idPart(ids[0])
+	for _, id := range ids[1:] {
+		if q := r.idPart(id); q != p {
+			return Route{}, fmt.Errorf("%w: line %d: %s delivers row %q of partition %d and row %q of partition %d in one step: check this log with one job",
+				ErrCrossPartition, ev.Line, ev.Op, ids[0], p, id, q)
+		}
+	}
+	return Route{Part: p}, nil
 }
 
 // claimedIn is the part of a claim's result that partition p checks: the claimed rows it holds,
