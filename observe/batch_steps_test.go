@@ -253,3 +253,80 @@ func TestPOracleRefusesBatchStep(t *testing.T) {
 		t.Fatalf("P driver: %v, want ErrBatchStep at trace step 2", err)
 	}
 }
+
+// TestBatchDeliveryAcrossPartitions: a publisher_deliver_batch whose rows go to mailboxes of
+// different partitions is checked with --jobs, each partition delivering its own rows: clean as
+// with one job, and a wrong result of either partition's row is a finding at the batch's line.
+func TestBatchDeliveryAcrossPartitions(t *testing.T) {
+	const jobs = 2
+	r := observe.NewRouter(jobs)
+	var mbs []string // a mailbox of each partition
+	for i := 0; len(mbs) < jobs; i++ {
+		if mb := fmt.Sprintf("mb%d", i); r.PartOf(mb) == len(mbs) {
+			mbs = append(mbs, mb)
+		}
+	}
+	lines := []string{
+		ev(1, false, 0, "outbox_enqueue", `{"id":"o1","target":"`+mbs[0]+`","max_attempts":3,"max_delivery_attempts":10}`, `{}`),
+		ev(2, false, 0, "outbox_enqueue", `{"id":"o2","target":"`+mbs[1]+`","max_attempts":3,"max_delivery_attempts":10}`, `{}`),
+		ev(3, false, 0, "outbox_enqueue", `{"id":"o3","target":"`+mbs[0]+`","max_attempts":3,"max_delivery_attempts":10}`, `{}`),
+		ev(4, false, 1, "outbox_claim", `{"limit":8,"claim_for":30000000000}`,
+			`{"claimed":[{"id":"o1","delivery_attempts":1,"token":"C1"},{"id":"o2","delivery_attempts":1,"token":"C1"},{"id":"o3","delivery_attempts":1,"token":"C1"}]}`),
+		ev(5, false, 1, "publisher_deliver_batch", `{"publisher":1,"ids":["o1","o2","o3"],"token":"C1","fault":"none"}`,
+			`{"actions":["delivered","delivered","delivered"],"duplicates":[false,false,false]}`),
+		ev(5, true, 2, "consumer_fetch_batch", `{"worker":1,"mailbox":"`+mbs[1]+`","profile":"leaseless","size":4}`,
+			`{"messages":[{"id":"o2","attempts":0}]}`),
+	}
+	log := []byte(strings.Join(lines, ""))
+	if v := checkJobs(log, "", jobs); v.err != nil || v.found {
+		t.Fatalf("%d jobs: %v", jobs, v)
+	}
+	if v := checkJobs(log, "", 1); v.err != nil || v.found {
+		t.Fatalf("1 job: %v", v)
+	}
+	for _, tc := range []struct{ name, from, to string }{
+		{"first partition's row", `"delivered","delivered","delivered"`, `"delivered","delivered","claim_lost"`},
+		{"second partition's row", `[false,false,false]`, `[false,true,false]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			broken := append([]string(nil), lines...)
+			broken[4] = strings.Replace(broken[4], tc.from, tc.to, 1)
+			if v := checkJobs([]byte(strings.Join(broken, "")), "", jobs); !v.found || v.line != 5 {
+				t.Fatalf("%d jobs: %v, want a finding at line 5", jobs, v)
+			}
+		})
+	}
+}
+
+// TestBatchWorkerAcrossPartitions: a worker (RunWorkers serves several mailboxes) fetches a batch,
+// then another from a mailbox of another partition before handling the first. The model refuses
+// the second fetch, with one job and with --jobs (whose worker rules follow a worker across the
+// partitions); with the handle between them the log is clean.
+func TestBatchWorkerAcrossPartitions(t *testing.T) {
+	const jobs = 2
+	r := observe.NewRouter(jobs)
+	var mbs []string // a mailbox of each partition
+	for i := 0; len(mbs) < jobs; i++ {
+		if mb := fmt.Sprintf("mb%d", i); r.PartOf(mb) == len(mbs) {
+			mbs = append(mbs, mb)
+		}
+	}
+	enq := ev(1, false, 0, "enqueue", `{"mailbox":"`+mbs[0]+`","id":"m1","max_attempts":3}`, `{}`) +
+		ev(2, false, 0, "enqueue", `{"mailbox":"`+mbs[1]+`","id":"m2","max_attempts":3}`, `{}`)
+	fetch1 := ev(3, false, 1, "consumer_fetch_batch", `{"worker":1,"mailbox":"`+mbs[0]+`","profile":"leased","size":4,"lease_for":5000000000}`,
+		`{"messages":[{"id":"m1","attempts":1,"token":"T1"}]}`)
+	handle1 := ev(4, false, 1, "consumer_handle_batch", `{"worker":1,"mailbox":"`+mbs[0]+`","profile":"leased","outcomes":["ok"],"fault":"none"}`,
+		`{"actions":["acked"]}`)
+	fetch2 := func(seq int) string {
+		return ev(seq, false, 2, "consumer_fetch_batch", `{"worker":1,"mailbox":"`+mbs[1]+`","profile":"leased","size":4,"lease_for":5000000000}`,
+			`{"messages":[{"id":"m2","attempts":1,"token":"T2"}]}`)
+	}
+	for _, n := range []int{1, jobs} {
+		if v := checkJobs([]byte(enq+fetch1+handle1+fetch2(5)), "", n); v.err != nil || v.found {
+			t.Fatalf("%d jobs, handle between the fetches: %v", n, v)
+		}
+		if v := checkJobs([]byte(enq+fetch1+fetch2(4)), "", n); !v.found || v.line != 4 {
+			t.Fatalf("%d jobs, no handle between the fetches: %v, want a finding at line 4", n, v)
+		}
+	}
+}

@@ -32,6 +32,10 @@ const (
 	// sharePurge: each partition purges its share, which the join decides when the purge may
 	// have stopped at its limit; the join adds up the counts.
 	sharePurge
+	// shareRows: each partition delivers its own rows of a publisher_deliver_batch (a row's
+	// part of the batch is a single delivery's, and no row's reads another's); a partition
+	// without any gets nothing.
+	shareRows
 )
 
 // Route is where an event of the log goes in a check split into partitions.
@@ -121,7 +125,10 @@ func (r *Router) Route(ev *Event) (Route, error) {
 	case traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch:
 		return Route{Part: r.PartOf(a.Mailbox)}, nil
 	case traces.OpPublisherDeliverBatch:
-		return r.routeRows(ev)
+		if len(a.IDs) == 0 {
+			return Route{}, fmt.Errorf("%w: line %d: %s names no rows (ids is empty)", ErrBadLog, ev.Line, ev.Op)
+		}
+		return Route{Part: AllParts, Share: shareRows}, nil
 	case traces.OpAck, traces.OpNack, traces.OpAckByID, traces.OpNackByID, traces.OpExtend, traces.OpDeadLetter,
 		traces.OpRedrive, traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter, traces.OpPublisherDeliver:
 		return Route{Part: r.idPart(a.ID)}, nil
@@ -150,21 +157,16 @@ func (r *Router) Route(ev *Event) (Route, error) {
 	return Route{}, fmt.Errorf("%w: line %d: %s is not an event a partitioned check can route", ErrBadLog, ev.Line, ev.Op)
 }
 
-// routeRows routes a publisher_deliver_batch to the partition of its rows; rows of several
-// partitions (targets in different partitions) would make one step of two parts' checks.
-func (r *Router) routeRows(ev *Event) (Route, error) {
-	ids := ev.Args.IDs
-	if len(ids) == 0 {
-		return Route{}, fmt.Errorf("%w: line %d: %s names no rows (ids is empty)", ErrBadLog, ev.Line, ev.Op)
-	}
-	p := r.idPart(ids[0])
-	for _, id := range ids[1:] {
-		if q := r.idPart(id); q != p {
-			return Route{}, fmt.Errorf("%w: line %d: %s delivers row %q of partition %d and row %q of partition %d in one step: check this log with one job",
-				ErrCrossPartition, ev.Line, ev.Op, ids[0], p, id, q)
+// rowsIn is the part of a publisher_deliver_batch that partition p checks: the indexes of its rows
+// in ids (and so in the per-row results), in order.
+func (r *Router) rowsIn(ev *Event, p int) []int {
+	var idx []int
+	for i, id := range ev.Args.IDs {
+		if r.idPart(id) == p {
+			idx = append(idx, i)
 		}
 	}
-	return Route{Part: p}, nil
+	return idx
 }
 
 // claimedIn is the part of a claim's result that partition p checks: the claimed rows it holds,
