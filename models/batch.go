@@ -1,8 +1,6 @@
 package models
 
 import (
-	"math"
-
 	"github.com/pconform/pconform/traces"
 )
 
@@ -54,20 +52,7 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 			got = append(got, *s.leaseRow(m, now, a.LeaseFor))
 		}
 	case leaseless:
-		// Each message taken is held in a scratch copy under a lease that never ends: it then
-		// blocks its key, as a held message does, and is not taken twice. "Never" is past any
-		// instant a trace reaches: an observed trace counts milliseconds since traces.Epoch, so
-		// a bound in seconds (traces.MaxInstant) would already have passed there.
-		scratch := s.clone()
-		for len(got) < a.Size {
-			m, ok := scratch.next(a.Mailbox, now)
-			if !ok {
-				break
-			}
-			got = append(got, traces.Message{ID: m.id, Attempts: m.attempts})
-			m.token, m.leaseUntil = -1, neverEnds
-			scratch.putReady(m)
-		}
+		got = s.peekBatch(a.Mailbox, now, a.Size)
 	default:
 		for len(got) < a.Size {
 			m := s.lease(a.Mailbox, now, a.LeaseFor)
@@ -88,9 +73,41 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 	return traces.Result{Messages: got}, nil
 }
 
-// neverEnds is the end of the scratch lease a leaseless batch fetch holds its messages under:
-// later than any instant, with room for the rules' one tick past a lease's end.
-const neverEnds = math.MaxInt64 / 2
+// peekBatch is the leaseless batch fetch's read: the messages size peeks of mailbox at now would
+// return if each message returned were held by the batch, in delivery order. A held message is
+// not taken twice and blocks its key; since a key has one candidate, its head, holding it leaves
+// the key nothing to offer. So the batch is the first size candidates in delivery order, one per
+// key: it takes them off the mailbox's eligible heap and puts them back, and changes nothing
+// else. (Holding each in a copy of the whole state, as this once did, cost a copy of every live
+// row per fetch.)
+func (s *State) peekBatch(mailbox string, now int64, size int) []traces.Message {
+	if _, ok := s.next(mailbox, now); !ok {
+		return nil // next also moved the candidates due by now onto the eligible heap
+	}
+	q := s.idx.queues[mailbox]
+	var got []traces.Message
+	var taken []candEntry
+	keys := map[string]bool{}
+	for len(got) < size && q.eligible.len() > 0 {
+		e := q.eligible.pop(deliveredFirst)
+		if s.idx.cand[e.id] != e.stamp {
+			continue // a stale entry, which next would drop too
+		}
+		taken = append(taken, e)
+		m := s.messages[e.id]
+		if m.key != "" {
+			if keys[m.key] {
+				continue
+			}
+			keys[m.key] = true
+		}
+		got = append(got, traces.Message{ID: m.id, Attempts: m.attempts})
+	}
+	for _, e := range taken {
+		q.eligible.push(e, deliveredFirst)
+	}
+	return got
+}
 
 // leaseRow leases the ready row m as lease does with the row it finds.
 func (s *State) leaseRow(m message, now, leaseFor int64) *traces.Message {
