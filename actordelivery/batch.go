@@ -16,8 +16,8 @@ import (
 // transaction commits every message's outcome.
 
 // leaseBatch leases up to n eligible messages of mailbox in one statement, each with a token of
-// its own, and returns them in delivery order. It joins the transaction in ctx. The store does
-// not record it: a recording store's consumers run batches of one.
+// its own, and returns them in delivery order. It joins the transaction in ctx. It records no
+// event of its own: the consumer records the fetch (consumer_fetch_batch).
 func (s *Store) leaseBatch(ctx context.Context, mailbox string, leaseFor time.Duration, n int) ([]Message, error) {
 	const op = "LeaseBatch"
 	var got []Message
@@ -104,7 +104,8 @@ func sortDeliveryOrder(ms []Message) {
 // each with its own token and its attempt counted (the read before it is Fetch's). Leaseless
 // path: one read-only peek; nothing changes until HandleBatch.
 //
-// With a batch of one (BatchSize 0 or 1, or a recording store) it is Fetch.
+// With a batch of one (BatchSize 0 or 1) it is Fetch. A recording store records it as one
+// consumer_fetch_batch step (leaseless: the peek then runs under the commit lock).
 //
 // Errors: ErrBusy, ErrClosed.
 func (c *Consumer) FetchBatch(ctx context.Context) ([]Delivery, error) {
@@ -117,9 +118,19 @@ func (c *Consumer) FetchBatch(ctx context.Context) ([]Delivery, error) {
 	}
 	var ms []Message
 	var err error
-	if c.path == PathLeaseless {
+	switch {
+	case c.path == PathLeaseless && c.st.rec != nil:
+		// Recording: the peek runs under the commit lock and is recorded as this fetch.
+		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			var err error
+			if ms, err = c.st.peekBatch(ctx, c.mailbox, c.batch, false); err == nil {
+				c.recordFetchBatch(ctx, true, ms)
+			}
+			return err
+		})
+	case c.path == PathLeaseless:
 		ms, err = c.st.peekBatch(ctx, c.mailbox, c.batch, c.busy.Load())
-	} else {
+	default:
 		ms, err = c.leaseBatch(ctx)
 	}
 	c.busy.Store(err == nil && len(ms) > 0)
@@ -138,10 +149,62 @@ func (c *Consumer) FetchBatch(ctx context.Context) ([]Delivery, error) {
 	return ds, nil
 }
 
-// leaseBatch is fetchLeased for a batch: the same read first while idle, then expire() and the
-// batch lease in one write transaction.
+// recordFetchBatch records the batch fetch that returned ms as the protocol step of the
+// transaction in ctx (consumer_fetch_batch), when the store records.
+func (c *Consumer) recordFetchBatch(ctx context.Context, read bool, ms []Message) {
+	if c.st.rec == nil {
+		return
+	}
+	a := c.stepArgs()
+	a.Size = c.batch
+	if c.path == PathLeased {
+		a.LeaseFor = c.leaseFor
+	}
+	var r EventResult
+	for i := range ms {
+		em := eventMessage(&ms[i])
+		if c.path == PathLeaseless {
+			em = peekedMessage(&ms[i])
+		}
+		r.Messages = append(r.Messages, *em)
+	}
+	recordStep(ctx, read, "consumer_fetch_batch", a, r)
+	c.place(ctx)
+}
+
+// recordHandleBatch records the batch handle whose parts committed as the protocol step of the
+// transaction in ctx (consumer_handle_batch), when the store records: each part's outcome (what
+// its handler, or its Effects, returned, and whether the retry policy declined) and action, and
+// the batch's one retry delay (batchDelay), which every retried message got.
+func (c *Consumer) recordHandleBatch(ctx context.Context, parts []batchPart) {
+	if c.st.rec == nil {
+		return
+	}
+	a := c.stepArgs()
+	a.Fault = "none"
+	var r EventResult
+	retried := false
+	for _, p := range parts {
+		outcome := "ok"
+		if p.herr != nil {
+			outcome = "fail"
+			if p.out.Action == ActionDeadLettered && p.out.Attempt < p.m.MaxAttempts {
+				outcome = "fail_no_retry"
+			}
+		}
+		if p.out.Action == ActionRetried && !retried {
+			a.RetryDelay, retried = p.delay, true
+		}
+		a.Outcomes = append(a.Outcomes, outcome)
+		r.Actions = append(r.Actions, p.out.Action)
+	}
+	recordStep(ctx, false, "consumer_handle_batch", a, r)
+}
+
+// leaseBatch is fetchLeased for a batch: the same read first while idle (not while recording:
+// every fetch is a recorded step), then expire() and the batch lease in one write transaction.
 func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
-	if !c.busy.Load() {
+	if c.st.rec == nil && !c.busy.Load() {
 		expired, candidate, err := c.st.leasedWork(ctx, c.mailbox)
 		if err != nil || (!expired && !candidate) {
 			return nil, err
@@ -153,7 +216,9 @@ func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
 			return err
 		}
 		var err error
-		ms, err = c.st.leaseBatch(ctx, c.mailbox, c.leaseFor, c.batch)
+		if ms, err = c.st.leaseBatch(ctx, c.mailbox, c.leaseFor, c.batch); err == nil {
+			c.recordFetchBatch(ctx, false, ms)
+		}
 		return err
 	})
 	return ms, err
@@ -165,7 +230,9 @@ func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
 // (the same fences and the same retry decision, EffectiveAttempts of the row as stored on the
 // leaseless path). Each message's part is all or nothing: Effects that fail roll back that
 // message's part alone (a savepoint) and count as its handler's failure; a message whose fence
-// fails ("lease_lost") writes nothing. The outcomes are in the order of ds.
+// fails ("lease_lost") writes nothing. The outcomes are in the order of ds. The retry policy
+// decides for each failed message whether to retry it; the retried messages of the batch all wait
+// one delay, the one the policy gave the first of them (batchDelay).
 //
 // The commit first tries the fast form: one statement acknowledges every success, then their
 // Effects run. When one of the Effects fails, that transaction is rolled back whole and the batch
@@ -218,19 +285,22 @@ func (c *Consumer) HandleBatch(ctx context.Context, ds []Delivery) ([]Outcome, e
 	// If any Effects fail, that transaction rolls back whole and the careful form runs: each
 	// message's part under a savepoint of its own, so only the failed part is undone.
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		return c.commitFast(ctx, parts)
+		var shared batchDelay
+		return c.commitFast(ctx, parts, &shared)
 	})
 	if errors.Is(err, errBatchEffectsFailed) {
 		for i := range parts {
 			parts[i].out, parts[i].delay = Outcome{}, 0
 		}
 		err = c.st.ExecTx(ctx, false, func(ctx context.Context) error {
+			var shared batchDelay
 			ts := c.st.txFrom(ctx)
 			for i := range parts {
-				if err := c.commitPart(ctx, ts, &parts[i]); err != nil {
+				if err := c.commitPart(ctx, ts, &parts[i], &shared); err != nil {
 					return err
 				}
 			}
+			c.recordHandleBatch(ctx, parts)
 			return nil
 		})
 	}
@@ -261,7 +331,7 @@ var errBatchEffectsFailed = errors.New("an Effects of the batch failed")
 // every message whose handler succeeded (each fenced by its token on the leased path), the
 // Effects of each acknowledged one run, in batch order, and each failure's retry or dead letter
 // is written as Handle writes it. It returns errBatchEffectsFailed when an Effects fails.
-func (c *Consumer) commitFast(ctx context.Context, parts []batchPart) error {
+func (c *Consumer) commitFast(ctx context.Context, parts []batchPart, shared *batchDelay) error {
 	var ok []*batchPart
 	for i := range parts {
 		if parts[i].herr == nil {
@@ -276,7 +346,7 @@ func (c *Consumer) commitFast(ctx context.Context, parts []batchPart) error {
 		p := &parts[i]
 		switch {
 		case p.herr != nil:
-			if err := c.commitPart(ctx, nil, p); err != nil {
+			if err := c.commitPart(ctx, nil, p, shared); err != nil {
 				return err
 			}
 		case !acked[p.m.ID]:
@@ -290,6 +360,7 @@ func (c *Consumer) commitFast(ctx context.Context, parts []batchPart) error {
 			p.out = Outcome{Action: ActionAcked}
 		}
 	}
+	c.recordHandleBatch(ctx, parts)
 	return nil
 }
 
@@ -338,6 +409,24 @@ func (s *Store) ackBatch(ctx context.Context, path Path, parts []*batchPart) (ma
 	return acked, err
 }
 
+// batchDelay is the one retry delay of a batch's retried messages (docs/semantics.md, "Batches"):
+// the delay the retry policy gave the first of them, in batch order. The policy still decides,
+// message by message, whether to retry; a batch step states one delay (the trace format's
+// consumer_handle_batch retry_delay), and so do the models.
+type batchDelay struct {
+	d   time.Duration
+	set bool
+}
+
+// of returns the batch's delay, given the policy's delay for this message: the first retried
+// message's delay becomes the batch's.
+func (b *batchDelay) of(d time.Duration) time.Duration {
+	if !b.set {
+		b.d, b.set = d, true
+	}
+	return b.d
+}
+
 // batchPart is one message of a batch: what its handler returned and, once its part of the
 // transaction ran, its outcome and retry delay.
 type batchPart struct {
@@ -366,7 +455,7 @@ func (c *Consumer) checkDelivery(d *Delivery) error {
 
 // commitPart writes one message's outcome inside the batch's transaction ts. A store error other
 // than a failed fence is returned and fails the whole batch.
-func (c *Consumer) commitPart(ctx context.Context, ts *txState, p *batchPart) error {
+func (c *Consumer) commitPart(ctx context.Context, ts *txState, p *batchPart, shared *batchDelay) error {
 	if p.herr == nil {
 		acked, err := c.ackPart(ctx, ts, p)
 		switch {
@@ -383,7 +472,7 @@ func (c *Consumer) commitPart(ctx context.Context, ts *txState, p *batchPart) er
 	}
 	eff := min(EffectiveAttempts(p.m.Attempts, c.path), p.m.MaxAttempts)
 	var action string
-	err := c.decide(ctx, p.m, p.herr, &eff, &action, &p.delay)
+	err := c.decide(ctx, p.m, p.herr, &eff, &action, &p.delay, shared)
 	switch {
 	case err == nil:
 		p.out = Outcome{Action: action, Attempt: eff}
@@ -516,8 +605,9 @@ func (p *Publisher) stepBatches(ctx context.Context, rows []OutboxRow) (int, err
 // "commit_failed" (OutboxFail after RetryDelay, or a dead letter when it was the row's last
 // attempt). The results are in the order of rows.
 //
-// A publisher that delivers row by row (ModeSplit, DeliverBatch 0 or 1, a recording store)
-// delivers each row with Deliver.
+// A publisher that delivers row by row (ModeSplit, DeliverBatch 0 or 1) delivers each row with
+// Deliver. A recording store records the batch as one publisher_deliver_batch step; rows of
+// several claims (which one Claim never returns) it delivers as one batch per claim.
 //
 // Errors: ErrInvalidArgument (a row without id or claim token, more rows than DeliverBatch), and
 // the store's errors, wrapped.
@@ -543,6 +633,20 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 			return nil, invalid("DeliverBatch", "outbox row %q has no claim token", row.ID)
 		}
 	}
+	if k := claimRun(rows); k < len(rows) && p.st.(interface{ records() bool }).records() {
+		// A recorded batch step names one claim token (the trace format's
+		// publisher_deliver_batch): on a recording store rows of several claims are delivered
+		// as one batch per run of rows of one claim.
+		var errs []error
+		for i := 0; i < len(rows); {
+			k := i + claimRun(rows[i:])
+			r, err := p.DeliverBatch(ctx, rows[i:k])
+			copy(res[i:k], r)
+			errs = append(errs, err)
+			i = k
+		}
+		return res, errors.Join(errs...)
+	}
 	var errs []error
 	fold := make([]int, 0, len(rows)) // the rows Check accepted
 	for i, row := range rows {
@@ -562,18 +666,21 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 	if len(fold) == 0 {
 		return res, errors.Join(errs...)
 	}
+	collisions := make([]string, len(rows))
 	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
+		clear(collisions) // ExecTx may run this function again
 		ts, _ := ctx.Value(txKey{}).(*txState)
 		if ts == nil {
 			return fmt.Errorf("actordelivery: publisher: batch transaction has no store transaction")
 		}
 		for _, i := range fold {
 			var err error
-			res[i], err = p.foldPart(ctx, ts, rows[i])
+			res[i], err = p.foldPart(ctx, ts, rows[i], &collisions[i])
 			if err != nil {
 				return err
 			}
 		}
+		p.recordBatch(ctx, rows, fold, res)
 		return nil
 	})
 	if err != nil {
@@ -589,6 +696,9 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 		case ActionDelivered:
 			p.woke(rows[i].Target)
 			p.metrics.Count(CounterOutboxDelivered, rows[i].Target, 1)
+		case ActionDeadLettered:
+			res[i] = p.collided(ctx, rows[i], collisions[i])
+			p.metrics.Count(CounterOutboxFailed, rows[i].Target, 1)
 		case ActionClaimLost:
 			p.log.LogAttrs(ctx, slog.LevelInfo, "actordelivery: outbox claim lost, delivery rolled back", p.rowAttrs(rows[i])...)
 		}
@@ -596,9 +706,41 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 	return res, errors.Join(errs...)
 }
 
-// foldPart is one row of a folded batch in ts: the enqueue and the completion, or nothing when
-// the claim is lost (rolled back to the savepoint taken before the enqueue).
-func (p *Publisher) foldPart(ctx context.Context, ts *txState, row OutboxRow) (DeliveryResult, error) {
+// claimRun is the number of rows at the start of rows that carry the first row's claim token.
+func claimRun(rows []OutboxRow) int {
+	for i, row := range rows {
+		if row.ClaimToken != rows[0].ClaimToken {
+			return i
+		}
+	}
+	return len(rows)
+}
+
+// recordBatch records the folded delivery of rows[fold] (results res) as the protocol step of the
+// transaction in ctx (publisher_deliver_batch), when the store records. The rows of one claim
+// share its token, and the step names it once.
+func (p *Publisher) recordBatch(ctx context.Context, rows []OutboxRow, fold []int, res []DeliveryResult) {
+	s := recordingStore(ctx)
+	if s == nil {
+		return
+	}
+	if p.id.Load() == 0 {
+		p.id.CompareAndSwap(0, s.publishers.Add(1))
+	}
+	a := EventArgs{Publisher: int(p.id.Load()), Token: rows[fold[0]].ClaimToken, Fault: "none"}
+	var r EventResult
+	for _, i := range fold {
+		a.IDs = append(a.IDs, rows[i].ID)
+		r.Actions = append(r.Actions, res[i].Action)
+		r.Duplicates = append(r.Duplicates, res[i].Duplicate)
+	}
+	recordStep(ctx, false, "publisher_deliver_batch", a, r)
+}
+
+// foldPart is one row of a folded batch in ts: the enqueue and the completion (or, for an id that
+// collides with another mailbox's message, the dead letter, and *collision names that mailbox),
+// or nothing when the claim is lost (rolled back to the savepoint taken before the enqueue).
+func (p *Publisher) foldPart(ctx context.Context, ts *txState, row OutboxRow, collision *string) (DeliveryResult, error) {
 	s := ts.store
 	if _, err := ts.tx.ExecContext(ctx, "SAVEPOINT batch_part"); err != nil {
 		return DeliveryResult{}, s.dbErr("savepoint", err)
@@ -608,11 +750,17 @@ func (p *Publisher) foldPart(ctx context.Context, ts *txState, row OutboxRow) (D
 	if err != nil {
 		return DeliveryResult{Duplicate: dup}, err
 	}
-	err = p.st.OutboxComplete(ctx, row.ID, row.ClaimToken)
+	// As a single fold delivery: a duplicate id that is another mailbox's message dead-letters
+	// the row instead of completing it.
+	other, err := p.finish(ctx, row, dup)
 	switch {
 	case err == nil:
 		if _, err := ts.tx.ExecContext(ctx, "RELEASE SAVEPOINT batch_part"); err != nil {
 			return DeliveryResult{}, s.dbErr("release savepoint", err)
+		}
+		if other != "" {
+			*collision = other
+			return DeliveryResult{Action: ActionDeadLettered, Duplicate: true}, nil
 		}
 		return DeliveryResult{Action: ActionDelivered, Duplicate: dup}, nil
 	case errors.Is(err, ErrClaimLost):

@@ -440,3 +440,84 @@ func testBatchPublish(t *testing.T, b Backend) {
 		})
 	}
 }
+
+// attemptDelay retries every failure after attempt seconds.
+type attemptDelay struct{}
+
+func (attemptDelay) Retry(_ error, attempt int) (time.Duration, bool) {
+	return time.Duration(attempt) * time.Second, true
+}
+
+func TestBatchRetriesShareOneDelay(t *testing.T) { forEachBackend(t, testBatchRetriesShareOneDelay) }
+
+// testBatchRetriesShareOneDelay: the failed messages of one batch are each retried or not as the
+// policy says, and the retried ones all wait the delay it gave the first of them (the policy asks
+// 2s for m1, on its second attempt, and 1s for m2), on both paths.
+func testBatchRetriesShareOneDelay(t *testing.T, b Backend) {
+	ctx := context.Background()
+	for _, path := range paths {
+		t.Run(path.String(), func(t *testing.T) {
+			s, clock := testStore(t, b)
+			for _, id := range []string{"m1", "m2"} {
+				mustEnqueue(t, s, NewMessage{Mailbox: "mb", ID: id, MaxAttempts: 5})
+			}
+			// m1's first attempt is spent: its next delivery is its second.
+			m := mustLease(t, s, "mb", time.Second)
+			if err := s.Nack(ctx, m.ID, m.Token, 0); err != nil || m.ID != "m1" {
+				t.Fatalf("nack %s: %v", m.ID, err)
+			}
+			c := newConsumer(t, s, failOn(s, map[string]bool{"m1": true, "m2": true}, nil),
+				ConsumerOptions{Path: path, BatchSize: 4, Retry: attemptDelay{}})
+			outs, err := c.HandleBatch(ctx, mustFetchBatch(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []Outcome{{Action: ActionRetried, Attempt: 2}, {Action: ActionRetried, Attempt: 1}}
+			if !slices.Equal(outs, want) {
+				t.Fatalf("outcomes %v, want %v", outs, want)
+			}
+			due := clock.Now().Add(2 * time.Second)
+			for _, id := range []string{"m1", "m2"} {
+				if got := mustGet(t, s, id).AvailableAt; !got.Equal(due) {
+					t.Errorf("%s available at %v, want %v (the first retried message's delay, 2s)", id, got, due)
+				}
+			}
+		})
+	}
+}
+
+func TestBatchPublishIDCollision(t *testing.T) { forEachBackend(t, testBatchPublishIDCollision) }
+
+// testBatchPublishIDCollision: in a folded batch, a row whose id is a message of another mailbox
+// is dead-lettered for the collision (as a single fold delivery dead-letters it), and the other
+// rows are delivered.
+func testBatchPublishIDCollision(t *testing.T, b Backend) {
+	ctx := context.Background()
+	s, _ := testStore(t, b)
+	mustOutbox(t, s, "o1", "o2", "o3")
+	mustEnqueue(t, s, NewMessage{Mailbox: "other", ID: "o2", MaxAttempts: 3})
+	p := newPublisher(t, s, PublisherOptions{Mode: ModeFold, DeliverBatch: 8})
+	rows, err := p.Claim(ctx)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("claim: %v, %v", rows, err)
+	}
+	res, err := p.DeliverBatch(ctx, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DeliveryResult{{Action: ActionDelivered}, {Action: ActionDeadLettered, Duplicate: true}, {Action: ActionDelivered}}
+	if !slices.Equal(res, want) {
+		t.Fatalf("results %v, want %v", res, want)
+	}
+	if r := outboxState(t, s, "o2"); r.State != StateDeadLetter || r.DeadReason != ReasonIDCollision("other") {
+		t.Fatalf("o2: %s %q, want dead-lettered for the collision with mailbox other", r.State, r.DeadReason)
+	}
+	if m := mustGet(t, s, "o2"); m.Mailbox != "other" {
+		t.Fatalf("message o2 is in mailbox %q, want other's left as it was", m.Mailbox)
+	}
+	for _, id := range []string{"o1", "o3"} {
+		if r := outboxState(t, s, id); r.State != StateCompleted {
+			t.Errorf("%s: %s, want completed", id, r.State)
+		}
+	}
+}

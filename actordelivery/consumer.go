@@ -127,8 +127,10 @@ type ConsumerOptions struct {
 	// BatchSize is the most messages one fetch takes and one transaction commits
 	// (docs/semantics.md, "Batches"); see FetchBatch and HandleBatch. Zero or 1 is a batch of
 	// one: Fetch and Handle exactly, with their statements and recorded events. Negative, or
-	// above MaxBatchSize, is an error. A recording store (Options.Recorder) runs batches of one:
-	// the trace format has no batch step yet, so a batch could not be recorded as what it is.
+	// above MaxBatchSize, is an error. The retry policy decides for each failed message of a
+	// batch whether to retry it; the retried ones all wait the delay it gave the first of them.
+	// A recording store (Options.Recorder) records a batch as one consumer_fetch_batch and one
+	// consumer_handle_batch step.
 	BatchSize int
 	// BatchWait is how long a consumer whose last batch came back partly filled (more than
 	// none, fewer than BatchSize) waits before its next fetch, so that a trickle of messages is
@@ -170,7 +172,7 @@ type Consumer struct {
 	worker int
 	// drain is ConsumerOptions.DrainTimeout with its default applied.
 	drain time.Duration
-	// batch is ConsumerOptions.BatchSize, 1 when batches are off (or the store records);
+	// batch is ConsumerOptions.BatchSize, 1 when batches are off;
 	// batchWait is ConsumerOptions.BatchWait. partial: the last batch was partly filled.
 	batch     int
 	batchWait time.Duration
@@ -229,7 +231,7 @@ func NewConsumer(st *Store, h Handler, opts ConsumerOptions) (*Consumer, error) 
 	if c.batch < 0 || c.batch > MaxBatchSize {
 		return nil, invalid(op, "batch_size %d is outside [0, %d]", c.batch, MaxBatchSize)
 	}
-	if c.batch == 0 || st.rec != nil {
+	if c.batch == 0 {
 		c.batch = 1
 	}
 	if c.drain == 0 {
@@ -472,7 +474,7 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 	var action string
 	var delay time.Duration
 	err := c.st.ExecTx(ctx, false, func(ctx context.Context) error {
-		err := c.decide(ctx, m, herr, &eff, &action, &delay)
+		err := c.decide(ctx, m, herr, &eff, &action, &delay, nil)
 		a := c.stepArgs()
 		a.Outcome = "fail"
 		if action == ActionDeadLettered && eff < m.MaxAttempts {
@@ -509,8 +511,9 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 }
 
 // decide runs the failed delivery's decision and its writes inside failed's transaction, setting
-// the effective attempt, the action and the retry delay it chose.
-func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, action *string, delay *time.Duration) error {
+// the effective attempt, the action and the retry delay it chose. In a batch, shared is the
+// batch's one retry delay (see batchDelay); nil for a single delivery.
+func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, action *string, delay *time.Duration, shared *batchDelay) error {
 	if c.path == PathLeaseless {
 		stored, err := c.st.readyAttempts(ctx, m.ID)
 		if err != nil {
@@ -528,6 +531,9 @@ func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, 
 			reason = declinedReason(herr)
 		}
 		*delay = max(*delay, 0)
+		if retry && shared != nil {
+			*delay = shared.of(*delay)
+		}
 	}
 	*action = ActionDeadLettered
 	switch {

@@ -66,7 +66,9 @@
 // Batches (docs/semantics.md, "Batches"): with ConsumerOptions.BatchSize N > 1 a consumer fetches
 // up to N messages in one statement (each its key's head, in delivery order) and commits all
 // their outcomes in one transaction; a failed commit changes nothing. PublisherOptions.DeliverBatch
-// does the same for fold deliveries. A recording store runs batches of one.
+// does the same for fold deliveries. The retried messages of one batch share one retry delay: the
+// one the retry policy gives the first of them. A recording store records each batch as one step
+// (consumer_fetch_batch, consumer_handle_batch, publisher_deliver_batch).
 //
 // RunWorkers runs a fixed number of workers over a set of mailboxes (each worker a round of
 // consumer steps; on the leaseless path each mailbox has exactly one worker) and drains on cancel:

@@ -87,8 +87,8 @@ type PublisherOptions struct {
 	Check func(ctx context.Context, row OutboxRow) error
 	// DeliverBatch is, in ModeFold, the most claimed rows one transaction delivers
 	// (docs/semantics.md, "Batches"): every row's enqueue and completion commit together.
-	// Zero or 1 delivers row by row, as Deliver does. ModeSplit always delivers row by row, and
-	// so does a publisher over a recording store (the trace format has no batch step yet).
+	// Zero or 1 delivers row by row, as Deliver does. ModeSplit always delivers row by row. A
+	// recording store records a batch as one publisher_deliver_batch step.
 	// Negative, or above MaxBatchSize, is an error.
 	DeliverBatch int
 	_            struct{}
@@ -171,7 +171,7 @@ func NewPublisher(st OutboxStore, opts PublisherOptions) (*Publisher, error) {
 		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	p.deliverBatch = max(opts.DeliverBatch, 1)
-	if r, ok := st.(interface{ records() bool }); p.mode != ModeFold || !ok || r.records() {
+	if _, ok := st.(interface{ records() bool }); p.mode != ModeFold || !ok {
 		// Only a *Store (or a wrapper embedding one) has the savepoints a batch needs.
 		p.deliverBatch = 1
 	}

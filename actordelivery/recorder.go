@@ -40,7 +40,8 @@ type Event struct {
 	// Op is an operation of the trace format: enqueue, lease, peek, ack, nack, ack_by_id,
 	// nack_by_id, extend, expire, dead_letter, outbox_enqueue, outbox_claim, outbox_complete,
 	// outbox_fail, outbox_dead_letter, purge, redrive, mark_processed, save_checkpoint,
-	// load_checkpoint, consumer_fetch, consumer_handle, publisher_deliver, worker_stop or
+	// load_checkpoint, consumer_fetch, consumer_handle, publisher_deliver, consumer_fetch_batch,
+	// consumer_handle_batch, publisher_deliver_batch, worker_stop or
 	// worker_drain (RunWorkers' stop and drain); and, when the store opens, incarnation (the
 	// Open itself) and snapshot (a row the database held then, see SnapshotRow).
 	Op     string      `json:"op"`
@@ -90,6 +91,12 @@ type EventArgs struct {
 	// a save expected.
 	Actor         string `json:"actor,omitempty"`
 	ExpectVersion int64  `json:"expect_version,omitempty"`
+	// Size, Outcomes and IDs are a batch step's: a consumer_fetch_batch's batch size, a
+	// consumer_handle_batch's outcome per message (in batch order), a publisher_deliver_batch's
+	// rows (in delivery order).
+	Size     int      `json:"size,omitempty"`
+	Outcomes []string `json:"outcomes,omitempty"`
+	IDs      []string `json:"ids,omitempty"`
 }
 
 // EventResult is what the caller observed, named as in the trace format.
@@ -103,6 +110,12 @@ type EventResult struct {
 	Attempt   int            `json:"attempt,omitempty"`
 	// Version is a checkpoint's version: the new one after a save, the stored one after a load.
 	Version int64 `json:"version,omitempty"`
+	// Messages, Actions and Duplicates are a batch step's: the messages a consumer_fetch_batch
+	// returned, the action per message or row of a consumer_handle_batch or
+	// publisher_deliver_batch, and the duplicate flag per row of a publisher_deliver_batch.
+	Messages   []EventMessage `json:"messages,omitempty"`
+	Actions    []string       `json:"actions,omitempty"`
+	Duplicates []bool         `json:"duplicates,omitempty"`
 }
 
 // EventMessage is a message a lease, peek or fetch returned.

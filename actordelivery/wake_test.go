@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestRecordedWake(t *testing.T) {
 		t.Fatalf("want an enqueue and a wake event, got %+v", log.sorted())
 	}
 	want := EventArgs{Worker: 7, Mailbox: "w", ID: "m1", Profile: wakeViaLocal}
-	if wake.Args != want || !wake.Read || wake.Seq < enq.Seq {
+	if !reflect.DeepEqual(wake.Args, want) || !wake.Read || wake.Seq < enq.Seq {
 		t.Errorf("wake event %+v, want a read with args %+v placed at or after the enqueue's seq %d", *wake, want, enq.Seq)
 	}
 }
@@ -141,7 +142,7 @@ func testRecordedPollTick(t *testing.T) {
 			owed[mb] = true
 		case "poll_tick":
 			ticks[mb]++
-			if want := (EventArgs{Worker: 3, Mailbox: mb}); ev.Args != want || !ev.Read {
+			if want := (EventArgs{Worker: 3, Mailbox: mb}); !reflect.DeepEqual(ev.Args, want) || !ev.Read {
 				t.Errorf("event %d: poll tick %+v, want a read with args %+v", i, ev, want)
 			}
 			if !fetched[mb] || owed[mb] {

@@ -62,6 +62,13 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 		}
 		return nil
 	}
+	if err := observe.RefuseBatchStep(ev); err != nil && !c.done {
+		// The deriver has no spec events for a batch step; going on without them could miss a
+		// broken monitor, so the oracle stops and says why.
+		c.err = err
+		_ = c.Close()
+		return nil
+	}
 	c.stepped = true
 	pos := c.pos
 	c.pos++

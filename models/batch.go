@@ -52,35 +52,13 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 			got = append(got, *s.leaseRow(m, now, a.LeaseFor))
 		}
 	case leaseless:
-		// Each message taken is held in a scratch copy under a lease that never ends: it then
-		// blocks its key, as a held message does, and is not taken twice.
-		scratch := s.clone()
-		for len(got) < a.Size {
-			m, ok := scratch.next(a.Mailbox, now)
-			if !ok {
-				break
-			}
-			got = append(got, traces.Message{ID: m.id, Attempts: m.attempts})
-			m.token, m.leaseUntil = -1, traces.MaxInstant*2
-			scratch.putReady(m)
-		}
+		got = s.peekBatch(a.Mailbox, now, a.Size)
 	case s.cfg.Profile.ExhaustedLeasedHeadPasses:
 		// A message leased on its last attempt stops blocking its key under this choice, but a
-		// batch still holds at most one message per key: the picks are made in a scratch copy
-		// where each held message blocks its key, as on the leaseless path, then leased in order.
-		scratch := s.clone()
-		var picked []string
-		for len(picked) < a.Size {
-			m, ok := scratch.next(a.Mailbox, now)
-			if !ok {
-				break
-			}
-			picked = append(picked, m.id)
-			m.token, m.leaseUntil = -1, traces.MaxInstant*2
-			scratch.putReady(m)
-		}
-		for _, id := range picked {
-			got = append(got, *s.leaseRow(s.messages[id], now, a.LeaseFor))
+		// batch still holds at most one message per key. Leasing a message makes no other key's
+		// message a candidate, so the leases in a row take what the leaseless read would hold.
+		for _, m := range s.peekBatch(a.Mailbox, now, a.Size) {
+			got = append(got, *s.leaseRow(s.messages[m.ID], now, a.LeaseFor))
 		}
 	default:
 		// Each lease's message blocks its key while its lease is live, so leases in a row take at
@@ -102,6 +80,42 @@ func (s *State) consumerFetchBatch(a *traces.Args, now int64) (traces.Result, er
 		s.batches[a.Worker] = batch
 	}
 	return traces.Result{Messages: got}, nil
+}
+
+// peekBatch is the leaseless batch fetch's read: the messages size peeks of mailbox at now would
+// return if each message returned were held by the batch, in delivery order. A held message is
+// not taken twice and blocks its key; since a key has one candidate, its head, holding it leaves
+// the key nothing to offer. So the batch is the first size candidates in delivery order, one per
+// key: it takes them off the mailbox's eligible heap and puts them back, and changes nothing
+// else. (Holding each in a copy of the whole state, as this once did, cost a copy of every live
+// row per fetch.)
+func (s *State) peekBatch(mailbox string, now int64, size int) []traces.Message {
+	if _, ok := s.next(mailbox, now); !ok {
+		return nil // next also moved the candidates due by now onto the eligible heap
+	}
+	q := s.idx.queues[mailbox]
+	var got []traces.Message
+	var taken []candEntry
+	keys := map[string]bool{}
+	for len(got) < size && q.eligible.len() > 0 {
+		e := q.eligible.pop(deliveredFirst)
+		if s.idx.cand[e.id] != e.stamp {
+			continue // a stale entry, which next would drop too
+		}
+		taken = append(taken, e)
+		m := s.messages[e.id]
+		if m.key != "" {
+			if keys[m.key] {
+				continue
+			}
+			keys[m.key] = true
+		}
+		got = append(got, traces.Message{ID: m.id, Attempts: m.attempts})
+	}
+	for _, e := range taken {
+		q.eligible.push(e, deliveredFirst)
+	}
+	return got
 }
 
 // leaseRow leases the ready row m as lease does with the row it finds.

@@ -83,8 +83,23 @@ func argValue(name string, a traces.Args) string {
 		return str(a.Actor)
 	case "expect_version":
 		return num(int64(a.ExpectVersion))
+	case "size":
+		return num(int64(a.Size))
+	case "outcomes":
+		return strList(a.Outcomes)
+	case "ids":
+		return strList(a.IDs)
 	}
 	return "?"
+}
+
+// strList renders a list of strings as [a, b, ...], each quoted.
+func strList(vs []string) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(v)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // DescribeState renders s for a person: the time and counters, then each mailbox's messages in

@@ -114,13 +114,14 @@ type WorkerRules struct {
 
 // NewWorkerRules returns the rules with every worker running and holding nothing.
 func NewWorkerRules() *WorkerRules {
-	return &WorkerRules{s: State{stops: map[int]stopMark{}, inflight: map[int]delivery{}}}
+	return &WorkerRules{s: State{stops: map[int]stopMark{}, inflight: map[int]delivery{}, batches: map[int][]delivery{}}}
 }
 
-// Step checks one worker step (consumer_fetch, consumer_handle, worker_stop, worker_drain; other
-// ops pass) and returns the model's error for it, wrapping ErrMalformed. fetched is the message a
-// fetch returned (nil: none). As in the model, a refused step changes nothing.
-func (w *WorkerRules) Step(op traces.Op, a traces.Args, fetched *traces.Message) error {
+// Step checks one worker step (consumer_fetch, consumer_handle, consumer_fetch_batch,
+// consumer_handle_batch, worker_stop, worker_drain; other ops pass) and returns the model's error
+// for it, wrapping ErrMalformed. fetched is what a fetch returned: its message, or a batch fetch's
+// messages (none: an empty fetch). As in the model, a refused step changes nothing.
+func (w *WorkerRules) Step(op traces.Op, a traces.Args, fetched []traces.Message) error {
 	s := &w.s
 	prev, had := s.stops[a.Worker]
 	err := w.step(op, &a, fetched)
@@ -134,24 +135,30 @@ func (w *WorkerRules) Step(op traces.Op, a traces.Args, fetched *traces.Message)
 	return err
 }
 
-func (w *WorkerRules) step(op traces.Op, a *traces.Args, fetched *traces.Message) error {
+func (w *WorkerRules) step(op traces.Op, a *traces.Args, fetched []traces.Message) error {
 	s := &w.s
 	switch op {
 	case traces.OpWorkerStop:
 		return s.workerStop(a)
 	case traces.OpWorkerDrain:
 		return s.workerDrain(a)
-	case traces.OpConsumerFetch:
+	case traces.OpConsumerFetch, traces.OpConsumerFetchBatch:
 		if err := s.stepAfterStop(op, a.Worker); err != nil {
 			return err
 		}
-		if d, busy := s.inflight[a.Worker]; busy {
-			return malformed(traces.OpConsumerFetch,
-				"worker %d still holds its fetch of %q from mailbox %q: a consumer_handle must come between two fetches",
-				a.Worker, d.id, d.mailbox)
+		if err := s.idleWorker(op, a.Worker); err != nil {
+			return err
 		}
-		if fetched != nil {
-			s.inflight[a.Worker] = delivery{mailbox: a.Mailbox, id: fetched.ID}
+		switch {
+		case len(fetched) == 0:
+		case op == traces.OpConsumerFetch:
+			s.inflight[a.Worker] = delivery{mailbox: a.Mailbox, id: fetched[0].ID}
+		default:
+			b := make([]delivery, len(fetched))
+			for i, m := range fetched {
+				b[i] = delivery{mailbox: a.Mailbox, id: m.ID}
+			}
+			s.batches[a.Worker] = b
 		}
 	case traces.OpConsumerHandle:
 		if err := s.stepAfterStop(op, a.Worker); err != nil {
@@ -162,6 +169,15 @@ func (w *WorkerRules) step(op traces.Op, a *traces.Args, fetched *traces.Message
 				"worker %d fetched %q from mailbox %q but handles mailbox %q", a.Worker, d.id, d.mailbox, a.Mailbox)
 		}
 		delete(s.inflight, a.Worker)
+	case traces.OpConsumerHandleBatch:
+		if err := s.stepAfterStop(op, a.Worker); err != nil {
+			return err
+		}
+		if b, held := s.batches[a.Worker]; held && b[0].mailbox != a.Mailbox {
+			return malformed(traces.OpConsumerHandleBatch,
+				"worker %d fetched its batch from mailbox %q but handles mailbox %q", a.Worker, b[0].mailbox, a.Mailbox)
+		}
+		delete(s.batches, a.Worker)
 	}
 	return nil
 }

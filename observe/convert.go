@@ -151,6 +151,7 @@ func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, space t
 		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
 		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
 		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
+		Size: a.Size, Outcomes: a.Outcomes, IDs: a.IDs,
 	}
 	st.Args.Token = tok(space, a.Token)
 	claimed := st.Result.Claimed[:0]
@@ -169,4 +170,13 @@ func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, space t
 	if len(claimed) > 0 {
 		st.Result.Claimed = claimed
 	}
+	// A batch step's lists: rare, so made afresh for each event.
+	if len(r.Messages) > 0 {
+		st.Result.Messages = make([]traces.Message, len(r.Messages))
+		for i, m := range r.Messages {
+			st.Result.Messages[i] = traces.Message{ID: m.ID, Attempts: m.Attempts, Token: tok(traces.LeaseTokens, m.Token)}
+		}
+	}
+	st.Result.Actions = r.Actions
+	st.Result.Duplicates = r.Duplicates
 }

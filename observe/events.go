@@ -60,7 +60,8 @@ type line struct {
 var recordedOps = []string{"enqueue", "lease", "peek", "ack", "nack", "ack_by_id", "nack_by_id", "extend",
 	"expire", "dead_letter", "outbox_enqueue", "outbox_claim", "outbox_complete", "outbox_fail", "outbox_dead_letter",
 	"purge", "redrive", "mark_processed", "save_checkpoint", "load_checkpoint",
-	"consumer_fetch", "consumer_handle", "publisher_deliver", "worker_stop", "worker_drain", "wake", "poll_tick",
+	"consumer_fetch", "consumer_handle", "publisher_deliver", "consumer_fetch_batch", "consumer_handle_batch",
+	"publisher_deliver_batch", "worker_stop", "worker_drain", "wake", "poll_tick",
 	"incarnation", "snapshot"}
 
 // ReadLog reads an event log (name is used in errors) and puts it in commit order.

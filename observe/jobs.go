@@ -64,6 +64,8 @@ type partRun struct {
 	// records for JoinShards instead of deciding.
 	shard bool
 	join  *joiner
+	// fetched is workerStep's buffer: the messages of the fetch it checks.
+	fetched []traces.Message
 	// best is the position of the earliest outcome so far (math.MaxInt64: none).
 	best atomic.Int64
 	mu   sync.Mutex
@@ -255,6 +257,10 @@ func (r *partRun) route(src Source) (Summary, error) {
 				continue
 			}
 			switch {
+			case rt.Share == shareRows:
+				if idx := r.router.rowsIn(ev, p); len(idx) > 0 {
+					pr.add(ev, pos, prevAt, prevLine, func(it *item) { it.ev.Args, it.ev.Result = rowsOf(ev, idx) })
+				}
 			case rt.Part == AllParts:
 				pr.add(ev, pos, prevAt, prevLine, func(it *item) {
 					it.share = rt.Share
@@ -278,18 +284,48 @@ func (r *partRun) route(src Source) (Summary, error) {
 	}
 }
 
+// rowsOf is the arguments and result of the rows idx of a publisher_deliver_batch ev: its ids,
+// actions and duplicates at those indexes, in order; the rest as they are.
+func rowsOf(ev *Event, idx []int) (actordelivery.EventArgs, actordelivery.EventResult) {
+	a, r := ev.Args, ev.Result
+	a.IDs = pick(ev.Args.IDs, idx)
+	r.Actions = pick(ev.Result.Actions, idx)
+	r.Duplicates = pick(ev.Result.Duplicates, idx)
+	return a, r
+}
+
+// pick is the elements of s at idx that s has (a list shorter than the rows is the validator's
+// to refuse, which it did before the event got here), in a slice of its own.
+func pick[T any](s []T, idx []int) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, 0, len(idx))
+	for _, i := range idx {
+		if i < len(s) {
+			out = append(out, s[i])
+		}
+	}
+	return out
+}
+
 // workerStep checks ev against the rules that follow a worker across mailboxes.
 func (r *partRun) workerStep(w *models.WorkerRules, ev *Event, pos int64) *Finding {
 	op := traces.Op(ev.Op)
 	switch op {
-	case traces.OpConsumerFetch, traces.OpConsumerHandle, traces.OpWorkerStop, traces.OpWorkerDrain:
+	case traces.OpConsumerFetch, traces.OpConsumerHandle, traces.OpWorkerStop, traces.OpWorkerDrain,
+		traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch:
 	default:
 		return nil
 	}
-	var fetched *traces.Message
+	fetched := r.fetched[:0]
 	if m := ev.Result.Message; m != nil {
-		fetched = &traces.Message{ID: m.ID}
+		fetched = append(fetched, traces.Message{ID: m.ID})
 	}
+	for _, m := range ev.Result.Messages {
+		fetched = append(fetched, traces.Message{ID: m.ID})
+	}
+	r.fetched = fetched
 	a := traces.Args{Worker: ev.Args.Worker, Mailbox: ev.Args.Mailbox, Outcome: ev.Args.Outcome, Profile: ev.Args.Profile}
 	if err := w.Step(op, a, fetched); err != nil {
 		return &Finding{Oracle: "model", Step: int(pos), Seq: ev.Seq, Line: ev.Line,
@@ -300,7 +336,7 @@ func (r *partRun) workerStep(w *models.WorkerRules, ev *Event, pos int64) *Findi
 
 // joinEvent hands the join what it checks of an event every partition gets.
 func (r *partRun) joinEvent(ev *Event, pos, at int64, rt Route) {
-	if rt.Share == shareAll {
+	if rt.Share == shareAll || rt.Share == shareRows {
 		return
 	}
 	r.join.in <- joinMsg{event: &joinEvent{Pos: pos, Seq: ev.Seq, Line: ev.Line, Op: ev.Op, At: at, Share: rt.Share,

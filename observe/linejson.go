@@ -2,6 +2,7 @@ package observe
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -374,12 +375,15 @@ const (
 	argActor
 	argExpectVersion
 	argIncarnation
+	argSize
+	argOutcomes
+	argIDs
 )
 
 var argNames = newNames("mailbox", "id", "key", "priority", "max_attempts", "delay", "payload",
 	"max_delivery_attempts", "lease_for", "token", "reason", "target", "limit", "claim_for", "worker",
 	"publisher", "profile", "outcome", "retry_delay", "fault", "older_than", "horizon", "consumer", "ttl",
-	"actor", "expect_version", "incarnation")
+	"actor", "expect_version", "incarnation", "size", "outcomes", "ids")
 
 // args decodes an EventArgs object at p.i into a. Strings that repeat across events are
 // interned; ids, keys, tokens and payloads are not.
@@ -449,6 +453,12 @@ func (p *lineParser) args(a *actordelivery.EventArgs) error {
 			err = p.int64(name, &a.ExpectVersion)
 		case argIncarnation:
 			err = p.str(name, &a.Incarnation, true)
+		case argSize:
+			err = p.int(name, &a.Size)
+		case argOutcomes:
+			err = p.value(name, &a.Outcomes)
+		case argIDs:
+			err = p.value(name, &a.IDs)
 		}
 		if err != nil {
 			return err
@@ -468,9 +478,13 @@ const (
 	resultAction
 	resultAttempt
 	resultVersion
+	resultMessages
+	resultActions
+	resultDuplicates
 )
 
-var resultNames = newNames("err", "duplicate", "message", "affected", "claimed", "action", "attempt", "version")
+var resultNames = newNames("err", "duplicate", "message", "affected", "claimed", "action", "attempt", "version",
+	"messages", "actions", "duplicates")
 
 // result decodes an EventResult object at p.i into r.
 func (p *lineParser) result(r *actordelivery.EventResult) error {
@@ -511,6 +525,12 @@ func (p *lineParser) result(r *actordelivery.EventResult) error {
 			err = p.int(name, &r.Attempt)
 		case resultVersion:
 			err = p.int64(name, &r.Version)
+		case resultMessages:
+			err = p.value(name, &r.Messages)
+		case resultActions:
+			err = p.value(name, &r.Actions)
+		case resultDuplicates:
+			err = p.value(name, &r.Duplicates)
 		}
 		if err != nil {
 			return err
@@ -982,6 +1002,22 @@ func (p *lineParser) atValue(at *time.Time, has *bool) error {
 		p.atRaw, p.at = append(p.atRaw[:0], raw...), t
 	}
 	*at, *has = p.at, true
+	return nil
+}
+
+// value decodes the value at p.i into dst with encoding/json: the batch steps' lists, rare
+// enough that the hand-written fast path is not worth their code. Like the decoder of a whole
+// line, it refuses a member its type does not have (a message's, in messages).
+func (p *lineParser) value(name string, dst any) error {
+	start := p.i
+	if err := p.skip(); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(p.b[start:p.i]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("json: %s: %w", name, err)
+	}
 	return nil
 }
 

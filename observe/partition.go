@@ -32,6 +32,10 @@ const (
 	// sharePurge: each partition purges its share, which the join decides when the purge may
 	// have stopped at its limit; the join adds up the counts.
 	sharePurge
+	// shareRows: each partition delivers its own rows of a publisher_deliver_batch (a row's
+	// part of the batch is a single delivery's, and no row's reads another's); a partition
+	// without any gets nothing.
+	shareRows
 )
 
 // Route is where an event of the log goes in a check split into partitions.
@@ -115,6 +119,16 @@ func (r *Router) Route(ev *Event) (Route, error) {
 		return Route{Part: r.PartOf(a.Mailbox)}, nil
 	case traces.OpConsumerFetch:
 		return Route{Part: r.PartOf(a.Mailbox), Sweep: a.Profile != traces.ProfileLeaseless}, nil
+	case traces.OpConsumerFetchBatch:
+		// A batch is one mailbox's; a leased batch fetch sweeps as a single one does.
+		return Route{Part: r.PartOf(a.Mailbox), Sweep: a.Profile != traces.ProfileLeaseless}, nil
+	case traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch:
+		return Route{Part: r.PartOf(a.Mailbox)}, nil
+	case traces.OpPublisherDeliverBatch:
+		if len(a.IDs) == 0 {
+			return Route{}, fmt.Errorf("%w: line %d: %s names no rows (ids is empty)", ErrBadLog, ev.Line, ev.Op)
+		}
+		return Route{Part: AllParts, Share: shareRows}, nil
 	case traces.OpAck, traces.OpNack, traces.OpAckByID, traces.OpNackByID, traces.OpExtend, traces.OpDeadLetter,
 		traces.OpRedrive, traces.OpOutboxComplete, traces.OpOutboxFail, traces.OpOutboxDeadLetter, traces.OpPublisherDeliver:
 		return Route{Part: r.idPart(a.ID)}, nil
@@ -141,6 +155,18 @@ func (r *Router) Route(ev *Event) (Route, error) {
 			ErrCrossPartition, ev.Line)
 	}
 	return Route{}, fmt.Errorf("%w: line %d: %s is not an event a partitioned check can route", ErrBadLog, ev.Line, ev.Op)
+}
+
+// rowsIn is the part of a publisher_deliver_batch that partition p checks: the indexes of its rows
+// in ids (and so in the per-row results), in order.
+func (r *Router) rowsIn(ev *Event, p int) []int {
+	var idx []int
+	for i, id := range ev.Args.IDs {
+		if r.idPart(id) == p {
+			idx = append(idx, i)
+		}
+	}
+	return idx
 }
 
 // claimedIn is the part of a claim's result that partition p checks: the claimed rows it holds,

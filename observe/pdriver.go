@@ -77,6 +77,9 @@ func PDriver(t *traces.Trace, k int, monitors []string) (string, error) {
 	var at int64
 	var evs []SpecEvent
 	for i, st := range t.Steps {
+		if slices.Contains(traces.BatchOps, st.Op) {
+			return "", fmt.Errorf("observe: P driver: trace step %d: %w", i, batchRefused(st.Op))
+		}
 		evs = d.spec.Step(st, evs[:0])
 		for _, ev := range evs {
 			s, err := PAnnounce(ev)

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -347,6 +348,24 @@ func (d *SpecDeriver) finalised(at int64, m *mrow, state string) {
 func (d *SpecDeriver) acked(at int64, m *mrow) {
 	d.finalised(at, m, "acked")
 	d.emitRow(at, m)
+}
+
+// ErrBatchStep marks a batch step (traces.BatchOps) given to the P oracle: SpecDeriver derives no
+// spec events from one yet, and deriving none would let the monitors miss what the batch did to
+// its rows (a false "no finding"), so the P driver and the P stream checker refuse it. Check such a
+// log with the model oracle, which takes batch steps.
+var ErrBatchStep = errors.New("the P oracle does not take batch steps yet (check the log with the model oracle alone)")
+
+// batchRefused is the error for a batch step op given to the P oracle.
+func batchRefused(op traces.Op) error { return fmt.Errorf("%s: %w", op, ErrBatchStep) }
+
+// RefuseBatchStep returns, for an event of a batch step, the P oracle's refusal: an error wrapping
+// ErrBadLog and ErrBatchStep that names the event's line; nil for any other event.
+func RefuseBatchStep(ev *Event) error {
+	if !slices.Contains(traces.BatchOps, traces.Op(ev.Op)) {
+		return nil
+	}
+	return fmt.Errorf("%w: line %d (seq %d): %w", ErrBadLog, ev.Line, ev.Seq, batchRefused(traces.Op(ev.Op)))
 }
 
 // Step appends to out the spec events of st, the next step in commit order, and returns it.

@@ -195,7 +195,10 @@ type ModelOracle struct {
 	// fetched maps a worker to the id of the message its last fetch returned and no handle has
 	// consumed yet, so a handle's events join that row's history.
 	fetched map[int]string
-	pos     int
+	// fetchedBatch maps a worker to the ids of the batch its last consumer_fetch_batch returned
+	// and no consumer_handle_batch has handled yet.
+	fetchedBatch map[int][]string
+	pos          int
 	// lastAt is the logical time of the last event, lastLine its line.
 	lastAt   int64
 	lastLine int
@@ -224,7 +227,7 @@ type ModelOracle struct {
 // store).
 func NewModelOracle(variant string) *ModelOracle {
 	return &ModelOracle{variant: variant, m: models.NewMachine(models.Init(models.Config{})), bind: newBinder(),
-		hist: newHistories(), fetched: map[int]string{}, forgetAt: pruneEvery}
+		hist: newHistories(), fetched: map[int]string{}, fetchedBatch: map[int][]string{}, forgetAt: pruneEvery}
 }
 
 // pruneEvery is the least number of events between two prunings.
@@ -387,6 +390,27 @@ func (o *ModelOracle) keys(ev *Event, got *traces.Result) []string {
 	case traces.OpConsumerHandle:
 		add(o.fetched[a.Worker])
 		delete(o.fetched, a.Worker)
+	case traces.OpConsumerFetchBatch:
+		ids := make([]string, 0, len(r.Messages))
+		for _, m := range r.Messages {
+			add(m.ID)
+			ids = append(ids, m.ID)
+		}
+		if len(ids) > 0 {
+			o.fetchedBatch[a.Worker] = ids
+		}
+		for _, m := range got.Messages {
+			add(m.ID)
+		}
+	case traces.OpConsumerHandleBatch:
+		for _, id := range o.fetchedBatch[a.Worker] {
+			add(id)
+		}
+		delete(o.fetchedBatch, a.Worker)
+	case traces.OpPublisherDeliverBatch:
+		for _, id := range a.IDs {
+			add(id)
+		}
 	}
 	o.keyBuf = keys[:0]
 	return keys
@@ -540,6 +564,13 @@ func (b *binder) observed(ev *Event, r, got *traces.Result) {
 			model = got.Claimed[i].Token
 		}
 		r.Claimed[i].Token = b.result(traces.ClaimTokens, c.Token, model)
+	}
+	for i, m := range ev.Result.Messages {
+		var model int
+		if i < len(got.Messages) {
+			model = got.Messages[i].Token
+		}
+		r.Messages[i].Token = b.result(traces.LeaseTokens, m.Token, model)
 	}
 }
 

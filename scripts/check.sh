@@ -514,17 +514,20 @@ stage_hunts() {
 
 stage_observe() {
   local seed=${PCONFORM_SEED:-1} budget=${PCONFORM_OBSERVE_BUDGET:-3s} dir="$logdir/observe"
-  echo "what: the real store observed under a concurrent workload for $budget (seed $seed) on SQLite and PostgreSQL, in one process and in child processes killed at random, each history checked by the model; a broken variant's caught"
+  echo "what: the real store observed under a concurrent workload for $budget (seed $seed) on SQLite and PostgreSQL, in one process (single and batched workers) and in child processes killed at random, each history checked by the model; a broken variant's caught"
   mkdir -p "$dir"
   "$bin/pconform" observe --seed "$seed" --budget "$budget" --out "$dir/store.json" --events "$dir/store.jsonl" || return 1
   # The same with every loop in a child process SIGKILLed at random: the commit log's history.
   "$bin/pconform" observe --kill --seed "$seed" --budget "$budget" --out "$dir/killed.json" || return 1
+  # With batched workers and a batched fold publisher beside single ones: the batch steps.
+  "$bin/pconform" observe --batch 4 --seed "$seed" --budget "$budget" --out "$dir/batched.json" --events "$dir/batched.jsonl" || return 1
   # The first again on PostgreSQL (the pg service's server; its tables under a prefix of its own):
   # both consumer paths, two leased workers per leased mailbox, both publishers.
   if [ -n "${PCONFORM_PG_DSN:-}" ]; then
     "$bin/pconform" observe --backend postgres --seed "$seed" --budget "$budget" --out "$dir/store-pg.json" --events "$dir/store-pg.jsonl" || return 1
     # And with every loop in a child process SIGKILLed at random, on PostgreSQL.
     "$bin/pconform" observe --backend postgres --kill --seed "$seed" --budget "$budget" --out "$dir/killed-pg.json" || return 1
+    "$bin/pconform" observe --backend postgres --batch 4 --seed "$seed" --budget "$budget" --out "$dir/batched-pg.json" --events "$dir/batched-pg.jsonl" || return 1
   elif [ "${CI:-}" = true ]; then
     echo "observe: PCONFORM_PG_DSN is not set and CI=true: the PostgreSQL runs must run in CI"; return 1
   else

@@ -215,7 +215,7 @@ var Spec = map[Op]OpSpec{
 		Args: []string{"publisher", "ids", "token", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"actions", "duplicates"}, Protocol: true, Tokens: ClaimTokens,
 		Values: map[string][]string{
 			"fault":   {FaultNone, FaultCommitFails, FaultCrashBetween},
-			"actions": {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed},
+			"actions": {ActionDelivered, ActionClaimLost, ActionCommitFailed, ActionCrashed, ActionDeadLettered},
 		},
 	},
 }

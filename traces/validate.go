@@ -619,6 +619,13 @@ func (v *validator) actions(c errCtx, s *Step, pl *stepPlan) error {
 				return c.errf(p, "a handler whose retry policy declines cannot end %q", a)
 			}
 		case OpPublisherDeliverBatch:
+			// As a single fold delivery: an id collision ends a fault-free row dead_lettered.
+			if s.Args.Fault == FaultNone && a == ActionDeadLettered {
+				if j >= len(s.Result.Duplicates) || !s.Result.Duplicates[j] {
+					return c.errf(index("result.duplicates", j), "a delivery with fault %q ends %q only for an id collision, whose target enqueue found the id taken (duplicate true)", s.Args.Fault, a)
+				}
+				continue
+			}
 			if want := deliveryAction(s.Args.Fault); a != ActionClaimLost && a != want {
 				return c.errf(p, "a delivery with fault %q ends %q or %q, got %q", s.Args.Fault, want, ActionClaimLost, a)
 			}

@@ -53,6 +53,7 @@ func TestExitCodes(t *testing.T) {
 		{"explain a missing file", []string{"explain", missing}, exitCannotRun, "", "missing.json"},
 		{"convert needs a test case", []string{"convert", missing}, exitUsage, "", "--test-case is required"},
 		{"hunt unknown variant", []string{"hunt", "--variant", "nope"}, exitUsage, "", `unknown --variant "nope"`},
+		{"observe batch too large", []string{"observe", "--batch", "1001", "--out", missing}, exitUsage, "", "--batch 1001 is outside [0, 1000]"},
 		{"version", []string{"--version"}, exitPass, "pconform ", ""},
 		{"no command", nil, exitUsage, "", "no command given"},
 		{"a usage error names the subcommand's help", []string{"replay", okTrace, "--frobnicate"}, exitUsage, "", "Run 'pconform replay --help' for usage."},

@@ -29,7 +29,7 @@ func newObserveCmd() *cobra.Command {
 		target, backend, dsn, out, events string
 		seed                              int64
 		budget, killEvery                 time.Duration
-		workers                           int
+		workers, batch                    int
 		kill, eventsOnly                  bool
 		steps                             int64
 	)
@@ -39,7 +39,11 @@ func newObserveCmd() *cobra.Command {
 		Long: `Observe runs real goroutines against a store target while the store records its history:
 leased workers, one leaseless worker per leaseless mailbox, a fold and a split publisher (each
 failing one of its commits in five), and random enqueues of messages and of outbox rows, with a
-logical clock one second per 20ms tick. It
+logical clock one second per 20ms tick. With --batch N (N > 1) some of them run batched
+(docs/semantics.md, "Batches"): every second leased worker, the first leaseless mailbox's worker
+and the worker group fetch and commit up to N messages at a time, and the fold publisher delivers
+up to N claimed rows in one transaction; the history then holds batch steps beside single ones
+(the P oracle, --p, does not take batch steps yet). It
 converts the recorded events into a trace of origin kind "observed" (written to --out), and checks
 it with the reference model, which must agree with every observed result (see docs/observed.md).
 
@@ -67,8 +71,11 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			if err != nil {
 				return usagef("unknown --backend %q (known: sqlite, postgres)", backend)
 			}
+			if batch < 0 || batch > actordelivery.MaxBatchSize {
+				return usagef("--batch %d is outside [0, %d]", batch, actordelivery.MaxBatchSize)
+			}
 			if eventsOnly {
-				return observeEventsOnly(c, b, events, steps, budget, workload.Config{Backend: b, Seed: seed, LeasedWorkers: workers, Variant: target, MaxEvents: steps}, dsn, kill)
+				return observeEventsOnly(c, b, events, steps, budget, workload.Config{Backend: b, Seed: seed, LeasedWorkers: workers, Variant: target, MaxEvents: steps, Batch: batch}, dsn, kill)
 			}
 			if steps > 0 {
 				return usagef("--steps goes with --events-only")
@@ -76,7 +83,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			if out == "" {
 				return usagef("--out is required: where to write the observed trace")
 			}
-			cfg := workload.Config{Backend: b, Seed: seed, Budget: budget, LeasedWorkers: workers, Variant: target}
+			cfg := workload.Config{Backend: b, Seed: seed, Budget: budget, LeasedWorkers: workers, Variant: target, Batch: batch}
 			switch b {
 			case actordelivery.BackendSQLite:
 				dir, err := os.MkdirTemp("", "pconform-observe-")
@@ -106,6 +113,9 @@ written trace is the evidence; 'pconform check' checks it again.`,
 				cfg.Events = io.MultiWriter(&log, f)
 			}
 			command := fmt.Sprintf("pconform observe --target %s --backend %s --seed %d --budget %s --out %s", target, backend, seed, budget, out)
+			if batch > 1 {
+				command += fmt.Sprintf(" --batch %d", batch)
+			}
 			var stats workload.Stats
 			var ps workload.ProcStats
 			if kill {
@@ -174,6 +184,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().Int64Var(&seed, "seed", 1, "seed of the workload's random choices")
 	c.Flags().DurationVar(&budget, "budget", 5*time.Second, "how long the workload runs")
 	c.Flags().IntVar(&workers, "workers", 4, "leased workers")
+	c.Flags().IntVar(&batch, "batch", 0, "run some workers and the fold publisher batched, up to this many messages or rows a transaction (0 or 1: none)")
 	c.Flags().StringVar(&out, "out", "", "where to write the observed trace (required)")
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
 	c.Flags().BoolVar(&kill, "kill", false, "run every loop in a child process and SIGKILL the children at random, restarting them")

@@ -36,13 +36,14 @@ type Child struct {
 	Tick        time.Duration
 	Leased      int
 	Events      string
+	Batch       int
 }
 
 // Args writes c as the command-line arguments ParseChild reads back.
 func (c Child) Args() []string {
 	return []string{"-backend", string(c.Backend), "-target", c.Target, "-prefix", c.TablePrefix, "-variant", c.Variant,
 		"-seed", strconv.FormatInt(c.Seed, 10), "-role", c.Role, "-incarnation", strconv.Itoa(c.Incarnation),
-		"-tick", c.Tick.String(), "-leased", strconv.Itoa(c.Leased), "-events", c.Events}
+		"-tick", c.Tick.String(), "-leased", strconv.Itoa(c.Leased), "-events", c.Events, "-batch", strconv.Itoa(c.Batch)}
 }
 
 // ParseChild reads the arguments Child.Args wrote.
@@ -61,6 +62,7 @@ func ParseChild(args []string) (Child, error) {
 	fs.DurationVar(&c.Tick, "tick", 0, "")
 	fs.IntVar(&c.Leased, "leased", 0, "")
 	fs.StringVar(&c.Events, "events", "", "")
+	fs.IntVar(&c.Batch, "batch", 0, "")
 	if err := fs.Parse(args); err != nil {
 		return Child{}, fmt.Errorf("workload: child arguments: %w", err)
 	}
@@ -91,14 +93,14 @@ func RunChild(ctx context.Context, c Child, ready io.Writer, control io.Reader) 
 	}
 	_, err = Run(ctx, Config{Backend: c.Backend, Target: c.Target, TablePrefix: c.TablePrefix, Seed: c.Seed, Budget: budget,
 		Tick: c.Tick, LeasedWorkers: c.Leased, Events: f, Variant: c.Variant, Roles: []string{c.Role},
-		Clock: TickClock(time.Unix(0, startNs), c.Tick), Incarnation: c.Incarnation, CommitLog: true})
+		Clock: TickClock(time.Unix(0, startNs), c.Tick), Incarnation: c.Incarnation, CommitLog: true, Batch: c.Batch})
 	return errors.Join(err, f.Close())
 }
 
 // Processes configures RunProcesses.
 type Processes struct {
 	// Config is the workload: Backend, Target, TablePrefix, Seed, Budget, Tick, LeasedWorkers,
-	// Variant and Events (the merged history) as for Run; Roles, Clock, Incarnation and CommitLog
+	// Variant, Batch and Events (the merged history) as for Run; Roles, Clock, Incarnation and CommitLog
 	// are set for each child.
 	Config
 	// Command returns the command that runs a child with the given arguments (Child.Args):
@@ -170,7 +172,7 @@ func RunProcesses(ctx context.Context, cfg Processes) (ProcStats, error) {
 	incarnation := make([]int, len(roles))
 	launch := func(i int) error {
 		c := Child{Backend: cfg.Backend, Target: cfg.Target, TablePrefix: cfg.TablePrefix, Variant: cfg.Variant, Seed: cfg.Seed,
-			Role: roles[i], Incarnation: incarnation[i], Tick: cfg.Tick, Leased: cfg.LeasedWorkers,
+			Role: roles[i], Incarnation: incarnation[i], Tick: cfg.Tick, Leased: cfg.LeasedWorkers, Batch: cfg.Batch,
 			Events: filepath.Join(cfg.Dir, fmt.Sprintf("%s-%d.jsonl", roles[i], incarnation[i]))}
 		cmd := cfg.Command(c.Args())
 		p := &proc{cmd: cmd, done: make(chan error, 1), stderr: &bytes.Buffer{}}

@@ -256,6 +256,9 @@ type worker struct {
 func (r *run) startWorker(who string, n int, stream uint64, mailbox string, path actordelivery.Path) {
 	w := &worker{r: r, n: n + 100*r.cfg.Incarnation, mailbox: mailbox, path: path, hrng: r.rng(stream + 1000)}
 	w.opts = actordelivery.ConsumerOptions{Mailbox: mailbox, Path: path, LeaseFor: 2 * time.Second, Retry: retryFunc(w.retry), Worker: w.n}
+	if r.batched() && (path == actordelivery.PathLeased && n%2 == 0 || mailbox == leaselessMailboxes[0]) {
+		w.opts.BatchSize = r.cfg.Batch
+	}
 	var err error
 	if w.c, err = w.consumer(w.handle); err != nil {
 		r.fail(who, err)
@@ -315,9 +318,27 @@ func (w *worker) handle(_ context.Context, m *actordelivery.Message) (actordeliv
 	return nil, nil
 }
 
-// step is one fetch and handle: the variant's fetch or handle where it replaces the store's.
+// batched reports whether the run's store consumers batch (Config.Batch): a variant that replaces
+// their fetch or handle runs them single.
+func (r *run) batched() bool {
+	return r.cfg.Batch > 1 && r.calls.elig == nil && r.parts.Handle == nil
+}
+
+// step is one fetch and handle (a batch of them, when the worker batches): the variant's fetch or
+// handle where it replaces the store's.
 func (w *worker) step(rng *rand.Rand) error {
 	r := w.r
+	if w.opts.BatchSize > 1 {
+		outs, err := w.c.StepBatch(r.ctx)
+		if err != nil {
+			return err
+		}
+		if len(outs) == 0 {
+			r.pause(rng, r.cfg.Tick/2)
+		}
+		atomic.AddInt64(&r.stats.Handled, int64(len(outs)))
+		return nil
+	}
 	var d *actordelivery.Delivery
 	var err error
 	if r.calls.elig != nil {
@@ -357,13 +378,17 @@ type publisher struct {
 
 func newPublisher(r *run, mode actordelivery.PublishMode, stream uint64) (*publisher, error) {
 	fs := &faultyStore{Store: r.st, r: r.rng(stream), faults: &r.stats.InjectedFaults, claim: r.calls.claim()}
-	p, err := actordelivery.NewPublisher(fs, actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second,
+	opts := actordelivery.PublisherOptions{Mode: mode, Batch: 2, ClaimFor: 2 * time.Second,
 		Check: func(_ context.Context, row actordelivery.OutboxRow) error {
 			if string(row.Payload) == undecodable {
 				return errors.New(undecodable)
 			}
 			return nil
-		}})
+		}}
+	if mode == actordelivery.ModeFold && r.cfg.Batch > 1 {
+		opts.Batch, opts.DeliverBatch = r.cfg.Batch, r.cfg.Batch
+	}
+	p, err := actordelivery.NewPublisher(fs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -476,6 +501,14 @@ type group struct {
 	hrng  *rand.Rand
 }
 
+// batch is the group's ConsumerOptions.BatchSize: Config.Batch when the run batches.
+func (g *group) batch() int {
+	if g.r.batched() {
+		return g.r.cfg.Batch
+	}
+	return 0
+}
+
 // groupWorkers is how many workers a round of the group runs.
 const groupWorkers = 2
 
@@ -491,6 +524,7 @@ func (g *group) step(rng *rand.Rand) error {
 		done <- actordelivery.RunWorkers(ctx, r.st, leasedMailboxes, groupWorkers, g.handle, actordelivery.ConsumerOptions{
 			Path: actordelivery.PathLeased, LeaseFor: 2 * time.Second, Worker: base,
 			PollInterval: r.cfg.Tick, MaxPollInterval: 2 * r.cfg.Tick, DrainTimeout: 2 * r.cfg.Tick,
+			BatchSize: g.batch(),
 		})
 	}()
 	r.sleep(time.Duration(3+rng.IntN(10)) * r.cfg.Tick)

@@ -64,7 +64,14 @@ type Config struct {
 	// (the steps in flight then finish, so a few more are written); Budget then defaults to no
 	// limit. It makes long histories to measure with, at the rate the store runs.
 	MaxEvents int64
-	_         struct{}
+	// Batch, above 1, runs some loops batched (docs/semantics.md, "Batches"): every second
+	// leased worker, the first leaseless mailbox's worker and the worker group fetch and
+	// commit up to Batch messages at a time (ConsumerOptions.BatchSize), and the fold
+	// publisher claims and delivers up to Batch rows in one transaction (DeliverBatch). The
+	// other loops stay single, so one history holds both. Only the store's own consumer
+	// batches: a variant that replaces the fetch or the handle runs it single.
+	Batch int
+	_     struct{}
 }
 
 // Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 4), each of which a

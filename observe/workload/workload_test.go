@@ -70,3 +70,51 @@ func TestMaxEvents(t *testing.T) {
 		t.Fatalf("a run of MaxEvents 300 recorded %d events", n)
 	}
 }
+
+// TestBatchedRunAgreesWithModel: a run with Config.Batch records batch steps (batches of two or
+// more messages on both paths, folded deliveries of two or more rows) beside single ones, and
+// the model agrees with every result.
+func TestBatchedRunAgreesWithModel(t *testing.T) {
+	var events bytes.Buffer
+	stats, err := workload.Run(context.Background(), workload.Config{
+		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events, Batch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := observe.ReadLog(&events, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := observe.Convert(lg, observe.Options{Name: "batched", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, st := range tr.Steps {
+		switch st.Op {
+		case traces.OpConsumerFetchBatch:
+			if len(st.Result.Messages) >= 2 {
+				counts["fetch of 2+, "+st.Args.Profile]++
+			}
+		case traces.OpPublisherDeliverBatch:
+			if len(st.Args.IDs) >= 2 {
+				counts["delivery of 2+"]++
+			}
+		case traces.OpConsumerFetch:
+			counts["single "+string(st.Op)]++
+		}
+	}
+	t.Logf("stats %+v, %d steps, %v", stats, len(tr.Steps), counts)
+	for _, k := range []string{"fetch of 2+, leased", "fetch of 2+, leaseless", "delivery of 2+", "single consumer_fetch"} {
+		if counts[k] == 0 {
+			t.Errorf("the run recorded no %s (%v)", k, counts)
+		}
+	}
+	f, err := observe.CheckModel(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != nil {
+		t.Fatalf("the model refuses the batched store's history: %v", f)
+	}
+}
