@@ -117,6 +117,3 @@ func (k *kit) exercised(tr *traces.Trace, n int) (ok bool, why string, err error
 	}
 	return v.Reached, v.Why, nil
 }
-
-// stepName is "#N", or "the final snapshot" for replay.FinalStep.
-func stepName(step int) string { return bugreach.StepName(step) }

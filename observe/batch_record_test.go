@@ -188,8 +188,10 @@ func TestBatchedWorkersRecordChecksClean(t *testing.T) {
 		if f != nil {
 			t.Fatalf("finding on a batched workers' log of %d events: %s\nthe log: %s", sum.Events, f, keepLog(t, log))
 		}
-		if sum.Events < 100 {
-			t.Fatalf("only %d events recorded", sum.Events)
+		// The counts above already require real batches; this catches a check that read almost
+		// none of the log. A loaded machine records as few as 79 events in the run's second.
+		if sum.Events < 20 {
+			t.Fatalf("only %d events checked", sum.Events)
 		}
 		jsum, f, err := observe.CheckJobs(observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "batched"), 4096), observe.CheckOptions{Log: bytes.NewReader(log)}, 3)
 		if err != nil {
