@@ -51,10 +51,14 @@ func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Obs
 // answering with the step's outcome at that message's place in the batch. A worker holding no
 // batch handles nothing: no actions, as in the model.
 //
-// Fault commit_fails: each hook the batch's transaction runs (an acknowledged message's Effects,
-// the retry policy's decision for a failed one) ends the handle's context after doing its work,
-// so ExecTx rolls the transaction back (a done context when its function returns) and HandleBatch
-// writes nothing. Every message then reports commit_failed, as the model's do.
+// Fault commit_fails ends the handle's context, so HandleBatch writes nothing and every message
+// reports commit_failed, as the model's do. When the batch's last message succeeds, its Effects
+// end it after writing the effect: the last work of the batch's transaction, so ExecTx finds the
+// context done when its function returns and rolls everything back (the store's documented
+// failed commit). When the last message fails, the write after its retry decision would meet
+// the done context mid-transaction (on PostgreSQL the driver then drops the connection), so its
+// handler ends the context instead, before the transaction begins, and the transaction fails at
+// its start.
 func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	ds, held := t.batches[a.Worker]
 	if !held {
@@ -69,26 +73,31 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 		outcomes[ds[i].Message.ID] = a.Outcomes[i]
 	}
 	failCommit := a.Fault == traces.FaultCommitFails
+	last := ds[len(ds)-1].Message.ID
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	hook := func() {
-		if failCommit {
-			cancel()
-		}
-	}
 	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+		var herr error
 		switch outcomes[m.ID] {
 		case traces.OutcomeFail:
-			return nil, errHandlerFails
+			herr = errHandlerFails
 		case traces.OutcomeFailNoRetry:
-			return nil, errHandlerFailsNoRetry
+			herr = errHandlerFailsNoRetry
+		}
+		if herr != nil {
+			if failCommit && m.ID == last {
+				cancel()
+			}
+			return nil, herr
 		}
 		mailbox, id := m.Mailbox, m.ID
 		return func(ctx context.Context) error {
 			if err := appendEffect(ctx, t.st, mailbox, id); err != nil {
 				return err
 			}
-			hook()
+			if failCommit && id == last {
+				cancel()
+			}
 			return nil
 		}, nil
 	}
@@ -97,7 +106,7 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 		return replay.Observation{}, err
 	}
 	opts.BatchSize = len(ds)
-	opts.Retry = batchRetry{delay: traces.Duration(a.RetryDelay), hook: hook}
+	opts.Retry = batchRetry(traces.Duration(a.RetryDelay))
 	c, err := actordelivery.NewConsumer(t.st, h, opts)
 	if err != nil {
 		return replay.Observation{}, err
@@ -113,9 +122,9 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 	case err != nil:
 		return replay.Observation{}, err
 	case failCommit:
-		// No hook ran inside the transaction (every acknowledgement's fence failed, every failure
-		// was on its last attempt), so nothing could end it before its commit, and it committed.
-		return replay.Observation{}, fmt.Errorf("%w: %q with fault %q: the batch's transaction ran no Effects or retry decision to fail it from, and committed",
+		// The last message succeeded but its acknowledgement's fence failed, so its Effects never
+		// ran to end the transaction, and it committed.
+		return replay.Observation{}, fmt.Errorf("%w: %q with fault %q: the batch's last message lost its lease, so its Effects could not fail the commit, and the batch committed",
 			replay.ErrUnsupported, traces.OpConsumerHandleBatch, a.Fault)
 	}
 	o := replay.Observation{Actions: make([]string, len(outs))}
@@ -126,19 +135,14 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 }
 
 // batchRetry is a consumer_handle_batch step's retry policy: it declines for the messages whose
-// outcome is fail_no_retry and retries the others after the step's retry_delay. hook runs at each
-// decision (inside the batch's transaction).
-type batchRetry struct {
-	delay time.Duration
-	hook  func()
-}
+// outcome is fail_no_retry and retries the others after the step's retry_delay.
+type batchRetry time.Duration
 
 func (r batchRetry) Retry(err error, _ int) (time.Duration, bool) {
-	r.hook()
 	if errors.Is(err, errHandlerFailsNoRetry) {
 		return 0, false
 	}
-	return r.delay, true
+	return time.Duration(r), true
 }
 
 // deliverBatch runs the real publisher's DeliverBatch (ModeFold, a batch of len(a.IDs)) on the
