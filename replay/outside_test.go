@@ -18,8 +18,9 @@ const outsideTraces = "../traces/corpus/tcEffectOutsideFoldCounterexample-*.json
 // TestOutsideFoldTraces replays the write-outside-the-fold counterexample. It must match the
 // effect-outside-fold variant, and the reference model must diverge from it at exactly
 // expect.diverges_at: the first effect committed apart from its acknowledgement, which the
-// correct consumer never owes. The store refuses such a write (ErrOutsideTransaction) and has no
-// step that makes one: its replay stops, inconclusive, at that same step.
+// correct consumer never owes. The store refuses such a write (ErrOutsideTransaction): its
+// consumer_effects_batch commits nothing and lists no effect, so its replay diverges at that same
+// step.
 //
 // One trace: go test ./replay/ -run 'TestOutsideFoldTraces/^<name>$' -v
 func TestOutsideFoldTraces(t *testing.T) {
@@ -47,7 +48,7 @@ func TestOutsideFoldTraces(t *testing.T) {
 			}{
 				{targets.EffectOutsideFold, replay.Match, -1},
 				{targets.Model, replay.Diverged, at},
-				{targets.Store, replay.Inconclusive, at},
+				{targets.Store, replay.Diverged, at},
 			} {
 				v := replayOn(t, tr, c.target, actordelivery.BackendSQLite, replay.Options{}).verdict
 				if v.Outcome != c.outcome || (c.outcome != replay.Match && v.Step != c.step) {

@@ -51,7 +51,9 @@ func TestRecordedHistory(t *testing.T) {
 		t.Run(n.tr.Name, func(t *testing.T) {
 			tr := storePrefix(n.tr)
 			if i, ok := firstBatchStep(tr); ok {
-				tr.Steps = tr.Steps[:i] // the store has no batch consumer yet
+				// The store runs batch steps (TestBatchTraces), but this check has no rule yet
+				// for what a batch step with an injected fault records: it stops before the first.
+				tr.Steps = tr.Steps[:i]
 			}
 			if len(tr.Steps) == 0 {
 				t.Skipf("the correct store diverges at step 0 of %s: nothing to record", n.path)

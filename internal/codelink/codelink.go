@@ -11,9 +11,11 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pconform/pconform/internal/targets"
+	"github.com/pconform/pconform/internal/variants"
 )
 
 // module is the module path the source paths are relative to.
@@ -41,7 +43,8 @@ type Link struct {
 func (l Link) String() string { return fmt.Sprintf("%s:%d %s", l.File, l.Line, l.Symbol) }
 
 // Broken lists where the code of the broken variant lives: the function it runs instead of the
-// store's, or every use of the brokenstore.Rules field it sets. src is the module's source tree;
+// store's, or every use of the brokenstore.Rules field it sets; for a variant of the model's rule,
+// the store function that keeps that rule (variants.Row.GoFunc). src is the module's source tree;
 // it may be nil for a variant that replaces a function. A name that is no broken variant gives no
 // links.
 func Broken(variant string, src fs.FS) ([]Link, error) {
@@ -73,6 +76,23 @@ func Broken(variant string, src fs.FS) ([]Link, error) {
 			}
 			links = append(links, sql...)
 		}
+	}
+	// A variant of the model's rule (variants.Row.OnModel) replaces no store code: its link is the
+	// store function that keeps the rule it breaks.
+	if row, ok := variants.Lookup(variant); ok && row.OnModel && row.GoFunc != "" {
+		if src == nil {
+			return links, fmt.Errorf("%w (%s: %s)", ErrNoSource, variant, row.GoFunc)
+		}
+		at, err := variants.Locate(src, row.GoFunc)
+		if err != nil {
+			return links, fmt.Errorf("codelink: %s: %w", variant, err)
+		}
+		file, line, _ := strings.Cut(at, ":")
+		n, err := strconv.Atoi(line)
+		if err != nil {
+			return links, fmt.Errorf("codelink: %s: location %q has no line", variant, at)
+		}
+		links = append(links, Link{What: "the store's rule the model's variant breaks", Symbol: row.GoFunc, File: file, Line: n})
 	}
 	return links, nil
 }

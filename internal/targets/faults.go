@@ -26,6 +26,11 @@ var (
 // step's fault into its commits. A commit is a top-level read-write ExecTx, or a write call made
 // outside any transaction (it commits on its own); calls inside a transaction just join it.
 type faultStore struct {
+	// Store is embedded, not only held, for what NewPublisher asks of a wrapper beyond
+	// OutboxStore: a publisher delivers a batch (PublisherOptions.DeliverBatch) only through a
+	// *Store or a wrapper embedding one, whose savepoints each row's part needs. Every
+	// OutboxStore method is faultStore's own, so each commit still meets the fault.
+	*actordelivery.Store
 	st    *actordelivery.Store
 	fault string
 	// commits counts the commits attempted so far in this step.
@@ -40,7 +45,7 @@ func NewFaultStore(st *actordelivery.Store, fault string) (*faultStore, error) {
 	switch fault {
 	case traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable:
 		// undeliverable strikes the publisher's check, not a commit.
-		return &faultStore{st: st, fault: fault}, nil
+		return &faultStore{Store: st, st: st, fault: fault}, nil
 	}
 	return nil, fmt.Errorf("publisher fault %q is not one of %q, %q, %q, %q", fault, traces.FaultNone,
 		traces.FaultCommitFails, traces.FaultCrashBetween, traces.FaultUndeliverable)

@@ -86,7 +86,7 @@ func builds() map[string]build {
 		EarlyDeadLetterUnfenced:     {store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 		RedriveRecordsReset:         {store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
 		ExhaustedDeadLetterUnfenced: {store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
-		// The store has no batch consumer yet: the batch variants break the model's.
+		// No brokenstore part breaks the store's batch code yet: the batch variants break the model's.
 		BatchAckBeforeEffects: {model: &models.Config{BatchBug: models.BatchAckBeforeEffects}},
 		BatchAcksFailed:       {model: &models.Config{BatchBug: models.BatchAcksFailed}},
 		BatchSkipsKeyHead:     {model: &models.Config{BatchBug: models.BatchSkipsLeasedHead}},

@@ -55,6 +55,8 @@ type StoreTarget struct {
 	// fetched holds each worker's fetched, not yet handled delivery. It survives Reopen (the
 	// process did not die) and is cleared by a crash step (it did).
 	fetched map[int]*actordelivery.Delivery
+	// batches holds each worker's fetched, not yet handled batch, kept and forgotten as fetched.
+	batches map[int][]actordelivery.Delivery
 	// wakes answers poll_tick from the trace's wakes and fetches; a crash forgets them.
 	wakes adapter.Wakes
 	// mailboxes are the mailboxes any step named, so the snapshot can read their effect logs.
@@ -103,7 +105,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	t := &StoreTarget{
 		cfg: cfg, db: db, clock: actordelivery.NewManualClock(traces.Epoch),
 		log:     slog.New(slog.DiscardHandler),
-		fetched: map[int]*actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
+		fetched: map[int]*actordelivery.Delivery{}, batches: map[int][]actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
 	}
 	switch db.Backend {
 	case actordelivery.BackendSQLite:
@@ -164,10 +166,18 @@ func (t *StoreTarget) open() error {
 // Store returns the open store, for tests that look at it directly.
 func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
 
-// Capabilities declares the batch steps unsupported: actordelivery has no batch consumer or
-// publisher yet (docs/semantics.md, "Batches"), so a replay that reaches one is inconclusive.
+// Capabilities declares unsupported the batch steps a broken variant has no batch form of: the
+// copied eligibility SQL has no batch fetch, and a replaced Consumer.Handle no batch handle. The
+// correct store runs every step.
 func (t *StoreTarget) Capabilities() replay.Capabilities {
-	return replay.Capabilities{Unsupported: slices.Clone(traces.BatchOps)}
+	var c replay.Capabilities
+	if t.cfg.rules != nil {
+		c.Unsupported = append(c.Unsupported, traces.OpConsumerFetchBatch)
+	}
+	if t.cfg.handle != nil {
+		c.Unsupported = append(c.Unsupported, traces.OpConsumerHandleBatch)
+	}
+	return c
 }
 
 // Reopen closes and reopens the database file; fetched deliveries are kept.
@@ -360,6 +370,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		return t.deliver(ctx, a)
 	case traces.OpCrash:
 		clear(t.fetched)
+		clear(t.batches)
 		t.wakes.Crash()
 		return replay.Observation{}, t.Reopen(ctx)
 	case traces.OpWorkerStop:
@@ -372,6 +383,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// A delivery the drain timeout cut off is forgotten, as a crash forgets it; its message
 		// stays as stored.
 		delete(t.fetched, a.Worker)
+		delete(t.batches, a.Worker)
 		return replay.Observation{}, t.recordWorker(ctx, op, a.Worker, a.Outcome)
 	case traces.OpWake:
 		// Replay cannot make the store wake anyone; it judges the wake by the store's rows, as
@@ -388,9 +400,27 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// Replay cannot make a consumer wait either; the tick is judged from the trace's wakes
 		// and fetches, as the model does.
 		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
-	case traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch, traces.OpConsumerEffectsBatch, traces.OpPublisherDeliverBatch:
-		// A replay that reaches a batch step is inconclusive on the store until it has one.
-		return replay.Observation{}, fmt.Errorf("%w: %q: actordelivery has no batch consumer or publisher yet (docs/semantics.md, \"Batches\")", replay.ErrUnsupported, op)
+	case traces.OpConsumerFetchBatch:
+		if t.elig != nil {
+			return replay.Observation{}, fmt.Errorf("%w: %q: the copied eligibility SQL has no batch fetch", replay.ErrUnsupported, op)
+		}
+		if o, err = t.fetchBatch(ctx, a); err == nil {
+			t.wakes.Fetched(a.Worker, a.Mailbox)
+		}
+		return o, err
+	case traces.OpConsumerHandleBatch:
+		if t.cfg.handle != nil {
+			return replay.Observation{}, fmt.Errorf("%w: %q: the variant replaces Consumer.Handle and has no batch handle", replay.ErrUnsupported, op)
+		}
+		return t.handleBatch(ctx, a)
+	case traces.OpConsumerEffectsBatch:
+		// HandleBatch runs each acknowledged message's Effects in the acknowledgement's
+		// transaction, so the store's consumer never owes an effect after its handle: the step
+		// commits nothing and lists none (the model's correct consumer, docs/semantics.md,
+		// "Batches").
+		return replay.Observation{}, nil
+	case traces.OpPublisherDeliverBatch:
+		return t.deliverBatch(ctx, a)
 	default:
 		return replay.Observation{}, fmt.Errorf("%w: %q", replay.ErrUnsupported, op)
 	}
@@ -463,9 +493,19 @@ var errHandlerFails = adapter.ErrHandlerFailed
 // the same code the worker's long-lived consumer runs; the consumer keeps no state between
 // iterations that a step could observe.
 func (t *StoreTarget) consumer(a replay.Args, h actordelivery.Handler) (*actordelivery.Consumer, error) {
-	path, err := consumerPath(a.Profile)
+	opts, err := t.consumerOptions(a)
 	if err != nil {
 		return nil, err
+	}
+	return actordelivery.NewConsumer(t.st, h, opts)
+}
+
+// consumerOptions are the options of a consumer step's consumer, with the single step's retry
+// policy.
+func (t *StoreTarget) consumerOptions(a replay.Args) (actordelivery.ConsumerOptions, error) {
+	path, err := consumerPath(a.Profile)
+	if err != nil {
+		return actordelivery.ConsumerOptions{}, err
 	}
 	leaseFor := traces.Duration(a.LeaseFor)
 	if leaseFor == 0 {
@@ -473,11 +513,11 @@ func (t *StoreTarget) consumer(a replay.Args, h actordelivery.Handler) (*actorde
 		// a lease that ends at once, which is what lease_for 0 means.
 		leaseFor = time.Nanosecond
 	}
-	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{
+	return actordelivery.ConsumerOptions{
 		Mailbox: a.Mailbox, Path: path, LeaseFor: leaseFor, Retry: retryPolicy(a), Logger: t.log,
 		// A recording store names the consumer in its events as the trace names the worker.
 		Worker: a.Worker,
-	})
+	}, nil
 }
 
 // handler is the handler of the target's consumers; see EffectHandler.
@@ -518,6 +558,7 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 // dropped leaseless one changed nothing.
 func (t *StoreTarget) fetch(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	delete(t.fetched, a.Worker)
+	delete(t.batches, a.Worker)
 	c, err := t.consumer(a, t.handler(traces.OutcomeOK))
 	if err != nil {
 		return replay.Observation{}, err

@@ -1,0 +1,212 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// The batch steps of docs/semantics.md ("Batches") on the store's own batch code: the consumer's
+// FetchBatch and HandleBatch, the publisher's DeliverBatch.
+
+// errHandlerFailsNoRetry is the error of a batch handler whose message's outcome is
+// fail_no_retry: the batch's retry policy declines for it alone. Its text is errHandlerFails',
+// so its dead-letter reason is the one a single step's declining policy records.
+var errHandlerFailsNoRetry = errors.New(errHandlerFails.Error())
+
+// fetchBatch runs the real consumer's FetchBatch with the step's size for the step's worker and
+// keeps the batch it returns until the worker's handle. Like fetch, it drops whatever the worker
+// held.
+func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
+	delete(t.fetched, a.Worker)
+	delete(t.batches, a.Worker)
+	opts, err := t.consumerOptions(a)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	opts.BatchSize = a.Size
+	c, err := actordelivery.NewConsumer(t.st, t.handler(traces.OutcomeOK), opts)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	ds, err := c.FetchBatch(ctx)
+	if err != nil || len(ds) == 0 {
+		return replay.Observation{}, err
+	}
+	t.batches[a.Worker] = ds
+	var o replay.Observation
+	for i := range ds {
+		o.Messages = append(o.Messages, *observed(&ds[i].Message, ds[i].Path == actordelivery.PathLeased))
+	}
+	return o, nil
+}
+
+// handleBatch runs the real consumer's HandleBatch on the worker's batch, each message's handler
+// answering with the step's outcome at that message's place in the batch. A worker holding no
+// batch handles nothing: no actions, as in the model.
+//
+// Fault commit_fails ends the handle's context, so HandleBatch writes nothing and every message
+// reports commit_failed, as the model's do. When the batch's last message succeeds, its Effects
+// end it after writing the effect: the last work of the batch's transaction, so ExecTx finds the
+// context done when its function returns and rolls everything back (the store's documented
+// failed commit). When the last message fails, the write after its retry decision would meet
+// the done context mid-transaction (on PostgreSQL the driver then drops the connection), so its
+// handler ends the context instead, before the transaction begins, and the transaction fails at
+// its start.
+func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
+	ds, held := t.batches[a.Worker]
+	if !held {
+		return replay.Observation{}, nil
+	}
+	if len(a.Outcomes) != len(ds) {
+		return replay.Observation{}, fmt.Errorf("worker %d holds a batch of %d messages but the step gives %d outcomes", a.Worker, len(ds), len(a.Outcomes))
+	}
+	delete(t.batches, a.Worker)
+	outcomes := make(map[string]string, len(ds))
+	for i := range ds {
+		outcomes[ds[i].Message.ID] = a.Outcomes[i]
+	}
+	failCommit := a.Fault == traces.FaultCommitFails
+	last := ds[len(ds)-1].Message.ID
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+		var herr error
+		switch outcomes[m.ID] {
+		case traces.OutcomeFail:
+			herr = errHandlerFails
+		case traces.OutcomeFailNoRetry:
+			herr = errHandlerFailsNoRetry
+		}
+		if herr != nil {
+			if failCommit && m.ID == last {
+				cancel()
+			}
+			return nil, herr
+		}
+		mailbox, id := m.Mailbox, m.ID
+		return func(ctx context.Context) error {
+			if err := appendEffect(ctx, t.st, mailbox, id); err != nil {
+				return err
+			}
+			if failCommit && id == last {
+				cancel()
+			}
+			return nil
+		}, nil
+	}
+	opts, err := t.consumerOptions(a)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	opts.BatchSize = len(ds)
+	opts.Retry = batchRetry(traces.Duration(a.RetryDelay))
+	c, err := actordelivery.NewConsumer(t.st, h, opts)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	outs, err := c.HandleBatch(hctx, ds)
+	switch {
+	case failCommit && err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		o := replay.Observation{Actions: make([]string, len(ds))}
+		for i := range o.Actions {
+			o.Actions[i] = traces.ActionCommitFailed
+		}
+		return o, nil
+	case err != nil:
+		return replay.Observation{}, err
+	case failCommit:
+		// The last message succeeded but its acknowledgement's fence failed, so its Effects never
+		// ran to end the transaction, and it committed.
+		return replay.Observation{}, fmt.Errorf("%w: %q with fault %q: the batch's last message lost its lease, so its Effects could not fail the commit, and the batch committed",
+			replay.ErrUnsupported, traces.OpConsumerHandleBatch, a.Fault)
+	}
+	o := replay.Observation{Actions: make([]string, len(outs))}
+	for i, out := range outs {
+		o.Actions[i] = out.Action
+	}
+	return o, nil
+}
+
+// batchRetry is a consumer_handle_batch step's retry policy: it declines for the messages whose
+// outcome is fail_no_retry and retries the others after the step's retry_delay.
+type batchRetry time.Duration
+
+func (r batchRetry) Retry(err error, _ int) (time.Duration, bool) {
+	if errors.Is(err, errHandlerFailsNoRetry) {
+		return 0, false
+	}
+	return time.Duration(r), true
+}
+
+// deliverBatch runs the real publisher's DeliverBatch (ModeFold, a batch of len(a.IDs)) on the
+// step's rows under its claim token, with the step's fault injected around the store as deliver
+// does.
+func (t *StoreTarget) deliverBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
+	stored, err := t.st.ListOutbox(ctx)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	rows := make([]actordelivery.OutboxRow, len(a.IDs))
+	for i, id := range a.IDs {
+		if k := slices.IndexFunc(stored, func(r actordelivery.OutboxRow) bool { return r.ID == id }); k >= 0 {
+			rows[i] = stored[k]
+		} else if c, ok := t.claimed[id]; ok {
+			rows[i] = c // purged since a claim returned it: the publisher delivers its copy
+		} else {
+			return replay.Observation{}, fmt.Errorf("outbox row %q does not exist and no claim returned it", id)
+		}
+		rows[i].ClaimToken = a.Token
+	}
+	fst, err := NewFaultStore(t.st, a.Fault)
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	p, err := actordelivery.NewPublisher(fst, actordelivery.PublisherOptions{
+		Mode: actordelivery.ModeFold, DeliverBatch: len(rows), Logger: t.log,
+		RetryDelay: traces.Duration(a.RetryDelay), Check: undeliverable(a.Fault),
+	})
+	if err != nil {
+		return replay.Observation{}, err
+	}
+	res, err := p.DeliverBatch(ctx, rows)
+	if err := notInjected(fst, err); err != nil {
+		return replay.Observation{}, err
+	}
+	var o replay.Observation
+	for _, r := range res {
+		action := r.Action
+		if fst.crashed {
+			// The process died after the batch's one commit: nobody saw what it reported.
+			action = traces.ActionCrashed
+		}
+		o.Actions = append(o.Actions, action)
+		o.Duplicates = append(o.Duplicates, r.Duplicate)
+	}
+	return o, nil
+}
+
+// notInjected is err less the faults fst injected: nil when err is nil or every error it joins
+// (DeliverBatch joins one per row) is an injected fault.
+func notInjected(fst *faultStore, err error) error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var rest []error
+		for _, e := range j.Unwrap() {
+			rest = append(rest, notInjected(fst, e))
+		}
+		return errors.Join(rest...)
+	}
+	if fst.Injected(err) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,115 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
+)
+
+// TestStoreBatchHandle runs a batch fetch and handle on the real store, on both consumer paths,
+// with and without commit_fails: a committed batch acknowledges the ok message with its effect,
+// retries the failed one and dead-letters the fail_no_retry one with the single step's reason; a
+// batch whose commit fails changes nothing at all (the snapshot before the handle is the snapshot
+// after it) and every message reports commit_failed.
+func TestStoreBatchHandle(t *testing.T) {
+	ctx := context.Background()
+	outcomes := []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry}
+	for _, profile := range []string{traces.ProfileLeased, traces.ProfileLeaseless} {
+		for _, fault := range []string{traces.FaultNone, traces.FaultCommitFails} {
+			t.Run(profile+"/"+fault, func(t *testing.T) {
+				tg, err := NewStoreTarget(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tg.Close()
+				do := func(op traces.Op, a replay.Args) replay.Observation {
+					t.Helper()
+					o, err := tg.Do(ctx, op, 0, a)
+					if err != nil {
+						t.Fatalf("%s: %v", op, err)
+					}
+					return o
+				}
+				for _, id := range []string{"m1", "m2", "m3"} {
+					do(traces.OpEnqueue, replay.Args{Mailbox: "mb", ID: id, Key: id, MaxAttempts: 3})
+				}
+				fetched := do(traces.OpConsumerFetchBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, Size: 3, LeaseFor: 10})
+				var ids []string
+				for _, m := range fetched.Messages {
+					ids = append(ids, m.ID)
+					if (m.Token != "") != (profile == traces.ProfileLeased) {
+						t.Errorf("fetched %s with token %q on the %s path", m.ID, m.Token, profile)
+					}
+				}
+				if !slices.Equal(ids, []string{"m1", "m2", "m3"}) {
+					t.Fatalf("fetched %v, want m1 m2 m3", ids)
+				}
+				before, err := tg.Snapshot(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := do(traces.OpConsumerHandleBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile,
+					Outcomes: outcomes, Fault: fault, RetryDelay: 5})
+				after, err := tg.Snapshot(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fault == traces.FaultCommitFails {
+					want := []string{traces.ActionCommitFailed, traces.ActionCommitFailed, traces.ActionCommitFailed}
+					if !slices.Equal(got.Actions, want) {
+						t.Errorf("actions %v, want %v", got.Actions, want)
+					}
+					if d := cmp.Diff(before, after); d != "" {
+						t.Errorf("the failed commit changed the store (-before +after):\n%s", d)
+					}
+					return
+				}
+				want := []string{traces.ActionAcked, traces.ActionRetried, traces.ActionDeadLettered}
+				if !slices.Equal(got.Actions, want) {
+					t.Errorf("actions %v, want %v", got.Actions, want)
+				}
+				if !slices.Equal(after.Effects["mb"], []string{"m1"}) {
+					t.Errorf("effects %v, want [m1]", after.Effects["mb"])
+				}
+				if len(after.DeadLetters) != 1 || after.DeadLetters[0].ID != "m3" || after.DeadLetters[0].Reason != errHandlerFails.Error() {
+					t.Errorf("dead letters %+v, want m3 with reason %q", after.DeadLetters, errHandlerFails.Error())
+				}
+				// The batch is handled: a second handle finds none, as the model's idle worker.
+				if o := do(traces.OpConsumerHandleBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, Outcomes: outcomes}); len(o.Actions) != 0 {
+					t.Errorf("second handle: actions %v, want none", o.Actions)
+				}
+			})
+		}
+	}
+}
+
+// TestStoreBatchUnsupported: a variant whose eligibility SQL is a copy has no batch fetch, and
+// says so instead of running the store's own.
+func TestStoreBatchUnsupported(t *testing.T) {
+	tg, err := New(LeaseBoundary, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	if tg.(interface{ Capabilities() replay.Capabilities }).Capabilities().Supports(traces.OpConsumerFetchBatch) {
+		t.Error("the copied eligibility SQL claims a batch fetch")
+	}
+	_, err = tg.Do(context.Background(), traces.OpConsumerFetchBatch, 0, replay.Args{Worker: 1, Mailbox: "mb", Profile: traces.ProfileLeased, Size: 2})
+	if !errors.Is(err, replay.ErrUnsupported) {
+		t.Errorf("batch fetch on %s: %v, want ErrUnsupported", LeaseBoundary, err)
+	}
+	st, err := NewStoreTarget(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if u := st.Capabilities().Unsupported; len(u) != 0 {
+		t.Errorf("the store declares %v unsupported, want none", u)
+	}
+}
