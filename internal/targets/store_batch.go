@@ -121,9 +121,18 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 		return o, nil
 	case err != nil:
 		return replay.Observation{}, err
+	case failCommit && !slices.ContainsFunc(outs, func(o actordelivery.Outcome) bool { return o.Action != actordelivery.ActionLeaseLost }):
+		// Every message's fence failed, the last one's too, so its Effects never ran to end the
+		// transaction. But the transaction wrote nothing: a commit that failed would have left the
+		// store exactly as it is, and the batch reports what a failed commit reports.
+		o := replay.Observation{Actions: make([]string, len(ds))}
+		for i := range o.Actions {
+			o.Actions[i] = traces.ActionCommitFailed
+		}
+		return o, nil
 	case failCommit:
 		// The last message succeeded but its acknowledgement's fence failed, so its Effects never
-		// ran to end the transaction, and it committed.
+		// ran to end the transaction, and the other messages' parts committed.
 		return replay.Observation{}, fmt.Errorf("%w: %q with fault %q: the batch's last message lost its lease, so its Effects could not fail the commit, and the batch committed",
 			replay.ErrUnsupported, traces.OpConsumerHandleBatch, a.Fault)
 	}
