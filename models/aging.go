@@ -14,7 +14,9 @@ package models
 type aging struct {
 	acked, dead, final heapOf[agedEntry]
 	retired, purged    heapOf[agedEntry]
-	processed          heapOf[processedEntry]
+	// lateWakes orders purgedMessages by the end of their late-wake window.
+	lateWakes heapOf[agedEntry]
+	processed heapOf[processedEntry]
 }
 
 // agedEntry is a row or id as it entered an index: its id and the time that orders it.
@@ -36,7 +38,8 @@ func processedFirst(a, b processedEntry) bool { return a.at < b.at }
 
 func (a aging) clone() aging {
 	return aging{acked: a.acked.clone(), dead: a.dead.clone(), final: a.final.clone(),
-		retired: a.retired.clone(), purged: a.purged.clone(), processed: a.processed.clone()}
+		retired: a.retired.clone(), purged: a.purged.clone(), lateWakes: a.lateWakes.clone(),
+		processed: a.processed.clone()}
 }
 
 // takeAged pops from h, oldest first, up to limit entries (limit < 0: no limit) whose time is at

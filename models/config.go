@@ -25,6 +25,14 @@ type Config struct {
 	// is lease_lost or never comes. false is the correct consumer, which owes no such step.
 	EffectOutsideFold bool
 
+	// LateWakes is how long, in the model's time units (milliseconds in an observed log), a wake
+	// for a purged message still counts as a wake for a committed one once the model has forgotten
+	// the message's id (its dedup horizon passed). A checker of a recorded log sets it: a NOTIFY
+	// can reach its consumer after its message was handled and purged, and the purge itself shows
+	// that the message was committed. Zero judges a wake against what the model keeps, as
+	// docs/semantics.md states; traces and replay use zero.
+	LateWakes int64
+
 	_ struct{}
 }
 

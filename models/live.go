@@ -33,11 +33,12 @@ func (m *Machine) Forget() int {
 	// The aging index gives the entries whose time has come, oldest first.
 	m.s.dropExpiredProcessed(now)
 	takeAged(&m.s.aging.retired, now, -1, m.s.retiredUntil, func(e agedEntry) { delete(m.s.retired, e.id) })
+	m.s.forgetLateWakes(now)
 	takeAged(&m.s.aging.purged, now-1, -1, func(e agedEntry) bool {
 		until, ok := m.s.purgedOutbox[e.id]
 		return ok && until == e.at
 	}, func(e agedEntry) { delete(m.s.purgedOutbox, e.id) })
-	return len(m.s.processed) + len(m.s.retired) + len(m.s.purgedOutbox)
+	return len(m.s.processed) + len(m.s.retired) + len(m.s.purgedOutbox) + len(m.s.purgedMessages)
 }
 
 // HeldTokens calls held for every token a row or an unhandled fetch still carries, in its

@@ -19,8 +19,9 @@ func (s *State) has(id string) bool {
 }
 
 // committedIn reports whether a committed step put message id into mailbox: it is a row of the
-// mailbox (ready or acked), a dead letter of it, or a purged id inside its dedup horizon (whose
-// mailbox the model no longer keeps). A wake for any other message came before the commit that
+// mailbox (ready or acked), a dead letter of it, a purged id inside its dedup horizon (whose
+// mailbox the model no longer keeps), or, under Config.LateWakes, a message purged from it within
+// that window. A wake for any other message came before the commit that
 // caused it, or for an enqueue that never committed (docs/semantics.md, "Wake-ups").
 func (s *State) committedIn(mailbox, id string) bool {
 	// Under dead_letter_id "free" one id may be both a message and a dead letter.
@@ -36,8 +37,12 @@ func (s *State) committedIn(mailbox, id string) bool {
 	if _, ok := s.dead[id]; ok {
 		return false
 	}
-	until, retired := s.retired[id]
-	return retired && until > s.now
+	if until, retired := s.retired[id]; retired && until > s.now {
+		return true
+	}
+	// Under Config.LateWakes: purged in this mailbox within the window.
+	p, ok := s.purgedMessages[id]
+	return ok && p.mailbox == mailbox && p.until > s.now
 }
 
 // enqueue inserts a ready message unless id is taken; it reports whether id was taken.

@@ -26,10 +26,12 @@ func (s *State) purgeLimits(now, olderThan, horizon int64, limits [3]int, limit 
 		}
 	}
 	n := takeAged(&s.aging.acked, cutoff, limits[0], s.ackedAged, func(e agedEntry) {
+		s.rememberPurged(s.messages[e.id].mailbox, e.id, now)
 		delete(s.messages, e.id) // an acked row is in no mailbox's order
 		retire(e)
 	})
 	n += takeAged(&s.aging.dead, cutoff, limits[1], s.deadAged, func(e agedEntry) {
+		s.rememberPurged(s.dead[e.id].mailbox, e.id, now)
 		delete(s.dead, e.id)
 		retire(e)
 	})
@@ -48,6 +50,34 @@ func (s *State) purgeLimits(now, olderThan, horizon int64, limits [3]int, limit 
 		s.dropExpiredProcessed(now)
 	}
 	return n
+}
+
+// purgedMessage is a purged message's mailbox and the end of its late-wake window.
+type purgedMessage struct {
+	mailbox string
+	until   int64
+}
+
+// rememberPurged keeps, under Config.LateWakes, the mailbox of message id purged at now, so that
+// a late wake for it is still judged for a committed message (committedIn).
+func (s *State) rememberPurged(mailbox, id string, now int64) {
+	if s.cfg.LateWakes <= 0 {
+		return
+	}
+	if s.purgedMessages == nil {
+		s.purgedMessages = map[string]purgedMessage{}
+	}
+	until := now + s.cfg.LateWakes
+	s.purgedMessages[id] = purgedMessage{mailbox: mailbox, until: until}
+	s.aging.lateWakes.push(agedEntry{id, until}, agedFirst)
+}
+
+// forgetLateWakes drops the purged messages whose late-wake window ended at or before now.
+func (s *State) forgetLateWakes(now int64) {
+	takeAged(&s.aging.lateWakes, now, -1, func(e agedEntry) bool {
+		p, ok := s.purgedMessages[e.id]
+		return ok && p.until == e.at
+	}, func(e agedEntry) { delete(s.purgedMessages, e.id) })
 }
 
 // ackedAged reports whether e is the acked message's current entry in aging.acked.

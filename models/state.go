@@ -50,6 +50,11 @@ type State struct {
 	// horizon: until then (exclusive) the id is a duplicate. Entries at or past their end mean
 	// nothing and purge forgets them.
 	retired map[string]int64
+	// purgedMessages maps the id of a message or dead letter that purge removed to its mailbox and
+	// the end of its late-wake window (Config.LateWakes after the purge): until then a wake for it
+	// counts as one for a committed message. Empty when Config.LateWakes is zero. Like aging, it is
+	// the checker's memory of the log, not a row of the store: Equal does not compare it.
+	purgedMessages map[string]purgedMessage
 	// effects maps a mailbox to the ids whose handler effect committed, in commit order.
 	effects map[string][]string
 	// effectsForgotten counts, per mailbox, the committed effects whose ids Machine.Forget
@@ -201,6 +206,7 @@ func (s State) clone() State {
 	n.pending = cloneMap(s.pending)
 	n.purgedOutbox = cloneMap(s.purgedOutbox)
 	n.retired = cloneMap(s.retired)
+	n.purgedMessages = cloneMap(s.purgedMessages)
 	n.effects = cloneSlices(s.effects)
 	n.effectsForgotten = cloneMap(s.effectsForgotten)
 	n.inflight = cloneMap(s.inflight)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -254,4 +255,59 @@ func FuzzReadLog(f *testing.F) {
 			t.Fatalf("CheckModel on a converted trace: %v", err)
 		}
 	})
+}
+
+// TestCheckLateWakes: a wake that comes after its message was handled and purged, and after its
+// dedup horizon (none here), is for a committed message while it is inside CheckOptions.LateWakes
+// of the purge (ten minutes by default); later than that, or with no window, the model knows the
+// id no more and it is a not_committed finding, as a wake for a message that never committed is.
+func TestCheckLateWakes(t *testing.T) {
+	line := func(seq int, read bool, at, op, args, result string) string {
+		r := ""
+		if read {
+			r = `"read":true,`
+		}
+		return `{"seq":` + itoa(seq) + `,` + r + `"at":"2026-01-01T` + at + `Z","op":"` + op + `","args":` + args + `,"result":` + result + "}\n"
+	}
+	// m1 enqueued, leased, acked and purged at 00:00:03; m9 enqueued at later; then the wake for
+	// m1, which takes m9's time.
+	history := func(later, wakeID string) string {
+		return enq + "\n" + lease + "\n" + ack + "\n" +
+			line(4, false, "00:00:03", "purge", `{"limit":10}`, `{"affected":1}`) +
+			line(5, false, later, "enqueue", `{"mailbox":"a","id":"m9","max_attempts":2}`, `{}`) +
+			line(5, true, later, "wake", `{"worker":3,"mailbox":"a","id":"`+wakeID+`","profile":"notify"}`, `{}`)
+	}
+	for _, tc := range []struct {
+		name      string
+		log       string
+		lateWakes time.Duration
+		finding   bool
+	}{
+		{"seconds after the purge", history("00:00:09", "m1"), 0, false},
+		{"seconds after, no window", history("00:00:09", "m1"), -1, true},
+		{"past the default window", history("00:10:04", "m1"), 0, true},
+		{"inside a longer window", history("00:10:04", "m1"), 20 * time.Minute, false},
+		{"never committed", history("00:00:09", "m2"), 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.lateWakes == 0 {
+				// The whole-trace check of a recorded trace (pconform observe's) takes the default.
+				if f := checkWhole(t, tc.log); (f != nil) != tc.finding {
+					t.Fatalf("whole-trace check: finding %v, want one: %v", f, tc.finding)
+				}
+			}
+			for _, jobs := range []int{1, 2} {
+				_, f, err := CheckJobs(NewDecoder(strings.NewReader(tc.log), "log"), CheckOptions{LateWakes: tc.lateWakes}, jobs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case tc.finding && (f == nil || !strings.Contains(f.Message, traces.ErrKindNotCommitted) || f.Step != 5):
+					t.Fatalf("jobs %d: finding %v, want not_committed at the wake (step 5)", jobs, f)
+				case !tc.finding && f != nil:
+					t.Fatalf("jobs %d: finding %v, want none", jobs, f)
+				}
+			}
+		})
+	}
 }

@@ -91,7 +91,7 @@ func newPartRun(n int, only []int, opts CheckOptions) *partRun {
 		if len(only) > 0 && !slices.Contains(only, p) {
 			continue
 		}
-		o := NewModelOracle(opts.Variant)
+		o := newOracle(opts)
 		o.hist.log = opts.Log
 		pr := &partRunner{run: r, idx: p, o: o, in: make(chan []item, 64), free: make(chan []item, 80)}
 		o.part = &partShare{runner: pr, outSeq: map[string]int64{}}
@@ -184,7 +184,7 @@ func (r *partRun) route(src Source) (Summary, error) {
 	var lastAt int64
 	lastLine := 0
 	workers := models.NewWorkerRules()
-	whole := NewModelOracle(r.opts.Variant) // validates the events every partition gets
+	whole := newOracle(r.opts) // validates the events every partition gets
 	every := int64(r.opts.ProgressEvery)
 	if every <= 0 {
 		every = 1 << 16

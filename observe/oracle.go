@@ -49,12 +49,17 @@ func (f *Finding) String() string {
 // correct store's configuration under t's profile) and returns the first step whose observed result differs from
 // the model's, or at which the model cannot go on (a step the model refuses as impossible, such as
 // a second fetch by a worker whose first is unhandled); nil when the model agrees with every
-// observed result. t.Final is compared too when present. It is an error only for a nil trace.
+// observed result. t.Final is compared too when present. A trace the store recorded (origin
+// observed) is checked with DefaultLateWakes, as Check does. It is an error only for a nil trace.
 func CheckModel(t *traces.Trace) (*Finding, error) {
 	if t == nil {
 		return nil, errors.New("observe: CheckModel: nil trace")
 	}
-	results, final, err := models.RunTrace(models.Config{Profile: t.Expect.Profile}, t)
+	cfg := models.Config{Profile: t.Expect.Profile}
+	if t.Origin.Kind == traces.OriginObserved {
+		cfg.LateWakes = lateWakeTicks(0)
+	}
+	results, final, err := models.RunTrace(cfg, t)
 	for i, got := range results {
 		want := t.Steps[i].Result
 		if !cmp.Equal(want, got, cmpopts.EquateEmpty()) {

@@ -64,7 +64,11 @@ type CheckOptions struct {
 	// positions in it and reads them again for a finding's window, instead of holding the
 	// events: memory then follows the live rows, at a few dozen bytes per event of theirs.
 	Log io.ReaderAt
-	_   struct{}
+	// LateWakes is how long after its message was purged a wake still counts as a wake for a
+	// committed message, in the log's time (see latewake.go). Zero is DefaultLateWakes; a
+	// negative value judges a wake against what the model keeps, as replay does.
+	LateWakes time.Duration
+	_         struct{}
 }
 
 // Summary counts what a check did.
@@ -88,7 +92,7 @@ type Summary struct {
 // about the log (wrapping ErrBadLog, naming the line) or come from OnFinding; a disagreement is a
 // finding, never an error.
 func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
-	o := NewModelOracle(opts.Variant)
+	o := newOracle(opts)
 	o.hist.log = opts.Log
 	every := int64(opts.ProgressEvery)
 	if every <= 0 {
@@ -224,9 +228,13 @@ type ModelOracle struct {
 }
 
 // NewModelOracle returns an oracle at the start of a log written by variant ("" for the correct
-// store).
-func NewModelOracle(variant string) *ModelOracle {
-	return &ModelOracle{variant: variant, m: models.NewMachine(models.Init(models.Config{})), bind: newBinder(),
+// store), with the default CheckOptions otherwise.
+func NewModelOracle(variant string) *ModelOracle { return newOracle(CheckOptions{Variant: variant}) }
+
+// newOracle returns an oracle at the start of a log, for opts.
+func newOracle(opts CheckOptions) *ModelOracle {
+	cfg := models.Config{LateWakes: lateWakeTicks(opts.LateWakes)}
+	return &ModelOracle{variant: opts.Variant, m: models.NewMachine(models.Init(cfg)), bind: newBinder(),
 		hist: newHistories(), fetched: map[int]string{}, fetchedBatch: map[int][]string{}, forgetAt: pruneEvery}
 }
 

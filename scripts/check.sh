@@ -527,10 +527,7 @@ stage_observe() {
     "$bin/pconform" observe --backend postgres --seed "$seed" --budget "$budget" --out "$dir/store-pg.json" --events "$dir/store-pg.jsonl" || return 1
     # And with every loop in a child process SIGKILLed at random, on PostgreSQL.
     "$bin/pconform" observe --backend postgres --kill --seed "$seed" --budget "$budget" --out "$dir/killed-pg.json" || return 1
-    # No batched run on PostgreSQL here: a loaded machine delays a NOTIFY past its message's
-    # purge and dedup horizon, and the model, which forgets the id then, reads the late wake as
-    # not committed (a false finding, docs/observed.md, "Wake-ups"). TestBatchedWorkersRecordChecksClean
-    # (observe) checks recorded batches on PostgreSQL in the unit stage.
+    "$bin/pconform" observe --backend postgres --batch 4 --seed "$seed" --budget "$budget" --out "$dir/batched-pg.json" --events "$dir/batched-pg.jsonl" || return 1
   elif [ "${CI:-}" = true ]; then
     echo "observe: PCONFORM_PG_DSN is not set and CI=true: the PostgreSQL runs must run in CI"; return 1
   else

@@ -213,6 +213,7 @@ func newCheckCmd() *cobra.Command {
 		window        int
 		stopAfterIdle time.Duration
 		progressEvery time.Duration
+		lateWakes     time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "check LOG|TRACE...",
@@ -271,7 +272,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			}
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
-				progressEvery: progressEvery, jobFlags: jobs}
+				progressEvery: progressEvery, lateWakes: lateWakes, jobFlags: jobs}
 			if jobs.join {
 				return lc.joinShards(args)
 			}
@@ -333,6 +334,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 	c.Flags().StringVar(&variant, "variant", "", "the store variant that wrote the log, if a broken one (its protocol steps may end in ways the correct store's never do)")
 	c.Flags().StringVar(&findings, "findings", "", "where to write a finding's window trace (default: a new directory under the system's temporary directory)")
 	c.Flags().IntVar(&window, "window", observe.DefaultWindow, "reorder window: how many events are held back to put the log in commit order")
+	c.Flags().DurationVar(&lateWakes, "late-wakes", observe.DefaultLateWakes, "how long after its message was purged a wake still counts as one for a committed message (0: none; see docs/observed.md, Wake-ups)")
 	c.Flags().DurationVar(&progressEvery, "progress", 10*time.Second, "when stderr is not a terminal, how often to print a progress line (0: never)")
 	return c
 }
@@ -365,7 +367,17 @@ type logCheck struct {
 	findings      string
 	window        int
 	progressEvery time.Duration
-	jobFlags      jobFlags
+	// lateWakes is --late-wakes: 0 is none (CheckOptions.LateWakes takes a negative value).
+	lateWakes time.Duration
+	jobFlags  jobFlags
+}
+
+// lateWakeWindow is --late-wakes as CheckOptions.LateWakes.
+func (lc *logCheck) lateWakeWindow() time.Duration {
+	if lc.lateWakes <= 0 {
+		return -1
+	}
+	return lc.lateWakes
 }
 
 // file checks one event log to its end; with o.p, the streaming P oracle checks it too, beside
@@ -436,7 +448,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 }
 
 func (lc *logCheck) options(path string, pr *checkProgress) observe.CheckOptions {
-	return observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing, Progress: pr.update,
+	return observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing, Progress: pr.update, LateWakes: lc.lateWakeWindow(),
 		OnFinding: func(f *observe.Finding) error { return lc.report(path, f) }}
 }
 
@@ -512,7 +524,7 @@ func (lc *logCheck) follow(ctx context.Context, path string, stopAfterIdle time.
 			}
 			return ev, err
 		})
-		opts := observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing,
+		opts := observe.CheckOptions{Variant: lc.variant, KeepGoing: lc.keepGoing, LateWakes: lc.lateWakeWindow(),
 			OnFinding: func(f *observe.Finding) error { return lc.report(path, f) },
 			Progress: func(s observe.Summary) {
 				if pr != nil {
