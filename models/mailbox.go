@@ -21,8 +21,8 @@ func (s *State) has(id string) bool {
 // committedIn reports whether a committed step put message id into mailbox: it is a row of the
 // mailbox (ready or acked), a dead letter of it, a purged id inside its dedup horizon (whose
 // mailbox the model no longer keeps), or, under Config.LateWakes, a message purged from it within
-// that window. A wake for any other message came before the commit that
-// caused it, or for an enqueue that never committed (docs/semantics.md, "Wake-ups").
+// that window. A wake for any other message came before the commit that caused it, or for an
+// enqueue that never committed (docs/semantics.md, "Wake-ups").
 func (s *State) committedIn(mailbox, id string) bool {
 	// Under dead_letter_id "free" one id may be both a message and a dead letter.
 	if m, ok := s.messages[id]; ok && m.mailbox == mailbox {
