@@ -86,10 +86,9 @@ func builds() map[string]build {
 		EarlyDeadLetterUnfenced:     {store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 		RedriveRecordsReset:         {store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
 		ExhaustedDeadLetterUnfenced: {store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
-		// No brokenstore part breaks the store's batch code yet: the batch variants break the model's.
-		BatchAckBeforeEffects: {model: &models.Config{BatchBug: models.BatchAckBeforeEffects}},
-		BatchAcksFailed:       {model: &models.Config{BatchBug: models.BatchAcksFailed}},
-		BatchSkipsKeyHead:     {model: &models.Config{BatchBug: models.BatchSkipsLeasedHead}},
+		BatchAckBeforeEffects:       {store: storeConfig{handleBatch: brokenstore.HandleBatchAckBeforeEffects}},
+		BatchAcksFailed:             {store: storeConfig{handleBatch: brokenstore.HandleBatchAcksFailed}},
+		BatchSkipsKeyHead:           {store: storeConfig{rules: &brokenstore.Rules{BatchSkipsLeasedHead: true}}},
 		// The store refuses a write outside the fold: the variant breaks the model's consumer.
 		EffectOutsideFold: {model: &models.Config{EffectOutsideFold: true}},
 	}
@@ -191,6 +190,7 @@ type StoreParts struct {
 	Handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
 		retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error)
 	DeliverSplit func(ctx context.Context, st brokenstore.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
+	HandleBatch  brokenstore.BatchHandle
 }
 
 // Parts returns the parts of the named store-backed target (the correct store's are all nil); ok
@@ -200,7 +200,7 @@ func Parts(name string) (parts StoreParts, ok bool) {
 	if !found || d.model != nil {
 		return StoreParts{}, false
 	}
-	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit}, true
+	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit, HandleBatch: d.store.handleBatch}, true
 }
 
 // IsCorrect reports whether target implements the rules without a known bug (the catalogue's
