@@ -36,10 +36,11 @@ func (e *Eligibility) FetchBatch(ctx context.Context, now time.Time, mailbox str
 		if _, err := e.expire(ctx, tx, now); err != nil {
 			return err
 		}
-		for len(got) < n {
-			e.tokens++
+		e.tokens++
+		batch := fmt.Sprintf("copy-%s%d", e.ns, e.tokens)
+		for k := 0; len(got) < n; k++ {
 			args := append(e.params(now), sql.Named("mailbox", mailbox),
-				sql.Named("token", fmt.Sprintf("copy-%s%d", e.ns, e.tokens)),
+				sql.Named("token", fmt.Sprintf("%s.%d", batch, k)), sql.Named("batch", batch+".%"),
 				sql.Named("until", now.Add(leaseFor).UnixMilli()))
 			m, err := scanMessage(e.queryRow(ctx, tx, e.qBatchLease, args...))
 			if errors.Is(err, sql.ErrNoRows) {

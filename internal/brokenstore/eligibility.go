@@ -183,11 +183,17 @@ LIMIT 1`
 	// A leased batch is leases in a row in one transaction (what the store's one statement takes:
 	// its qCandidates comment). Under BatchSkipsLeasedHead a head under a live lease blocks
 	// nothing, so the batch's own lease of a head frees the key's next message for its next lease.
-	batchNext := next
+	// A batch never takes a message twice (the store's one statement cannot): each lease passes
+	// over the rows the batch's earlier leases took, whose tokens match :batch.
+	batchBlocks := blocks
 	if rules.BatchSkipsLeasedHead {
-		batchNext = candidates(`p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (`+live("p.lease_until")+`))`) + `
-LIMIT 1`
+		batchBlocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `))`
 	}
+	batchNext := strings.Replace(candidates(batchBlocks), `
+ORDER BY`, `
+  AND (m.token IS NULL OR m.token NOT LIKE CAST(:batch AS TEXT))
+ORDER BY`, 1) + `
+LIMIT 1`
 	e.qPeekBatch = `SELECT ` + msgCols + candidates(blocks) + `
 LIMIT :limit`
 	expired := `state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)`

@@ -11,6 +11,7 @@ import (
 	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
 )
 
 // ErrUnknown is wrapped by New and NewOn for a name it does not know.
@@ -201,6 +202,16 @@ func Parts(name string) (parts StoreParts, ok bool) {
 		return StoreParts{}, false
 	}
 	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit, HandleBatch: d.store.handleBatch}, true
+}
+
+// Unsupported lists the steps the named target cannot run (what its Capabilities declare); nil
+// for a target that runs every step, or an unknown name.
+func Unsupported(name string) []traces.Op {
+	d, ok := lookup(name)
+	if !ok || d.model != nil {
+		return nil
+	}
+	return d.store.unsupported()
 }
 
 // IsCorrect reports whether target implements the rules without a known bug (the catalogue's

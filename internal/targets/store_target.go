@@ -174,11 +174,15 @@ func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
 // Capabilities declares unsupported the batch handle of a variant that replaces Consumer.Handle:
 // it has no batch form. The correct store runs every step.
 func (t *StoreTarget) Capabilities() replay.Capabilities {
-	var c replay.Capabilities
-	if t.cfg.handle != nil {
-		c.Unsupported = append(c.Unsupported, traces.OpConsumerHandleBatch)
+	return replay.Capabilities{Unsupported: t.cfg.unsupported()}
+}
+
+// unsupported lists the steps a store target with cfg cannot run.
+func (cfg storeConfig) unsupported() []traces.Op {
+	if cfg.handle != nil {
+		return []traces.Op{traces.OpConsumerHandleBatch}
 	}
-	return c
+	return nil
 }
 
 // Reopen closes and reopens the database file; fetched deliveries are kept.

@@ -192,19 +192,22 @@ func All() []Row {
 		// The batch variants run the store's batch code with one rule changed: a batch handle that
 		// wraps the real HandleBatch's handler, or the copied batch fetch under a Rules field.
 		{Name: BatchAckBeforeEffects, Kind: Broken, Part: "HandleBatchAckBeforeEffects", PTestCase: "tcBatchAckBeforeEffectsCounterexample",
-			NotHunted:   "the hunts generate no batch step",
+			HuntShows:   "Worker 1 fetches a batch holding `m1` and its handler succeeds. The variant commits the acknowledgement without the handler's Effects, which it leaves to a later commit that never comes: `m1` is `acked` and its effect is missing. The correct batch commits the effect with the acknowledgement.",
+			HuntRefused: "the final snapshot: the variant has no effect of `m1`, the store has it",
 			NotObserved: "the observe workload's consumers run the store's own batch handle, with no part of the variant's",
 			GoFunc:      "actordelivery.(*Consumer).commitFast",
 			Doc:         "a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (models.BatchAckBeforeEffects)"},
 		{Name: BatchAcksFailed, Kind: Broken, Part: "HandleBatchAcksFailed", PTestCase: "tcBatchAcksFailedCounterexample",
-			NotHunted:   "the hunts generate no batch step",
+			HuntShows:   "Worker 1 fetches a batch holding `m1` (`max_attempts` 1) and its handler fails (`fail_no_retry`). The variant acknowledges the failed message with the batch: it is neither retried nor dead-lettered, and no effect was written. The correct batch dead-letters it.",
+			HuntRefused: "step #2: the variant records `acked`, the store answers `dead_lettered`",
 			NotObserved: "the observe workload's consumers run the store's own batch handle, with no part of the variant's",
 			GoFunc:      "actordelivery.(*Consumer).commitFast",
 			Doc:         "a batch consumer that acknowledges a failed handler's message with the rest of the batch (models.BatchAcksFailed)"},
 		{Name: BatchSkipsKeyHead, Kind: Broken, Part: "Rules.BatchSkipsLeasedHead", PTestCase: "tcBatchSkipsKeyHeadCounterexample",
-			NotHunted:   "the hunts generate no batch step",
+			HuntShows:   "`m1` and `m2` share key `k1`. Worker 1's batch fetch leases `m1`, then, since the variant lets a head under a live lease stop blocking its key, leases `m2` in the same batch (`fifo`). The store's batch takes one message per key: `m1` alone.",
+			HuntRefused: "step #2: the variant records `[m1 m2]`, the store answers `[m1]`",
 			NotObserved: "the observe workload's consumers fetch single messages through the copied SQL, never a batch",
-			GoFunc:      "actordelivery.(*Store).leaseBatch", SQL: "qLeaseBatch",
+			GoFunc:      "actordelivery.(*Store).leaseBatch", SQL: "qLeaseBatch", Harm: "fifo",
 			Doc: "a batch fetch that passes over a key's head under a live lease and takes the key's next message (models.BatchSkipsLeasedHead)"},
 		// The store refuses a write outside the fold (ErrOutsideTransaction), so no store part
 		// can commit one: the variant breaks the model's consumer instead.
