@@ -20,7 +20,13 @@
 //     faults none, commit_fails, crash_between), clock advances and crashes, purges (whose freed
 //     ids the enqueues reuse), redrives (mostly of a dead letter, else of any id: not_found),
 //     processed-message marks of a few consumers and ids, and checkpoint saves (mostly with the
-//     stored version, else a stale or a future one) and loads. gopter's commands
+//     stored version, else a stale or a future one) and loads; and the batch steps: a batch fetch
+//     (sizes 2 and 3, leased and leaseless), its handle with one drawn outcome per message (a
+//     failed commit only while every message's fence holds: the store target fails a batch's
+//     commit through its last message's Effects), and a publisher's batch delivery of rows one
+//     claim covers (faults none, commit_fails, crash_between). A leased batch's k-th token is
+//     named by the fetch's serial plus k. A target that has no batch handle (a variant that
+//     replaces Consumer.Handle) is given no batch fetch or handle. gopter's commands
 //     package generates and shrinks the sequences; the state is the model (models.State inside a
 //     world), the system under test a replay.Target.
 //   - Legal sequences only. Preconditions keep times non-decreasing, pair every handle with its

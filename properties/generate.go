@@ -18,7 +18,8 @@ import (
 type Mix map[traces.Op]int
 
 // DefaultMix is the mix every property and hunt uses unless told otherwise. It leans on the
-// protocol steps (consumer fetch/handle, publisher deliveries) and clock moves to deadlines, with
+// protocol steps (consumer fetch/handle, publisher deliveries, and their batch forms) and clock
+// moves to deadlines, with
 // enough raw store operations to disturb them, and a few of the maintenance and keeping ops:
 // purges (which free ids an enqueue then reuses), redrives of dead letters (each read back with
 // list_redrives, see generate), processed-message marks and checkpoint saves and loads.
@@ -33,6 +34,7 @@ func DefaultMix() Mix {
 		traces.OpCrash: 2,
 		traces.OpPurge: 2, traces.OpRedrive: 3, traces.OpMarkProcessed: 2, traces.OpSaveCheckpoint: 2,
 		traces.OpLoadCheckpoint: 1, traces.OpListRedrives: 1,
+		traces.OpConsumerFetchBatch: 4, traces.OpConsumerHandleBatch: 8, traces.OpPublisherDeliverBatch: 3,
 	}
 }
 
@@ -108,10 +110,23 @@ func (v *view) holders() []worker {
 	return out
 }
 
+// idle lists the workers that hold neither a fetch nor a batch.
 func (v *view) idle() []worker {
 	var out []worker
 	for _, wk := range v.w.set.workers {
-		if _, ok := v.w.held[wk.id]; !ok {
+		_, held := v.w.held[wk.id]
+		if _, batch := v.w.batches[wk.id]; !held && !batch {
+			out = append(out, wk)
+		}
+	}
+	return out
+}
+
+// batchHolders lists the workers that hold a batch.
+func (v *view) batchHolders() []worker {
+	var out []worker
+	for _, wk := range v.w.set.workers {
+		if _, ok := v.w.batches[wk.id]; ok {
 			out = append(out, wk)
 		}
 	}
@@ -219,6 +234,22 @@ func (v *view) applicable(op traces.Op) int {
 			return 0
 		case len(v.takers()) > 0:
 			return 2 * weight
+		}
+	case traces.OpConsumerFetchBatch:
+		switch {
+		case len(v.idle()) == 0:
+			return 0
+		case len(v.keyedFetchers()) > 0:
+			return 6 * weight
+		}
+	case traces.OpConsumerHandleBatch:
+		// Only a worker holding a batch handles one (an idle batch handle shows nothing).
+		if len(v.batchHolders()) == 0 {
+			return 0
+		}
+	case traces.OpPublisherDeliverBatch:
+		if len(v.current(true)) == 0 {
+			return 0
 		}
 	case traces.OpConsumerHandle:
 		// A handle mostly follows a fetch; an idle one is rare but legal. A stale holder's handle
@@ -388,6 +419,43 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		a.Outcome = v.outcome(r, wk, slices.Contains(stale, wk))
 		if a.Outcome == traces.OutcomeFail {
 			a.RetryDelay = pick(r, []int64{0, 0, 1, 2})
+		}
+	case traces.OpConsumerFetchBatch:
+		wk := pick(r, v.idle())
+		if busy := v.fetchers(); len(busy) > 0 && chance(r, 0.7) {
+			wk = pick(r, busy)
+		}
+		if keyed := v.keyedFetchers(); len(keyed) > 0 && chance(r, 0.8) {
+			wk = pick(r, keyed)
+		}
+		a.Worker, a.Mailbox, a.Profile = wk.id, wk.mailbox, wk.profile
+		a.Size = pick(r, []int{2, 2, 3})
+		if wk.profile == traces.ProfileLeased {
+			a.LeaseFor = pick(r, []int64{1, 2, 3})
+		}
+	case traces.OpConsumerHandleBatch:
+		wk := pick(r, v.batchHolders())
+		b := v.w.batches[wk.id]
+		a.Worker, a.Mailbox, a.Profile = wk.id, b.mailbox, b.profile
+		a.Outcomes = make([]string, len(b.ids))
+		for k := range a.Outcomes {
+			a.Outcomes[k] = pick(r, handleOutcomes)
+		}
+		a.Fault = traces.FaultNone
+		if v.w.fenced(b) && chance(r, 0.15) {
+			a.Fault = traces.FaultCommitFails
+		}
+		a.RetryDelay = pick(r, []int64{0, 0, 1, 2})
+	case traces.OpPublisherDeliverBatch:
+		c.tok, a.IDs = v.batchDelivery(r)
+		a.Publisher = pick(r, []int{1, 2})
+		a.Fault = pick(r, []string{traces.FaultNone, traces.FaultNone, traces.FaultCommitFails, traces.FaultCrashBetween})
+		a.RetryDelay = pick(r, []int64{0, 0, 1})
+		for _, k := range set.avoid {
+			if k.matches(w, c) {
+				// A failed commit would be a step of a known issue the hunt avoids.
+				a.Fault = traces.FaultNone
+			}
 		}
 	case traces.OpPurge:
 		a.Limit = pick(r, []int{1, 2, 5})
@@ -594,6 +662,51 @@ func (v *view) delivery(r *rand.Rand, self int) (string, int) {
 	return o.ID, self
 }
 
+// keyedFetchers lists the idle leased workers of a mailbox where two ready messages share a key:
+// a batch fetch there meets a key's head and the message behind it.
+func (v *view) keyedFetchers() []worker {
+	keyed := map[string]bool{}
+	seen := map[[2]string]bool{}
+	for _, m := range v.snap.Messages {
+		if m.Key == "" || m.State != traces.StateReady {
+			continue
+		}
+		k := [2]string{m.Mailbox, m.Key}
+		if seen[k] {
+			keyed[m.Mailbox] = true
+		}
+		seen[k] = true
+	}
+	var out []worker
+	for _, wk := range v.idle() {
+		if wk.profile == traces.ProfileLeased && keyed[wk.mailbox] {
+			out = append(out, wk)
+		}
+	}
+	return out
+}
+
+// batchDelivery draws the claim a publisher delivers a batch under and the batch's rows: mostly a
+// claim some row still carries, else any claim; the rows are the claim's, in order, each kept
+// with a chance of three in four (at least one).
+func (v *view) batchDelivery(r *rand.Rand) (int, []string) {
+	serial := pick(r, v.current(true))
+	if chance(r, 0.2) {
+		serial = pick(r, v.serials(true))
+	}
+	all := v.w.issued[serial].ids
+	var ids []string
+	for _, id := range all {
+		if chance(r, 0.75) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		ids = []string{pick(r, all)}
+	}
+	return serial, ids
+}
+
 // nextTime draws the time a clock advance moves to: mostly exactly at, or one second either
 // side of, a deadline some row has (lease_until, available_at, claim_until), since that is where
 // the boundary rules bite; else a small step.
@@ -664,6 +777,10 @@ func (v *view) nextTime(r *rand.Rand) int64 {
 //     publisher loses a message; other hunts draw as before;
 //   - something final to purge: purges weigh three times as much; a retired id (purged, its
 //     dedup horizon still running): enqueues weigh twice as much and mostly name it.
+//
+//   - two ready messages of one key in a leased mailbox: batch fetches weigh six times as much
+//     and mostly go to an idle worker of that mailbox, so a batch meets a key's head and the
+//     message behind it.
 //
 // Besides, a fetch mostly goes to a worker that has something to fetch, and the leased mailbox's
 // enqueues draw max_attempts 1 more often.

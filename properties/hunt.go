@@ -218,7 +218,7 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 	if !cfg.IncludeKnownIssues {
 		avoid = KnownIssues()
 	}
-	set := newSetup(cfg.Mix, avoid)
+	set := newSetup(targetMix(cfg.Mix, cfg.Variant), avoid)
 	set.harm = variantHarm[cfg.Variant]
 	h := &hunter{ctx: ctx, cfg: cfg, set: set, log: cfg.Logger, searching: true}
 
@@ -280,6 +280,19 @@ func Hunt(ctx context.Context, cfg HuntConfig) (res HuntResult, err error) {
 		}
 	}
 	return res, verr
+}
+
+// targetMix is mix without the steps the target cannot run (a variant that replaces
+// Consumer.Handle has no batch handle, and then draws no batch fetch, which nothing could handle).
+func targetMix(mix Mix, target string) Mix {
+	out := maps.Clone(mix)
+	for _, op := range targets.Unsupported(target) {
+		delete(out, op)
+		if op == traces.OpConsumerHandleBatch {
+			delete(out, traces.OpConsumerFetchBatch)
+		}
+	}
+	return out
 }
 
 // Report writes the result for a person: what was run, and for a finding the failure, the shrunk

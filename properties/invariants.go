@@ -39,7 +39,8 @@ import (
 //     every id in an effect log is an acked row of that mailbox. Ids a purge removed are left out
 //     of the effect checks: the log keeps their effects, and once the dedup horizon has passed the
 //     id may be enqueued, and handled, again.
-//   - fifo: a lease, peek or consumer fetch that returns a keyed message m at time now found, in
+//   - fifo: a lease, peek or consumer fetch (each message of a batch fetch) that returns a keyed
+//     message m at time now found, in
 //     the state before the step, no earlier-created ready message of m's mailbox and key that
 //     still blocks it (attempts left, or a lease live at now): a keyed claim never overtakes its
 //     live head.
@@ -92,6 +93,12 @@ func (h *history) observe(c *cmd, r traces.Result, snap traces.Snapshot) []viola
 	case traces.OpLease, traces.OpPeek, traces.OpConsumerFetch:
 		if r.Message != nil {
 			h.fifo(r.Message.ID, c.at, bad)
+		}
+	case traces.OpConsumerFetchBatch:
+		// Each message of a batch is judged as a fetch of its own, against the state before the
+		// batch: a message behind another of the same batch is behind a blocking head.
+		for _, m := range r.Messages {
+			h.fifo(m.ID, c.at, bad)
 		}
 	}
 

@@ -173,8 +173,30 @@ func rename(cmds []*cmd, names func(int) string, fields ...func(*traces.Args) *s
 // renameIDs renames message and outbox ids to m1, m2, ... in order of first use. A bijection, so
 // duplicates stay duplicates.
 func renameIDs(cmds []*cmd) []*cmd {
-	return rename(cmds, func(i int) string { return fmt.Sprintf("m%d", i+1) },
-		func(a *traces.Args) *string { return &a.ID })
+	to := map[string]string{}
+	name := func(id string) string {
+		if _, ok := to[id]; !ok {
+			to[id] = fmt.Sprintf("m%d", len(to)+1)
+		}
+		return to[id]
+	}
+	out := make([]*cmd, len(cmds))
+	for i, c := range cmds {
+		n := *c
+		if n.args.ID != "" {
+			n.args.ID = name(n.args.ID)
+		}
+		if len(n.args.IDs) > 0 {
+			// A batch delivery's ids, in order.
+			ids := make([]string, len(n.args.IDs))
+			for k, id := range n.args.IDs {
+				ids[k] = name(id)
+			}
+			n.args.IDs = ids
+		}
+		out[i] = &n
+	}
+	return out
 }
 
 // renameMailboxes renames mailboxes (and outbox targets) to a, b, ... in order of first use.
@@ -189,7 +211,8 @@ func renameWorkers(cmds []*cmd) []*cmd {
 	out := make([]*cmd, len(cmds))
 	for i, c := range cmds {
 		n := *c
-		if n.op == traces.OpConsumerFetch || n.op == traces.OpConsumerHandle {
+		switch n.op {
+		case traces.OpConsumerFetch, traces.OpConsumerHandle, traces.OpConsumerFetchBatch, traces.OpConsumerHandleBatch:
 			if _, ok := to[n.args.Worker]; !ok {
 				to[n.args.Worker] = len(to) + 1
 			}

@@ -114,10 +114,16 @@ func (s *sut) run(c *cmd) *outcome {
 }
 
 // expected is the result shape that binds c's serial: the message token of a lease or leased
-// fetch, the first claimed row's token of a claim. Nothing else binds; other tokens show as
-// stray negative symbols.
+// fetch, the first claimed row's token of a claim, and the k-th message's token of a leased batch
+// fetch to serial+k. Nothing else binds; other tokens show as stray negative symbols.
 func (s *sut) expected(c *cmd) *traces.Result {
 	switch {
+	case c.op == traces.OpConsumerFetchBatch && c.args.Profile == traces.ProfileLeased:
+		r := &traces.Result{Messages: make([]traces.Message, max(c.args.Size, 1))}
+		for k := range r.Messages {
+			r.Messages[k].Token = c.serial + k
+		}
+		return r
 	case c.op == traces.OpLease || c.op == traces.OpConsumerFetch && c.args.Profile == traces.ProfileLeased:
 		return &traces.Result{Message: &traces.Message{Token: c.serial}}
 	case c.op == traces.OpOutboxClaim:

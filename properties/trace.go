@@ -46,7 +46,7 @@ func (h *hunter) trace(cmds []*cmd) (*traces.Trace, error) {
 // claimNamespace reports whether op's token argument is a claim token.
 func claimNamespace(op traces.Op) bool {
 	return op == traces.OpOutboxComplete || op == traces.OpOutboxFail || op == traces.OpOutboxDeadLetter ||
-		op == traces.OpPublisherDeliver
+		op == traces.OpPublisherDeliver || op == traces.OpPublisherDeliverBatch
 }
 
 // renumber rewrites serials as symbols in steps and final.
@@ -73,6 +73,9 @@ func renumber(steps []traces.Step, final *traces.Snapshot) {
 		for _, c := range s.Result.Claimed {
 			assign(1, c.Token)
 		}
+		for _, m := range s.Result.Messages {
+			assign(0, m.Token)
+		}
 	}
 	for _, s := range steps {
 		assign(ns(claimNamespace(s.Op)), s.Args.Token)
@@ -88,6 +91,10 @@ func renumber(steps []traces.Step, final *traces.Snapshot) {
 		s.Result.Claimed = slices.Clone(s.Result.Claimed)
 		for j := range s.Result.Claimed {
 			s.Result.Claimed[j].Token = sym[1][s.Result.Claimed[j].Token]
+		}
+		s.Result.Messages = slices.Clone(s.Result.Messages)
+		for j := range s.Result.Messages {
+			s.Result.Messages[j].Token = sym[0][s.Result.Messages[j].Token]
 		}
 	}
 	for i := range final.Messages {

@@ -30,6 +30,9 @@ type world struct {
 	serialOf map[int]int
 	// held mirrors the model's in-flight deliveries: worker -> what its fetch returned.
 	held map[int]heldFetch
+	// batches mirrors the model's fetched batches: worker -> what its consumer_fetch_batch
+	// returned, in batch order.
+	batches map[int]heldBatch
 	// served records how each mailbox is consumed: by leased workers, or by exactly one leaseless
 	// worker (the single-worker rule of the leaseless path).
 	served map[string]server
@@ -60,6 +63,14 @@ type heldFetch struct {
 	takeover bool
 }
 
+// heldBatch is a worker's batch fetch that no consumer_handle_batch has answered yet.
+type heldBatch struct {
+	mailbox, profile string
+	// ids are the batch's messages and tokens their model lease tokens (0 on the leaseless path).
+	ids    []string
+	tokens []int
+}
+
 // server is how a mailbox is consumed: leaseless by worker, or leased (worker 0).
 type server struct {
 	leaseless bool
@@ -69,7 +80,8 @@ type server struct {
 func newWorld(set *setup) *world {
 	return &world{
 		set: set, m: models.Init(models.Config{}), next: 1,
-		issued: map[int]issue{}, serialOf: map[int]int{}, held: map[int]heldFetch{}, served: map[string]server{},
+		issued: map[int]issue{}, serialOf: map[int]int{}, held: map[int]heldFetch{}, batches: map[int]heldBatch{},
+		served: map[string]server{},
 	}
 }
 
@@ -107,9 +119,12 @@ func (w *world) legal(c *cmd) string {
 		}
 	}
 	switch c.op {
-	case traces.OpConsumerFetch:
+	case traces.OpConsumerFetch, traces.OpConsumerFetchBatch:
 		if _, busy := w.held[c.args.Worker]; busy {
 			return "worker still holds a fetch"
+		}
+		if _, busy := w.batches[c.args.Worker]; busy {
+			return "worker still holds a batch"
 		}
 		srv, ok := w.served[c.args.Mailbox]
 		leaseless := c.args.Profile == traces.ProfileLeaseless
@@ -119,6 +134,19 @@ func (w *world) legal(c *cmd) string {
 	case traces.OpConsumerHandle:
 		if h, ok := w.held[c.args.Worker]; ok && (h.mailbox != c.args.Mailbox || h.profile != c.args.Profile) {
 			return "handle does not pair with the worker's fetch"
+		}
+	case traces.OpConsumerHandleBatch:
+		b, ok := w.batches[c.args.Worker]
+		if !ok {
+			return "the worker holds no batch"
+		}
+		if b.mailbox != c.args.Mailbox || b.profile != c.args.Profile || len(b.ids) != len(c.args.Outcomes) {
+			return "handle does not pair with the worker's batch"
+		}
+		if c.args.Fault == traces.FaultCommitFails && !w.fenced(b) {
+			// The store target fails a batch's commit through its last message's Effects, which
+			// a message whose fence fails never runs.
+			return "a failed commit of a batch some message of which lost its fence"
 		}
 	}
 	if _, err := w.apply(c); err != nil {
@@ -184,8 +212,41 @@ func (w *world) apply(c *cmd) (*world, error) {
 			n.held = maps.Clone(n.held)
 			delete(n.held, c.args.Worker)
 		}
+	case traces.OpConsumerFetchBatch:
+		if _, ok := n.served[c.args.Mailbox]; !ok {
+			n.served = maps.Clone(n.served)
+			srv := server{}
+			if c.args.Profile == traces.ProfileLeaseless {
+				srv = server{leaseless: true, worker: c.args.Worker}
+			}
+			n.served[c.args.Mailbox] = srv
+		}
+		// The batch's k-th lease token is named by serial c.serial+k: the generator reserved
+		// the serials up to c.serial+size (next, below).
+		n.next = max(n.next, c.serial+max(c.args.Size, 1))
+		if len(r.Messages) > 0 {
+			b := heldBatch{mailbox: c.args.Mailbox, profile: c.args.Profile}
+			for k, m := range r.Messages {
+				b.ids = append(b.ids, m.ID)
+				b.tokens = append(b.tokens, m.Token)
+				if m.Token != 0 {
+					n.issued = maps.Clone(n.issued)
+					n.issued[c.serial+k] = issue{token: m.Token, ids: []string{m.ID}}
+					n.serialOf = maps.Clone(n.serialOf)
+					n.serialOf[m.Token] = c.serial + k
+				}
+			}
+			n.batches = maps.Clone(n.batches)
+			n.batches[c.args.Worker] = b
+		}
+	case traces.OpConsumerHandleBatch:
+		if _, ok := n.batches[c.args.Worker]; ok {
+			n.batches = maps.Clone(n.batches)
+			delete(n.batches, c.args.Worker)
+		}
 	case traces.OpCrash:
 		n.held = map[int]heldFetch{}
+		n.batches = map[int]heldBatch{}
 	}
 	n.readBack, n.readBackID = false, ""
 	switch {
@@ -196,6 +257,22 @@ func (w *world) apply(c *cmd) (*world, error) {
 	}
 	n.last = n.symbolic(r)
 	return &n, nil
+}
+
+// fenced reports whether every message of batch b would pass its acknowledgement's fence now:
+// ready in its mailbox and, on the leased path, still under the batch's lease.
+func (w *world) fenced(b heldBatch) bool {
+	rows := map[string]traces.MessageRow{}
+	for _, m := range w.m.Snapshot().Messages {
+		rows[m.ID] = m
+	}
+	for k, id := range b.ids {
+		m, ok := rows[id]
+		if !ok || m.State != traces.StateReady || b.tokens[k] != 0 && m.Token != b.tokens[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // symbolic rewrites a model result's tokens as serials.
@@ -211,6 +288,13 @@ func (w *world) symbolic(r traces.Result) traces.Result {
 			cl[i].Token = w.symbol(cl[i].Token)
 		}
 		r.Claimed = cl
+	}
+	if r.Messages != nil {
+		ms := slices.Clone(r.Messages)
+		for i := range ms {
+			ms[i].Token = w.symbol(ms[i].Token)
+		}
+		r.Messages = ms
 	}
 	return r
 }

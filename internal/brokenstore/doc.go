@@ -4,8 +4,9 @@
 // store where the model says it must.
 //
 // Everything here is built from outside the store, on actordelivery's public API (a broken
-// consumer's handle, a broken split delivery), or beside it, on a copy of the store's own
-// eligibility, expiry, processed-message, checkpoint, purge and redrive SQL with one rule changed
+// consumer's handle, a broken split delivery, a batch handle that runs the real HandleBatch with
+// its handler's error dropped or its Effects held back: batch.go), or beside it, on a copy of the store's own
+// eligibility, expiry, batch fetch, processed-message, checkpoint, purge and redrive SQL with one rule changed
 // (Rules).
 // actordelivery carries no flag, option or hook for any of them, and since the package is
 // internal, no user of the module can reach it. The SQL is copied in both dialects (OpenEligibility on SQLite, OpenEligibilityPostgres on

@@ -65,6 +65,12 @@ type Rules struct {
 	// record after the move, from the reset row, so the record says 0 attempts instead of the
 	// count the dead letter had. The store: the dead letter's count.
 	RedriveRecordsReset bool
+	// BatchSkipsLeasedHead is the batch-skips-key-head variant: in a leased batch fetch, a key's
+	// head under a live lease stops blocking its key (as SKIP LOCKED passes over a locked row),
+	// so the batch takes the key's next message, even one whose head the same batch leased just
+	// before. The store: a head blocks its key while it has attempts left or a live lease. Single
+	// leases and fetches keep the store's rule.
+	BatchSkipsLeasedHead bool
 }
 
 // Eligibility runs the store's lease, peek, expire, extend, outbox claim, processed-message,
@@ -83,6 +89,9 @@ type Eligibility struct {
 	// qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete and qExtend are the copied statements
 	// with rules applied, in the backend's dialect.
 	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete, qExtend string
+	// qBatchLease is one lease of a leased batch fetch (qLease, with BatchSkipsLeasedHead's rule
+	// when it is set) and qPeekBatch the leaseless batch fetch (the store's qPeekBatch).
+	qBatchLease, qPeekBatch string
 	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
 	// skip it).
 	qExhausted, qClaim string
@@ -149,7 +158,10 @@ func (e *Eligibility) build(backend actordelivery.Backend, prefix string) {
 	if rules.HeadBlocksOnlyWhenEligible {
 		blocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `)) AND p.available_at <= :now`
 	}
-	next := `
+	// candidates is the store's qCandidates: every eligible message in delivery order, each its
+	// key's head; next (qNextCandidate) takes the first.
+	candidates := func(blocks string) string {
+		return `
 FROM {p}messages m
 WHERE m.mailbox = CAST(:mailbox AS TEXT)
   AND m.state = 'ready'
@@ -164,8 +176,26 @@ WHERE m.mailbox = CAST(:mailbox AS TEXT)
           AND p.state = 'ready'
           AND p.seq < m.seq
           AND ` + blocks + `))
-ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC
+ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC`
+	}
+	next := candidates(blocks) + `
 LIMIT 1`
+	// A leased batch is leases in a row in one transaction (what the store's one statement takes:
+	// its qCandidates comment). Under BatchSkipsLeasedHead a head under a live lease blocks
+	// nothing, so the batch's own lease of a head frees the key's next message for its next lease.
+	// A batch never takes a message twice (the store's one statement cannot): each lease passes
+	// over the rows the batch's earlier leases took, whose tokens match :batch.
+	batchBlocks := blocks
+	if rules.BatchSkipsLeasedHead {
+		batchBlocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `))`
+	}
+	batchNext := strings.Replace(candidates(batchBlocks), `
+ORDER BY`, `
+  AND (m.token IS NULL OR m.token NOT LIKE CAST(:batch AS TEXT))
+ORDER BY`, 1) + `
+LIMIT 1`
+	e.qPeekBatch = `SELECT ` + msgCols + candidates(blocks) + `
+LIMIT :limit`
 	expired := `state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)`
 	deadLetter := `INSERT INTO {p}dead_letters
     (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
@@ -176,11 +206,14 @@ FROM {p}messages WHERE id = :id AND state = 'ready'`
     EXISTS (SELECT 1 FROM {p}messages WHERE ` + expired + `),
     EXISTS (SELECT 1 ` + next + `)`
 	if pg {
-		e.qLease = `UPDATE {p}messages
+		lease := func(next string) string {
+			return `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + next + `
 FOR UPDATE OF m SKIP LOCKED)
 RETURNING ` + msgCols
+		}
+		e.qLease, e.qBatchLease = lease(next), lease(batchNext)
 		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
 WHERE seq IN (
     SELECT seq FROM {p}messages
@@ -190,10 +223,13 @@ RETURNING id, attempts >= max_attempts`
 		e.qDeadLetter = deadLetter + `
 FOR UPDATE`
 	} else {
-		e.qLease = `UPDATE {p}messages
+		lease := func(next string) string {
+			return `UPDATE {p}messages
 SET token = :token, lease_until = :until, attempts = attempts + 1
 WHERE seq = (SELECT m.seq ` + next + `)
 RETURNING ` + msgCols
+		}
+		e.qLease, e.qBatchLease = lease(next), lease(batchNext)
 		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
 WHERE ` + expired + `
 RETURNING id, attempts >= max_attempts`
@@ -243,7 +279,7 @@ RETURNING ` + outboxCols
 	}
 	e.buildDedup()
 	e.buildRetention(pg)
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim,
+	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qBatchLease, &e.qPeekBatch, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim,
 		&e.qMarkProcessed, &e.qInsertCheckpoint, &e.qUpdateCheckpoint,
 		&e.qPurgeAcked, &e.qPurgeDead, &e.qPurgeOutbox, &e.qRetire, &e.qForgetExpired,
 		&e.qRedriveRecordMessage, &e.qRedriveMessage, &e.qRedriveDeleteDead, &e.qRedriveRecordOutbox, &e.qRedriveOutbox} {

@@ -59,6 +59,9 @@ func Broken(variant string, src fs.FS) ([]Link, error) {
 	if parts.DeliverSplit != nil {
 		links = append(links, funcLink("the split publisher's delivery, replaced", parts.DeliverSplit))
 	}
+	if parts.HandleBatch != nil {
+		links = append(links, funcLink("the consumer's batch handle, replaced", parts.HandleBatch))
+	}
 	if parts.Rules != nil {
 		fields := setFields(*parts.Rules)
 		if len(fields) > 0 && src == nil {

@@ -51,7 +51,7 @@ func partOf(b build) string {
 		}
 		parts = append(parts, set...)
 	}
-	for _, f := range []any{b.store.handle, b.store.deliverSplit} {
+	for _, f := range []any{b.store.handle, b.store.deliverSplit, b.store.handleBatch} {
 		if v := reflect.ValueOf(f); !v.IsNil() {
 			name := runtime.FuncForPC(v.Pointer()).Name()
 			parts = append(parts, name[strings.LastIndex(name, ".")+1:])

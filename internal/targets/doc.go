@@ -48,14 +48,12 @@
 //   - exhausted-dead-letter-unfenced (broken): a leased consumer whose dead-letter at
 //     max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven
 //     message another worker leased)
-//   - batch-ack-before-effects (broken): the reference model with a batch consumer that commits
-//     its acknowledgements before, and apart from, the batch's effects
-//     (models.BatchAckBeforeEffects)
-//   - batch-acks-failed (broken): the reference model with a batch consumer that acknowledges a
-//     failed handler's message with the rest of the batch (models.BatchAcksFailed)
-//   - batch-skips-key-head (broken): the reference model with a batch fetch that passes over a
-//     key's head under a live lease and takes the key's next message
-//     (models.BatchSkipsLeasedHead)
+//   - batch-ack-before-effects (broken): a batch consumer that commits its acknowledgements
+//     before, and apart from, the batch's effects (models.BatchAckBeforeEffects)
+//   - batch-acks-failed (broken): a batch consumer that acknowledges a failed handler's message
+//     with the rest of the batch (models.BatchAcksFailed)
+//   - batch-skips-key-head (broken): a batch fetch that passes over a key's head under a live
+//     lease and takes the key's next message (models.BatchSkipsLeasedHead)
 //   - effect-outside-fold (broken): the reference model with a leased consumer whose handler
 //     writes its effect outside the acknowledgement's transaction, in a step of its own before
 //     the handle (models.Config.EffectOutsideFold)

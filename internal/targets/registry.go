@@ -11,6 +11,7 @@ import (
 	"github.com/pconform/pconform/internal/variants"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/replay"
+	"github.com/pconform/pconform/traces"
 )
 
 // ErrUnknown is wrapped by New and NewOn for a name it does not know.
@@ -86,10 +87,9 @@ func builds() map[string]build {
 		EarlyDeadLetterUnfenced:     {store: storeConfig{handle: brokenstore.HandleEarlyDeadLetterUnfenced}},
 		RedriveRecordsReset:         {store: storeConfig{rules: &brokenstore.Rules{RedriveRecordsReset: true}}},
 		ExhaustedDeadLetterUnfenced: {store: storeConfig{handle: brokenstore.HandleExhaustedDeadLetterUnfenced}},
-		// No brokenstore part breaks the store's batch code yet: the batch variants break the model's.
-		BatchAckBeforeEffects: {model: &models.Config{BatchBug: models.BatchAckBeforeEffects}},
-		BatchAcksFailed:       {model: &models.Config{BatchBug: models.BatchAcksFailed}},
-		BatchSkipsKeyHead:     {model: &models.Config{BatchBug: models.BatchSkipsLeasedHead}},
+		BatchAckBeforeEffects:       {store: storeConfig{handleBatch: brokenstore.HandleBatchAckBeforeEffects}},
+		BatchAcksFailed:             {store: storeConfig{handleBatch: brokenstore.HandleBatchAcksFailed}},
+		BatchSkipsKeyHead:           {store: storeConfig{rules: &brokenstore.Rules{BatchSkipsLeasedHead: true}}},
 		// The store refuses a write outside the fold: the variant breaks the model's consumer.
 		EffectOutsideFold: {model: &models.Config{EffectOutsideFold: true}},
 	}
@@ -191,6 +191,7 @@ type StoreParts struct {
 	Handle func(ctx context.Context, st *actordelivery.Store, consumer brokenstore.Consumer, h actordelivery.Handler,
 		retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error)
 	DeliverSplit func(ctx context.Context, st brokenstore.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
+	HandleBatch  brokenstore.BatchHandle
 }
 
 // Parts returns the parts of the named store-backed target (the correct store's are all nil); ok
@@ -200,7 +201,17 @@ func Parts(name string) (parts StoreParts, ok bool) {
 	if !found || d.model != nil {
 		return StoreParts{}, false
 	}
-	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit}, true
+	return StoreParts{Rules: d.store.rules, Handle: d.store.handle, DeliverSplit: d.store.deliverSplit, HandleBatch: d.store.handleBatch}, true
+}
+
+// Unsupported lists the steps the named target cannot run (what its Capabilities declare); nil
+// for a target that runs every step, or an unknown name.
+func Unsupported(name string) []traces.Op {
+	d, ok := lookup(name)
+	if !ok || d.model != nil {
+		return nil
+	}
+	return d.store.unsupported()
 }
 
 // IsCorrect reports whether target implements the rules without a known bug (the catalogue's

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/replay"
 	"github.com/pconform/pconform/traces"
 )
@@ -31,11 +32,15 @@ func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Obs
 		return replay.Observation{}, err
 	}
 	opts.BatchSize = a.Size
-	c, err := actordelivery.NewConsumer(t.st, t.handler(traces.OutcomeOK), opts)
-	if err != nil {
-		return replay.Observation{}, err
+	var ds []actordelivery.Delivery
+	if t.elig != nil {
+		ds, err = t.fetchBatchCopy(ctx, a, opts)
+	} else {
+		var c *actordelivery.Consumer
+		if c, err = actordelivery.NewConsumer(t.st, t.handler(traces.OutcomeOK), opts); err == nil {
+			ds, err = c.FetchBatch(ctx)
+		}
 	}
-	ds, err := c.FetchBatch(ctx)
 	if err != nil || len(ds) == 0 {
 		return replay.Observation{}, err
 	}
@@ -45,6 +50,27 @@ func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Obs
 		o.Messages = append(o.Messages, *observed(&ds[i].Message, ds[i].Path == actordelivery.PathLeased))
 	}
 	return o, nil
+}
+
+// fetchBatchCopy is Consumer.FetchBatch through the copied eligibility SQL; with a batch of one
+// it is the copy's single fetch, as FetchBatch is Fetch.
+func (t *StoreTarget) fetchBatchCopy(ctx context.Context, a replay.Args, opts actordelivery.ConsumerOptions) ([]actordelivery.Delivery, error) {
+	if a.Size <= 1 {
+		d, err := t.fetchCopy(ctx, a)
+		if err != nil || d == nil {
+			return nil, err
+		}
+		return []actordelivery.Delivery{*d}, nil
+	}
+	ms, err := t.elig.FetchBatch(ctx, t.clock.Now(), a.Mailbox, opts.Path, opts.LeaseFor, a.Size)
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]actordelivery.Delivery, len(ms))
+	for i, m := range ms {
+		ds[i] = actordelivery.Delivery{Message: m, Path: opts.Path}
+	}
+	return ds, nil
 }
 
 // handleBatch runs the real consumer's HandleBatch on the worker's batch, each message's handler
@@ -84,10 +110,14 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 		case traces.OutcomeFailNoRetry:
 			herr = errHandlerFailsNoRetry
 		}
-		if herr != nil {
+		if herr != nil || t.cfg.handleBatch != nil {
+			// A broken batch handle may drop the handler's error or hold its Effects back, so
+			// the commit is failed here, before the transaction begins.
 			if failCommit && m.ID == last {
 				cancel()
 			}
+		}
+		if herr != nil {
 			return nil, herr
 		}
 		mailbox, id := m.Mailbox, m.ID
@@ -107,11 +137,21 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 	}
 	opts.BatchSize = len(ds)
 	opts.Retry = batchRetry(traces.Duration(a.RetryDelay))
-	c, err := actordelivery.NewConsumer(t.st, h, opts)
-	if err != nil {
-		return replay.Observation{}, err
+	consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) {
+		return actordelivery.NewConsumer(t.st, h, opts)
 	}
-	outs, err := c.HandleBatch(hctx, ds)
+	var outs []actordelivery.Outcome
+	if t.cfg.handleBatch != nil {
+		var owed []brokenstore.Owed
+		if outs, owed, err = t.cfg.handleBatch(hctx, consumer, h, ds); err == nil && len(owed) > 0 {
+			t.owed[a.Worker] = owed
+		}
+	} else {
+		var c *actordelivery.Consumer
+		if c, err = consumer(h); err == nil {
+			outs, err = c.HandleBatch(hctx, ds)
+		}
+	}
 	switch {
 	case failCommit && err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil:
 		o := replay.Observation{Actions: make([]string, len(ds))}
@@ -139,6 +179,25 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 	o := replay.Observation{Actions: make([]string, len(outs))}
 	for i, out := range outs {
 		o.Actions[i] = out.Action
+	}
+	return o, nil
+}
+
+// effectsBatch commits the Effects the worker's batch handle left owed, in a transaction of their
+// own (fault commit_fails: one that fails), and lists their messages. The correct store owes
+// none, so it commits nothing and lists none.
+func (t *StoreTarget) effectsBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
+	owed := t.owed[a.Worker]
+	delete(t.owed, a.Worker)
+	if len(owed) == 0 {
+		return replay.Observation{}, nil
+	}
+	if err := brokenstore.CommitOwed(ctx, t.st, owed, a.Fault == traces.FaultCommitFails); err != nil {
+		return replay.Observation{}, err
+	}
+	var o replay.Observation
+	for _, ow := range owed {
+		o.Effects = append(o.Effects, ow.ID)
 	}
 	return o, nil
 }

@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -89,20 +90,32 @@ func TestStoreBatchHandle(t *testing.T) {
 	}
 }
 
-// TestStoreBatchUnsupported: a variant whose eligibility SQL is a copy has no batch fetch, and
+// TestStoreBatchUnsupported: a variant that replaces Consumer.Handle has no batch handle, and
 // says so instead of running the store's own.
 func TestStoreBatchUnsupported(t *testing.T) {
-	tg, err := New(LeaseBoundary, t.TempDir())
+	tg, err := New(UnfencedAck, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	if tg.(interface{ Capabilities() replay.Capabilities }).Capabilities().Supports(traces.OpConsumerFetchBatch) {
-		t.Error("the copied eligibility SQL claims a batch fetch")
+	if tg.(interface{ Capabilities() replay.Capabilities }).Capabilities().Supports(traces.OpConsumerHandleBatch) {
+		t.Error("a replaced Consumer.Handle claims a batch handle")
 	}
-	_, err = tg.Do(context.Background(), traces.OpConsumerFetchBatch, 0, replay.Args{Worker: 1, Mailbox: "mb", Profile: traces.ProfileLeased, Size: 2})
+	ctx := context.Background()
+	for _, s := range []struct {
+		op traces.Op
+		a  replay.Args
+	}{
+		{traces.OpEnqueue, replay.Args{Mailbox: "mb", ID: "m1", MaxAttempts: 2}},
+		{traces.OpConsumerFetchBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: traces.ProfileLeased, Size: 2, LeaseFor: 2}},
+	} {
+		if _, err := tg.Do(ctx, s.op, 0, s.a); err != nil {
+			t.Fatalf("%s: %v", s.op, err)
+		}
+	}
+	_, err = tg.Do(ctx, traces.OpConsumerHandleBatch, 0, replay.Args{Worker: 1, Mailbox: "mb", Profile: traces.ProfileLeased, Outcomes: []string{traces.OutcomeOK}})
 	if !errors.Is(err, replay.ErrUnsupported) {
-		t.Errorf("batch fetch on %s: %v, want ErrUnsupported", LeaseBoundary, err)
+		t.Errorf("batch handle on %s: %v, want ErrUnsupported", UnfencedAck, err)
 	}
 	st, err := NewStoreTarget(t.TempDir())
 	if err != nil {
@@ -111,5 +124,46 @@ func TestStoreBatchUnsupported(t *testing.T) {
 	defer st.Close()
 	if u := st.Capabilities().Unsupported; len(u) != 0 {
 		t.Errorf("the store declares %v unsupported, want none", u)
+	}
+}
+
+// TestStoreBatchFetchCopy: the copied batch fetch (eligibility-copy, rules unchanged) takes what
+// the store's takes, one message per key, on both paths; batch-skips-key-head's takes the key's
+// next message behind the head the same batch leased.
+func TestStoreBatchFetchCopy(t *testing.T) {
+	ctx := context.Background()
+	fetch := func(t *testing.T, name, profile string) []string {
+		tg, err := New(name, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		for _, id := range []string{"m1", "m2", "m3"} {
+			key := "k1"
+			if id == "m3" {
+				key = ""
+			}
+			if _, err := tg.Do(ctx, traces.OpEnqueue, 0, replay.Args{Mailbox: "mb", ID: id, Key: key, MaxAttempts: 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o, err := tg.Do(ctx, traces.OpConsumerFetchBatch, 0, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, Size: 3, LeaseFor: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range o.Messages {
+			ids = append(ids, fmt.Sprintf("%s@%d", m.ID, m.Attempts))
+		}
+		return ids
+	}
+	for _, profile := range []string{traces.ProfileLeased, traces.ProfileLeaseless} {
+		want := fetch(t, Store, profile)
+		if got := fetch(t, EligibilityCopy, profile); !slices.Equal(got, want) {
+			t.Errorf("%s: the copy fetched %v, the store %v", profile, got, want)
+		}
+	}
+	if got, want := fetch(t, BatchSkipsKeyHead, traces.ProfileLeased), []string{"m1@1", "m2@1", "m3@1"}; !slices.Equal(got, want) {
+		t.Errorf("%s fetched %v, want %v", BatchSkipsKeyHead, got, want)
 	}
 }

@@ -31,6 +31,8 @@ type storeConfig struct {
 		retry actordelivery.RetryPolicy, d *actordelivery.Delivery) (actordelivery.Outcome, error)
 	// deliverSplit replaces the real publisher's split delivery; nil runs Publisher.Deliver.
 	deliverSplit func(ctx context.Context, st brokenstore.OutboxStore, row actordelivery.OutboxRow) (actordelivery.DeliveryResult, error)
+	// handleBatch replaces the real consumer's HandleBatch; nil runs Consumer.HandleBatch.
+	handleBatch brokenstore.BatchHandle
 }
 
 // StoreTarget runs a trace against the real SQLite store: store operations call the store's
@@ -57,6 +59,9 @@ type StoreTarget struct {
 	fetched map[int]*actordelivery.Delivery
 	// batches holds each worker's fetched, not yet handled batch, kept and forgotten as fetched.
 	batches map[int][]actordelivery.Delivery
+	// owed holds the Effects each worker's batch handle left to its consumer_effects_batch (only
+	// a cfg.handleBatch that breaks the fold leaves any); a crash forgets them.
+	owed map[int][]brokenstore.Owed
 	// wakes answers poll_tick from the trace's wakes and fetches; a crash forgets them.
 	wakes adapter.Wakes
 	// mailboxes are the mailboxes any step named, so the snapshot can read their effect logs.
@@ -105,7 +110,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	t := &StoreTarget{
 		cfg: cfg, db: db, clock: actordelivery.NewManualClock(traces.Epoch),
 		log:     slog.New(slog.DiscardHandler),
-		fetched: map[int]*actordelivery.Delivery{}, batches: map[int][]actordelivery.Delivery{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
+		fetched: map[int]*actordelivery.Delivery{}, batches: map[int][]actordelivery.Delivery{}, owed: map[int][]brokenstore.Owed{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
 	}
 	switch db.Backend {
 	case actordelivery.BackendSQLite:
@@ -166,18 +171,18 @@ func (t *StoreTarget) open() error {
 // Store returns the open store, for tests that look at it directly.
 func (t *StoreTarget) Store() *actordelivery.Store { return t.st }
 
-// Capabilities declares unsupported the batch steps a broken variant has no batch form of: the
-// copied eligibility SQL has no batch fetch, and a replaced Consumer.Handle no batch handle. The
-// correct store runs every step.
+// Capabilities declares unsupported the batch handle of a variant that replaces Consumer.Handle:
+// it has no batch form. The correct store runs every step.
 func (t *StoreTarget) Capabilities() replay.Capabilities {
-	var c replay.Capabilities
-	if t.cfg.rules != nil {
-		c.Unsupported = append(c.Unsupported, traces.OpConsumerFetchBatch)
+	return replay.Capabilities{Unsupported: t.cfg.unsupported()}
+}
+
+// unsupported lists the steps a store target with cfg cannot run.
+func (cfg storeConfig) unsupported() []traces.Op {
+	if cfg.handle != nil {
+		return []traces.Op{traces.OpConsumerHandleBatch}
 	}
-	if t.cfg.handle != nil {
-		c.Unsupported = append(c.Unsupported, traces.OpConsumerHandleBatch)
-	}
-	return c
+	return nil
 }
 
 // Reopen closes and reopens the database file; fetched deliveries are kept.
@@ -371,6 +376,7 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 	case traces.OpCrash:
 		clear(t.fetched)
 		clear(t.batches)
+		clear(t.owed)
 		t.wakes.Crash()
 		return replay.Observation{}, t.Reopen(ctx)
 	case traces.OpWorkerStop:
@@ -401,9 +407,6 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// and fetches, as the model does.
 		o.Err = t.wakes.PollTick(a.Worker, a.Mailbox)
 	case traces.OpConsumerFetchBatch:
-		if t.elig != nil {
-			return replay.Observation{}, fmt.Errorf("%w: %q: the copied eligibility SQL has no batch fetch", replay.ErrUnsupported, op)
-		}
 		if o, err = t.fetchBatch(ctx, a); err == nil {
 			t.wakes.Fetched(a.Worker, a.Mailbox)
 		}
@@ -417,8 +420,8 @@ func (t *StoreTarget) do(ctx context.Context, op traces.Op, a replay.Args) (repl
 		// HandleBatch runs each acknowledged message's Effects in the acknowledgement's
 		// transaction, so the store's consumer never owes an effect after its handle: the step
 		// commits nothing and lists none (the model's correct consumer, docs/semantics.md,
-		// "Batches").
-		return replay.Observation{}, nil
+		// "Batches"). Only a broken batch handle leaves Effects owed, which commit here.
+		return t.effectsBatch(ctx, a)
 	case traces.OpPublisherDeliverBatch:
 		return t.deliverBatch(ctx, a)
 	default:

@@ -42,8 +42,8 @@ type Row struct {
 	// ("DeliverSplitWrite"); "" for the store itself and the model targets.
 	Part string
 	// OnModel marks a broken variant of the reference model's rule, not of the store's: no
-	// brokenstore part replaces the store's code yet (the batch variants; docs/semantics.md,
-	// "Batches").
+	// brokenstore part can replace the store's code (effect-outside-fold: the store refuses the
+	// write).
 	OnModel bool
 	// NotHunted is why the property tests do not require a hunt to find this broken variant; ""
 	// when they do.
@@ -189,23 +189,26 @@ func All() []Row {
 			Doc:         "a leased consumer whose dead-letter at max_attempts skips the token fence (a stale exhausted worker dead-letters the redriven message another worker leased)",
 			HuntShows:   "Worker 1 leases `m1` (`max_attempts` 1, attempt 1). Its lease runs out; worker 2's fetch expires it, which dead-letters the exhausted message, and finds nothing else; a redrive puts `m1` back ready with attempts 0. Worker 1's handler then fails at attempt 1 = max: the variant dead-letters the redriven message. The fenced dead-letter finds no lease of worker 1's.",
 			HuntRefused: "step #4: the variant records `dead_lettered`, the store answers `lease_lost`"},
-		// The batch variants break the model's batch steps (models.BatchBug): no brokenstore part
-		// replaces the store's batch code yet. GoFunc names the store code whose rule each breaks.
-		{Name: BatchAckBeforeEffects, Kind: Broken, OnModel: true, PTestCase: "tcBatchAckBeforeEffectsCounterexample",
-			NotHunted:   "the hunts generate no batch step",
-			NotObserved: "the variant breaks the model, not the store, so no observed run of the store shows it",
+		// The batch variants run the store's batch code with one rule changed: a batch handle that
+		// wraps the real HandleBatch's handler, or the copied batch fetch under a Rules field.
+		{Name: BatchAckBeforeEffects, Kind: Broken, Part: "HandleBatchAckBeforeEffects", PTestCase: "tcBatchAckBeforeEffectsCounterexample",
+			HuntShows:   "Worker 1 fetches a batch holding `m1` and its handler succeeds. The variant commits the acknowledgement without the handler's Effects, which it leaves to a later commit that never comes: `m1` is `acked` and its effect is missing. The correct batch commits the effect with the acknowledgement.",
+			HuntRefused: "the final snapshot: the variant has no effect of `m1`, the store has it",
+			NotObserved: "the observe workload's consumers run the store's own batch handle, with no part of the variant's",
 			GoFunc:      "actordelivery.(*Consumer).commitFast",
-			Doc:         "the reference model with a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (models.BatchAckBeforeEffects)"},
-		{Name: BatchAcksFailed, Kind: Broken, OnModel: true, PTestCase: "tcBatchAcksFailedCounterexample",
-			NotHunted:   "the hunts generate no batch step",
-			NotObserved: "the variant breaks the model, not the store, so no observed run of the store shows it",
+			Doc:         "a batch consumer that commits its acknowledgements before, and apart from, the batch's effects (models.BatchAckBeforeEffects)"},
+		{Name: BatchAcksFailed, Kind: Broken, Part: "HandleBatchAcksFailed", PTestCase: "tcBatchAcksFailedCounterexample",
+			HuntShows:   "Worker 1 fetches a batch holding `m1` (`max_attempts` 1) and its handler fails (`fail_no_retry`). The variant acknowledges the failed message with the batch: it is neither retried nor dead-lettered, and no effect was written. The correct batch dead-letters it.",
+			HuntRefused: "step #2: the variant records `acked`, the store answers `dead_lettered`",
+			NotObserved: "the observe workload's consumers run the store's own batch handle, with no part of the variant's",
 			GoFunc:      "actordelivery.(*Consumer).commitFast",
-			Doc:         "the reference model with a batch consumer that acknowledges a failed handler's message with the rest of the batch (models.BatchAcksFailed)"},
-		{Name: BatchSkipsKeyHead, Kind: Broken, OnModel: true, PTestCase: "tcBatchSkipsKeyHeadCounterexample",
-			NotHunted:   "the hunts generate no batch step",
-			NotObserved: "the variant breaks the model, not the store, so no observed run of the store shows it",
-			GoFunc:      "actordelivery.(*Store).leaseBatch",
-			Doc:         "the reference model with a batch fetch that passes over a key's head under a live lease and takes the key's next message (models.BatchSkipsLeasedHead)"},
+			Doc:         "a batch consumer that acknowledges a failed handler's message with the rest of the batch (models.BatchAcksFailed)"},
+		{Name: BatchSkipsKeyHead, Kind: Broken, Part: "Rules.BatchSkipsLeasedHead", PTestCase: "tcBatchSkipsKeyHeadCounterexample",
+			HuntShows:   "`m1` and `m2` share key `k1`. Worker 1's batch fetch leases `m1`, then, since the variant lets a head under a live lease stop blocking its key, leases `m2` in the same batch (`fifo`). The store's batch takes one message per key: `m1` alone.",
+			HuntRefused: "step #2: the variant records `[m1 m2]`, the store answers `[m1]`",
+			NotObserved: "the observe workload's consumers fetch single messages through the copied SQL, never a batch",
+			GoFunc:      "actordelivery.(*Store).leaseBatch", SQL: "qLeaseBatch", Harm: "fifo",
+			Doc: "a batch fetch that passes over a key's head under a live lease and takes the key's next message (models.BatchSkipsLeasedHead)"},
 		// The store refuses a write outside the fold (ErrOutsideTransaction), so no store part
 		// can commit one: the variant breaks the model's consumer instead.
 		{Name: EffectOutsideFold, Kind: Broken, OnModel: true, PTestCase: "tcEffectOutsideFoldCounterexample",
