@@ -33,8 +33,6 @@ type Decoder struct {
 	ev Event
 	// inc names the workers and publishers of each incarnation apart.
 	inc incarnations
-	// pd is set in parallel mode (see parallel).
-	pd *parallelDecode
 }
 
 // NewDecoder reads from r; name is used in errors.
@@ -72,14 +70,6 @@ func (d *Decoder) Next() (*Event, error) {
 // after it are renumbered apart per incarnation (see incarnations). It is Next without a copy of
 // the event: a caller that reads a long log reuses its events.
 func (d *Decoder) Decode(ev *Event) error {
-	if d.pd != nil {
-		e, err := d.decodeParallel()
-		if err != nil {
-			return err
-		}
-		*ev = *e
-		return nil
-	}
 	for {
 		start := d.Bytes - int64(len(d.partial))
 		raw, complete, err := d.readLine()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,8 +72,6 @@ type partRun struct {
 	out  outcome
 	// reads marks the read events by position, to count the writes up to a finding.
 	reads []uint64
-	// stable is set when the source never reuses an event it gave (a parallel decoder's).
-	stable bool
 }
 
 // outcome is a finding or an error at a position in commit order.
@@ -120,12 +117,6 @@ const batchItems = 512
 
 // run routes src's events to the partitions and waits for them and the join.
 func (r *partRun) run(src Source) (Summary, *Finding, error) {
-	if o, ok := src.(*Ordered); ok && o.parallel(min(r.router.Parts(), runtime.GOMAXPROCS(0)), chunkBytes) {
-		// The log is parsed on goroutines of their own, and its events are never reused: the
-		// partitions take them as they are, without a copy.
-		defer o.dec.stopParallel()
-		r.stable = true
-	}
 	var wg sync.WaitGroup
 	for _, pr := range r.parts {
 		if pr != nil {
@@ -352,13 +343,10 @@ func (r *partRun) joinEvent(ev *Event, pos, at int64, rt Route) {
 		Affected: ev.Result.Affected, Limit: ev.Args.Limit, Claimed: len(ev.Result.Claimed)}}
 }
 
-// item is an event as a partition gets it: the event (the source's own when it never reuses its
-// events and the partition checks it as it is, else a copy), its position in the whole log's
-// commit order, and the time and line of the event before it there.
+// item is an event as a partition gets it: a copy it owns, its position in the whole log's commit
+// order, and the time and line of the event before it there.
 type item struct {
-	ev *Event
-	// own holds the item's copy of the event, kept with the batch for the next time.
-	own      *Event
+	ev       Event
 	msg      actordelivery.EventMessage
 	pos      int64
 	lastAt   int64
@@ -398,42 +386,23 @@ func (pr *partRunner) next() *item {
 			pr.batch = make([]item, 0, batchItems)
 		}
 	}
-	n := len(pr.batch)
-	pr.batch = pr.batch[:n+1]
-	it := &pr.batch[n]
-	*it = item{own: it.own}
+	pr.batch = append(pr.batch, item{})
+	it := &pr.batch[len(pr.batch)-1]
 	return it
 }
 
-// add appends ev to the batch, set up further by set (when not nil, on a copy of the event); the
-// batch goes when full.
+// add appends a copy of ev to the batch, set up further by set (when not nil); the batch goes
+// when full.
 func (pr *partRunner) add(ev *Event, pos, lastAt int64, lastLine int, set func(*item)) {
 	it := pr.next()
-	it.pos, it.lastAt, it.lastLine = pos, lastAt, lastLine
-	switch {
-	case pr.run.stable && set == nil:
-		it.ev = ev
-	case pr.run.stable:
-		// The copy shares the source's message and rows, which nobody changes.
-		if it.own == nil {
-			it.own = new(Event)
-		}
-		*it.own = *ev
-		it.ev = it.own
-	default:
-		if it.own == nil {
-			it.own = new(Event)
-		}
-		*it.own = *ev
-		it.ev = it.own
-		// The source reuses an event's message and claimed rows: the item keeps its own.
-		if m := ev.Result.Message; m != nil {
-			it.msg = *m
-			it.ev.Result.Message = &it.msg
-		}
-		if len(ev.Result.Claimed) > 0 {
-			it.ev.Result.Claimed = slices.Clone(ev.Result.Claimed)
-		}
+	it.ev, it.pos, it.lastAt, it.lastLine = *ev, pos, lastAt, lastLine
+	// The source reuses an event's message and claimed rows: the item keeps its own.
+	if m := ev.Result.Message; m != nil {
+		it.msg = *m
+		it.ev.Result.Message = &it.msg
+	}
+	if len(ev.Result.Claimed) > 0 {
+		it.ev.Result.Claimed = slices.Clone(ev.Result.Claimed)
 	}
 	if set != nil {
 		set(it)
@@ -493,7 +462,7 @@ func (pr *partRunner) step(it *item) {
 	o.pos = int(it.pos)
 	ps := o.part
 	ps.it = it
-	f, err := o.Observe(it.ev)
+	f, err := o.Observe(&it.ev)
 	ps.it = nil
 	switch {
 	case err != nil:

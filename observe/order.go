@@ -78,9 +78,10 @@ func (o *Ordered) holdsFirstWrite() bool {
 func (o *Ordered) Next() (*Event, error) {
 	o.recycle()
 	for !o.eof && o.held() <= o.window {
-		e, err := o.decode()
+		e := o.alloc()
+		err := o.dec.Decode(e)
 		if errors.Is(err, io.EOF) {
-			o.drop(e)
+			o.free = append(o.free, e)
 			o.eof = true
 			break
 		}
@@ -88,7 +89,7 @@ func (o *Ordered) Next() (*Event, error) {
 			err = o.push(e)
 		}
 		if err != nil {
-			o.drop(e)
+			o.free = append(o.free, e)
 			return nil, err
 		}
 	}
@@ -97,33 +98,6 @@ func (o *Ordered) Next() (*Event, error) {
 		return nil, io.EOF
 	}
 	return o.release()
-}
-
-// decode reads the next event in file order: into one of o's events, or, in parallel mode, the
-// decoder's own event, which nothing reuses.
-func (o *Ordered) decode() (*Event, error) {
-	if o.dec.pd != nil {
-		return o.dec.decodeParallel()
-	}
-	e := o.alloc()
-	return e, o.dec.Decode(e)
-}
-
-// drop takes back an event decode gave that o does not hold.
-func (o *Ordered) drop(e *Event) {
-	if e != nil && o.dec.pd == nil {
-		o.free = append(o.free, e)
-	}
-}
-
-// parallel puts the decoder in parallel mode (see Decoder.parallel) before the first event, with
-// workers parsers: from then on an event Next returns is never reused, so it stays valid after
-// the next call. It reports whether it did.
-func (o *Ordered) parallel(workers, chunk int) bool {
-	if o.Follow || o.eof || o.released > 0 || o.held() > 0 {
-		return false
-	}
-	return o.dec.parallel(workers, chunk)
 }
 
 // alloc is an event to read into.
@@ -138,10 +112,6 @@ func (o *Ordered) alloc() *Event {
 
 // recycle takes back the event Next returned last.
 func (o *Ordered) recycle() {
-	if o.dec.pd != nil {
-		o.out = nil // the decoder's event: not o's to reuse
-		return
-	}
 	if o.out != nil {
 		o.free = append(o.free, o.out)
 		o.out = nil
