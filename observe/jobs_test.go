@@ -421,29 +421,3 @@ func TestShardsAgreeOnSynthLog(t *testing.T) {
 	}
 	requireFaultsFound(t, bytes.Split(bytes.TrimRight(log, "\n"), []byte("\n")))
 }
-
-// TestRouterDealsOutMailboxes: a few mailboxes are dealt out evenly over the partitions, the
-// first named first, whatever their names hash to; a mailbox keeps its partition.
-func TestRouterDealsOutMailboxes(t *testing.T) {
-	for _, n := range []int{2, 3, 4} {
-		r := observe.NewRouter(n)
-		count := make([]int, n)
-		for i := range 4 * n {
-			mb := fmt.Sprintf("mailbox-%d", i*7)
-			ev := &observe.Event{Event: actordelivery.Event{Seq: int64(i + 1), Op: "enqueue", Args: actordelivery.EventArgs{Mailbox: mb, ID: fmt.Sprintf("m%d", i)}}, Line: i + 1}
-			rt, err := r.Route(ev)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rt.Part != r.PartOf(mb) {
-				t.Fatalf("%d partitions: %s routed to %d, PartOf says %d", n, mb, rt.Part, r.PartOf(mb))
-			}
-			count[rt.Part]++
-		}
-		for p, c := range count {
-			if c != 4 {
-				t.Fatalf("%d partitions: partition %d got %d of %d mailboxes (%v)", n, p, c, 4*n, count)
-			}
-		}
-	}
-}

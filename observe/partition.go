@@ -54,8 +54,7 @@ type Route struct {
 // extend, dead_letter, redrive, an outbox step, a delivery) goes where the row was enqueued, an
 // outbox row with its target mailbox, so a delivery and the target's enqueue are checked together;
 // a checkpoint goes by its actor (a mailbox's effect log with the mailbox), a processed mark by its
-// message id. Mailboxes and actors are dealt out to the partitions as the log first names them
-// (see PartOf), ids by their hash. Steps that act on every mailbox (expire, outbox_claim, purge, worker_stop,
+// message id. Steps that act on every mailbox (expire, outbox_claim, purge, worker_stop,
 // worker_drain) go to every partition. A Router is a pure fold over the events: the same log gives
 // the same routes on any machine, which is what lets N machines each check one share of it.
 type Router struct {
@@ -63,51 +62,23 @@ type Router struct {
 	// home maps each message and outbox id enqueued so far to its partition. It keeps every id
 	// the log enqueued (a purged id may come back while its horizon lasts).
 	home map[string]int32
-	// named maps each mailbox and checkpoint actor named so far to its partition; names counts
-	// them per partition, and load the events routed to each.
-	named map[string]int32
-	names []int
-	load  []int64
 }
 
 // NewRouter returns a router for n partitions (n >= 1).
 func NewRouter(n int) *Router {
-	n = max(n, 1)
-	return &Router{n: n, home: map[string]int32{}, named: map[string]int32{}, names: make([]int, n), load: make([]int64, n)}
+	return &Router{n: max(n, 1), home: map[string]int32{}}
 }
 
 // Parts is the number of partitions.
 func (r *Router) Parts() int { return r.n }
 
-// PartOf is the partition of a mailbox or a checkpoint actor. A name gets its partition when
-// the log first names it (or PartOf is first asked): the one with the fewest names, then the
-// fewest events so far, then the lowest number. A service has a few busy mailboxes, which a hash
-// of their names may well put mostly in one partition; dealt out in turn they split evenly.
+// PartOf is the partition of a key (a mailbox name, or an id not enqueued in the log).
 func (r *Router) PartOf(key string) int {
 	if r.n == 1 {
 		return 0
 	}
-	if p, ok := r.named[key]; ok {
-		return int(p)
-	}
-	best := 0
-	for p := 1; p < r.n; p++ {
-		if r.names[p] < r.names[best] || r.names[p] == r.names[best] && r.load[p] < r.load[best] {
-			best = p
-		}
-	}
-	r.named[strings.Clone(key)] = int32(best)
-	r.names[best]++
-	return best
-}
-
-// hashPart is the partition of an id by its hash: ids are many, and no one of them is busy.
-func (r *Router) hashPart(id string) int {
-	if r.n == 1 {
-		return 0
-	}
 	h := fnv.New64a()
-	h.Write([]byte(id))
+	h.Write([]byte(key))
 	return int(h.Sum64() % uint64(r.n))
 }
 
@@ -117,7 +88,7 @@ func (r *Router) idPart(id string) int {
 	if p, ok := r.home[id]; ok {
 		return int(p)
 	}
-	return r.hashPart(id)
+	return r.PartOf(id)
 }
 
 // settle records that id is enqueued in partition p, refusing an id already enqueued in another.
@@ -136,14 +107,6 @@ func (r *Router) settle(ev *Event, id string, p int) error {
 // Route returns where ev goes. Errors wrap ErrCrossPartition (naming ev's line) or ErrBadLog
 // (an op that is not an event kind).
 func (r *Router) Route(ev *Event) (Route, error) {
-	rt, err := r.route(ev)
-	if err == nil && rt.Part >= 0 {
-		r.load[rt.Part]++
-	}
-	return rt, err
-}
-
-func (r *Router) route(ev *Event) (Route, error) {
 	a := &ev.Args
 	switch traces.Op(ev.Op) {
 	case traces.OpEnqueue:
@@ -171,7 +134,7 @@ func (r *Router) route(ev *Event) (Route, error) {
 		return Route{Part: r.idPart(a.ID)}, nil
 	case traces.OpMarkProcessed:
 		// A processed mark is a (consumer, id) record of its own, which no other step reads.
-		return Route{Part: r.hashPart(a.ID)}, nil
+		return Route{Part: r.PartOf(a.ID)}, nil
 	case traces.OpSaveCheckpoint, traces.OpLoadCheckpoint:
 		if mailbox, isLog := strings.CutPrefix(a.Actor, traces.EffectsActorPrefix); isLog {
 			return Route{Part: r.PartOf(mailbox)}, nil
