@@ -93,7 +93,9 @@ func newPartRun(n int, only []int, opts CheckOptions) *partRun {
 		}
 		o := newOracle(opts)
 		o.hist.log = opts.Log
-		pr := &partRunner{run: r, idx: p, o: o, in: make(chan []item, 64), free: make(chan []item, 80)}
+		// A few batches in flight: each item holds a whole event (some 700 bytes), and a deep
+		// queue spreads them over memory no cache holds.
+		pr := &partRunner{run: r, idx: p, o: o, in: make(chan []item, partQueue), free: make(chan []item, partQueue+2)}
 		o.part = &partShare{runner: pr, outSeq: map[string]int64{}}
 		r.parts[p] = pr
 	}
@@ -112,8 +114,12 @@ func (r *partRun) report(oc outcome) {
 	}
 }
 
-// batchItems is how many items the router hands a partition at once.
-const batchItems = 512
+// batchItems is how many items the router hands a partition at once, and partQueue how many
+// batches may wait for it.
+const (
+	batchItems = 128
+	partQueue  = 4
+)
 
 // run routes src's events to the partitions and waits for them and the join.
 func (r *partRun) run(src Source) (Summary, *Finding, error) {
