@@ -104,9 +104,18 @@ func tickLog(mailbox string) string {
 		logLine(4, 1, "poll_tick", `{"worker":3,"mailbox":"inbox"}`, `{}`)
 }
 
+// batchTickLog is tickLog with a batch fetch in the consumer_fetch's place.
+func batchTickLog(mailbox string) string {
+	return logLine(1, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`) +
+		logLine(2, 0, "wake", `{"worker":3,"mailbox":"inbox","id":"m1","profile":"local"}`, `{}`) +
+		logLine(3, 0, "consumer_fetch_batch", `{"worker":3,"mailbox":"`+mailbox+`","profile":"leaseless","size":4}`, `{}`) +
+		logLine(4, 1, "poll_tick", `{"worker":3,"mailbox":"inbox"}`, `{}`)
+}
+
 // TestStreamCheckerOnALog feeds a recorded log event by event to the streaming P oracle as an
 // observe.Checker: the log whose publisher completed a row it never enqueued, the one whose
-// wake came before its commit, and the one whose woken worker ticked without fetching, are
+// wake came before its commit, and the ones whose woken worker ticked without fetching (single
+// or batch), are
 // refused at that event (position, seq and line) in the monitor's words; the logs without a
 // fault hold. The events reach the monitors the direct way (StreamVerdict.Direct).
 func TestStreamCheckerOnALog(t *testing.T) {
@@ -120,6 +129,8 @@ func TestStreamCheckerOnALog(t *testing.T) {
 		{"tick-without-fetch", tickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1000 without fetching from it", 4},
 		{"none", splitWriteLog("none"), "", 0},
 		{"tick-after-fetch", tickLog("inbox"), "", 0},
+		{"tick-without-batch-fetch", batchTickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1000 without fetching from it", 4},
+		{"tick-after-batch-fetch", batchTickLog("inbox"), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lg, err := observe.ReadLog(strings.NewReader(tc.log), "log")

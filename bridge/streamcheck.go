@@ -32,6 +32,9 @@ type StreamChecker struct {
 	err  error
 	// stepped is set once an event other than a snapshot's came.
 	stepped bool
+	// lastSeq and lastLine are the last step's, for the events End raises (SpecDeriver.Flush).
+	lastSeq  int64
+	lastLine int
 	// Spec counts the spec events sent; Found is the finding reported, nil when none.
 	Spec  int64
 	Found *observe.Finding
@@ -62,16 +65,10 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 		}
 		return nil
 	}
-	if err := observe.RefuseBatchStep(ev); err != nil && !c.done {
-		// The deriver has no spec events for a batch step; going on without them could miss a
-		// broken monitor, so the oracle stops and says why.
-		c.err = err
-		_ = c.Close()
-		return nil
-	}
 	c.stepped = true
 	pos := c.pos
 	c.pos++
+	c.lastSeq, c.lastLine = ev.Seq, ev.Line
 	if c.done {
 		return nil
 	}
@@ -99,6 +96,13 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 func (c *StreamChecker) End() *observe.Finding {
 	if c.done {
 		return nil
+	}
+	c.evs = c.d.Flush(c.evs[:0])
+	if len(c.evs) > 0 {
+		tag := fmt.Sprintf("%d:%d:%d", c.pos-1, c.lastSeq, c.lastLine)
+		for _, sev := range c.evs {
+			c.s.Send(sev, tag)
+		}
 	}
 	return c.verdict()
 }
