@@ -187,6 +187,7 @@ type SpecDeriver struct {
 	batches     map[int][]fetch // what each worker's last batch fetch returned, until its handle
 	owed        map[int]owed    // effects a worker's batch handle acknowledged, until its next step
 	histUnknown map[string]bool // ids some redrive of which the trace does not state in full
+	unjudged    map[string]bool // checkpoint actors adopted at a version Adopt did not raise
 	prof        profile.Profile // its ack rule says whether an acked row stays; Held, whether a lease is live
 	// Candidates, kept lazily (a member may no longer qualify; each use checks and drops it):
 	leased map[string]*mrow // rows given a lease token, for the sweep
@@ -200,7 +201,7 @@ type SpecDeriver struct {
 // whether a sweep finds a lease run out.
 func NewSpecDeriver(p profile.Profile) *SpecDeriver {
 	return &SpecDeriver{rows: map[string]*mrow{}, out: map[string]*orow{}, fetched: map[int]fetch{},
-		batches: map[int][]fetch{}, owed: map[int]owed{}, histUnknown: map[string]bool{}, prof: p,
+		batches: map[int][]fetch{}, owed: map[int]owed{}, histUnknown: map[string]bool{}, unjudged: map[string]bool{}, prof: p,
 		leased: map[string]*mrow{}, spent: map[string]*orow{}, final: map[string]*mrow{}}
 }
 
@@ -234,6 +235,10 @@ type orow struct {
 	deadReason       string // if deadKnown
 	deadKnown        bool
 	awaiting         bool // redriven, not yet seen claimable
+	// adoptedUndelivered: adopted from a snapshot that held no message of its id in its target,
+	// so whether a delivery before the snapshot inserted one (a message since purged) is not
+	// known; its completion is raised only after the history shows the insert.
+	adoptedUndelivered bool
 }
 
 func (o *orow) bound() int {
@@ -284,6 +289,9 @@ func (d *SpecDeriver) insert(at int64, mailbox, id, key string, priority, maxAtt
 	d.rows[id] = m
 	delete(d.final, id)
 	delete(d.leased, id)
+	if o, ok := d.out[id]; ok && o.enq.Target == mailbox {
+		o.adoptedUndelivered = false
+	}
 	d.add(SpecMsgInserted, at, mailbox, id)
 	d.emitRow(at, m)
 }
@@ -490,8 +498,14 @@ func (d *SpecDeriver) step(st traces.Step) {
 	case traces.OpMarkProcessed:
 		d.add(SpecMarkProcessed, at, a.Consumer, a.ID, a.TTL, r.Duplicate, false)
 	case traces.OpSaveCheckpoint:
+		if d.unjudged[a.Actor] {
+			break
+		}
 		d.add(SpecSaveCheckpoint, at, a.Actor, a.ExpectVersion, "", r.Version, string(r.Err), false)
 	case traces.OpLoadCheckpoint:
+		if d.unjudged[a.Actor] {
+			break
+		}
 		d.add(SpecLoadCheckpoint, at, a.Actor, r.Version, string(r.Err))
 	case traces.OpOutboxEnqueue:
 		if !r.Duplicate && r.Err == "" {
@@ -505,10 +519,13 @@ func (d *SpecDeriver) step(st traces.Step) {
 	case traces.OpOutboxComplete:
 		if r.Err == "" {
 			target := ""
-			if o, ok := d.out[a.ID]; ok {
+			o, ok := d.out[a.ID]
+			if ok {
 				target, o.state = o.enq.Target, "completed"
 			}
-			d.add(SpecOutboxCompleted, at, a.ID, target)
+			if !ok || !o.adoptedUndelivered {
+				d.add(SpecOutboxCompleted, at, a.ID, target)
+			}
 		}
 	case traces.OpOutboxFail:
 		if o, ok := d.out[a.ID]; ok && r.Err == "" {
@@ -643,7 +660,7 @@ func (d *SpecDeriver) deliver(st traces.Step) {
 			d.add(SpecMsgInserted, at, target, a.ID)
 		}
 	}
-	if completed {
+	if completed && (!known || !o.adoptedUndelivered) {
 		d.add(SpecOutboxCompleted, at, a.ID, target)
 	}
 	switch {
@@ -1009,15 +1026,18 @@ const PStreamErrorPrefix = "pconform stream"
 // since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
 // monitor the P oracle asserts compares tokens, so no binding is kept).
 func SpecStep(ev *Event) traces.Step {
-	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int {
-		if tok == "" {
-			return 0
-		}
-		if n, err := strconv.Atoi(tok); err == nil {
-			return n
-		}
-		h := fnv.New32a()
-		h.Write([]byte(tok))
-		return int(h.Sum32()&0x7fffffff) + 1
-	})
+	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int { return specToken(tok) })
+}
+
+// specToken is a token as a number: a numeric token as itself, another as a hash, 0 for none.
+func specToken(tok string) int {
+	if tok == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(tok); err == nil {
+		return n
+	}
+	h := fnv.New32a()
+	h.Write([]byte(tok))
+	return int(h.Sum32()&0x7fffffff) + 1
 }
