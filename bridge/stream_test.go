@@ -111,10 +111,25 @@ func batchTickLog(mailbox string) string {
 		logLine(4, 1, "poll_tick", `{"worker":3,"mailbox":"inbox"}`, `{}`)
 }
 
+// stopBatchLog is an event log whose batched worker 3 is stopped while a batch fetch is under
+// way, handles that batch, then (when again) starts another batch fetch.
+func stopBatchLog(again bool) string {
+	log := logLine(1, 0, "enqueue", `{"mailbox":"inbox","id":"m1","max_attempts":2}`, `{}`) +
+		logLine(2, 0, "worker_stop", `{"worker":3}`, `{}`) +
+		logLine(3, 0, "consumer_fetch_batch", `{"worker":3,"mailbox":"inbox","profile":"leased","size":4,"lease_for":10000000000}`,
+			`{"messages":[{"id":"m1","attempts":1,"token":"T1"}]}`) +
+		logLine(4, 1, "consumer_handle_batch", `{"worker":3,"mailbox":"inbox","profile":"leased","outcomes":["ok"],"fault":"none"}`,
+			`{"actions":["acked"]}`)
+	if again {
+		log += logLine(5, 1, "consumer_fetch_batch", `{"worker":3,"mailbox":"inbox","profile":"leased","size":4,"lease_for":10000000000}`, `{}`)
+	}
+	return log
+}
+
 // TestStreamCheckerOnALog feeds a recorded log event by event to the streaming P oracle as an
 // observe.Checker: the log whose publisher completed a row it never enqueued, the one whose
-// wake came before its commit, and the ones whose woken worker ticked without fetching (single
-// or batch), are
+// wake came before its commit, the ones whose woken worker ticked without fetching (single
+// or batch), and the one whose stopped worker started a second batch fetch, are
 // refused at that event (position, seq and line) in the monitor's words; the logs without a
 // fault hold. The events reach the monitors the direct way (StreamVerdict.Direct).
 func TestStreamCheckerOnALog(t *testing.T) {
@@ -130,6 +145,8 @@ func TestStreamCheckerOnALog(t *testing.T) {
 		{"tick-after-fetch", tickLog("inbox"), "", 0},
 		{"tick-without-batch-fetch", batchTickLog("other"), "worker 3 was woken for a committed message of mailbox inbox and reached its next poll tick there at t=1000 without fetching from it", 4},
 		{"tick-after-batch-fetch", batchTickLog("inbox"), "", 0},
+		{"batch-fetch-after-stop", stopBatchLog(true), "worker 3 started a new fetch at t=1000 after its stop", 5},
+		{"batch-under-way-at-stop", stopBatchLog(false), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lg, err := observe.ReadLog(strings.NewReader(tc.log), "log")
