@@ -16,8 +16,9 @@ import (
 // when it stops reading (a monitor fired: the next Observe reports it) or at End. Its findings
 // name the event whose spec event the monitor refused; their Oracle is "p".
 //
-// A log that starts from a snapshot of a database's rows (a recorder turned on mid-life) is
-// refused with an error (Err): the monitors start from the empty store.
+// A log that starts from a snapshot of a database's rows (a recorder turned on mid-life) starts
+// the monitors from those rows (observe.SpecDeriver.Adopt); a finding on a snapshot row names
+// its line.
 //
 // Call Close when the check ends, whatever the way: it stops the checker if End did not run.
 // Err is the error that stopped the oracle (the checker could not run), nil when none; after
@@ -30,8 +31,12 @@ type StreamChecker struct {
 	tag  []byte
 	done bool
 	err  error
-	// stepped is set once an event other than a snapshot's came.
-	stepped bool
+	// stepped is set once an event other than a snapshot's came; adopted once the starting
+	// snapshot ended.
+	stepped, adopted bool
+	// lastSeq and lastLine are the last step's, for the events End raises (SpecDeriver.Flush).
+	lastSeq  int64
+	lastLine int
 	// Spec counts the spec events sent; Found is the finding reported, nil when none.
 	Spec  int64
 	Found *observe.Finding
@@ -52,32 +57,51 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 // checker has stopped reading.
 func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 	if ev.Row != nil {
-		// A snapshot event (a row the database held when a recording store opened). The
-		// monitors start from the empty store: a log that starts from rows they never saw
-		// created would make their first use of such a row a false finding, so the oracle
-		// refuses the log. A restart's snapshot restates what the monitors saw; it is no step.
-		if !c.stepped && ev.Row.Table != "end" && !c.done {
-			c.err = fmt.Errorf("%w: line %d: the log starts from a snapshot of rows the database held when recording began; the P oracle starts from the empty store and cannot check it (check the log with the model oracle alone)", observe.ErrBadLog, ev.Line)
-			_ = c.Close()
+		// A snapshot event (a row the database held when a recording store opened). The log's
+		// starting snapshot is adopted: the monitors are told each row as if it was created
+		// just before (observe.SpecDeriver.Adopt), so its first use is judged against it. A
+		// restart's snapshot restates what the monitors saw; it is no step.
+		if c.stepped || c.adopted || c.done {
+			return nil
 		}
-		return nil
-	}
-	if err := observe.RefuseBatchStep(ev); err != nil && !c.done {
-		// The deriver has no spec events for a batch step; going on without them could miss a
-		// broken monitor, so the oracle stops and says why.
-		c.err = err
-		_ = c.Close()
+		if ev.Row.Table == "end" {
+			c.adopted = true
+			return nil
+		}
+		var err error
+		if c.evs, err = c.d.Adopt(ev, c.evs[:0]); err != nil {
+			c.err = fmt.Errorf("%w: %w", observe.ErrBadLog, err)
+			_ = c.Close()
+			return nil
+		}
+		c.send(ev, c.pos)
+		if c.s.Broken() {
+			return c.verdict()
+		}
 		return nil
 	}
 	c.stepped = true
 	pos := c.pos
 	c.pos++
+	c.lastSeq, c.lastLine = ev.Seq, ev.Line
 	if c.done {
 		return nil
 	}
 	c.evs = c.d.Step(observe.SpecStep(ev), c.evs[:0])
 	if len(c.evs) == 0 {
 		return nil
+	}
+	c.send(ev, pos)
+	if c.s.Broken() {
+		return c.verdict()
+	}
+	return nil
+}
+
+// send sends c.evs, the spec events of ev, the event at position pos, tagged with it.
+func (c *StreamChecker) send(ev *observe.Event, pos int) {
+	if len(c.evs) == 0 {
+		return
 	}
 	c.tag = strconv.AppendInt(c.tag[:0], int64(pos), 10)
 	c.tag = append(c.tag, ':')
@@ -89,16 +113,19 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 		c.s.Send(sev, tag)
 	}
 	c.Spec = c.s.sent
-	if c.s.Broken() {
-		return c.verdict()
-	}
-	return nil
 }
 
 // End closes the checker's input and returns its finding, nil when every monitor held.
 func (c *StreamChecker) End() *observe.Finding {
 	if c.done {
 		return nil
+	}
+	c.evs = c.d.Flush(c.evs[:0])
+	if len(c.evs) > 0 {
+		tag := fmt.Sprintf("%d:%d:%d", c.pos-1, c.lastSeq, c.lastLine)
+		for _, sev := range c.evs {
+			c.s.Send(sev, tag)
+		}
 	}
 	return c.verdict()
 }

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -201,5 +204,40 @@ func TestBatchedWorkersRecordChecksClean(t *testing.T) {
 			t.Fatalf("check --jobs 3: finding: %s\nthe log: %s", f, keepLog(t, log))
 		}
 		t.Logf("%d events checked clean (%d with 3 jobs)", sum.Events, jsum.Events)
+		if !pOnPath(t) {
+			return
+		}
+		// The streaming P oracle beside the model, as check --p runs it: the spec monitors judge
+		// the batches from the events SpecDeriver derives for them.
+		pc, err := bridge.NewStreamChecker(context.Background(), bridge.Config{ProjectDir: filepath.Join("..", "models", "p")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		psum, f, err := observe.Check(observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "batched"), 4096),
+			observe.CheckOptions{Checkers: []observe.Checker{pc}})
+		if err != nil {
+			t.Fatalf("check --p: %v\nthe log: %s", err, keepLog(t, log))
+		}
+		if err := pc.Close(); err != nil {
+			t.Fatalf("check --p: P oracle: %v\nthe log: %s", err, keepLog(t, log))
+		}
+		if f != nil {
+			t.Fatalf("check --p: finding: %s\nthe log: %s", f, keepLog(t, log))
+		}
+		if pc.Spec == 0 {
+			t.Fatal("check --p: the P oracle was sent no spec event")
+		}
+		t.Logf("check --p: %d events, %d spec events, every monitor holds", psum.Events, pc.Spec)
 	})
+}
+
+// pOnPath reports whether the P tool is on PATH, saying so in the test's log when it is not.
+func pOnPath(t *testing.T) bool {
+	t.Helper()
+	if _, err := exec.LookPath("p"); err != nil {
+		t.Log("the P tool `p` is not on PATH (run `. scripts/env.sh`): the P oracle's part is skipped")
+		return false
+	}
+	return true
 }

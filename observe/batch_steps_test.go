@@ -3,7 +3,6 @@ package observe_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -215,32 +214,12 @@ func batchArg(ev map[string]any, name string) string {
 	return s
 }
 
-// TestPOracleRefusesBatchStep: the P oracle cannot check a batch step yet (its spec deriver has
-// no events for one), so it refuses the log at the batch step's line, and the P driver refuses
-// a trace at the step, rather than check the log without them.
-func TestPOracleRefusesBatchStep(t *testing.T) {
-	lines := batchLog()
-	dec := observe.NewDecoder(strings.NewReader(strings.Join(lines, "")), "batch.jsonl")
-	var refused []string
-	for {
-		ev, err := dec.Next()
-		if err != nil {
-			break
-		}
-		if err := observe.RefuseBatchStep(ev); err != nil {
-			if !errors.Is(err, observe.ErrBadLog) || !errors.Is(err, observe.ErrBatchStep) {
-				t.Errorf("line %d: %v does not wrap ErrBadLog and ErrBatchStep", ev.Line, err)
-			}
-			if want := fmt.Sprintf("line %d ", ev.Line); !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), ev.Op) {
-				t.Errorf("line %d: %q names no %q and no %s", ev.Line, err, want, ev.Op)
-			}
-			refused = append(refused, fmt.Sprint(ev.Line))
-		}
-	}
-	if got := strings.Join(refused, ","); got != "3,4,5,6,7,11" {
-		t.Fatalf("refused lines %s, want the batch steps' 3,4,5,6,7,11", got)
-	}
-	lg, err := observe.ReadLog(bytes.NewReader([]byte(strings.Join(lines, ""))), "batch.jsonl")
+// TestPDriverTakesBatchSteps: the P driver writes a trace's batch steps as the spec events the P
+// model announces for them (SpecDeriver): the batch's leases, each handled part and its row, the
+// effects its handles committed (raised at the end: no later step of their workers), the batch
+// delivery's inserts and completions.
+func TestPDriverTakesBatchSteps(t *testing.T) {
+	lg, err := observe.ReadLog(bytes.NewReader([]byte(strings.Join(batchLog(), ""))), "batch.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,9 +227,27 @@ func TestPOracleRefusesBatchStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = observe.PDriver(tr, 0, nil)
-	if !errors.Is(err, observe.ErrBatchStep) || !strings.Contains(err.Error(), "trace step 2:") {
-		t.Fatalf("P driver: %v, want ErrBatchStep at trace step 2", err)
+	src, err := observe.PDriver(tr, 0, nil)
+	if err != nil {
+		t.Fatalf("P driver: %v", err)
+	}
+	for _, want := range []string{
+		`announce eSpecLeased, (at = 1000, mailbox = "a", id = "m1");`,
+		`announce eSpecLeased, (at = 1000, mailbox = "a", id = "m2");`,
+		`announce eSpecHandled, (at = 2000, worker = 1, id = "m1", token = 1, action = "acked");`,
+		`announce eSpecHandled, (at = 2000, worker = 1, id = "m2", token = 2, action = "retried");`,
+		`announce eSpecEffect, (at = 2000, mailbox = "a", id = "m1");`,
+		`announce eSpecHandled, (at = 4000, worker = 2, id = "m2", token = 0, action = "acked");`,
+		`announce eSpecEffect, (at = 4000, mailbox = "a", id = "m2");`,
+		`announce eSpecMsgInserted, (at = 6000, mailbox = "b", id = "o1");`,
+		`announce eSpecOutboxCompleted, (at = 6000, id = "o2", target = "b");`,
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("the driver has no %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("the driver:\n%s", src)
 	}
 }
 

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -194,7 +196,39 @@ func TestMidLifeChecksClean(t *testing.T) {
 			t.Fatal("the log without its snapshots checks clean: the old rows' first touches went unnoticed")
 		}
 		t.Logf("without the snapshots: finding %v, error %v", f, err)
+
+		// The P oracle adopts the first snapshot too: neither log is a finding of a monitor.
+		if !pOnPath(t) {
+			return
+		}
+		for _, c := range []struct {
+			name string
+			log  []byte
+		}{{"the mid-life log", log}, {"the second run's log alone", log[second:]}} {
+			spec, f, err := checkLogP(t, c.log)
+			if err != nil || f != nil {
+				t.Fatalf("%s with --p: finding %v, error %v; want it clean", c.name, f, err)
+			}
+			t.Logf("%s with --p: %d spec events, every monitor holds", c.name, spec)
+		}
 	})
+}
+
+// checkLogP checks log as check --p does, the streaming P oracle beside the model, and returns
+// the spec events the oracle sent.
+func checkLogP(t *testing.T, log []byte) (int64, *observe.Finding, error) {
+	t.Helper()
+	pc, err := bridge.NewStreamChecker(context.Background(), bridge.Config{ProjectDir: filepath.Join("..", "models", "p")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	_, f, err := observe.Check(observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "midlife"), 4096),
+		observe.CheckOptions{Checkers: []observe.Checker{pc}})
+	if err == nil {
+		err = pc.Close()
+	}
+	return pc.Spec, f, err
 }
 
 func mustRead(t *testing.T, b []byte) *observe.Log {

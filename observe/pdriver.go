@@ -77,9 +77,6 @@ func PDriver(t *traces.Trace, k int, monitors []string) (string, error) {
 	var at int64
 	var evs []SpecEvent
 	for i, st := range t.Steps {
-		if slices.Contains(traces.BatchOps, st.Op) {
-			return "", fmt.Errorf("observe: P driver: trace step %d: %w", i, batchRefused(st.Op))
-		}
 		evs = d.spec.Step(st, evs[:0])
 		for _, ev := range evs {
 			s, err := PAnnounce(ev)
@@ -89,6 +86,13 @@ func PDriver(t *traces.Trace, k int, monitors []string) (string, error) {
 			d.line("%s", s)
 		}
 		at = st.At
+	}
+	for _, ev := range d.spec.Flush(evs[:0]) {
+		s, err := PAnnounce(ev)
+		if err != nil {
+			return "", fmt.Errorf("observe: P driver: end of trace: %w", err)
+		}
+		d.line("%s", s)
 	}
 	if len(liveness) > 0 {
 		if err := d.final(at, t.Final); err != nil {

@@ -1,7 +1,6 @@
 package observe
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -27,8 +26,8 @@ const (
 	SpecBool
 	// SpecTuple is a named tuple whose fields are Sub (a row, as eSpecOutboxRow's).
 	SpecTuple
-	// SpecSeq is a seq (of P type Type) of named tuples whose fields are Sub: its values are its
-	// length, then each element's fields. It must be its event's last field.
+	// SpecSeq is a seq (of P type Type) of named tuples whose fields are Sub, or of scalars when
+	// Sub is one field without a name: its values are its length, then each element's fields.
 	SpecSeq
 )
 
@@ -90,6 +89,8 @@ const (
 	SpecCrash
 	SpecWorkerWake
 	SpecPollTick
+	SpecConsumerFetchBatch
+	SpecConsumerHandleBatch
 	numSpecKinds
 )
 
@@ -134,6 +135,12 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 	SpecCrash:       {"eObsCrash", []SpecField{fi("at")}},
 	SpecWorkerWake:  {"eObsWake", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("id"), fs("profile"), fs("err")}},
 	SpecPollTick:    {"eObsPollTick", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("err")}},
+	SpecConsumerFetchBatch: {"eObsConsumerFetchBatch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
+		fi("size"), fi("lease_for"), {Name: "messages", Kind: SpecSeq, Type: "seq[tFetched]", Sub: []SpecField{fs("mailbox"),
+			fs("id"), fi("attempts"), fi("max_attempts"), fi("token")}}, fb("bug")}},
+	SpecConsumerHandleBatch: {"eObsConsumerHandleBatch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
+		{Name: "outcomes", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fs("")}}, fi("retry_delay"), fs("fault"),
+		{Name: "actions", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fs("")}}, fb("bug")}},
 }
 
 // SpecEvent is one spec event: its type and its payload's scalar values in field order (a tuple's
@@ -177,7 +184,10 @@ type SpecDeriver struct {
 	rows        map[string]*mrow
 	out         map[string]*orow
 	fetched     map[int]fetch
+	batches     map[int][]fetch // what each worker's last batch fetch returned, until its handle
+	owed        map[int]owed    // effects a worker's batch handle acknowledged, until its next step
 	histUnknown map[string]bool // ids some redrive of which the trace does not state in full
+	unjudged    map[string]bool // checkpoint actors adopted at a version Adopt did not raise
 	prof        profile.Profile // its ack rule says whether an acked row stays; Held, whether a lease is live
 	// Candidates, kept lazily (a member may no longer qualify; each use checks and drops it):
 	leased map[string]*mrow // rows given a lease token, for the sweep
@@ -191,7 +201,7 @@ type SpecDeriver struct {
 // whether a sweep finds a lease run out.
 func NewSpecDeriver(p profile.Profile) *SpecDeriver {
 	return &SpecDeriver{rows: map[string]*mrow{}, out: map[string]*orow{}, fetched: map[int]fetch{},
-		histUnknown: map[string]bool{}, prof: p,
+		batches: map[int][]fetch{}, owed: map[int]owed{}, histUnknown: map[string]bool{}, unjudged: map[string]bool{}, prof: p,
 		leased: map[string]*mrow{}, spent: map[string]*orow{}, final: map[string]*mrow{}}
 }
 
@@ -225,6 +235,10 @@ type orow struct {
 	deadReason       string // if deadKnown
 	deadKnown        bool
 	awaiting         bool // redriven, not yet seen claimable
+	// adoptedUndelivered: adopted from a snapshot that held no message of its id in its target,
+	// so whether a delivery before the snapshot inserted one (a message since purged) is not
+	// known; its completion is raised only after the history shows the insert.
+	adoptedUndelivered bool
 }
 
 func (o *orow) bound() int {
@@ -236,8 +250,8 @@ func (o *orow) bound() int {
 
 // fetch is what a worker's last fetch returned.
 type fetch struct {
-	id, mailbox string
-	token       int
+	id, mailbox     string
+	token, attempts int
 }
 
 // add appends an event of kind k; ints are stored as int64.
@@ -275,6 +289,9 @@ func (d *SpecDeriver) insert(at int64, mailbox, id, key string, priority, maxAtt
 	d.rows[id] = m
 	delete(d.final, id)
 	delete(d.leased, id)
+	if o, ok := d.out[id]; ok && o.enq.Target == mailbox {
+		o.adoptedUndelivered = false
+	}
 	d.add(SpecMsgInserted, at, mailbox, id)
 	d.emitRow(at, m)
 }
@@ -339,6 +356,23 @@ func (d *SpecDeriver) leasedBy(st traces.Step, msg *traces.Message) {
 	d.add(SpecLeased, st.At, m.mailbox, m.id)
 }
 
+// peeked records a leaseless fetch that returned msg: a peek changes nothing, and states the
+// row's attempts.
+func (d *SpecDeriver) peeked(at int64, msg *traces.Message) {
+	m, ok := d.rows[msg.ID]
+	if !ok {
+		return
+	}
+	if m.awaiting && msg.Attempts == 0 {
+		d.row(at, m, "ready", 0, at, 0, 0)
+		m.awaiting = false
+	}
+	if m.state != "ready" || m.attempts != msg.Attempts {
+		m.state, m.attempts, m.token, m.leaseUntil = "ready", msg.Attempts, 0, 0
+		d.emitRow(at, m)
+	}
+}
+
 func (d *SpecDeriver) finalised(at int64, m *mrow, state string) {
 	m.state, m.token, m.leaseUntil, m.awaiting = state, 0, 0, false
 	m.finalAt, m.finalKnown = at, true
@@ -350,27 +384,12 @@ func (d *SpecDeriver) acked(at int64, m *mrow) {
 	d.emitRow(at, m)
 }
 
-// ErrBatchStep marks a batch step (traces.BatchOps) given to the P oracle: SpecDeriver derives no
-// spec events from one yet, and deriving none would let the monitors miss what the batch did to
-// its rows (a false "no finding"), so the P driver and the P stream checker refuse it. Check such a
-// log with the model oracle, which takes batch steps.
-var ErrBatchStep = errors.New("the P oracle does not take batch steps yet (check the log with the model oracle alone)")
-
-// batchRefused is the error for a batch step op given to the P oracle.
-func batchRefused(op traces.Op) error { return fmt.Errorf("%s: %w", op, ErrBatchStep) }
-
-// RefuseBatchStep returns, for an event of a batch step, the P oracle's refusal: an error wrapping
-// ErrBadLog and ErrBatchStep that names the event's line; nil for any other event.
-func RefuseBatchStep(ev *Event) error {
-	if !slices.Contains(traces.BatchOps, traces.Op(ev.Op)) {
-		return nil
-	}
-	return fmt.Errorf("%w: line %d (seq %d): %w", ErrBadLog, ev.Line, ev.Seq, batchRefused(traces.Op(ev.Op)))
-}
-
 // Step appends to out the spec events of st, the next step in commit order, and returns it.
 func (d *SpecDeriver) Step(st traces.Step, out []SpecEvent) []SpecEvent {
 	d.evs = out
+	if len(d.owed) > 0 {
+		d.settleOwed(st)
+	}
 	d.step(st)
 	out, d.evs = d.evs, nil
 	return out
@@ -411,22 +430,12 @@ func (d *SpecDeriver) step(st traces.Step) {
 		if r.Message == nil {
 			break
 		}
-		d.fetched[a.Worker] = fetch{id: r.Message.ID, mailbox: a.Mailbox, token: r.Message.Token}
+		d.fetched[a.Worker] = fetch{id: r.Message.ID, mailbox: a.Mailbox, token: r.Message.Token, attempts: r.Message.Attempts}
 		if a.Profile == traces.ProfileLeased {
 			d.leasedBy(st, r.Message)
 			break
 		}
-		// The leaseless fetch is a peek: it changes nothing, and states the row's attempts.
-		if m, ok := d.rows[r.Message.ID]; ok {
-			if m.awaiting && r.Message.Attempts == 0 {
-				d.row(at, m, "ready", 0, at, 0, 0)
-				m.awaiting = false
-			}
-			if m.state != "ready" || m.attempts != r.Message.Attempts {
-				m.state, m.attempts, m.token, m.leaseUntil = "ready", r.Message.Attempts, 0, 0
-				d.emitRow(at, m)
-			}
-		}
+		d.peeked(at, r.Message)
 	case traces.OpConsumerHandle:
 		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, string(r.Action), r.Attempt, false)
 		f, ok := d.fetched[a.Worker]
@@ -478,17 +487,25 @@ func (d *SpecDeriver) step(st traces.Step) {
 		d.purge(at, a, r)
 	case traces.OpCrash:
 		clear(d.fetched) // every fetched-but-unhandled delivery is forgotten
+		clear(d.batches)
 		d.add(SpecCrash, at)
 	case traces.OpWorkerStop:
 		d.add(SpecWorkerStop, at, a.Worker)
 	case traces.OpWorkerDrain:
 		delete(d.fetched, a.Worker) // a delivery the drain timeout cut off is forgotten
+		delete(d.batches, a.Worker)
 		d.add(SpecWorkerDrain, at, a.Worker, string(a.Outcome))
 	case traces.OpMarkProcessed:
 		d.add(SpecMarkProcessed, at, a.Consumer, a.ID, a.TTL, r.Duplicate, false)
 	case traces.OpSaveCheckpoint:
+		if d.unjudged[a.Actor] {
+			break
+		}
 		d.add(SpecSaveCheckpoint, at, a.Actor, a.ExpectVersion, "", r.Version, string(r.Err), false)
 	case traces.OpLoadCheckpoint:
+		if d.unjudged[a.Actor] {
+			break
+		}
 		d.add(SpecLoadCheckpoint, at, a.Actor, r.Version, string(r.Err))
 	case traces.OpOutboxEnqueue:
 		if !r.Duplicate && r.Err == "" {
@@ -502,10 +519,13 @@ func (d *SpecDeriver) step(st traces.Step) {
 	case traces.OpOutboxComplete:
 		if r.Err == "" {
 			target := ""
-			if o, ok := d.out[a.ID]; ok {
+			o, ok := d.out[a.ID]
+			if ok {
 				target, o.state = o.enq.Target, "completed"
 			}
-			d.add(SpecOutboxCompleted, at, a.ID, target)
+			if !ok || !o.adoptedUndelivered {
+				d.add(SpecOutboxCompleted, at, a.ID, target)
+			}
 		}
 	case traces.OpOutboxFail:
 		if o, ok := d.out[a.ID]; ok && r.Err == "" {
@@ -522,6 +542,14 @@ func (d *SpecDeriver) step(st traces.Step) {
 		}
 	case traces.OpPublisherDeliver:
 		d.deliver(st)
+	case traces.OpConsumerFetchBatch:
+		d.fetchBatch(st)
+	case traces.OpConsumerHandleBatch:
+		d.handleBatch(st)
+	case traces.OpConsumerEffectsBatch:
+		d.effectsBatch(st)
+	case traces.OpPublisherDeliverBatch:
+		d.deliverBatch(st)
 	}
 }
 
@@ -632,7 +660,7 @@ func (d *SpecDeriver) deliver(st traces.Step) {
 			d.add(SpecMsgInserted, at, target, a.ID)
 		}
 	}
-	if completed {
+	if completed && (!known || !o.adoptedUndelivered) {
 		d.add(SpecOutboxCompleted, at, a.ID, target)
 	}
 	switch {
@@ -773,7 +801,11 @@ func PAnnounce(ev SpecEvent) (string, error) {
 				fmt.Fprintf(&pre, "%s = default(%s); ", seqVar(f), f.Type)
 				for j := range n {
 					fmt.Fprintf(&pre, "%s += (%d, ", seqVar(f), j)
-					tuple(&pre, f.Sub)
+					if scalarSeq(f) {
+						next(&pre)
+					} else {
+						tuple(&pre, f.Sub)
+					}
 					pre.WriteString("); ")
 				}
 				w.WriteString(seqVar(f))
@@ -794,12 +826,29 @@ func PAnnounce(ev SpecEvent) (string, error) {
 // seqVar is the P variable a driver fills for the seq field f.
 func seqVar(f SpecField) string { return "seq_" + f.Name }
 
+// scalarSeq reports whether the seq field f holds scalars (its one Sub field has no name), not
+// named tuples.
+func scalarSeq(f SpecField) bool { return len(f.Sub) == 1 && f.Sub[0].Name == "" }
+
+// seqsOf counts the seq fields of typ.
+func seqsOf(typ SpecEventType) int {
+	n := 0
+	for _, f := range typ.Fields {
+		if f.Kind == SpecSeq {
+			n++
+		}
+	}
+	return n
+}
+
 // pSeqVars declares the variables of every seq field of the spec event types.
 func pSeqVars() string {
+	declared := map[string]bool{}
 	var b strings.Builder
 	for _, typ := range SpecEventTypes {
 		for _, f := range typ.Fields {
-			if f.Kind == SpecSeq {
+			if f.Kind == SpecSeq && !declared[seqVar(f)] {
+				declared[seqVar(f)] = true // fields of one name share their P type (TestSpecSeqVars)
 				fmt.Fprintf(&b, "var %s: %s; ", seqVar(f), f.Type)
 			}
 		}
@@ -870,8 +919,8 @@ func PStreamDriver() string {
 	b.WriteString("// Generated by pconform (observe.PStreamDriver): hands the spec events it reads at run time to the monitors.\n")
 	b.WriteString("fun StreamNext(): int;\nfun StreamInt(i: int): int;\nfun StreamStr(i: int): string;\nfun StreamBool(i: int): bool;\n")
 	b.WriteString("fun StreamDirect(): bool;\nfun StreamAnnounce(e: event, payload: any);\n\n")
-	fmt.Fprintf(&b, "machine %s {\n  start state Read {\n    entry {\n      var k: int;\n      var n: int;\n      var j: int;\n      var direct: bool;\n      %s\n      direct = StreamDirect();\n      k = StreamNext();\n      while (k != 0) {\n",
-		PStreamMachine, strings.TrimSpace(pSeqVars()))
+	fmt.Fprintf(&b, "machine %s {\n  start state Read {\n    entry {\n      var k: int;\n      var n: int;\n      var j: int;\n      var direct: bool;\n%s      %s\n      direct = StreamDirect();\n      k = StreamNext();\n      while (k != 0) {\n",
+		PStreamMachine, offsetVars(), strings.TrimSpace(pSeqVars()))
 	for k, typ := range SpecEventTypes {
 		if k > 0 {
 			b.WriteString(" else ")
@@ -880,7 +929,15 @@ func PStreamDriver() string {
 		}
 		fmt.Fprintf(&b, "if (k == %d) {\n", k+1)
 		var pre, ann strings.Builder
-		i := 0
+		i, seqs, base := 0, 0, ""
+		// idx is the leaf index c after base (a P expression): the fields after a seq field are
+		// counted from the end of its elements.
+		idx := func(c int) string {
+			if base == "" {
+				return strconv.Itoa(c)
+			}
+			return fmt.Sprintf("%s + %d", base, c)
+		}
 		// read is the value at leaf index idx (a P expression) of a field of kind f.
 		read := func(w *strings.Builder, f SpecField, idx string) {
 			switch f.Kind {
@@ -905,20 +962,30 @@ func PStreamDriver() string {
 					tuple(w, f.Sub)
 					continue
 				case SpecSeq:
-					// The count at i, then each element's leaves (the seq is the last field).
-					v, stride := seqVar(f), leaves(f.Sub)
-					fmt.Fprintf(&pre, "          %s = default(%s);\n          n = StreamInt(%d);\n          j = 0;\n          while (j < n) {\n            %s += (j, (", v, f.Type, i, v)
-					for e, sf := range f.Sub {
-						if e > 0 {
-							pre.WriteString(", ")
+					// The count at idx(i), then each element's leaves; the fields after it start
+					// where its last element ends, which the run's count says: o<s> holds that.
+					v, stride, at := seqVar(f), leaves(f.Sub), idx(i)
+					fmt.Fprintf(&pre, "          %s = default(%s);\n          n = StreamInt(%s);\n          j = 0;\n          while (j < n) {\n            %s += (j, ", v, f.Type, at, v)
+					if scalarSeq(f) {
+						read(&pre, f.Sub[0], fmt.Sprintf("%s + 1 + j * %d", at, stride))
+					} else {
+						pre.WriteByte('(')
+						for e, sf := range f.Sub {
+							if e > 0 {
+								pre.WriteString(", ")
+							}
+							pre.WriteString(sf.Name + " = ")
+							read(&pre, sf, fmt.Sprintf("%s + %d + j * %d", at, 1+e, stride))
 						}
-						pre.WriteString(sf.Name + " = ")
-						read(&pre, sf, fmt.Sprintf("%d + j * %d", i+1+e, stride))
+						pre.WriteByte(')')
 					}
-					pre.WriteString("));\n            j = j + 1;\n          }\n")
+					seqs++
+					fmt.Fprintf(&pre, ");\n            j = j + 1;\n          }\n          o%d = %s + 1 + n * %d;\n", seqs, at, stride)
 					w.WriteString(v)
+					base, i = fmt.Sprintf("o%d", seqs), 0
+					continue
 				default:
-					read(w, f, strconv.Itoa(i))
+					read(w, f, idx(i))
 				}
 				i++
 			}
@@ -937,6 +1004,20 @@ func PStreamDriver() string {
 	return b.String()
 }
 
+// offsetVars declares o1, o2, ...: one for each seq field an event type can have, the leaf
+// index just past that field's elements.
+func offsetVars() string {
+	n := 0
+	for _, typ := range SpecEventTypes {
+		n = max(n, seqsOf(typ))
+	}
+	var b strings.Builder
+	for s := 1; s <= n; s++ {
+		fmt.Fprintf(&b, "      var o%d: int;\n", s)
+	}
+	return b.String()
+}
+
 // PStreamErrorPrefix begins an assertion message of the streaming driver itself (bad input),
 // which is not a monitor's verdict.
 const PStreamErrorPrefix = "pconform stream"
@@ -945,15 +1026,18 @@ const PStreamErrorPrefix = "pconform stream"
 // since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
 // monitor the P oracle asserts compares tokens, so no binding is kept).
 func SpecStep(ev *Event) traces.Step {
-	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int {
-		if tok == "" {
-			return 0
-		}
-		if n, err := strconv.Atoi(tok); err == nil {
-			return n
-		}
-		h := fnv.New32a()
-		h.Write([]byte(tok))
-		return int(h.Sum32()&0x7fffffff) + 1
-	})
+	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int { return specToken(tok) })
+}
+
+// specToken is a token as a number: a numeric token as itself, another as a hash, 0 for none.
+func specToken(tok string) int {
+	if tok == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(tok); err == nil {
+		return n
+	}
+	h := fnv.New32a()
+	h.Write([]byte(tok))
+	return int(h.Sum32()&0x7fffffff) + 1
 }

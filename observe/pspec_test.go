@@ -120,7 +120,16 @@ func TestPStreamDriver(t *testing.T) {
 		"announce eSpecOutboxRow, (at = StreamInt(0), row = (id = StreamStr(1), target = StreamStr(2), key = StreamStr(3), priority = StreamInt(4),",
 		"dead_reason = StreamStr(14)));",
 		"announce eObsMarkProcessed, (at = StreamInt(0), consumer = StreamStr(1), id = StreamStr(2), ttl = StreamInt(3), duplicate = StreamBool(4), bug = StreamBool(5));",
-		"n = StreamInt(2);\n          j = 0;\n          while (j < n) {\n            seq_redrives += (j, (id = StreamStr(3 + j * 7), kind = StreamStr(4 + j * 7),",
+		"n = StreamInt(2);\n          j = 0;\n          while (j < n) {\n            seq_redrives += (j, (id = StreamStr(2 + 1 + j * 7), kind = StreamStr(2 + 2 + j * 7),",
+		// A seq in the middle: the fields after it are counted from its elements' end (o1).
+		"seq_messages += (j, (mailbox = StreamStr(6 + 1 + j * 5), id = StreamStr(6 + 2 + j * 5),",
+		"o1 = 6 + 1 + n * 5;",
+		"messages = seq_messages, bug = StreamBool(o1 + 0))",
+		// Seqs of scalars, two in one event.
+		"seq_outcomes += (j, StreamStr(4 + 1 + j * 1));",
+		"n = StreamInt(o1 + 2);",
+		"seq_actions += (j, StreamStr(o1 + 2 + 1 + j * 1));",
+		"retry_delay = StreamInt(o1 + 0), fault = StreamStr(o1 + 1), actions = seq_actions, bug = StreamBool(o2 + 0)",
 		"announce eSpecRedrivesListed, (at = StreamInt(0), id = StreamStr(1), redrives = seq_redrives);",
 		"announce eObsCrash, (at = StreamInt(0),);",
 		"test tcObservedStream [main=ObservedStream]: assert " + strings.Join(StreamMonitors, ", ") + " in { ObservedStream };",

@@ -43,7 +43,7 @@ logical clock one second per 20ms tick. With --batch N (N > 1) some of them run 
 (docs/semantics.md, "Batches"): every second leased worker, the first leaseless mailbox's worker
 and the worker group fetch and commit up to N messages at a time, and the fold publisher delivers
 up to N claimed rows in one transaction; the history then holds batch steps beside single ones
-(the P oracle, --p, does not take batch steps yet). It
+(the P oracle, --p, checks them as the P model announces them). It
 converts the recorded events into a trace of origin kind "observed" (written to --out), and checks
 it with the reference model, which must agree with every observed result (see docs/observed.md).
 

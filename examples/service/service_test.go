@@ -383,8 +383,8 @@ func TestServiceChecksClean(t *testing.T) {
 // the service's rows: the first process runs without it and is stopped while orders are on their
 // way, the second opens the same database with the recorder on and serves them to the end. The
 // store writes a snapshot of the rows it holds when it opens, so the log starts from that state,
-// and it checks clean with the model oracle. (The P oracle does not start from a snapshot yet;
-// docs/observed.md, "A log that starts mid-life".)
+// and it checks clean with the model oracle and the P oracle, which adopts the snapshot's rows
+// (docs/observed.md, "A log that starts mid-life").
 //
 // Rerun: bash scripts/pg.sh go test ./examples/service/ -run TestServiceRecordsOverExistingRows -v
 func TestServiceRecordsOverExistingRows(t *testing.T) {
@@ -402,7 +402,8 @@ func TestServiceRecordsOverExistingRows(t *testing.T) {
 		if snapshot == 0 {
 			t.Fatalf("the second process recorded no snapshot of the rows the first one left:\n%s", lg)
 		}
-		sum, found := check(t, lg, false)
+		withP := requireP(t)
+		sum, found := check(t, lg, withP)
 		for _, f := range found {
 			t.Errorf("false finding: %s", f)
 		}
@@ -422,8 +423,8 @@ func TestServiceRecordsOverExistingRows(t *testing.T) {
 		if err == nil && blind == 0 {
 			t.Fatalf("the log without its %d snapshot rows checks clean too: the old rows were never touched", snapshot)
 		}
-		t.Logf("%d snapshot rows, %d events (%d writes) checked clean by the model oracle; without the snapshot: %d findings, err %v",
-			snapshot, sum.Events, sum.Writes, blind, err)
+		t.Logf("%d snapshot rows, %d events (%d writes) checked clean by the model oracle (P oracle too: %v); without the snapshot: %d findings, err %v",
+			snapshot, sum.Events, sum.Writes, withP, blind, err)
 	})
 }
 

@@ -1,13 +1,13 @@
 /*****************************************************************************************************
  * The shutdown rule of a worker group (docs/semantics.md, "Shutdown"), over the store's
- * observations of the workers' steps: after its stop a worker starts no fetch (only one under way
+ * observations of the workers' steps (single and batch alike): after its stop a worker starts no fetch (only one under way
  * at the stop may complete, as the worker's first step after it); a worker that drains holds no
  * fetched message it has not handled, unless the drain timed out; a drained worker takes no step.
  * A crash forgets every stop (the restarted process's workers are new).
  *****************************************************************************************************/
 
 spec StoppedWorkerStartsNoFetch observes eObsWorkerStop, eObsWorkerDrain, eObsConsumerFetch, eObsConsumerHandle,
-                                         eObsCrash {
+                                         eObsConsumerFetchBatch, eObsConsumerHandleBatch, eObsCrash {
   // mark: 1 stopped, no step since; 2 stopped and stepped since; 3 drained.
   var mark: map[int, int];
   // holding: the message each worker fetched and has not handled.
@@ -30,6 +30,21 @@ spec StoppedWorkerStartsNoFetch observes eObsWorkerStop, eObsWorkerDrain, eObsCo
     }
     on eObsConsumerHandle do (e: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
                                   retry_delay: int, action: string, attempt: int, bug: bool)) {
+      Stepped(e.worker, e.at, "handle");
+      if (e.worker in holding) {
+        holding -= (e.worker);
+      }
+    }
+    // A batch fetch and its handle are a fetch and a handle; the batch is held by its first message.
+    on eObsConsumerFetchBatch do (e: (at: int, worker: int, mailbox: string, profile: string, size: int,
+                                      lease_for: int, messages: seq[tFetched], bug: bool)) {
+      Stepped(e.worker, e.at, "fetch");
+      if (sizeof(e.messages) > 0) {
+        holding[e.worker] = e.messages[0].id;
+      }
+    }
+    on eObsConsumerHandleBatch do (e: (at: int, worker: int, mailbox: string, profile: string, outcomes: seq[string],
+                                       retry_delay: int, fault: string, actions: seq[string], bug: bool)) {
       Stepped(e.worker, e.at, "handle");
       if (e.worker in holding) {
         holding -= (e.worker);

@@ -23,11 +23,11 @@ spec WakeFollowsCommit observes eSpecMsgInserted, eSpecWake {
 
 // A woken consumer fetches before its next poll tick: once a worker was woken for a committed
 // message of a mailbox (a wake whose result states no err), its next poll tick there comes only
-// after a fetch of it from that mailbox. A crash forgets every wake (the restarted process's
+// after a fetch of it from that mailbox (single or batch). A crash forgets every wake (the restarted process's
 // workers are new). The model's consumers neither wait nor tick, so only an observed history,
 // whose wakes, fetches and ticks are the consumers' recorded ones (observe.PDriver and
 // observe.SpecDeriver), gives this monitor events.
-spec WokenWorkerFetchesBeforeTick observes eObsWake, eObsConsumerFetch, eObsPollTick, eObsCrash {
+spec WokenWorkerFetchesBeforeTick observes eObsWake, eObsConsumerFetch, eObsConsumerFetchBatch, eObsPollTick, eObsCrash {
   var owed: map[int, set[string]]; // worker -> the mailboxes it was woken for and has not fetched from since
 
   start state Watching {
@@ -42,6 +42,13 @@ spec WokenWorkerFetchesBeforeTick observes eObsWake, eObsConsumerFetch, eObsPoll
     }
     on eObsConsumerFetch do (e: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                                  msg_id: string, msg_attempts: int, msg_token: int, bug: bool)) {
+      if (e.worker in owed && e.mailbox in owed[e.worker]) {
+        owed[e.worker] -= (e.mailbox);
+      }
+    }
+    // A batch fetch is a fetch.
+    on eObsConsumerFetchBatch do (e: (at: int, worker: int, mailbox: string, profile: string, size: int,
+                                      lease_for: int, messages: seq[tFetched], bug: bool)) {
       if (e.worker in owed && e.mailbox in owed[e.worker]) {
         owed[e.worker] -= (e.mailbox);
       }
