@@ -601,9 +601,10 @@ func (p *Publisher) stepBatches(ctx context.Context, rows []OutboxRow) (int, err
 // every row's Enqueue and OutboxComplete. A row whose claim is lost contributes nothing (its
 // enqueue is rolled back to a savepoint) and reports "claim_lost"; the others commit. A row Check
 // refuses is dead-lettered first, on its own, as Deliver does. When the transaction fails, nothing
-// of it is written, every row reports "commit_failed" and is released as after Deliver's
+// of it is written: every row reports "commit_failed" and is released as after Deliver's
 // "commit_failed" (OutboxFail after RetryDelay, or a dead letter when it was the row's last
-// attempt). The results are in the order of rows.
+// attempt), except a row the transaction found under a lost claim, which reports "claim_lost"
+// and is left as it is. The results are in the order of rows.
 //
 // A publisher that delivers row by row (ModeSplit, DeliverBatch 0 or 1) delivers each row with
 // Deliver. A recording store records the batch as one publisher_deliver_batch step; rows of
@@ -667,8 +668,13 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 		return res, errors.Join(errs...)
 	}
 	collisions := make([]string, len(rows))
+	// ran is set when the transaction's function reached its end: every row's part then ran, and
+	// a row it found under a lost claim stays claim_lost even if the commit fails (a lost claim
+	// never comes back, so what the transaction read holds; nothing of the row is released).
+	ran := false
 	err := p.st.ExecTx(ctx, false, func(ctx context.Context) error {
 		clear(collisions) // ExecTx may run this function again
+		ran = false
 		ts, _ := ctx.Value(txKey{}).(*txState)
 		if ts == nil {
 			return fmt.Errorf("actordelivery: publisher: batch transaction has no store transaction")
@@ -681,10 +687,14 @@ func (p *Publisher) DeliverBatch(ctx context.Context, rows []OutboxRow) ([]Deliv
 			}
 		}
 		p.recordBatch(ctx, rows, fold, res)
+		ran = true
 		return nil
 	})
 	if err != nil {
 		for _, i := range fold {
+			if ran && res[i].Action == ActionClaimLost {
+				continue
+			}
 			res[i].Action = ActionCommitFailed
 			errs = append(errs, p.failed(ctx, rows[i], "fold batch delivery", err), p.release(ctx, rows[i]))
 			p.metrics.Count(CounterOutboxFailed, rows[i].Target, 1)

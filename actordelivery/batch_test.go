@@ -367,7 +367,7 @@ func TestBatchPublish(t *testing.T) { forEachBackend(t, testBatchPublish) }
 
 // testBatchPublish: a folded batch delivers its rows in one transaction; a row whose claim is
 // lost contributes nothing while the others commit; a failed commit writes nothing and releases
-// every row of the batch.
+// every row of the batch but one found under a lost claim, which stays claim_lost.
 func testBatchPublish(t *testing.T, b Backend) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -380,6 +380,7 @@ func testBatchPublish(t *testing.T, b Backend) {
 		{"delivered", 0, -1, []string{ActionDelivered, ActionDelivered, ActionDelivered}, []string{"o1", "o2", "o3"}},
 		{"claim lost", 0, 1, []string{ActionDelivered, ActionClaimLost, ActionDelivered}, []string{"o1", "o3"}},
 		{"commit failed", 1, -1, []string{ActionCommitFailed, ActionCommitFailed, ActionCommitFailed}, nil},
+		{"commit failed, claim lost", 1, 1, []string{ActionCommitFailed, ActionClaimLost, ActionCommitFailed}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _ := testStore(t, b)

@@ -273,9 +273,11 @@ func (s *State) consumerEffectsBatch(a *traces.Args) traces.Result {
 }
 
 // publisherDeliverBatch delivers the claimed rows a.IDs under the claim token a.Token in one
-// folded transaction: each row's part is a fold publisher_deliver's, with the step's fault
-// (commit_fails fails every row, each then released as after a single failed delivery;
-// crash_between crashes after the one commit).
+// folded transaction: each row's part is a fold publisher_deliver's. commit_fails fails every row
+// whose claim holds, each then released as after a single failed delivery; a row whose claim is
+// lost is claim_lost whatever the fault. crash_between crashes after the batch's one commit: each
+// row's part commits as without a fault, and a delivered row reports crashed (a lost claim or an
+// id collision's dead letter reports what it did, as the P model's batch does).
 func (s *State) publisherDeliverBatch(a *traces.Args, now int64) (traces.Result, error) {
 	// A malformed row is found before the first row changes anything.
 	for _, id := range a.IDs {
@@ -288,9 +290,15 @@ func (s *State) publisherDeliverBatch(a *traces.Args, now int64) (traces.Result,
 	for _, id := range a.IDs {
 		one := *a
 		one.ID, one.Profile, one.IDs = id, traces.ProfileFold, nil
+		if a.Fault == traces.FaultCrashBetween {
+			one.Fault = traces.FaultNone
+		}
 		res, err := s.publisherDeliver(&one, now)
 		if err != nil {
 			return traces.Result{}, err
+		}
+		if a.Fault == traces.FaultCrashBetween && res.Action == traces.ActionDelivered {
+			res.Action = traces.ActionCrashed
 		}
 		r.Actions = append(r.Actions, res.Action)
 		r.Duplicates = append(r.Duplicates, res.Duplicate)

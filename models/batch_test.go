@@ -126,6 +126,36 @@ func TestBatchRules(t *testing.T) {
 				rs[3].Effects, snap.Effects["a"], snap.Messages[0].State)
 		}
 	})
+	t.Run("a faulted batch delivery reports what each row's part did", func(t *testing.T) {
+		// o1 and o2 are claimed (token 1); o3 never is, so the batch's claim does not hold for it.
+		// o2's id is a message of mailbox b: its part dead-letters it.
+		setup := []traces.Step{
+			{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "b", ID: "o2", MaxAttempts: 1}},
+			{Op: traces.OpOutboxEnqueue, Args: traces.Args{ID: "o1", Target: "a", MaxAttempts: 3}},
+			{Op: traces.OpOutboxEnqueue, Args: traces.Args{ID: "o2", Target: "a", MaxAttempts: 3}},
+			{Op: traces.OpOutboxClaim, Args: traces.Args{Limit: 2, ClaimFor: 10}},
+			{Op: traces.OpOutboxEnqueue, Args: traces.Args{ID: "o3", Target: "a", MaxAttempts: 3}},
+		}
+		deliver := func(fault string) traces.Step {
+			return traces.Step{Op: traces.OpPublisherDeliverBatch, At: 1,
+				Args: traces.Args{Publisher: 1, IDs: []string{"o1", "o2", "o3"}, Token: 1, Fault: fault}}
+		}
+		for _, tc := range []struct {
+			fault string
+			want  []string
+		}{
+			{traces.FaultNone, []string{traces.ActionDelivered, traces.ActionDeadLettered, traces.ActionClaimLost}},
+			// The one commit happened: a delivered row is crashed, the others say what they did.
+			{traces.FaultCrashBetween, []string{traces.ActionCrashed, traces.ActionDeadLettered, traces.ActionClaimLost}},
+			// Nothing commits; the row under a lost claim is still claim_lost.
+			{traces.FaultCommitFails, []string{traces.ActionCommitFailed, traces.ActionCommitFailed, traces.ActionClaimLost}},
+		} {
+			rs, _ := run(t, Config{}, append(slices.Clone(setup), deliver(tc.fault)))
+			if got := rs[len(rs)-1].Actions; !slices.Equal(got, tc.want) {
+				t.Errorf("%s: actions %q, want %q", tc.fault, got, tc.want)
+			}
+		}
+	})
 }
 
 // heldCopyBatch is the leaseless batch fetch by its definition (docs/semantics.md, "Batches"):

@@ -267,6 +267,12 @@ func TestHuntKnownIssues(t *testing.T) {
 			{serial: 3, op: traces.OpPublisherDeliverBatch, tok: 3, args: traces.Args{
 				IDs: []string{"m1", "m2"}, Publisher: 1, Fault: traces.FaultCommitFails}},
 		},
+		"batch-delivery-crash-claim-lost": {
+			{serial: 1, op: traces.OpOutboxEnqueue, args: traces.Args{ID: "m1", Target: "a", MaxAttempts: 1}},
+			{serial: 2, op: traces.OpOutboxEnqueue, args: traces.Args{ID: "m2", Target: "b", MaxAttempts: 1}},
+			{serial: 3, op: traces.OpPublisherDeliverBatch, tok: 3, args: traces.Args{
+				IDs: []string{"m1", "m2"}, Publisher: 1, Fault: traces.FaultCrashBetween}},
+		},
 	}
 	known := map[string]KnownIssue{}
 	for _, k := range KnownIssues() {

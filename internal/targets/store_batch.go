@@ -250,8 +250,9 @@ func (t *StoreTarget) deliverBatch(ctx context.Context, a replay.Args) (replay.O
 	var o replay.Observation
 	for _, r := range res {
 		action := r.Action
-		if fst.crashed {
-			// The process died after the batch's one commit: nobody saw what it reported.
+		if fst.crashed && action == traces.ActionDelivered {
+			// The process died after the batch's one commit: a row it delivered is crashed, as
+			// a single fold delivery's is; a lost claim or a dead letter says what it did.
 			action = traces.ActionCrashed
 		}
 		o.Actions = append(o.Actions, action)
