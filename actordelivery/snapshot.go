@@ -5,66 +5,25 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/pconform/pconform/actordelivery/record"
 )
 
 // SnapshotRow is one durable row of the store as it was when a recording store opened: the row of
-// a "snapshot" event (Event.Row). A log that begins while the database already holds rows can only
-// be checked from the state it begins in; the store states that state, row by row, right after
-// its "incarnation" event (see docs/observed.md, "A log that starts mid-life").
-//
-// Table names the row's kind; the other fields are its columns, named as in the trace format's
-// snapshot, with the store's real times and tokens:
-//   - "message": Mailbox, ID, Key, Priority, Payload, State ("ready" or "acked"), Attempts,
-//     MaxAttempts, AvailableAt, Token and Until (its lease, if it carries one), FinalAt (acked_at).
-//   - "dead_letter": Mailbox, ID, Key, Priority, Payload, Attempts, MaxAttempts, Reason, FinalAt
-//     (dead_at).
-//   - "outbox": ID, Target, Key, Priority, Payload, MaxAttempts, MaxDeliveryAttempts, State
-//     ("pending", "completed" or "dead_letter"), Attempts (delivery attempts), AvailableAt, Token
-//     and Until (its claim), Reason (why dead-lettered), FinalAt.
-//   - "processed": Consumer, ID (the message id), ExpiresAt.
-//   - "checkpoint": Actor, Version.
-//   - "purged_id": ID (a purged message or dead letter still a duplicate), ExpiresAt.
-//   - "end": Rows, the number of rows stated before it. It closes a complete snapshot.
-//
-// Each table comes in its creation order (messages and outbox rows by their seq), so a checker
-// that adds them in that order orders them as the store does.
-type SnapshotRow struct {
-	Table               string    `json:"table"`
-	Mailbox             string    `json:"mailbox,omitempty"`
-	ID                  string    `json:"id,omitempty"`
-	Key                 string    `json:"key,omitempty"`
-	Priority            int       `json:"priority,omitempty"`
-	Payload             string    `json:"payload,omitempty"`
-	State               string    `json:"state,omitempty"`
-	Attempts            int       `json:"attempts,omitempty"`
-	MaxAttempts         int       `json:"max_attempts,omitempty"`
-	Target              string    `json:"target,omitempty"`
-	MaxDeliveryAttempts int       `json:"max_delivery_attempts,omitempty"`
-	Token               string    `json:"token,omitempty"`
-	Until               time.Time `json:"until,omitzero"`
-	AvailableAt         time.Time `json:"available_at,omitzero"`
-	FinalAt             time.Time `json:"final_at,omitzero"`
-	ExpiresAt           time.Time `json:"expires_at,omitzero"`
-	Reason              string    `json:"reason,omitempty"`
-	Consumer            string    `json:"consumer,omitempty"`
-	Actor               string    `json:"actor,omitempty"`
-	Version             int64     `json:"version,omitempty"`
-	Rows                int64     `json:"rows,omitempty"`
-}
+// a "snapshot" event (record.SnapshotRow; docs/observed.md, "A log that starts mid-life").
+type SnapshotRow = record.SnapshotRow
 
-// The snapshot's tables (SnapshotRow.Table).
+// The snapshot's tables (SnapshotRow.Table), and the op of a snapshot event.
 const (
-	SnapMessage    = "message"
-	SnapDeadLetter = "dead_letter"
-	SnapOutbox     = "outbox"
-	SnapProcessed  = "processed"
-	SnapCheckpoint = "checkpoint"
-	SnapPurgedID   = "purged_id"
-	SnapEnd        = "end"
+	SnapMessage    = record.SnapMessage
+	SnapDeadLetter = record.SnapDeadLetter
+	SnapOutbox     = record.SnapOutbox
+	SnapProcessed  = record.SnapProcessed
+	SnapCheckpoint = record.SnapCheckpoint
+	SnapPurgedID   = record.SnapPurgedID
+	SnapEnd        = record.SnapEnd
+	OpSnapshot     = record.OpSnapshot
 )
-
-// OpSnapshot is the op of a snapshot event.
-const OpSnapshot = "snapshot"
 
 // recordOpening records the store's incarnation and, when the database holds any row, its
 // snapshot: all in one write transaction, so under the commit lock, at the place in the commit

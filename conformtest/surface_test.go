@@ -19,26 +19,42 @@ var authorPackages = []string{
 	"github.com/pconform/pconform/traces",
 }
 
-// TestAuthorLinksNoDriver requires what a store author imports to link no database driver: an
-// author's test must not need cgo SQLite or pgx to build. It asks the go command for the
-// packages' dependencies.
-func TestAuthorLinksNoDriver(t *testing.T) {
+// checkerPackages are what a program that reads or checks a service's event log imports: the
+// recorded history's types, the checker, and the P bridge behind `check --p`.
+var checkerPackages = []string{
+	"github.com/pconform/pconform/actordelivery/record",
+	"github.com/pconform/pconform/observe",
+	"github.com/pconform/pconform/bridge",
+}
+
+// TestLinksNoDriver requires what a store author imports, and what a log checker imports, to link
+// no database driver: an author's test must not need cgo SQLite or pgx to build, and neither
+// must a program that only checks logs. It asks the go command for the packages' dependencies.
+func TestLinksNoDriver(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command on PATH: %v", err)
 	}
-	out, err := exec.Command(goCmd, append([]string{"list", "-deps"}, authorPackages...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list -deps: %v\n%s", err, out)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < len(authorPackages) {
-		t.Fatalf("go list -deps listed %d packages, fewer than it was asked for:\n%s", len(deps), out)
-	}
-	for _, dep := range deps {
-		for _, driver := range []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx"} {
-			if strings.HasPrefix(dep, driver) {
-				t.Errorf("an author's import of %s links %s", strings.Join(authorPackages, ", "), dep)
+	for _, tc := range []struct {
+		who  string
+		pkgs []string
+	}{
+		{"a store author", authorPackages},
+		{"a log checker", checkerPackages},
+	} {
+		out, err := exec.Command(goCmd, append([]string{"list", "-deps"}, tc.pkgs...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps: %v\n%s", err, out)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) < len(tc.pkgs) {
+			t.Fatalf("go list -deps listed %d packages, fewer than it was asked for:\n%s", len(deps), out)
+		}
+		for _, dep := range deps {
+			for _, driver := range []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx"} {
+				if strings.HasPrefix(dep, driver) {
+					t.Errorf("%s's import of %s links %s", tc.who, strings.Join(tc.pkgs, ", "), dep)
+				}
 			}
 		}
 	}

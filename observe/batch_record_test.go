@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 )
@@ -125,7 +126,7 @@ func countBatches(t *testing.T, log []byte) batchStats {
 	t.Helper()
 	s := batchStats{fetches: map[string]int{}}
 	for line := range bytes.Lines(log) {
-		var ev actordelivery.Event
+		var ev record.Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -45,31 +46,31 @@ func checkBoundaryTies(t *testing.T, log []byte) {
 	for _, tc := range []struct {
 		name string
 		op   string // the first event of this op that edit changes
-		edit func(*actordelivery.Event) bool
+		edit func(*record.Event) bool
 	}{
-		{"delay 1 ms longer", "enqueue", func(e *actordelivery.Event) bool { e.Args.Delay += time.Millisecond; return true }},
-		{"lease 1 ms longer", "consumer_fetch", func(e *actordelivery.Event) bool {
+		{"delay 1 ms longer", "enqueue", func(e *record.Event) bool { e.Args.Delay += time.Millisecond; return true }},
+		{"lease 1 ms longer", "consumer_fetch", func(e *record.Event) bool {
 			if e.Result.Message == nil {
 				return false
 			}
 			e.Args.LeaseFor += time.Millisecond
 			return true
 		}},
-		{"retry delay 1 ms shorter", "consumer_handle", func(e *actordelivery.Event) bool {
+		{"retry delay 1 ms shorter", "consumer_handle", func(e *record.Event) bool {
 			if e.Result.Action != actordelivery.ActionRetried {
 				return false
 			}
 			e.Args.RetryDelay -= time.Millisecond
 			return true
 		}},
-		{"purge age 1 ms longer", "purge", func(e *actordelivery.Event) bool {
+		{"purge age 1 ms longer", "purge", func(e *record.Event) bool {
 			if e.Result.Affected == 0 {
 				return false
 			}
 			e.Args.OlderThan += time.Millisecond
 			return true
 		}},
-		{"horizon 1 ms longer", "purge", func(e *actordelivery.Event) bool {
+		{"horizon 1 ms longer", "purge", func(e *record.Event) bool {
 			if e.Result.Affected == 0 {
 				return false
 			}
@@ -192,10 +193,10 @@ func recordBoundaryTies(t *testing.T, open func(actordelivery.Options) (*actorde
 
 // editFirst returns log with the first event of op that edit changes (edit reports whether it
 // did) re-encoded.
-func editFirst(t *testing.T, log []byte, op string, edit func(*actordelivery.Event) bool) []byte {
+func editFirst(t *testing.T, log []byte, op string, edit func(*record.Event) bool) []byte {
 	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
 	for i, l := range lines {
-		var e actordelivery.Event
+		var e record.Event
 		if err := json.Unmarshal(l, &e); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -50,7 +50,7 @@ func Convert(lg *Log, opts Options) (*traces.Trace, error) {
 			// A trace starts from the empty store, so it cannot start from a snapshot's rows;
 			// a later snapshot (a restart's) states what the steps before it made and is left
 			// out. pconform check starts from one (docs/observed.md).
-			if len(t.Steps) == 0 && ev.Row != nil && ev.Row.Table != actordelivery.SnapEnd {
+			if len(t.Steps) == 0 && ev.Row != nil && ev.Row.Table != record.SnapEnd {
 				return nil, fmt.Errorf("%w: line %d: the log starts from a snapshot of rows the database held when recording began; a trace starts from the empty store, so it cannot be converted (check the log with pconform check, which starts from the snapshot)", ErrBadLog, ev.Line)
 			}
 			continue

@@ -25,7 +25,8 @@
 // Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine").
 //
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
-// a store. A log it cannot trust is refused with an error naming the line (a malformed or unknown
+// a store, and it reads the events' types from actordelivery/record, so it links no database
+// driver. A log it cannot trust is refused with an error naming the line (a malformed or unknown
 // event, a result its operation cannot report) or the sequence numbers (a gap or a repeat); a
 // truncated last line, which a killed writer leaves, is reported in the Log and ignored. A
 // disagreement between model and store is a Finding, a value, never an error. Why commit order is

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 )
 
 // ErrBadLog is wrapped by every error about the content of an event log (not its I/O).
@@ -16,7 +16,7 @@ var ErrBadLog = errors.New("observe: bad event log")
 
 // Event is one recorded event and the 1-based line it came from.
 type Event struct {
-	actordelivery.Event
+	record.Event
 	Line int
 	// Offset is the byte offset of the line's start in the log a Decoder read it from (since its
 	// last Reset): where CheckOptions.Log reads the event again.
@@ -40,16 +40,16 @@ type Log struct {
 // decoder (linejson.go) reads it by hand; this type states the shape it reads, as encoding/json
 // would, and FuzzEventLine holds the two to the same answers.
 type line struct {
-	Seq    *int64                     `json:"seq"`
-	Read   bool                       `json:"read"`
-	At     *time.Time                 `json:"at"`
-	Op     string                     `json:"op"`
-	Args   actordelivery.EventArgs    `json:"args"`
-	Result actordelivery.EventResult  `json:"result"`
-	Time   json.RawMessage            `json:"time"`
-	Level  json.RawMessage            `json:"level"`
-	Msg    string                     `json:"msg"`
-	Row    *actordelivery.SnapshotRow `json:"row"`
+	Seq    *int64              `json:"seq"`
+	Read   bool                `json:"read"`
+	At     *time.Time          `json:"at"`
+	Op     string              `json:"op"`
+	Args   record.Args         `json:"args"`
+	Result record.Result       `json:"result"`
+	Time   json.RawMessage     `json:"time"`
+	Level  json.RawMessage     `json:"level"`
+	Msg    string              `json:"msg"`
+	Row    *record.SnapshotRow `json:"row"`
 }
 
 // recordedOps are the operations a Recorder emits: every store operation and protocol step of

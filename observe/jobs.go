@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/traces"
 )
@@ -273,7 +273,7 @@ func (r *partRun) route(src Source) (Summary, error) {
 					if rt.Share == shareClaim {
 						// The partition checks its own rows of the result; the join, the rest.
 						it.claimIdx = r.router.claimedIn(ev, p)
-						mine := make([]actordelivery.EventClaimed, 0, len(it.claimIdx))
+						mine := make([]record.Claimed, 0, len(it.claimIdx))
 						for _, i := range it.claimIdx {
 							mine = append(mine, ev.Result.Claimed[i])
 						}
@@ -292,7 +292,7 @@ func (r *partRun) route(src Source) (Summary, error) {
 
 // rowsOf is the arguments and result of the rows idx of a publisher_deliver_batch ev: its ids,
 // actions and duplicates at those indexes, in order; the rest as they are.
-func rowsOf(ev *Event, idx []int) (actordelivery.EventArgs, actordelivery.EventResult) {
+func rowsOf(ev *Event, idx []int) (record.Args, record.Result) {
 	a, r := ev.Args, ev.Result
 	a.IDs = pick(ev.Args.IDs, idx)
 	r.Actions = pick(ev.Result.Actions, idx)
@@ -353,7 +353,7 @@ func (r *partRun) joinEvent(ev *Event, pos, at int64, rt Route) {
 // order, and the time and line of the event before it there.
 type item struct {
 	ev       Event
-	msg      actordelivery.EventMessage
+	msg      record.Message
 	pos      int64
 	lastAt   int64
 	lastLine int

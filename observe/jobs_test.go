@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
@@ -118,7 +118,7 @@ func TestJobsAgreeOnRecordedLogs(t *testing.T) {
 			if target == "" {
 				target = "store"
 			}
-			log := record(t, target, 3, time.Second)
+			log := recordLog(t, target, 3, time.Second)
 			v := requireSameVerdicts(t, log, variant)
 			t.Logf("%d bytes: %s", len(log), v)
 		})
@@ -139,7 +139,7 @@ func cleanLog(t *testing.T) []byte {
 	if b, err := os.ReadFile(filepath.Join(dir, "seed3-events100000.jsonl")); err == nil && !testing.Short() {
 		return b
 	}
-	return record(t, "store", 3, 2*time.Second)
+	return recordLog(t, "store", 3, 2*time.Second)
 }
 
 // TestJobsAgreeOnInjectedFaults: faults injected into a clean recorded log, among them ones the
@@ -250,8 +250,8 @@ func drainThenFetch(t *testing.T, lines [][]byte) ([]byte, int) {
 // TestRouterRoutes: the router sends each event to the partition of its key.
 func TestRouterRoutes(t *testing.T) {
 	r := observe.NewRouter(4)
-	ev := func(line int, op string, a actordelivery.EventArgs) *observe.Event {
-		return &observe.Event{Event: actordelivery.Event{Seq: int64(line), Op: op, Args: a}, Line: line}
+	ev := func(line int, op string, a record.Args) *observe.Event {
+		return &observe.Event{Event: record.Event{Seq: int64(line), Op: op, Args: a}, Line: line}
 	}
 	m1, m2 := r.PartOf("m1"), r.PartOf("m2")
 	mb2 := "m2"
@@ -265,19 +265,19 @@ func TestRouterRoutes(t *testing.T) {
 		sweep bool
 		err   error
 	}{
-		{ev(1, "enqueue", actordelivery.EventArgs{Mailbox: "m1", ID: "a"}), m1, false, nil},
-		{ev(2, "outbox_enqueue", actordelivery.EventArgs{Target: mb2, ID: "o"}), m2, false, nil},
-		{ev(3, "lease", actordelivery.EventArgs{Mailbox: "m1"}), m1, false, nil},
-		{ev(4, "ack", actordelivery.EventArgs{ID: "a", Token: "t"}), m1, false, nil},
-		{ev(5, "publisher_deliver", actordelivery.EventArgs{ID: "o", Publisher: 1}), m2, false, nil},
-		{ev(6, "consumer_fetch", actordelivery.EventArgs{Mailbox: "m1", Worker: 1, Profile: "leased"}), m1, true, nil},
-		{ev(7, "consumer_fetch", actordelivery.EventArgs{Mailbox: "m1", Worker: 1, Profile: "leaseless"}), m1, false, nil},
-		{ev(8, "load_checkpoint", actordelivery.EventArgs{Actor: traces.EffectsActorPrefix + "m1"}), m1, false, nil},
-		{ev(9, "outbox_claim", actordelivery.EventArgs{Limit: 2}), observe.AllParts, false, nil},
-		{ev(10, "purge", actordelivery.EventArgs{Limit: 2}), observe.AllParts, false, nil},
-		{ev(11, "worker_stop", actordelivery.EventArgs{Worker: 1}), observe.AllParts, false, nil},
-		{ev(12, "enqueue", actordelivery.EventArgs{Mailbox: mb2, ID: "a"}), 0, false, observe.ErrCrossPartition},
-		{ev(13, "snapshot", actordelivery.EventArgs{}), 0, false, observe.ErrCrossPartition},
+		{ev(1, "enqueue", record.Args{Mailbox: "m1", ID: "a"}), m1, false, nil},
+		{ev(2, "outbox_enqueue", record.Args{Target: mb2, ID: "o"}), m2, false, nil},
+		{ev(3, "lease", record.Args{Mailbox: "m1"}), m1, false, nil},
+		{ev(4, "ack", record.Args{ID: "a", Token: "t"}), m1, false, nil},
+		{ev(5, "publisher_deliver", record.Args{ID: "o", Publisher: 1}), m2, false, nil},
+		{ev(6, "consumer_fetch", record.Args{Mailbox: "m1", Worker: 1, Profile: "leased"}), m1, true, nil},
+		{ev(7, "consumer_fetch", record.Args{Mailbox: "m1", Worker: 1, Profile: "leaseless"}), m1, false, nil},
+		{ev(8, "load_checkpoint", record.Args{Actor: traces.EffectsActorPrefix + "m1"}), m1, false, nil},
+		{ev(9, "outbox_claim", record.Args{Limit: 2}), observe.AllParts, false, nil},
+		{ev(10, "purge", record.Args{Limit: 2}), observe.AllParts, false, nil},
+		{ev(11, "worker_stop", record.Args{Worker: 1}), observe.AllParts, false, nil},
+		{ev(12, "enqueue", record.Args{Mailbox: mb2, ID: "a"}), 0, false, observe.ErrCrossPartition},
+		{ev(13, "snapshot", record.Args{}), 0, false, observe.ErrCrossPartition},
 	} {
 		rt, err := r.Route(tc.ev)
 		if tc.err != nil {

@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 )
 
 // This file is the event line's JSON decoder: encoding/json's reading of the type line (see
@@ -114,9 +114,9 @@ func (p *lineParser) kind() string {
 }
 
 // parse decodes raw, one line, into ev, which it clears first.
-func (p *lineParser) parse(raw []byte, ev *actordelivery.Event) (lineExtra, error) {
+func (p *lineParser) parse(raw []byte, ev *record.Event) (lineExtra, error) {
 	p.b, p.i, p.depth = raw, 0, 0
-	*ev = actordelivery.Event{}
+	*ev = record.Event{}
 	var x lineExtra
 	p.ws()
 	if p.null() {
@@ -274,7 +274,7 @@ const (
 var lineNames = newNames("seq", "read", "at", "op", "args", "result", "time", "level", "msg", "row")
 
 // line decodes the line's object at p.i into ev and x.
-func (p *lineParser) line(ev *actordelivery.Event, x *lineExtra) error {
+func (p *lineParser) line(ev *record.Event, x *lineExtra) error {
 	empty, err := p.open()
 	if err != nil || empty {
 		return err
@@ -320,7 +320,7 @@ func (p *lineParser) line(ev *actordelivery.Event, x *lineExtra) error {
 				break
 			}
 			if ev.Row == nil {
-				ev.Row = &actordelivery.SnapshotRow{}
+				ev.Row = &record.SnapshotRow{}
 			}
 			err = p.snapRow(ev.Row)
 		}
@@ -387,7 +387,7 @@ var argNames = newNames("mailbox", "id", "key", "priority", "max_attempts", "del
 
 // args decodes an EventArgs object at p.i into a. Strings that repeat across events are
 // interned; ids, keys, tokens and payloads are not.
-func (p *lineParser) args(a *actordelivery.EventArgs) error {
+func (p *lineParser) args(a *record.Args) error {
 	empty, err := p.open()
 	if err != nil || empty {
 		return err
@@ -487,7 +487,7 @@ var resultNames = newNames("err", "duplicate", "message", "affected", "claimed",
 	"messages", "actions", "duplicates")
 
 // result decodes an EventResult object at p.i into r.
-func (p *lineParser) result(r *actordelivery.EventResult) error {
+func (p *lineParser) result(r *record.Result) error {
 	empty, err := p.open()
 	if err != nil || empty {
 		return err
@@ -512,7 +512,7 @@ func (p *lineParser) result(r *actordelivery.EventResult) error {
 				break
 			}
 			if r.Message == nil {
-				r.Message = &actordelivery.EventMessage{}
+				r.Message = &record.Message{}
 			}
 			err = p.message(r.Message)
 		case resultAffected:
@@ -554,7 +554,7 @@ var (
 )
 
 // message decodes an EventMessage object at p.i into m.
-func (p *lineParser) message(m *actordelivery.EventMessage) error {
+func (p *lineParser) message(m *record.Message) error {
 	return p.row(messageNames, &m.ID, &m.Attempts, &m.Token)
 }
 
@@ -1024,7 +1024,7 @@ func (p *lineParser) value(name string, dst any) error {
 // claimed decodes an outbox claim's rows as encoding/json decodes into a slice: element i into
 // what the slice already holds there, the slice cut to the elements read, an empty array an
 // empty (not nil) slice, null a nil one.
-func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
+func (p *lineParser) claimed(dst *[]record.Claimed) error {
 	if p.null() {
 		*dst = nil
 		return nil
@@ -1050,7 +1050,7 @@ func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
 			p.ws()
 			switch {
 			case i >= cap(v):
-				v = append(v, actordelivery.EventClaimed{})
+				v = append(v, record.Claimed{})
 			case i >= len(v):
 				v = v[:i+1]
 			}
@@ -1083,13 +1083,13 @@ func (p *lineParser) claimed(dst *[]actordelivery.EventClaimed) error {
 		v = v[:i]
 	}
 	if i == 0 {
-		v = []actordelivery.EventClaimed{}
+		v = []record.Claimed{}
 	}
 	*dst = v
 	return nil
 }
 
-// The members of a snapshot row (actordelivery.SnapshotRow).
+// The members of a snapshot row (record.SnapshotRow).
 const (
 	snapTable = iota
 	snapMailbox
@@ -1119,7 +1119,7 @@ var snapNames = newNames("table", "mailbox", "id", "key", "priority", "payload",
 	"expires_at", "reason", "consumer", "actor", "version", "rows")
 
 // snapRow decodes a snapshot row's object at p.i into r.
-func (p *lineParser) snapRow(r *actordelivery.SnapshotRow) error {
+func (p *lineParser) snapRow(r *record.SnapshotRow) error {
 	empty, err := p.open()
 	if err != nil || empty {
 		return err

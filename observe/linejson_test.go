@@ -10,22 +10,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 )
 
 // parseJSON is the reference for lineParser: the line read by encoding/json, as the decoder
 // read it before it was written out by hand.
-func parseJSON(raw []byte) (actordelivery.Event, lineExtra, error) {
+func parseJSON(raw []byte) (record.Event, lineExtra, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var l line
 	if err := dec.Decode(&l); err != nil {
-		return actordelivery.Event{}, lineExtra{}, err
+		return record.Event{}, lineExtra{}, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return actordelivery.Event{}, lineExtra{}, errors.New("trailing data")
+		return record.Event{}, lineExtra{}, errors.New("trailing data")
 	}
-	ev := actordelivery.Event{Read: l.Read, Op: l.Op, Args: l.Args, Result: l.Result, Row: l.Row}
+	ev := record.Event{Read: l.Read, Op: l.Op, Args: l.Args, Result: l.Result, Row: l.Row}
 	x := lineExtra{msg: l.Msg}
 	if l.Seq != nil {
 		ev.Seq, x.hasSeq = *l.Seq, true
@@ -155,7 +155,7 @@ func FuzzEventLine(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	p := newLineParser()
-	var got actordelivery.Event
+	var got record.Event
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		want, wantX, werr := parseJSON(raw)
 		// The parser is used twice, into an event that holds the last line's values, so its
@@ -190,11 +190,11 @@ func TestLineMembersCoverTags(t *testing.T) {
 		have []string
 	}{
 		{reflect.TypeFor[line](), slices.Clone(lineNames.list)},
-		{reflect.TypeFor[actordelivery.EventArgs](), slices.Clone(argNames.list)},
-		{reflect.TypeFor[actordelivery.EventResult](), slices.Clone(resultNames.list)},
-		{reflect.TypeFor[actordelivery.EventMessage](), slices.Clone(messageNames.list)},
-		{reflect.TypeFor[actordelivery.EventClaimed](), slices.Clone(claimedNames.list)},
-		{reflect.TypeFor[actordelivery.SnapshotRow](), slices.Clone(snapNames.list)},
+		{reflect.TypeFor[record.Args](), slices.Clone(argNames.list)},
+		{reflect.TypeFor[record.Result](), slices.Clone(resultNames.list)},
+		{reflect.TypeFor[record.Message](), slices.Clone(messageNames.list)},
+		{reflect.TypeFor[record.Claimed](), slices.Clone(claimedNames.list)},
+		{reflect.TypeFor[record.SnapshotRow](), slices.Clone(snapNames.list)},
 	} {
 		if want, got := names(tc.typ), table(tc.have); !slices.Equal(want, got) {
 			t.Errorf("%s: the decoder reads %q, the type's json members are %q", tc.typ, got, want)

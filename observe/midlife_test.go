@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 )
@@ -241,11 +242,11 @@ func mustRead(t *testing.T, b []byte) *observe.Log {
 }
 
 // events splits a log into its events.
-func events(t *testing.T, log []byte) []actordelivery.Event {
+func events(t *testing.T, log []byte) []record.Event {
 	t.Helper()
-	var evs []actordelivery.Event
+	var evs []record.Event
 	for _, l := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
-		var ev actordelivery.Event
+		var ev record.Event
 		if err := json.Unmarshal(l, &ev); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +256,7 @@ func events(t *testing.T, log []byte) []actordelivery.Event {
 }
 
 // join writes events as a log.
-func join(t *testing.T, evs []actordelivery.Event) []byte {
+func join(t *testing.T, evs []record.Event) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, ev := range evs {
@@ -303,7 +304,7 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 				fetched[ev.Result.Message.ID] = true
 			}
 		}
-		tamper := func(name string, edit func(evs []actordelivery.Event) ([]actordelivery.Event, int), want string) {
+		tamper := func(name string, edit func(evs []record.Event) ([]record.Event, int), want string) {
 			t.Run(name, func(t *testing.T) {
 				out, line := edit(slicesClone(evs))
 				if line == 0 {
@@ -316,7 +317,7 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 				t.Log(err)
 			})
 		}
-		tamper("attempts of a row the first fetch contradicts", func(evs []actordelivery.Event) ([]actordelivery.Event, int) {
+		tamper("attempts of a row the first fetch contradicts", func(evs []record.Event) ([]record.Event, int) {
 			for i := range evs {
 				r := evs[i].Row
 				if r != nil && evs[i].Args.Incarnation == incs[0] && r.Table == "message" && r.State == "ready" && r.Token == "" && r.Attempts == 0 && fetched[r.ID] {
@@ -326,7 +327,7 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 			}
 			return evs, 0
 		}, "the starting snapshot contradicts this event")
-		tamper("a row missing", func(evs []actordelivery.Event) ([]actordelivery.Event, int) {
+		tamper("a row missing", func(evs []record.Event) ([]record.Event, int) {
 			for i := range evs {
 				if r := evs[i].Row; r != nil && r.Table == "outbox" {
 					out := append(evs[:i:i], evs[i+1:]...)
@@ -339,7 +340,7 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 			}
 			return evs, 0
 		}, "rows lost or added")
-		tamper("a restart's row differs", func(evs []actordelivery.Event) ([]actordelivery.Event, int) {
+		tamper("a restart's row differs", func(evs []record.Event) ([]record.Event, int) {
 			for i := range evs {
 				if r := evs[i].Row; r != nil && evs[i].Args.Incarnation == incs[1] && r.Table == "dead_letter" {
 					r.Reason = "edited"
@@ -348,7 +349,7 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 			}
 			return evs, 0
 		}, "rows changed outside it")
-		tamper("a snapshot cut short", func(evs []actordelivery.Event) ([]actordelivery.Event, int) {
+		tamper("a snapshot cut short", func(evs []record.Event) ([]record.Event, int) {
 			for i := range evs {
 				if r := evs[i].Row; r != nil && r.Table == "end" {
 					out := append(evs[:i:i], evs[i+1:]...)
@@ -364,8 +365,8 @@ func TestMidLifeTamperedSnapshot(t *testing.T) {
 	})
 }
 
-func slicesClone(evs []actordelivery.Event) []actordelivery.Event {
-	out := make([]actordelivery.Event, len(evs))
+func slicesClone(evs []record.Event) []record.Event {
+	out := make([]record.Event, len(evs))
 	for i, ev := range evs {
 		out[i] = ev
 		if ev.Row != nil {

@@ -63,7 +63,7 @@ func TestWindowFromPositionsIsUnchanged(t *testing.T) {
 func TestPositionsGiveTheSameFindings(t *testing.T) {
 	compared := 0
 	for _, variant := range []string{"unfenced-ack", "outbox-unbounded", "lease-early"} {
-		log := record(t, variant, 1, time.Second)
+		log := recordLog(t, variant, 1, time.Second)
 		var findings [2][]*observe.Finding
 		for i, positions := range []bool{false, true} {
 			opts := observe.CheckOptions{Variant: variant, KeepGoing: true,

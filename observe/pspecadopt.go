@@ -3,7 +3,7 @@ package observe
 import (
 	"fmt"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -37,7 +37,7 @@ func (d *SpecDeriver) Adopt(ev *Event, out []SpecEvent) ([]SpecEvent, error) {
 
 func (d *SpecDeriver) adopt(ev *Event) error {
 	r := ev.Row
-	if r == nil || r.Table == actordelivery.SnapEnd {
+	if r == nil || r.Table == record.SnapEnd {
 		return nil
 	}
 	row, err := startRow(r)
@@ -46,7 +46,7 @@ func (d *SpecDeriver) adopt(ev *Event) error {
 	}
 	at := ticksAt(ev.At)
 	switch r.Table {
-	case actordelivery.SnapMessage, actordelivery.SnapDeadLetter:
+	case record.SnapMessage, record.SnapDeadLetter:
 		d.seq++
 		m := &mrow{mailbox: r.Mailbox, id: r.ID, key: r.Key, priority: r.Priority, maxAttempts: r.MaxAttempts,
 			attempts: r.Attempts, availableAt: row.AvailableAt, seq: d.seq}
@@ -56,7 +56,7 @@ func (d *SpecDeriver) adopt(ev *Event) error {
 			o.adoptedUndelivered = false
 		}
 		d.add(SpecMsgInserted, at, m.mailbox, m.id)
-		if r.Table == actordelivery.SnapDeadLetter {
+		if r.Table == record.SnapDeadLetter {
 			m.state, m.finalAt, m.finalKnown = "dead", row.FinalAt, true
 			m.deadAttempts, m.deadReason, m.deadKnown = r.Attempts, r.Reason, true
 			d.final[m.id] = m
@@ -77,7 +77,7 @@ func (d *SpecDeriver) adopt(ev *Event) error {
 			m.state = unstated
 		}
 		d.emitRow(at, m)
-	case actordelivery.SnapOutbox:
+	case record.SnapOutbox:
 		o := &orow{enq: traces.Args{ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
 			MaxDeliveryAttempts: r.MaxDeliveryAttempts}, state: r.State, deliveryAttempts: r.Attempts}
 		switch r.State {
@@ -102,11 +102,11 @@ func (d *SpecDeriver) adopt(ev *Event) error {
 			state = r.State
 		}
 		d.emitOutRow(at, o, state, r.Attempts, specToken(r.Token), row.Until, row.AvailableAt, r.Reason)
-	case actordelivery.SnapProcessed:
+	case record.SnapProcessed:
 		if row.ExpiresAt > at {
 			d.add(SpecMarkProcessed, at, r.Consumer, r.ID, row.ExpiresAt-at, false, false)
 		}
-	case actordelivery.SnapCheckpoint:
+	case record.SnapCheckpoint:
 		if r.Version > maxAdoptedVersion {
 			d.unjudged[r.Actor] = true
 			return nil
@@ -114,7 +114,7 @@ func (d *SpecDeriver) adopt(ev *Event) error {
 		for v := int64(1); v <= r.Version; v++ {
 			d.add(SpecSaveCheckpoint, at, r.Actor, v-1, "", v, "", false)
 		}
-	case actordelivery.SnapPurgedID:
+	case record.SnapPurgedID:
 		d.histUnknown[r.ID] = true
 		d.add(SpecPurged, at, r.ID, row.ExpiresAt)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -114,15 +115,15 @@ func TestRealClockChecksClean(t *testing.T) {
 func tickAfterFirstWake(t *testing.T, log []byte) ([]byte, int) {
 	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
 	for i, l := range lines {
-		var e actordelivery.Event
+		var e record.Event
 		if err := json.Unmarshal(l, &e); err != nil {
 			t.Fatal(err)
 		}
 		if e.Op != "wake" {
 			continue
 		}
-		tick := actordelivery.Event{Seq: e.Seq, Read: true, At: e.At, Op: "poll_tick",
-			Args: actordelivery.EventArgs{Worker: e.Args.Worker, Incarnation: e.Args.Incarnation, Mailbox: e.Args.Mailbox}}
+		tick := record.Event{Seq: e.Seq, Read: true, At: e.At, Op: "poll_tick",
+			Args: record.Args{Worker: e.Args.Worker, Incarnation: e.Args.Incarnation, Mailbox: e.Args.Mailbox}}
 		b, err := json.Marshal(tick)
 		if err != nil {
 			t.Fatal(err)
@@ -211,7 +212,7 @@ func recordRealClock(t *testing.T, open func(actordelivery.Options) (*actordeliv
 // first fetch of its message, and that enqueue's line.
 func delayPastFirstFetch(t *testing.T, log []byte) ([]byte, int) {
 	lines := bytes.Split(bytes.TrimSpace(log), []byte("\n"))
-	evs := make([]actordelivery.Event, len(lines))
+	evs := make([]record.Event, len(lines))
 	for i, l := range lines {
 		if err := json.Unmarshal(l, &evs[i]); err != nil {
 			t.Fatal(err)
@@ -293,7 +294,7 @@ func TestRestartChecksClean(t *testing.T) {
 		}
 		var stripped bytes.Buffer
 		for _, l := range bytes.Split(bytes.TrimSpace(log.Bytes()), []byte("\n")) {
-			var ev actordelivery.Event
+			var ev record.Event
 			if err := json.Unmarshal(l, &ev); err != nil {
 				t.Fatal(err)
 			}

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/traces"
 )
 
 // opSnapshot is the event of one row a recording store found when it opened (see
-// actordelivery.SnapshotRow): read events right after the store's incarnation event, ended by a
+// record.SnapshotRow): read events right after the store's incarnation event, ended by a
 // row of table "end".
-const opSnapshot = actordelivery.OpSnapshot
+const opSnapshot = record.OpSnapshot
 
 // Starting mid-life. The first snapshot of a log, when it comes before any other step, is the
 // state the history starts from: the oracle adopts its rows into the model, binding the store's
@@ -70,7 +70,7 @@ func (o *ModelOracle) snapshot(ev *Event, at int64) error {
 	if ev.Seq != p.seq {
 		return bad("row at seq %d, but the snapshot began at seq %d (line %d): one snapshot is one place in the commit order", ev.Seq, p.seq, p.line)
 	}
-	if r.Table == actordelivery.SnapEnd {
+	if r.Table == record.SnapEnd {
 		delete(sn.open, inc)
 		sn.ended[inc] = ev.Line
 		if r.Rows != p.rows {
@@ -89,7 +89,7 @@ func (o *ModelOracle) snapshot(ev *Event, at int64) error {
 		return bad("%v", err)
 	}
 	space := traces.LeaseTokens
-	if r.Table == actordelivery.SnapOutbox {
+	if r.Table == record.SnapOutbox {
 		space = traces.ClaimTokens
 	}
 	if p.adopt {
@@ -107,7 +107,7 @@ func (o *ModelOracle) snapshot(ev *Event, at int64) error {
 		if tok != 0 {
 			o.bind.fwd[space][r.Token], o.bind.rev[space][tok] = tok, r.Token
 		}
-		if r.ID != "" && (r.Table == actordelivery.SnapMessage || r.Table == actordelivery.SnapDeadLetter || r.Table == actordelivery.SnapOutbox) {
+		if r.ID != "" && (r.Table == record.SnapMessage || r.Table == record.SnapDeadLetter || r.Table == record.SnapOutbox) {
 			sn.adopted[r.ID] = ev.Line
 		}
 		return nil
@@ -148,7 +148,7 @@ func (o *ModelOracle) unfinished(ev *Event) error {
 }
 
 // startRow is r in the model's time units. Errors: a time before the trace epoch.
-func startRow(r *actordelivery.SnapshotRow) (models.StartRow, error) {
+func startRow(r *record.SnapshotRow) (models.StartRow, error) {
 	row := models.StartRow{Table: r.Table, Mailbox: r.Mailbox, ID: r.ID, Key: r.Key, Payload: r.Payload, State: r.State,
 		Priority: r.Priority, Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, MaxDelivery: r.MaxDeliveryAttempts,
 		Target: r.Target, Reason: r.Reason, Consumer: r.Consumer, Actor: r.Actor, Version: r.Version, Leased: r.Token != ""}

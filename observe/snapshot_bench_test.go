@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
@@ -54,27 +55,27 @@ func snapshotLog(b *testing.B, n int) []byte {
 	var buf bytes.Buffer
 	rec := actordelivery.JSONRecorder(&buf, func(err error) { b.Fatal(err) })
 	at := traces.Epoch.Add(time.Hour)
-	rec.Record(actordelivery.Event{Read: true, At: at, Op: "incarnation", Args: actordelivery.EventArgs{Incarnation: "i-1"}})
-	row := func(r *actordelivery.SnapshotRow) {
-		rec.Record(actordelivery.Event{Read: true, At: at, Op: actordelivery.OpSnapshot, Args: actordelivery.EventArgs{Incarnation: "i-1"}, Row: r})
+	rec.Record(record.Event{Read: true, At: at, Op: "incarnation", Args: record.Args{Incarnation: "i-1"}})
+	row := func(r *record.SnapshotRow) {
+		rec.Record(record.Event{Read: true, At: at, Op: record.OpSnapshot, Args: record.Args{Incarnation: "i-1"}, Row: r})
 	}
 	for i := range n {
-		r := &actordelivery.SnapshotRow{Table: actordelivery.SnapMessage, Mailbox: fmt.Sprintf("mb-%d", i%100), ID: fmt.Sprintf("m-%07d", i),
+		r := &record.SnapshotRow{Table: record.SnapMessage, Mailbox: fmt.Sprintf("mb-%d", i%100), ID: fmt.Sprintf("m-%07d", i),
 			Payload: "payload", State: traces.StateReady, MaxAttempts: 3, AvailableAt: at.Add(-time.Minute)}
 		if i%7 == 0 {
 			r.Attempts, r.Token, r.Until = 1, fmt.Sprintf("T-%d", i), at.Add(time.Minute)
 		}
 		row(r)
 	}
-	row(&actordelivery.SnapshotRow{Table: actordelivery.SnapEnd, Rows: int64(n)})
+	row(&record.SnapshotRow{Table: record.SnapEnd, Rows: int64(n)})
 	for k := range 100 {
 		// Mailbox k holds rows k, k+100, ...: the first not leased (a multiple of 7) is next.
 		id := k
 		for id%7 == 0 {
 			id += 100
 		}
-		rec.Record(actordelivery.Event{Seq: int64(k + 1), At: at, Op: "lease", Args: actordelivery.EventArgs{Mailbox: fmt.Sprintf("mb-%d", k), LeaseFor: time.Minute},
-			Result: actordelivery.EventResult{Message: &actordelivery.EventMessage{ID: fmt.Sprintf("m-%07d", id), Attempts: 1, Token: fmt.Sprintf("L-%d", k)}}})
+		rec.Record(record.Event{Seq: int64(k + 1), At: at, Op: "lease", Args: record.Args{Mailbox: fmt.Sprintf("mb-%d", k), LeaseFor: time.Minute},
+			Result: record.Result{Message: &record.Message{ID: fmt.Sprintf("m-%07d", id), Attempts: 1, Token: fmt.Sprintf("L-%d", k)}}})
 	}
 	return buf.Bytes()
 }

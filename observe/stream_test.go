@@ -19,7 +19,7 @@ import (
 )
 
 // record runs the workload of variant for budget with seed and returns its event log.
-func record(t testing.TB, variant string, seed int64, budget time.Duration) []byte {
+func recordLog(t testing.TB, variant string, seed int64, budget time.Duration) []byte {
 	t.Helper()
 	var events bytes.Buffer
 	if _, err := workload.Run(context.Background(), workload.Config{Target: filepath.Join(t.TempDir(), "o.db"), Seed: seed,
@@ -61,7 +61,7 @@ func TestCheckAgreesWithCheckModel(t *testing.T) {
 			if target == "" {
 				target = "store"
 			}
-			log := record(t, target, 3, time.Second)
+			log := recordLog(t, target, 3, time.Second)
 			want, steps := batchCheck(t, log, variant)
 			sum, got, err := streamCheck(log, observe.CheckOptions{Variant: variant})
 			if err != nil {
@@ -95,7 +95,7 @@ func TestCheckAgreesWithCheckModel(t *testing.T) {
 
 // TestCheckKeepGoing: with KeepGoing a check goes on past its first finding to the end of the log.
 func TestCheckKeepGoing(t *testing.T) {
-	log := record(t, "unfenced-ack", 1, time.Second)
+	log := recordLog(t, "unfenced-ack", 1, time.Second)
 	var found []*observe.Finding
 	sum, first, err := streamCheck(log, observe.CheckOptions{Variant: "unfenced-ack", KeepGoing: true,
 		OnFinding: func(f *observe.Finding) error { found = append(found, f); return nil }})
