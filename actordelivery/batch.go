@@ -201,6 +201,38 @@ func (c *Consumer) recordHandleBatch(ctx context.Context, parts []batchPart) {
 	recordStep(ctx, false, "consumer_handle_batch", a, r)
 }
 
+// recordFailedBatch records, when the store records, a batch handle whose transaction did not
+// commit: one consumer_handle_batch read step with fault commit_fails and every action
+// commit_failed, each outcome what its handler returned. The transaction changed nothing, but the
+// worker no longer holds its batch: without the step, the worker's next fetch would read as a
+// fetch while it still held one. It is recorded in a transaction of its own (which writes nothing),
+// after the failure, under a context that is not cancelled with ctx: a drain timeout or a
+// cancelled handle is such a failure.
+func (c *Consumer) recordFailedBatch(ctx context.Context, parts []batchPart) {
+	if c.st.rec == nil {
+		return
+	}
+	a := c.stepArgs()
+	a.Fault = "commit_fails"
+	var r EventResult
+	for _, p := range parts {
+		outcome := "ok"
+		if p.herr != nil {
+			outcome = "fail"
+		}
+		a.Outcomes = append(a.Outcomes, outcome)
+		r.Actions = append(r.Actions, ActionCommitFailed)
+	}
+	err := c.st.ExecTx(context.WithoutCancel(ctx), false, func(ctx context.Context) error {
+		recordStep(ctx, true, "consumer_handle_batch", a, r)
+		return nil
+	})
+	if err != nil {
+		c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: recording a batch handle that did not commit",
+			attrMailbox(c.mailbox), attrError(err))
+	}
+}
+
 // leaseBatch is fetchLeased for a batch: the same read first while idle (not while recording:
 // every fetch is a recorded step), then expire() and the batch lease in one write transaction.
 func (c *Consumer) leaseBatch(ctx context.Context) ([]Message, error) {
@@ -305,6 +337,7 @@ func (c *Consumer) HandleBatch(ctx context.Context, ds []Delivery) ([]Outcome, e
 		})
 	}
 	if err != nil {
+		c.recordFailedBatch(ctx, parts)
 		return nil, fmt.Errorf("actordelivery: consumer %q: handle batch of %d: %w", c.mailbox, len(ds), err)
 	}
 	outs := make([]Outcome, len(parts))

@@ -44,12 +44,18 @@ func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Obs
 	if err != nil || len(ds) == 0 {
 		return replay.Observation{}, err
 	}
-	t.batches[a.Worker] = ds
+	t.batches[a.Worker] = heldBatch{ds: ds, size: a.Size}
 	var o replay.Observation
 	for i := range ds {
 		o.Messages = append(o.Messages, *observed(&ds[i].Message, ds[i].Path == actordelivery.PathLeased))
 	}
 	return o, nil
+}
+
+// heldBatch is a worker's fetched batch and the size its fetch asked for.
+type heldBatch struct {
+	ds   []actordelivery.Delivery
+	size int
 }
 
 // fetchBatchCopy is Consumer.FetchBatch through the copied eligibility SQL; with a batch of one
@@ -86,7 +92,8 @@ func (t *StoreTarget) fetchBatchCopy(ctx context.Context, a replay.Args, opts ac
 // handler ends the context instead, before the transaction begins, and the transaction fails at
 // its start.
 func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Observation, error) {
-	ds, held := t.batches[a.Worker]
+	b, held := t.batches[a.Worker]
+	ds := b.ds
 	if !held {
 		return replay.Observation{}, nil
 	}
@@ -135,7 +142,9 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 	if err != nil {
 		return replay.Observation{}, err
 	}
-	opts.BatchSize = len(ds)
+	// The worker's consumer: the batch size its fetch had, so that a fetch that found fewer
+	// messages than its size is still handled (and recorded) as a batch.
+	opts.BatchSize = max(b.size, len(ds))
 	opts.Retry = batchRetry(traces.Duration(a.RetryDelay))
 	consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) {
 		return actordelivery.NewConsumer(t.st, h, opts)

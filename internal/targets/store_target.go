@@ -58,7 +58,7 @@ type StoreTarget struct {
 	// process did not die) and is cleared by a crash step (it did).
 	fetched map[int]*actordelivery.Delivery
 	// batches holds each worker's fetched, not yet handled batch, kept and forgotten as fetched.
-	batches map[int][]actordelivery.Delivery
+	batches map[int]heldBatch
 	// owed holds the Effects each worker's batch handle left to its consumer_effects_batch (only
 	// a cfg.handleBatch that breaks the fold leaves any); a crash forgets them.
 	owed map[int][]brokenstore.Owed
@@ -110,7 +110,7 @@ func newStoreTarget(db StoreDB, cfg storeConfig) (*StoreTarget, error) {
 	t := &StoreTarget{
 		cfg: cfg, db: db, clock: actordelivery.NewManualClock(traces.Epoch),
 		log:     slog.New(slog.DiscardHandler),
-		fetched: map[int]*actordelivery.Delivery{}, batches: map[int][]actordelivery.Delivery{}, owed: map[int][]brokenstore.Owed{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
+		fetched: map[int]*actordelivery.Delivery{}, batches: map[int]heldBatch{}, owed: map[int][]brokenstore.Owed{}, mailboxes: map[string]bool{}, claimed: map[string]actordelivery.OutboxRow{},
 	}
 	switch db.Backend {
 	case actordelivery.BackendSQLite:
