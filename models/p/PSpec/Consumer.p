@@ -89,34 +89,52 @@ spec EveryMessageEventuallyResolved observes eSpecRow, eSpecDeadLettered {
 // attempts left or holding a live lease. The monitor keeps its own copy of every row from eSpecRow
 // and asks the model's own rule (BlocksSuccessor, LeaseLive in PSrc/Rules.p, under the profile the
 // project is compiled with), so it judges leases by the profile's lease_at_until and
-// exhausted_leased_head choices. Only ready rows can block or be leased, so the copy keeps only
-// those: its size, and the scan at each keyed lease, are bounded by the live rows, not the history.
+// exhausted_leased_head choices. Only ready rows with a key can block or be judged, so the copy keeps
+// only those, grouped by mailbox and key: a keyed lease scans the ready rows of its own key, so the
+// cost of an observed history's event follows its key's backlog, not the live rows or the history.
 spec SameKeyClaimsRespectLiveHead observes eSpecRow, eSpecDeadLettered, eSpecLeased {
-  var rows: map[string, tMsg];
+  var ready: map[(string, string), map[string, tMsg]]; // (mailbox, key) -> its ready rows by id
+  var groupOf: map[string, (string, string)];          // id -> its (mailbox, key) in ready
+
+  fun Forget(id: string) {
+    var g: (string, string);
+    if (!(id in groupOf)) {
+      return;
+    }
+    g = groupOf[id];
+    ready[g] -= (id);
+    if (sizeof(ready[g]) == 0) {
+      ready -= (g);
+    }
+    groupOf -= (id);
+  }
 
   start state Watching {
     on eSpecRow do (e: (at: int, row: tMsg)) {
-      if (e.row.row_state == "ready") {
-        rows[e.row.id] = e.row;
-      } else if (e.row.id in rows) {
-        rows -= (e.row.id);
+      var g: (string, string);
+      Forget(e.row.id);
+      if (e.row.row_state == "ready" && e.row.key != "") {
+        g = (e.row.mailbox, e.row.key);
+        if (!(g in ready)) {
+          ready[g] = default(map[string, tMsg]);
+        }
+        ready[g][e.row.id] = e.row;
+        groupOf[e.row.id] = g;
       }
     }
     on eSpecDeadLettered do (e: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int,
                                  reason: string)) {
-      if (e.id in rows) {
-        rows -= (e.id);
-      }
+      Forget(e.id);
     }
     on eSpecLeased do (e: (at: int, mailbox: string, id: string)) {
       var m: tMsg;
       var p: tMsg;
-      m = rows[e.id];
-      if (m.key == "") {
-        return;
+      if (!(e.id in groupOf)) {
+        return; // no key: nothing can block it
       }
-      foreach (p in values(rows)) {
-        if (p.mailbox == m.mailbox && p.key == m.key && p.seqno < m.seqno && p.row_state == "ready") {
+      m = ready[groupOf[e.id]][e.id];
+      foreach (p in values(ready[groupOf[e.id]])) {
+        if (p.seqno < m.seqno) {
           assert !BlocksSuccessor(p, e.at, ""),
             format("message {0} (key {1}) leased at t={2} while earlier message {3} was still live (attempts {4}/{5}, token {6}, lease_until {7})",
                    m.id, m.key, e.at, p.id, p.attempts, p.max_attempts, p.token, p.lease_until);
