@@ -14,8 +14,8 @@ import (
 const batchMailboxes = 16
 
 // benchActorBatches is BenchmarkConcurrentActors/<backend>/batch=N: the mailboxes=16 trip with
-// batches. Each mailbox's goroutine enqueues n messages in one transaction (a producer that sends
-// in batches), then runs one leaseless batch step of size n: one peek, n handlers of
+// batches. Each mailbox's goroutine enqueues n messages with one EnqueueBatch (a producer that
+// sends in batches), then runs one leaseless batch step of size n: one peek, n handlers of
 // actorHandlerWork each, and one transaction with the n acknowledgements and checkpoint writes.
 // batch=1 is the mailboxes=16 trip exactly (the same Fetch and Handle, an enqueue of its own).
 // Every figure is per message: msgs/s, client and server CPU µs, statements, round trips and
@@ -102,23 +102,21 @@ func benchActorBatches(b *testing.B, backend Backend, boxes, n int) {
 }
 
 // benchEnqueueBatch enqueues messages m<first>..m<last> into mailbox: alone when it is one (the
-// mailboxes=N trip's enqueue), in one transaction otherwise.
+// mailboxes=N trip's enqueue), with one EnqueueBatch otherwise (a producer that sends in batches).
 func benchEnqueueBatch(ctx context.Context, s *Store, mailbox string, first, last int64) error {
-	enqueue := func(ctx context.Context, k int64) error {
-		_, err := s.Enqueue(ctx, NewMessage{Mailbox: mailbox, ID: fmt.Sprintf("m%d", k), MaxAttempts: 3, Payload: []byte("payload")})
-		return err
+	msg := func(k int64) NewMessage {
+		return NewMessage{Mailbox: mailbox, ID: fmt.Sprintf("m%d", k), MaxAttempts: 3, Payload: []byte("payload")}
 	}
 	if first == last {
-		return enqueue(ctx, first)
+		_, err := s.Enqueue(ctx, msg(first))
+		return err
 	}
-	return s.ExecTx(ctx, false, func(ctx context.Context) error {
-		for k := first; k <= last; k++ {
-			if err := enqueue(ctx, k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	ms := make([]NewMessage, 0, last-first+1)
+	for k := first; k <= last; k++ {
+		ms = append(ms, msg(k))
+	}
+	_, err := s.EnqueueBatch(ctx, ms)
+	return err
 }
 
 // benchStepAll steps c until want messages were acknowledged; any other outcome is an error.

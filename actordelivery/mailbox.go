@@ -138,21 +138,7 @@ func payloadArg(p []byte) sql.NamedArg {
 // Options.MaxPayloadBytes, or called in a read-only transaction), ErrBusy, ErrClosed.
 func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err error) {
 	const op = "Enqueue"
-	switch {
-	case m.Mailbox == "":
-		return false, invalid(op, "mailbox is empty (message %q)", m.ID)
-	case m.ID == "":
-		return false, invalid(op, "id is empty (mailbox %q)", m.Mailbox)
-	case m.MaxAttempts < 1:
-		return false, invalid(op, "max_attempts %d of message %q is below 1", m.MaxAttempts, m.ID)
-	}
-	if err := checkDuration(op, "delay", m.Delay); err != nil {
-		return false, fmt.Errorf("%w (message %q)", err, m.ID)
-	}
-	if err := checkNames(op, "mailbox", m.Mailbox, "id", m.ID, "key", m.Key); err != nil {
-		return false, err
-	}
-	if err := s.checkPayload(op, "payload", m.Payload); err != nil {
+	if err := s.checkNewMessage(op, m); err != nil {
 		return false, err
 	}
 	if s.d.backend == BackendPostgres && s.rec == nil && s.txFrom(ctx) == nil {
@@ -169,6 +155,25 @@ func (s *Store) Enqueue(ctx context.Context, m NewMessage) (duplicate bool, err 
 		return false, err
 	}
 	return duplicate, nil
+}
+
+// checkNewMessage is Enqueue's check of m's fields, for op.
+func (s *Store) checkNewMessage(op string, m NewMessage) error {
+	switch {
+	case m.Mailbox == "":
+		return invalid(op, "mailbox is empty (message %q)", m.ID)
+	case m.ID == "":
+		return invalid(op, "id is empty (mailbox %q)", m.Mailbox)
+	case m.MaxAttempts < 1:
+		return invalid(op, "max_attempts %d of message %q is below 1", m.MaxAttempts, m.ID)
+	}
+	if err := checkDuration(op, "delay", m.Delay); err != nil {
+		return fmt.Errorf("%w (message %q)", err, m.ID)
+	}
+	if err := checkNames(op, "mailbox", m.Mailbox, "id", m.ID, "key", m.Key); err != nil {
+		return err
+	}
+	return s.checkPayload(op, "payload", m.Payload)
 }
 
 // enqueue is Enqueue's work in ts: it sets *duplicate, and schedules the mailbox's wake-up when

@@ -132,6 +132,28 @@ d AS (SELECT EXISTS (SELECT 1 FROM {p}dead_letters WHERE id = :id) AS dead),
 undone AS (DELETE FROM {p}messages WHERE seq IN (SELECT seq FROM mine) AND (SELECT dead FROM d))
 SELECT s.stands, CASE WHEN s.stands THEN CAST(pg_notify(:channel, :payload) AS TEXT) END
 FROM (SELECT EXISTS (SELECT 1 FROM mine) AND NOT d.dead AS stands FROM d) s`
+	// qEnqueueBatch is qEnqueue for many messages (EnqueueBatch): one row per element of the
+	// arrays, inserted in the arrays' order (so their seq follows it), each under qEnqueue's
+	// guard; it returns the ids it inserted. The caller sends each id once.
+	qEnqueueBatch = `INSERT INTO {p}messages
+    (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
+SELECT v.id, v.mailbox, v.key, v.priority, v.max_attempts, 0, v.available_at, 'ready', v.payload,
+    CAST(:now AS BIGINT)
+FROM unnest(CAST(:ids AS TEXT[]), CAST(:mailboxes AS TEXT[]), CAST(:keys AS TEXT[]),
+    CAST(:priorities AS BIGINT[]), CAST(:max_attempts AS BIGINT[]), CAST(:available_at AS BIGINT[]),
+    CAST(:payloads AS BYTEA[]))
+    WITH ORDINALITY AS v(id, mailbox, key, priority, max_attempts, available_at, payload, ord)
+WHERE NOT EXISTS (SELECT 1 FROM {p}dead_letters d WHERE d.id = v.id)
+  AND NOT EXISTS (SELECT 1 FROM {p}purged_ids p WHERE p.id = v.id AND p.expires_at > CAST(:now AS BIGINT))
+ORDER BY v.ord
+ON CONFLICT (id) DO NOTHING
+RETURNING id`
+	// qEnqueueBatchRecheck is qDeadLetterRecheckNotify's re-check and qDeadLetterDelete for the
+	// ids an EnqueueBatch inserted: it deletes the rows of the ids dead-lettered meanwhile (a
+	// data-modifying WITH runs whether or not the query reads it) and returns those ids.
+	qEnqueueBatchRecheck = `WITH dead AS (SELECT id FROM {p}dead_letters WHERE id = ANY(CAST(:ids AS TEXT[]))),
+undone AS (DELETE FROM {p}messages WHERE id IN (SELECT id FROM dead))
+SELECT id FROM dead`
 	// qMigrationLock serializes concurrent migrators of one prefix until their transaction ends.
 	qMigrationLock = `SELECT pg_advisory_xact_lock(hashtext(:name))`
 )
