@@ -185,20 +185,26 @@ func (c *Consumer) recordHandleBatch(ctx context.Context, parts []batchPart) {
 	var r EventResult
 	retried := false
 	for _, p := range parts {
-		outcome := "ok"
-		if p.herr != nil {
-			outcome = "fail"
-			if p.out.Action == ActionDeadLettered && p.out.Attempt < p.m.MaxAttempts {
-				outcome = "fail_no_retry"
-			}
-		}
 		if p.out.Action == ActionRetried && !retried {
 			a.RetryDelay, retried = p.delay, true
 		}
-		a.Outcomes = append(a.Outcomes, outcome)
+		a.Outcomes = append(a.Outcomes, p.outcome(true))
 		r.Actions = append(r.Actions, p.out.Action)
 	}
 	recordStep(ctx, false, "consumer_handle_batch", a, r)
+}
+
+// outcome is the part's handler outcome as a batch step states it: ok, fail, or, when decided
+// (the part's outcome committed), fail_no_retry for a failure the retry policy dead-lettered
+// before the message's last attempt.
+func (p *batchPart) outcome(decided bool) string {
+	switch {
+	case p.herr == nil:
+		return "ok"
+	case decided && p.out.Action == ActionDeadLettered && p.out.Attempt < p.m.MaxAttempts:
+		return "fail_no_retry"
+	}
+	return "fail"
 }
 
 // recordFailedBatch records, when the store records, a batch handle whose transaction did not
@@ -216,11 +222,7 @@ func (c *Consumer) recordFailedBatch(ctx context.Context, parts []batchPart) {
 	a.Fault = "commit_fails"
 	var r EventResult
 	for _, p := range parts {
-		outcome := "ok"
-		if p.herr != nil {
-			outcome = "fail"
-		}
-		a.Outcomes = append(a.Outcomes, outcome)
+		a.Outcomes = append(a.Outcomes, p.outcome(false))
 		r.Actions = append(r.Actions, ActionCommitFailed)
 	}
 	err := c.st.ExecTx(context.WithoutCancel(ctx), false, func(ctx context.Context) error {
