@@ -12,22 +12,17 @@ import (
 	"strings"
 
 	"github.com/pconform/pconform/internal/pprofile"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
-
-// ObservedMonitors are the safety monitors every trace is checked against
-// (observe.ObservedMonitors).
-var ObservedMonitors = observe.ObservedMonitors
 
 // AssertedMonitors names the spec monitors the P oracle holds t to. A trace the P checker made
 // (origin p-checker) is held to the monitors its test case asserts, as the checker held its
 // execution: the others may rightly fail on it (a raw outbox_complete, which tcRawStoreOps runs,
-// completes a row no publisher delivered). Of those, the liveness monitors (observe.
-// LivenessMonitors) count only when the trace has the final snapshot its completed scenario
+// completes a row no publisher delivered). Of those, the liveness monitors (LivenessMonitors)
+// count only when the trace has the final snapshot its completed scenario
 // announced, every column known: its end is where the execution ended, where the checker judged
 // them. Any other trace (observed, property, hand) is held to every safety monitor
-// (observe.ObservedMonitors) and to no liveness monitor: it ends where its recording stopped, and
+// (ObservedMonitors) and to no liveness monitor: it ends where its recording stopped, and
 // the store might have gone on to resolve what was owed. A p-checker trace whose test case cannot
 // be read is held as any other.
 func AssertedMonitors(projectDir string, t *traces.Trace) []string {
@@ -41,7 +36,7 @@ func AssertedMonitors(projectDir string, t *traces.Trace) []string {
 	endJudged := t.Final != nil && len(t.Final.Unknown) == 0
 	var out []string
 	for _, m := range asserted {
-		if slices.Contains(ObservedMonitors, m) || endJudged && slices.Contains(observe.LivenessMonitors, m) {
+		if slices.Contains(ObservedMonitors, m) || endJudged && slices.Contains(LivenessMonitors, m) {
 			out = append(out, m)
 		}
 	}
@@ -73,7 +68,7 @@ func testCaseMonitors(projectDir, name string) ([]string, error) {
 }
 
 // observedCase names the test case of the k-th trace's driver.
-func observedCase(k int) string { return observe.PTestCase(k) }
+func observedCase(k int) string { return PTestCase(k) }
 
 // ErrNoBugLog is returned by CheckObserved when the checker reported a bug but left no readable
 // bug log.
@@ -84,7 +79,7 @@ var ErrNoBugLog = errors.New("bridge: the P checker reported a bug but wrote no 
 // PSrc/Observations.p and PSrc/ObservationEvents_gen.p and the rules they judge rows by from
 // PSrc/Rules.p and PSrc/Variants_gen.p: the very files model checking compiles, not copies; the
 // profile constants those rules read are written for t's profile) and the driver
-// observe.PDriver writes for t, runs the checker on its test case and returns the assertion
+// PDriver writes for t, runs the checker on its test case and returns the assertion
 // message of the monitor that fired ("" when every monitor held). The temporary project is removed
 // afterwards. It needs the P toolchain (cfg.P).
 func CheckObserved(ctx context.Context, cfg Config, t *traces.Trace) (string, error) {
@@ -153,7 +148,7 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	defer os.RemoveAll(dir)
 	files := ""
 	for k, t := range ts {
-		src, err := observe.PDriver(t, k, AssertedMonitors(cfg.ProjectDir, t))
+		src, err := PDriver(t, k, AssertedMonitors(cfg.ProjectDir, t))
 		if err != nil {
 			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
 		}
@@ -243,7 +238,7 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 }
 
 // observedPrefix is the prefix every observed test case's name has (observedCase).
-const observedPrefix = observe.PTestCasePrefix
+const observedPrefix = PTestCasePrefix
 
 // caseVerdict is one test case's section of a checker run's output.
 type caseVerdict struct {

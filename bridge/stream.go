@@ -20,13 +20,12 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/internal/pprofile"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
 // The streaming P oracle: the project's spec monitors and a driver that reads spec events at run
-// time (observe.PStreamDriver, with the foreign functions of pstream/StreamReader.cs), compiled
+// time (PStreamDriver, with the foreign functions of pstream/StreamReader.cs), compiled
 // once per version of their sources into a cache directory, then run by the checker with the
 // events on its standard input. One schedule (-s 1, --seed 1): the driver makes no choice, so
 // the run is deterministic.
@@ -74,7 +73,7 @@ func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, er
 		}
 		files[rel] = data
 	}
-	files["PStream/Driver.p"] = []byte(observe.PStreamDriver())
+	files["PStream/Driver.p"] = []byte(PStreamDriver())
 	files["PStream/StreamReader.cs"] = streamReaderCS
 	files[streamProject+".pproj"] = []byte(`<Project>
   <ProjectName>` + streamProject + `</ProjectName>
@@ -236,7 +235,7 @@ func StartStream(ctx context.Context, cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	s := &Stream{dir: dir, start: time.Now()}
-	s.cmd = exec.CommandContext(ctx, cfg.P, "check", dll, "-tc", observe.PStreamTestCase, "-s", "1", "--seed", "1",
+	s.cmd = exec.CommandContext(ctx, cfg.P, "check", dll, "-tc", PStreamTestCase, "-s", "1", "--seed", "1",
 		"-o", filepath.Join(dir, "out"))
 	s.cmd.Dir = dir
 	s.cmd.Env = append(os.Environ(), "PCONFORM_PSTREAM_STATE="+filepath.Join(dir, "state"))
@@ -255,11 +254,11 @@ func StartStream(ctx context.Context, cfg Config) (*Stream, error) {
 
 // Send writes ev, tagged (no tab or newline in it), to the checker. Once the checker has
 // stopped reading (a monitor fired) events are dropped; Broken says so.
-func (s *Stream) Send(ev observe.SpecEvent, tag string) {
+func (s *Stream) Send(ev SpecEvent, tag string) {
 	if s.broken {
 		return
 	}
-	s.line = observe.AppendSpecLine(s.line[:0], ev, tag)
+	s.line = AppendSpecLine(s.line[:0], ev, tag)
 	if _, err := s.w.Write(s.line); err != nil {
 		s.broken = true
 		return
@@ -310,9 +309,9 @@ func (s *Stream) Close() (StreamVerdict, error) {
 	if err != nil {
 		return v, fmt.Errorf("bridge: p check of the streaming P oracle: %w:\n%s", err, tail(out, 20))
 	}
-	cv, ok := verdicts[observe.PStreamTestCase]
+	cv, ok := verdicts[PStreamTestCase]
 	if !ok || len(verdicts) != 1 {
-		return v, fmt.Errorf("bridge: p check ran %d test cases, not the one %s:\n%s", len(verdicts), observe.PStreamTestCase, tail(out, 20))
+		return v, fmt.Errorf("bridge: p check ran %d test cases, not the one %s:\n%s", len(verdicts), PStreamTestCase, tail(out, 20))
 	}
 	state, err := os.ReadFile(filepath.Join(s.dir, "state"))
 	if err != nil {
@@ -342,14 +341,14 @@ func (s *Stream) Close() (StreamVerdict, error) {
 	if v.Message, err = assertionMessage(logPath); err != nil {
 		return v, err
 	}
-	if strings.HasPrefix(v.Message, observe.PStreamErrorPrefix) {
+	if strings.HasPrefix(v.Message, PStreamErrorPrefix) {
 		return v, fmt.Errorf("bridge: the streaming P oracle refused its input: %s", v.Message)
 	}
 	return v, nil
 }
 
 // CheckObservedStream is CheckObserved on the streaming P oracle: t's spec events
-// (observe.SpecDeriver) are fed at run time to the monitors compiled once per version of their
+// (SpecDeriver) are fed at run time to the monitors compiled once per version of their
 // sources. It returns the firing monitor's message ("" when every monitor held) and the index of
 // the step whose event it refused (-1 when none).
 func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg string, step int, err error) {
@@ -358,8 +357,8 @@ func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg 
 	if err != nil {
 		return "", -1, err
 	}
-	d := observe.NewSpecDeriver(t.Expect.Profile)
-	var evs []observe.SpecEvent
+	d := NewSpecDeriver(t.Expect.Profile)
+	var evs []SpecEvent
 	for i, st := range t.Steps {
 		evs = d.Step(st, evs[:0])
 		tag := strconv.Itoa(i)
