@@ -50,6 +50,18 @@
 // observe keeps the log's reading, ordering and partitioning and the Go model oracle; it knows
 // nothing of P.
 //
+// # Compiling
+//
+// Every P project is compiled by one path (compile.go): its sources, as a map of file to content,
+// are written into a cache directory named by their sha256 ([StreamKey] is the streaming
+// oracle's), compiled there once, and renamed into place when the DLL is there. The streaming
+// oracle ([CompileStream]) keeps its cache across runs (Config.StreamCache), the profile check's
+// copy of the models ([CompileProfile]) in the directory it is given, and the observed drivers
+// ([CheckObservedAll]) in a temporary directory, since no other run has the same drivers.
+// [Config.Compile] compiles the project where it lies, as scripts/pmodels.sh does, because the
+// checker's runs find its DLL there; it runs the same `p compile` (TestOneCompilePath fails on
+// any other).
+//
 // # Recorded runs
 //
 // With [Config.FromRuns] the bridge runs no checker: it reads runs recorded earlier, so that the
