@@ -179,11 +179,11 @@ func RunChecker(ctx context.Context, cfg Config) (*Corpus, error) {
 		return nil, err
 	}
 	if cfg.Compile {
+		// In place, not through compileCached: the checker's runs below, ListTests and
+		// scripts/pmodels.sh find the project's DLL in its own PGenerated.
 		cfg.Logger.Info("compiling P project", "dir", cfg.ProjectDir)
-		if out, code, err := runP(ctx, cfg, "compile"); err != nil {
+		if err := pCompile(ctx, cfg, cfg.ProjectDir, cfg.ProjectDir); err != nil {
 			return nil, err
-		} else if code != 0 {
-			return nil, fmt.Errorf("bridge: %w: p compile exited %d:\n%s", ErrChecker, code, tail(out, 40))
 		}
 	}
 	listed, err := ListTests(ctx, cfg)

@@ -1,6 +1,8 @@
 // Package bridge is everything P-specific in pconform: it runs the P checker on the P models,
 // reads the checker's JSON logs, and turns the observations each explored schedule announced into
-// traces (package traces), which it keeps as the committed corpus.
+// traces (package traces), which it keeps as the committed corpus. It is also the P oracle of
+// observed histories: it derives the spec events a history raises and runs the spec monitors on
+// them (see "The P oracle").
 //
 // # Usage
 //
@@ -35,6 +37,30 @@
 //   - A corpus made from recorded runs ([Config.FromRuns]) is byte for byte the corpus a fresh
 //     checker run with the asked-for budget gives; the gate's bridge integration test checks this
 //     against the real checker on every run.
+//
+// # The P oracle
+//
+// [SpecDeriver] maps an observed history, step by step in commit order, to the events of the
+// project's spec monitors its results state (pspec.go: the one place that says which). Two
+// drivers raise them: [PDriver] writes a trace's events into the P source of a test case, which
+// [CheckObserved] and [CheckObservedAll] compile and check; [PStreamDriver] reads them at run time,
+// one line each ([AppendSpecLine]), and [Stream] and [StreamChecker] (an observe.Checker, beside
+// observe's model oracle) feed it. The generated driver text and the spec lines are part of the
+// streaming project's sources, so a change to either changes its cache key ([StreamKey]). Package
+// observe keeps the log's reading, ordering and partitioning and the Go model oracle; it knows
+// nothing of P.
+//
+// # Compiling
+//
+// Every P project is compiled by one path (compile.go): its sources, as a map of file to content,
+// are written into a cache directory named by their sha256 ([StreamKey] is the streaming
+// oracle's), compiled there once, and renamed into place when the DLL is there. The streaming
+// oracle ([CompileStream]) keeps its cache across runs (Config.StreamCache), the profile check's
+// copy of the models ([CompileProfile]) in the directory it is given, and the observed drivers
+// ([CheckObservedAll]) in a temporary directory, since no other run has the same drivers.
+// [Config.Compile] compiles the project where it lies, as scripts/pmodels.sh does, because the
+// checker's runs find its DLL there; it runs the same `p compile` (TestOneCompilePath fails on
+// any other).
 //
 // # Recorded runs
 //

@@ -11,23 +11,17 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pconform/pconform/internal/pprofile"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
-
-// ObservedMonitors are the safety monitors every trace is checked against
-// (observe.ObservedMonitors).
-var ObservedMonitors = observe.ObservedMonitors
 
 // AssertedMonitors names the spec monitors the P oracle holds t to. A trace the P checker made
 // (origin p-checker) is held to the monitors its test case asserts, as the checker held its
 // execution: the others may rightly fail on it (a raw outbox_complete, which tcRawStoreOps runs,
-// completes a row no publisher delivered). Of those, the liveness monitors (observe.
-// LivenessMonitors) count only when the trace has the final snapshot its completed scenario
+// completes a row no publisher delivered). Of those, the liveness monitors (LivenessMonitors)
+// count only when the trace has the final snapshot its completed scenario
 // announced, every column known: its end is where the execution ended, where the checker judged
 // them. Any other trace (observed, property, hand) is held to every safety monitor
-// (observe.ObservedMonitors) and to no liveness monitor: it ends where its recording stopped, and
+// (ObservedMonitors) and to no liveness monitor: it ends where its recording stopped, and
 // the store might have gone on to resolve what was owed. A p-checker trace whose test case cannot
 // be read is held as any other.
 func AssertedMonitors(projectDir string, t *traces.Trace) []string {
@@ -41,7 +35,7 @@ func AssertedMonitors(projectDir string, t *traces.Trace) []string {
 	endJudged := t.Final != nil && len(t.Final.Unknown) == 0
 	var out []string
 	for _, m := range asserted {
-		if slices.Contains(ObservedMonitors, m) || endJudged && slices.Contains(observe.LivenessMonitors, m) {
+		if slices.Contains(ObservedMonitors, m) || endJudged && slices.Contains(LivenessMonitors, m) {
 			out = append(out, m)
 		}
 	}
@@ -73,7 +67,7 @@ func testCaseMonitors(projectDir, name string) ([]string, error) {
 }
 
 // observedCase names the test case of the k-th trace's driver.
-func observedCase(k int) string { return observe.PTestCase(k) }
+func observedCase(k int) string { return PTestCase(k) }
 
 // ErrNoBugLog is returned by CheckObserved when the checker reported a bug but left no readable
 // bug log.
@@ -82,9 +76,9 @@ var ErrNoBugLog = errors.New("bridge: the P checker reported a bug but wrote no 
 // CheckObserved compiles, in a temporary directory, a P project of the models' spec monitors
 // (cfg.ProjectDir's PSpec, with the types and events they use from PSrc/Types.p,
 // PSrc/Observations.p and PSrc/ObservationEvents_gen.p and the rules they judge rows by from
-// PSrc/Rules.p and PSrc/Variants_gen.p: the very files model checking compiles, not copies; the
-// profile constants those rules read are written for t's profile) and the driver
-// observe.PDriver writes for t, runs the checker on its test case and returns the assertion
+// PSrc/Rules.p and PSrc/Variants_gen.p, copied as they are: the files model checking compiles;
+// the profile constants those rules read are written for t's profile) and the driver
+// PDriver writes for t, runs the checker on its test case and returns the assertion
 // message of the monitor that fired ("" when every monitor held). The temporary project is removed
 // afterwards. It needs the P toolchain (cfg.P).
 func CheckObserved(ctx context.Context, cfg Config, t *traces.Trace) (string, error) {
@@ -142,71 +136,49 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	if len(ts) > 9999 {
 		return nil, fmt.Errorf("bridge: %d observed traces in one project; at most 9999", len(ts))
 	}
-	models, err := filepath.Abs(cfg.ProjectDir)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "pconform-observed-p-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	files := ""
-	for k, t := range ts {
-		src, err := observe.PDriver(t, k, AssertedMonitors(cfg.ProjectDir, t))
-		if err != nil {
-			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
-		}
-		name := fmt.Sprintf("Observed%04d.p", k)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			return nil, err
-		}
-		files += "    <PFile>./" + name + "</PFile>\n"
-	}
 	// The monitors judge rows by the model's rules (Rules.p), which read the profile's constants:
 	// the batch's own profile, not the committed default.
-	constants, err := pprofile.Source(ts[0].Expect.Profile)
+	files, err := monitorFiles(cfg.ProjectDir, ts[0].Expect.Profile, "observed drivers")
 	if err != nil {
 		return nil, fmt.Errorf("bridge: trace %q: %w", ts[0].Name, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "Profile_gen.p"), constants, 0o644); err != nil {
-		return nil, err
+	for k, t := range ts {
+		src, err := PDriver(t, k, AssertedMonitors(cfg.ProjectDir, t))
+		if err != nil {
+			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
+		}
+		files[fmt.Sprintf("PObserved/Observed%04d.p", k)] = []byte(src)
 	}
-	files += "    <PFile>./Profile_gen.p</PFile>\n"
-	proj := fmt.Sprintf(`<Project>
-  <ProjectName>PConformObserved</ProjectName>
+	files[observedProject+".pproj"] = []byte(`<Project>
+  <ProjectName>` + observedProject + `</ProjectName>
   <InputFiles>
-    <PFile>%s</PFile>
-    <PFile>%s</PFile>
-    <PFile>%s</PFile>
-    <PFile>%s</PFile>
-    <PFile>%s</PFile>
-    <PFile>%s</PFile>
-%s  </InputFiles>
+    <PFile>./PSrc/</PFile>
+    <PFile>./PSpec/</PFile>
+    <PFile>./PObserved/</PFile>
+  </InputFiles>
   <OutputDir>./PGenerated/</OutputDir>
 </Project>
-`, filepath.Join(models, "PSrc", "Types.p"), filepath.Join(models, "PSrc", "Observations.p"),
-		filepath.Join(models, "PSrc", "ObservationEvents_gen.p"), filepath.Join(models, "PSrc", "Rules.p"),
-		filepath.Join(models, "PSrc", "Variants_gen.p"), filepath.Join(models, "PSpec")+"/", files)
-	if err := os.WriteFile(filepath.Join(dir, "PConformObserved.pproj"), []byte(proj), 0o644); err != nil {
+`)
+	// The drivers are this batch's alone, so the cache is a temporary directory, removed with
+	// the run's output.
+	tmp, err := os.MkdirTemp("", "pconform-observed-p-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	dir, dll, _, err := compileCached(ctx, cfg, compileJob{Cache: tmp, Format: observedFormat, Project: observedProject,
+		Files: files, What: "the observed drivers"})
+	if err != nil {
 		return nil, err
 	}
 	run := cfg
 	run.ProjectDir = dir
-	out, code, err := runP(ctx, run, "compile")
-	if err != nil {
-		return nil, err
-	}
-	if code != 0 {
-		return nil, fmt.Errorf("bridge: p compile of the observed drivers exited %d:\n%s", code, tail(out, 20))
-	}
-	dll := filepath.Join(dir, "PGenerated", "PChecker", "net8.0", "PConformObserved.dll")
 	// One checker run for every test case: -tc matches by prefix, and every test case of this
 	// project is a tcObservedHistory one. The checker starts once (the .NET start-up costs more
 	// than replaying a history), runs the test cases in order and reports each one's bug count
 	// in its own section of the output.
 	outDir := filepath.Join(dir, "out")
-	out, code, err = runP(ctx, run, CheckRun{DLL: dll, TestCase: observedPrefix, Schedules: 1, OutDir: outDir}.Args()...)
+	out, code, err := runP(ctx, run, CheckRun{DLL: dll, TestCase: observedPrefix, Schedules: 1, OutDir: outDir}.Args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -242,8 +214,14 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	return msgs, nil
 }
 
+// observedProject names the observed drivers' project and its DLL.
+const observedProject = "PConformObserved"
+
+// observedFormat changes when the layout of the observed drivers' project changes.
+const observedFormat = "pobserved/1"
+
 // observedPrefix is the prefix every observed test case's name has (observedCase).
-const observedPrefix = observe.PTestCasePrefix
+const observedPrefix = PTestCasePrefix
 
 // caseVerdict is one test case's section of a checker run's output.
 type caseVerdict struct {

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -35,7 +34,7 @@ func observedSplitWrite() *traces.Trace {
 // TestObservedDriver: the driver announces the spec events the observed results state, in
 // order, and asserts the project's monitors.
 func TestObservedDriver(t *testing.T) {
-	src, err := observe.PDriver(observedSplitWrite(), 0, nil)
+	src, err := bridge.PDriver(observedSplitWrite(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +45,7 @@ func TestObservedDriver(t *testing.T) {
 		`announce eSpecOutboxCompleted, (at = 1, id = "o2", target = "inbox");`,
 		`announce eSpecEffect, (at = 2, mailbox = "inbox", id = "o2");`,
 		`announce eSpecOutboxCompleted, (at = 2, id = "o1", target = "inbox");`,
-		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert ` + strings.Join(observe.ObservedMonitors, ", ") + ` in { ObservedHistory0000 };`,
+		`test tcObservedHistory0000 [main=ObservedHistory0000]: assert ` + strings.Join(bridge.ObservedMonitors, ", ") + ` in { ObservedHistory0000 };`,
 	}
 	at := 0
 	for _, w := range want {
@@ -58,7 +57,7 @@ func TestObservedDriver(t *testing.T) {
 	}
 	bad := observedSplitWrite()
 	bad.Steps[0].Args.ID = `o"1`
-	if _, err := observe.PDriver(bad, 0, nil); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
+	if _, err := bridge.PDriver(bad, 0, nil); err == nil || !strings.Contains(err.Error(), "cannot be written into P") {
 		t.Fatalf("an id with a quote: %v", err)
 	}
 }
@@ -85,7 +84,7 @@ func observedDedupCheckpoint() *traces.Trace {
 // checkpoint monitors as the store's observations, and a claim states the claimed row's delivery
 // attempts against its bound; a reason with spaces is written as it is.
 func TestObservedDriverDedupCheckpoint(t *testing.T) {
-	src, err := observe.PDriver(observedDedupCheckpoint(), 0, nil)
+	src, err := bridge.PDriver(observedDedupCheckpoint(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,8 +196,8 @@ func TestAssertedMonitors(t *testing.T) {
 		{"stopped before its end", traces.Origin{Kind: traces.OriginPChecker, TestCase: "tcLeaselessRawAttemptsCounterexample"}, nil,
 			[]string{"AttemptsNeverExceedMax"}},
 		{"a prefix of a test case's name is not it", traces.Origin{Kind: traces.OriginPChecker, TestCase: "tcLeaselessRaw"}, final,
-			observe.ObservedMonitors},
-		{"observed", traces.Origin{Kind: traces.OriginObserved}, final, observe.ObservedMonitors},
+			bridge.ObservedMonitors},
+		{"observed", traces.Origin{Kind: traces.OriginObserved}, final, bridge.ObservedMonitors},
 	} {
 		got := bridge.AssertedMonitors(modelsDir, &traces.Trace{Origin: tc.origin, Final: tc.final})
 		if strings.Join(got, ",") != strings.Join(tc.want, ",") {

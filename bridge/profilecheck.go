@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
+	"github.com/pconform/pconform/internal/pprofile"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -104,4 +107,54 @@ func checkCase(ctx context.Context, cfg Config, tc string, p profile.Profile, bu
 	}
 	o.Trace = tr
 	return o, nil
+}
+
+// profileFormat changes when the layout of a profile's compiled copy changes.
+const profileFormat = "profile/1"
+
+// projectName reads the <ProjectName> of a .pproj.
+var projectName = regexp.MustCompile(`<ProjectName>\s*([A-Za-z0-9_.-]+)\s*</ProjectName>`)
+
+// CompileProfile returns a compiled copy of the P project projectDir whose PSrc/Profile_gen.p
+// holds p's constants: the project's sources (the files [ModelHash] covers), kept in cache under
+// the hash of those sources, the constants included. cached says a copy was there already; a
+// compile takes about a minute, and compiling, when not nil, is called with its directory before
+// it starts. The copy is a P project of its own: [ListTests] and [CheckTestCase] run in it. It
+// needs the P toolchain (cfg.P).
+func CompileProfile(ctx context.Context, cfg Config, p profile.Profile, cache string, compiling func(dir string)) (dir string, cached bool, err error) {
+	cfg = cfg.filled()
+	constants, err := pprofile.Source(p)
+	if err != nil {
+		return "", false, fmt.Errorf("bridge: profile %s: %w", p, err)
+	}
+	rels, err := modelSources(cfg.ProjectDir)
+	if err != nil {
+		return "", false, fmt.Errorf("bridge: reading P sources: %w", err)
+	}
+	files := map[string][]byte{}
+	project := ""
+	for _, rel := range rels {
+		data, err := os.ReadFile(filepath.Join(cfg.ProjectDir, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", false, fmt.Errorf("bridge: reading P sources: %w", err)
+		}
+		files[rel] = data
+		if strings.HasSuffix(rel, ".pproj") {
+			m := projectName.FindSubmatch(data)
+			if m == nil {
+				return "", false, fmt.Errorf("bridge: %s: no <ProjectName>", filepath.Join(cfg.ProjectDir, rel))
+			}
+			if project != "" {
+				return "", false, fmt.Errorf("bridge: two .pproj files in %s (%s and %s)", cfg.ProjectDir, project, m[1])
+			}
+			project = string(m[1])
+		}
+	}
+	if project == "" {
+		return "", false, fmt.Errorf("bridge: no .pproj file in %s", cfg.ProjectDir)
+	}
+	files["PSrc/Profile_gen.p"] = constants
+	dir, _, compiled, err := compileCached(ctx, cfg, compileJob{Cache: cache, Format: profileFormat, Project: project,
+		Files: files, What: "the P model under profile " + p.String(), Compiling: compiling})
+	return dir, !compiled, err
 }

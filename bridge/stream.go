@@ -4,29 +4,25 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pconform/pconform/internal/pprofile"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
 // The streaming P oracle: the project's spec monitors and a driver that reads spec events at run
-// time (observe.PStreamDriver, with the foreign functions of pstream/StreamReader.cs), compiled
+// time (PStreamDriver, with the foreign functions of pstream/StreamReader.cs), compiled
 // once per version of their sources into a cache directory, then run by the checker with the
 // events on its standard input. One schedule (-s 1, --seed 1): the driver makes no choice, so
 // the run is deterministic.
@@ -40,20 +36,21 @@ const streamProject = "PConformStream"
 // streamFormat changes when the cached project's layout changes, so old caches are not reused.
 const streamFormat = "pstream/2"
 
-// streamSources are the model files the streaming project compiles, relative to the project
-// directory: the types and events the monitors use, the rules they judge rows by (Rules.p, with
-// the variant names it reads), and every spec file (PSpec/*.p, added by streamFiles). The
-// profile constants the rules read (PSrc/Profile_gen.p) are written for the stream's profile
-// (Config.Profile), not read.
-var streamSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p",
+// monitorSources are the model files a project of the spec monitors compiles (the streaming
+// oracle's, the observed drivers'), relative to the project directory: the types and events the
+// monitors use, the rules they judge rows by (Rules.p, with the variant names it reads), and every
+// spec file (PSpec/*.p, added by monitorFiles). The profile constants the rules read
+// (PSrc/Profile_gen.p) are written for the project's profile, not read.
+var monitorSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p",
 	"PSrc/Rules.p", "PSrc/Variants_gen.p"}
 
-// streamFiles reads the streaming project's sources: path (relative to the cached project) to
-// content, the model's files from projectDir, the driver and its foreign code from this package.
-func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, error) {
+// monitorFiles reads the spec monitors' sources from projectDir, with the profile constants
+// written for prof: path (relative to the compiled project) to content. what names the project
+// in errors.
+func monitorFiles(projectDir string, prof profile.Profile, what string) (map[string][]byte, error) {
 	constants, err := pprofile.Source(prof)
 	if err != nil {
-		return nil, fmt.Errorf("bridge: streaming P oracle: %w", err)
+		return nil, fmt.Errorf("bridge: %s: %w", what, err)
 	}
 	files := map[string][]byte{"PSrc/Profile_gen.p": constants}
 	specs, err := filepath.Glob(filepath.Join(projectDir, "PSpec", "*.p"))
@@ -63,18 +60,28 @@ func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, er
 	if len(specs) == 0 {
 		return nil, fmt.Errorf("bridge: no spec monitors (PSpec/*.p) in %s", projectDir)
 	}
-	rels := append([]string{}, streamSources...)
+	rels := append([]string{}, monitorSources...)
 	for _, s := range specs {
 		rels = append(rels, "PSpec/"+filepath.Base(s))
 	}
 	for _, rel := range rels {
 		data, err := os.ReadFile(filepath.Join(projectDir, filepath.FromSlash(rel)))
 		if err != nil {
-			return nil, fmt.Errorf("bridge: streaming P oracle: %w", err)
+			return nil, fmt.Errorf("bridge: %s: %w", what, err)
 		}
 		files[rel] = data
 	}
-	files["PStream/Driver.p"] = []byte(observe.PStreamDriver())
+	return files, nil
+}
+
+// streamFiles reads the streaming project's sources: path (relative to the cached project) to
+// content, the monitors' files (monitorFiles), the driver and its foreign code from this package.
+func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, error) {
+	files, err := monitorFiles(projectDir, prof, "streaming P oracle")
+	if err != nil {
+		return nil, err
+	}
+	files["PStream/Driver.p"] = []byte(PStreamDriver())
 	files["PStream/StreamReader.cs"] = streamReaderCS
 	files[streamProject+".pproj"] = []byte(`<Project>
   <ProjectName>` + streamProject + `</ProjectName>
@@ -89,22 +96,6 @@ func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, er
 	return files, nil
 }
 
-// streamKey is the cache key of a set of sources: their hash, with the layout's version.
-func streamKey(files map[string][]byte) string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00", streamFormat)
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
-		h.Write(files[n])
-	}
-	return hex.EncodeToString(h.Sum(nil))[:24]
-}
-
 // StreamKey is the cache key of the streaming P oracle of the spec monitors in projectDir: the
 // hash of every source it compiles (the monitors, the types and events they use, the driver and
 // its foreign code), under the default profile. A compiled project is kept under its key.
@@ -113,7 +104,7 @@ func StreamKey(projectDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return streamKey(files), nil
+	return compileKey(streamFormat, files), nil
 }
 
 // StreamCacheDir is where the streaming P oracle's compiled projects are kept when
@@ -142,49 +133,9 @@ func CompileStream(ctx context.Context, cfg Config) (dll string, compiled bool, 
 			return "", false, err
 		}
 	}
-	dir := filepath.Join(cache, streamKey(files))
-	dllIn := func(dir string) string {
-		return filepath.Join(dir, "PGenerated", "PChecker", "net8.0", streamProject+".dll")
-	}
-	if _, err := os.Stat(dllIn(dir)); err == nil {
-		return dllIn(dir), false, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", false, fmt.Errorf("bridge: streaming P oracle cache: %w", err)
-	}
-	tmp, err := os.MkdirTemp(cache, "compiling-")
-	if err != nil {
-		return "", false, fmt.Errorf("bridge: streaming P oracle cache: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	for rel, data := range files {
-		p := filepath.Join(tmp, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return "", false, err
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return "", false, err
-		}
-	}
-	run := cfg
-	run.ProjectDir = tmp
-	out, code, err := runP(ctx, run, "compile")
-	if err != nil {
-		return "", false, err
-	}
-	if code != 0 {
-		return "", false, fmt.Errorf("bridge: p compile of the streaming P oracle exited %d:\n%s", code, tail(out, 20))
-	}
-	if _, err := os.Stat(dllIn(tmp)); err != nil {
-		return "", false, fmt.Errorf("bridge: p compile of the streaming P oracle wrote no %s: %w", streamProject+".dll", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		// Another process put the same project in place first: use it.
-		if _, serr := os.Stat(dllIn(dir)); serr != nil {
-			return "", false, fmt.Errorf("bridge: streaming P oracle cache: %w", err)
-		}
-	}
-	return dllIn(dir), true, nil
+	_, dll, compiled, err = compileCached(ctx, cfg, compileJob{Cache: cache, Format: streamFormat, Project: streamProject,
+		Files: files, What: "the streaming P oracle"})
+	return dll, compiled, err
 }
 
 // Stream is one run of the streaming P oracle: spec events go in (Send), a verdict comes out
@@ -236,7 +187,7 @@ func StartStream(ctx context.Context, cfg Config) (*Stream, error) {
 		return nil, err
 	}
 	s := &Stream{dir: dir, start: time.Now()}
-	s.cmd = exec.CommandContext(ctx, cfg.P, "check", dll, "-tc", observe.PStreamTestCase, "-s", "1", "--seed", "1",
+	s.cmd = exec.CommandContext(ctx, cfg.P, "check", dll, "-tc", PStreamTestCase, "-s", "1", "--seed", "1",
 		"-o", filepath.Join(dir, "out"))
 	s.cmd.Dir = dir
 	s.cmd.Env = append(os.Environ(), "PCONFORM_PSTREAM_STATE="+filepath.Join(dir, "state"))
@@ -255,11 +206,11 @@ func StartStream(ctx context.Context, cfg Config) (*Stream, error) {
 
 // Send writes ev, tagged (no tab or newline in it), to the checker. Once the checker has
 // stopped reading (a monitor fired) events are dropped; Broken says so.
-func (s *Stream) Send(ev observe.SpecEvent, tag string) {
+func (s *Stream) Send(ev SpecEvent, tag string) {
 	if s.broken {
 		return
 	}
-	s.line = observe.AppendSpecLine(s.line[:0], ev, tag)
+	s.line = AppendSpecLine(s.line[:0], ev, tag)
 	if _, err := s.w.Write(s.line); err != nil {
 		s.broken = true
 		return
@@ -310,9 +261,9 @@ func (s *Stream) Close() (StreamVerdict, error) {
 	if err != nil {
 		return v, fmt.Errorf("bridge: p check of the streaming P oracle: %w:\n%s", err, tail(out, 20))
 	}
-	cv, ok := verdicts[observe.PStreamTestCase]
+	cv, ok := verdicts[PStreamTestCase]
 	if !ok || len(verdicts) != 1 {
-		return v, fmt.Errorf("bridge: p check ran %d test cases, not the one %s:\n%s", len(verdicts), observe.PStreamTestCase, tail(out, 20))
+		return v, fmt.Errorf("bridge: p check ran %d test cases, not the one %s:\n%s", len(verdicts), PStreamTestCase, tail(out, 20))
 	}
 	state, err := os.ReadFile(filepath.Join(s.dir, "state"))
 	if err != nil {
@@ -342,14 +293,14 @@ func (s *Stream) Close() (StreamVerdict, error) {
 	if v.Message, err = assertionMessage(logPath); err != nil {
 		return v, err
 	}
-	if strings.HasPrefix(v.Message, observe.PStreamErrorPrefix) {
+	if strings.HasPrefix(v.Message, PStreamErrorPrefix) {
 		return v, fmt.Errorf("bridge: the streaming P oracle refused its input: %s", v.Message)
 	}
 	return v, nil
 }
 
 // CheckObservedStream is CheckObserved on the streaming P oracle: t's spec events
-// (observe.SpecDeriver) are fed at run time to the monitors compiled once per version of their
+// (SpecDeriver) are fed at run time to the monitors compiled once per version of their
 // sources. It returns the firing monitor's message ("" when every monitor held) and the index of
 // the step whose event it refused (-1 when none).
 func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg string, step int, err error) {
@@ -358,8 +309,8 @@ func CheckObservedStream(ctx context.Context, cfg Config, t *traces.Trace) (msg 
 	if err != nil {
 		return "", -1, err
 	}
-	d := observe.NewSpecDeriver(t.Expect.Profile)
-	var evs []observe.SpecEvent
+	d := NewSpecDeriver(t.Expect.Profile)
+	var evs []SpecEvent
 	for i, st := range t.Steps {
 		evs = d.Step(st, evs[:0])
 		tag := strconv.Itoa(i)

@@ -295,7 +295,7 @@ func snapOpen(at int) string {
 func snapEnd(at, n int) string { return snapLine(at, `{"table":"end","rows":`+strconv.Itoa(n)+`}`) }
 
 // TestStreamCheckerAdoptsASnapshot: a log that starts from a snapshot starts the monitors from
-// its rows (observe.SpecDeriver.Adopt). The first use of an adopted row is no false finding (a
+// its rows (bridge.SpecDeriver.Adopt). The first use of an adopted row is no false finding (a
 // wake and a fetch of an adopted message, a load and a save of an adopted checkpoint, the
 // completion of an adopted outbox row whose message the snapshot does not hold), and a step that
 // breaks a rule over an adopted row is a finding at its line: a mark applied again while its

@@ -11,13 +11,13 @@ import (
 )
 
 // StreamChecker is the streaming P oracle as an observe.Checker: observe.Check hands it each
-// event of a log in commit order, it derives the event's spec events (observe.SpecStep,
-// observe.SpecDeriver) and sends them to the checker as it goes. The checker's verdict comes back
+// event of a log in commit order, it derives the event's spec events (SpecStep,
+// SpecDeriver) and sends them to the checker as it goes. The checker's verdict comes back
 // when it stops reading (a monitor fired: the next Observe reports it) or at End. Its findings
 // name the event whose spec event the monitor refused; their Oracle is "p".
 //
 // A log that starts from a snapshot of a database's rows (a recorder turned on mid-life) starts
-// the monitors from those rows (observe.SpecDeriver.Adopt); a finding on a snapshot row names
+// the monitors from those rows (SpecDeriver.Adopt); a finding on a snapshot row names
 // its line.
 //
 // Call Close when the check ends, whatever the way: it stops the checker if End did not run.
@@ -25,8 +25,8 @@ import (
 // one, the oracle reports nothing more.
 type StreamChecker struct {
 	s    *Stream
-	d    *observe.SpecDeriver
-	evs  []observe.SpecEvent
+	d    *SpecDeriver
+	evs  []SpecEvent
 	pos  int
 	tag  []byte
 	done bool
@@ -50,7 +50,7 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StreamChecker{s: s, d: observe.NewSpecDeriver(profile.Profile{})}, nil
+	return &StreamChecker{s: s, d: NewSpecDeriver(profile.Profile{})}, nil
 }
 
 // Observe sends ev's spec events to the checker; it returns the checker's finding once the
@@ -59,7 +59,7 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 	if ev.Row != nil {
 		// A snapshot event (a row the database held when a recording store opened). The log's
 		// starting snapshot is adopted: the monitors are told each row as if it was created
-		// just before (observe.SpecDeriver.Adopt), so its first use is judged against it. A
+		// just before (SpecDeriver.Adopt), so its first use is judged against it. A
 		// restart's snapshot restates what the monitors saw; it is no step.
 		if c.stepped || c.adopted || c.done {
 			return nil
@@ -87,7 +87,7 @@ func (c *StreamChecker) Observe(ev *observe.Event) *observe.Finding {
 	if c.done {
 		return nil
 	}
-	c.evs = c.d.Step(observe.SpecStep(ev), c.evs[:0])
+	c.evs = c.d.Step(SpecStep(ev), c.evs[:0])
 	if len(c.evs) == 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -227,7 +228,7 @@ func TestPDriverTakesBatchSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := observe.PDriver(tr, 0, nil)
+	src, err := bridge.PDriver(tr, 0, nil)
 	if err != nil {
 		t.Fatalf("P driver: %v", err)
 	}

@@ -118,6 +118,16 @@ const tick = time.Second / traces.ObservedTicksPerSecond
 // rounding loses nothing.
 func ticksAt(t time.Time) int64 { return int64(t.Sub(traces.Epoch) / tick) }
 
+// Ticks is t as a logical time of an observed trace (ticksAt), for an oracle outside this
+// package that reads a log's events as the model oracle does (bridge's spec deriver).
+func Ticks(t time.Time) int64 { return ticksAt(t) }
+
+// StepAt is ev as a trace step at its logical time (Ticks), its tokens named by tok: the step the
+// model oracle takes for ev, but for the token names.
+func StepAt(ev *Event, tok func(space traces.TokenSpace, tok string) int) traces.Step {
+	return step(ev, ticksAt(ev.At), tok)
+}
+
 // showTicks renders a logical time of an observed trace as the instant it stands for.
 func showTicks(at int64) string {
 	return traces.Epoch.Add(time.Duration(at) * tick).Format("2006-01-02T15:04:05.000Z07:00")

@@ -32,6 +32,9 @@
 // disagreement between model and store is a Finding, a value, never an error. Why commit order is
 // a linearization, and where reads go in it: docs/observed.md.
 //
+// The P oracle (the spec deriver, the P drivers, the streaming P oracle as a Checker) is package
+// bridge's: this package knows nothing of P.
+//
 // The command observe/cmd/pconform-efficacy measures how often the oracles catch each broken
 // variant over many observed runs (docs/observed.md, "Efficacy"); it is a research harness, not
 // part of the CLI or the gate.

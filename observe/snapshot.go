@@ -147,6 +147,10 @@ func (o *ModelOracle) unfinished(ev *Event) error {
 	return nil
 }
 
+// StartRow is r, a row of a log's snapshot, in the model's time units, as the model oracle
+// adopts it. Errors: a time before the trace epoch, a token without an until.
+func StartRow(r *record.SnapshotRow) (models.StartRow, error) { return startRow(r) }
+
 // startRow is r in the model's time units. Errors: a time before the trace epoch.
 func startRow(r *record.SnapshotRow) (models.StartRow, error) {
 	row := models.StartRow{Table: r.Table, Mailbox: r.Mailbox, ID: r.ID, Key: r.Key, Payload: r.Payload, State: r.State,

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pconform/pconform/observe"
+	"github.com/pconform/pconform/bridge"
 )
 
 // The markers around the table of docs/models.md that maps the P monitors to the Go checks.
@@ -30,7 +30,7 @@ type monitorRow struct {
 // (models/p/PSpec) to the Go checks (Check) complete both ways: every monitor is in exactly one
 // row, under its kind (liveness when it has a hot state), every Go check is in some row, and
 // every name in the table exists. Every monitor is also one the P oracle judges traces with
-// (observe.ObservedMonitors, observe.LivenessMonitors).
+// (bridge.ObservedMonitors, bridge.LivenessMonitors).
 func TestMonitorTable(t *testing.T) {
 	monitors := specMonitors(t, filepath.Join("..", "models", "p", "PSpec"))
 	if len(monitors) == 0 {
@@ -70,11 +70,11 @@ func TestMonitorTable(t *testing.T) {
 		}
 		// The P oracle holds observed histories to every monitor (liveness ones only where an
 		// execution ended), so a monitor whose events it does not raise is a gap.
-		if observed := observe.ObservedMonitors; kind == "safety" && !slices.Contains(observed, r.monitor) {
-			t.Errorf("safety monitor %s is not in observe.ObservedMonitors: the P oracle never judges it on a trace", r.monitor)
+		if observed := bridge.ObservedMonitors; kind == "safety" && !slices.Contains(observed, r.monitor) {
+			t.Errorf("safety monitor %s is not in bridge.ObservedMonitors: the P oracle never judges it on a trace", r.monitor)
 		}
-		if kind == "liveness" && !slices.Contains(observe.LivenessMonitors, r.monitor) {
-			t.Errorf("liveness monitor %s is not in observe.LivenessMonitors", r.monitor)
+		if kind == "liveness" && !slices.Contains(bridge.LivenessMonitors, r.monitor) {
+			t.Errorf("liveness monitor %s is not in bridge.LivenessMonitors", r.monitor)
 		}
 	}
 	for m := range monitors {

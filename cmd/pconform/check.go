@@ -199,7 +199,7 @@ func unjudged(t *traces.Trace, ran []string) string {
 		return " (the monitors its P test case asserts)"
 	}
 	return fmt.Sprintf(" (liveness monitors %s not judged: the trace ends where its recording stopped, not where a P checker execution ended)",
-		strings.Join(observe.LivenessMonitors, ", "))
+		strings.Join(bridge.LivenessMonitors, ", "))
 }
 
 func newCheckCmd() *cobra.Command {
@@ -441,7 +441,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		case sum.Stopped:
 			fmt.Fprintf(lc.w, "P oracle: stopped with the check (%d spec events sent)\n", pc.Spec)
 		default:
-			fmt.Fprintf(lc.w, "P oracle: monitors %s hold (%d spec events)\n", strings.Join(observe.StreamMonitors, ", "), pc.Spec)
+			fmt.Fprintf(lc.w, "P oracle: monitors %s hold (%d spec events)\n", strings.Join(bridge.StreamMonitors, ", "), pc.Spec)
 		}
 	}
 	return serr

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/bridge"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -262,7 +261,7 @@ func TestCheckPCounterexamples(t *testing.T) {
 		if monitor == "" {
 			t.Fatalf("%s: no monitor found for its claim %q", path, tr.Expect.Violates)
 		}
-		if slices.Contains(observe.LivenessMonitors, monitor) {
+		if slices.Contains(bridge.LivenessMonitors, monitor) {
 			liveness++
 		}
 		want := path + ": P oracle: violated, as the trace claims: " + strings.TrimSpace(claimLocation.ReplaceAllString(tr.Expect.Violates, "")) + "\n"
@@ -361,7 +360,7 @@ func TestCheckPLog(t *testing.T) {
 		want  string
 	}{
 		{"commit_fails", exitFinding, "FINDING p oracle: event 2 (line 3, seq 3): outbox row o1 completed at t=1000 but no message o1 was ever enqueued in mailbox inbox"},
-		{"none", exitPass, "P oracle: monitors " + strings.Join(observe.StreamMonitors, ", ") + " hold ("},
+		{"none", exitPass, "P oracle: monitors " + strings.Join(bridge.StreamMonitors, ", ") + " hold ("},
 	} {
 		path := filepath.Join(dir, tc.fault+".jsonl")
 		if err := os.WriteFile(path, []byte(log(tc.fault)), 0o644); err != nil {

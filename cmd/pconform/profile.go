@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/bridge"
-	"github.com/pconform/pconform/internal/gen"
 	"github.com/pconform/pconform/models"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
@@ -392,18 +388,8 @@ func fileSafe(name string) string {
 }
 
 // compileUnder returns a compiled copy of the P project dir whose Profile_gen.p is p's, from the
-// cache when one with the same sources and profile was compiled before.
+// cache when one with the same sources and profile was compiled before (bridge.CompileProfile).
 func compileUnder(ctx context.Context, dir string, p profile.Profile, f profileCheckFlags, stderr io.Writer) (string, bool, error) {
-	constants, err := gen.PProfile(p)
-	if err != nil {
-		return "", false, err
-	}
-	hash, err := bridge.ModelHash(dir)
-	if err != nil {
-		return "", false, err
-	}
-	sum := sha256.Sum256([]byte(hash + "\n" + string(constants)))
-	key := hex.EncodeToString(sum[:])[:24]
 	cache := f.cache
 	if cache == "" {
 		base, err := os.UserCacheDir()
@@ -412,63 +398,9 @@ func compileUnder(ctx context.Context, dir string, p profile.Profile, f profileC
 		}
 		cache = filepath.Join(base, "pconform", "profile-check")
 	}
-	project := filepath.Join(cache, key)
-	if _, err := os.Stat(filepath.Join(project, ".compiled")); err == nil {
-		return project, true, nil
-	}
-	tmp := project + ".tmp"
-	_ = os.RemoveAll(tmp)
-	if err := copyPSources(dir, tmp); err != nil {
-		return "", false, err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "PSrc", "Profile_gen.p"), constants, 0o644); err != nil {
-		return "", false, err
-	}
-	fmt.Fprintf(stderr, "pconform: compiling the P model under the profile (about a minute) in %s\n", tmp)
-	cmd := exec.CommandContext(ctx, f.p, "compile")
-	cmd.Dir = tmp
-	outb, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", false, fmt.Errorf("p compile under the profile failed: %w\n%s", err, lastLines(outb, 30))
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".compiled"), nil, 0o644); err != nil {
-		return "", false, err
-	}
-	_ = os.RemoveAll(project)
-	if err := os.Rename(tmp, project); err != nil {
-		return "", false, err
-	}
-	return project, false, nil
-}
-
-// copyPSources copies the .p and .pproj files of the project dir (what bridge.ModelHash covers)
-// into to.
-func copyPSources(dir, to string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		if d.IsDir() {
-			if d.Name() == "PGenerated" || d.Name() == "PCheckerOutput" {
-				return filepath.SkipDir
-			}
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		if !strings.HasSuffix(path, ".p") && !strings.HasSuffix(path, ".pproj") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	return bridge.CompileProfile(ctx, bridge.Config{ProjectDir: dir, P: f.p}, p, cache, func(tmp string) {
+		fmt.Fprintf(stderr, "pconform: compiling the P model under the profile (about a minute) in %s\n", tmp)
 	})
-}
-
-func lastLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 var (

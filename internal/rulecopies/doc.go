@@ -4,7 +4,7 @@
 // that disagrees with the rule's Go statement, naming the copy, the profile and the case.
 //
 // The lease-live rule (profile.Profile.Held) has these copies: the Go reference model
-// (models), the spec deriver's sweep (observe/pspec.go), the store's SQL on SQLite and, when
+// (models), the spec deriver's sweep (bridge/pspec.go), the store's SQL on SQLite and, when
 // PCONFORM_PG_DSN names a server, on PostgreSQL (actordelivery's sqlite_queries.go and
 // postgres_queries.go: a lease's own eligibility, a keyed head's blocking, expire()), and
 // brokenstore's copy of those statements with the rule as the profile has it. The store states

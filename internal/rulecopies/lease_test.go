@@ -15,9 +15,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/pconform/pconform/actordelivery"
+	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/internal/brokenstore"
 	"github.com/pconform/pconform/models"
-	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -73,7 +73,7 @@ func storeStatesRule(p profile.Profile) bool { return !p.LeaseLiveAtUntil }
 func TestLeaseLiveCopiesAgree(t *testing.T) {
 	copies := []leaseCopy{
 		{"models (Go reference model): peek", always, modelLive},
-		{"observe/pspec.go (spec deriver): sweep", always, derivedLive},
+		{"bridge/pspec.go (spec deriver): sweep", always, derivedLive},
 	}
 	type backend struct {
 		name, queries string
@@ -129,8 +129,8 @@ func modelLive(t *testing.T, p profile.Profile, now int64) bool {
 // derivedLive: the spec deriver under p sees m1 leased at t=0 and an expire() at now; the lease
 // is live iff the deriver does not announce m1 without its token then.
 func derivedLive(t *testing.T, p profile.Profile, now int64) bool {
-	d := observe.NewSpecDeriver(p)
-	var evs []observe.SpecEvent
+	d := bridge.NewSpecDeriver(p)
+	var evs []bridge.SpecEvent
 	for _, st := range []traces.Step{
 		{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 3}},
 		{Op: traces.OpLease, Args: traces.Args{Mailbox: "a", LeaseFor: leaseFor},
@@ -142,7 +142,7 @@ func derivedLive(t *testing.T, p profile.Profile, now int64) bool {
 	for _, ev := range evs {
 		// eSpecRow's values: at, mailbox, id, key, priority, payload, state, attempts,
 		// max_attempts, available_at, token, lease_until, seq.
-		if ev.Kind == observe.SpecRow && ev.Values[2] == "m1" && ev.Values[10] == int64(0) {
+		if ev.Kind == bridge.SpecRow && ev.Values[2] == "m1" && ev.Values[10] == int64(0) {
 			return false
 		}
 	}

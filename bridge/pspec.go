@@ -1,4 +1,4 @@
-package observe
+package bridge
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
@@ -14,7 +15,7 @@ import (
 // The P oracle's spec events: the one place that says which events of the project's spec
 // monitors (models/p/PSpec) an observed history raises, with which payloads, from which observed
 // results. Both P drivers use it: PDriver writes the events of a trace into the source of a test
-// case, and the streaming driver (PStreamDriver, run by bridge) reads them at run time, one line
+// case, and the streaming driver (PStreamDriver, run by Stream) reads them at run time, one line
 // each (AppendSpecLine).
 
 // SpecFieldKind is the P type of a spec event's payload field.
@@ -58,9 +59,9 @@ func leaves(fs []SpecField) int {
 	return n
 }
 
-func fi(name string) SpecField { return SpecField{Name: name, Kind: SpecInt} }
-func fs(name string) SpecField { return SpecField{Name: name, Kind: SpecString} }
-func fb(name string) SpecField { return SpecField{Name: name, Kind: SpecBool} }
+func fInt(name string) SpecField  { return SpecField{Name: name, Kind: SpecInt} }
+func fStr(name string) SpecField  { return SpecField{Name: name, Kind: SpecString} }
+func fBool(name string) SpecField { return SpecField{Name: name, Kind: SpecBool} }
 
 // The spec event types, indexed by SpecKind. Their fields are those of the events' P
 // declarations (PSrc/Observations.p, PSrc/ObservationEvents_gen.p); the P compiler refuses a
@@ -99,48 +100,48 @@ type SpecKind int
 
 // SpecEventTypes are the spec event types, indexed by SpecKind.
 var SpecEventTypes = [numSpecKinds]SpecEventType{
-	SpecMsgInserted:     {"eSpecMsgInserted", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
-	SpecOutboxEnqueued:  {"eSpecOutboxEnqueued", []SpecField{fi("at"), fs("id"), fs("target")}},
-	SpecOutboxCompleted: {"eSpecOutboxCompleted", []SpecField{fi("at"), fs("id"), fs("target")}},
-	SpecEffect:          {"eSpecEffect", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
-	SpecDeadLettered: {"eSpecDeadLettered", []SpecField{fi("at"), fs("mailbox"), fs("id"), fi("attempts"),
-		fi("max_attempts"), fs("reason")}},
-	SpecOutboxRow: {"eSpecOutboxRow", []SpecField{fi("at"), {Name: "row", Kind: SpecTuple, Sub: []SpecField{
-		fs("id"), fs("target"), fs("key"), fi("priority"), fi("max_attempts"), fs("payload"), fs("row_state"),
-		fi("delivery_attempts"), fi("available_at"), fi("token"), fi("claim_until"), fi("seqno"),
-		fi("max_delivery_attempts"), fs("dead_reason")}}}},
-	SpecMarkProcessed: {"eObsMarkProcessed", []SpecField{fi("at"), fs("consumer"), fs("id"), fi("ttl"),
-		fb("duplicate"), fb("bug")}},
-	SpecSaveCheckpoint: {"eObsSaveCheckpoint", []SpecField{fi("at"), fs("actor"), fi("expect_version"), fs("payload"),
-		fi("version"), fs("err"), fb("bug")}},
-	SpecLoadCheckpoint: {"eObsLoadCheckpoint", []SpecField{fi("at"), fs("actor"), fi("version"), fs("err")}},
-	SpecWake:           {"eSpecWake", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
-	SpecRow: {"eSpecRow", []SpecField{fi("at"), {Name: "row", Kind: SpecTuple, Sub: []SpecField{
-		fs("mailbox"), fs("id"), fs("key"), fi("priority"), fs("payload"), fs("row_state"), fi("attempts"),
-		fi("max_attempts"), fi("available_at"), fi("token"), fi("lease_until"), fi("seqno")}}}},
-	SpecLeased:  {"eSpecLeased", []SpecField{fi("at"), fs("mailbox"), fs("id")}},
-	SpecHandled: {"eSpecHandled", []SpecField{fi("at"), fi("worker"), fs("id"), fi("token"), fs("action")}},
-	SpecPurged:  {"eSpecPurged", []SpecField{fi("at"), fs("id"), fi("horizon_end")}},
-	SpecRedriven: {"eSpecRedriven", []SpecField{fi("at"), fs("id"), fs("kind"), fs("mailbox"), fi("attempts"),
-		fs("dead_reason"), fs("reason")}},
-	SpecRedrivesListed: {"eSpecRedrivesListed", []SpecField{fi("at"), fs("id"), {Name: "redrives", Kind: SpecSeq,
-		Type: "seq[tRedriveRec]", Sub: []SpecField{fs("id"), fs("kind"), fs("mailbox"), fi("attempts"), fs("dead_reason"),
-			fs("reason"), fi("at")}}}},
-	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
-		fi("lease_for"), fs("msg_id"), fi("msg_attempts"), fi("msg_token"), fb("bug")}},
-	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
-		fs("outcome"), fi("retry_delay"), fs("action"), fi("attempt"), fb("bug")}},
-	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fi("at"), fi("worker")}},
-	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fi("at"), fi("worker"), fs("outcome")}},
-	SpecCrash:       {"eObsCrash", []SpecField{fi("at")}},
-	SpecWorkerWake:  {"eObsWake", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("id"), fs("profile"), fs("err")}},
-	SpecPollTick:    {"eObsPollTick", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("err")}},
-	SpecConsumerFetchBatch: {"eObsConsumerFetchBatch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
-		fi("size"), fi("lease_for"), {Name: "messages", Kind: SpecSeq, Type: "seq[tFetched]", Sub: []SpecField{fs("mailbox"),
-			fs("id"), fi("attempts"), fi("max_attempts"), fi("token")}}, fb("bug")}},
-	SpecConsumerHandleBatch: {"eObsConsumerHandleBatch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
-		{Name: "outcomes", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fs("")}}, fi("retry_delay"), fs("fault"),
-		{Name: "actions", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fs("")}}, fb("bug")}},
+	SpecMsgInserted:     {"eSpecMsgInserted", []SpecField{fInt("at"), fStr("mailbox"), fStr("id")}},
+	SpecOutboxEnqueued:  {"eSpecOutboxEnqueued", []SpecField{fInt("at"), fStr("id"), fStr("target")}},
+	SpecOutboxCompleted: {"eSpecOutboxCompleted", []SpecField{fInt("at"), fStr("id"), fStr("target")}},
+	SpecEffect:          {"eSpecEffect", []SpecField{fInt("at"), fStr("mailbox"), fStr("id")}},
+	SpecDeadLettered: {"eSpecDeadLettered", []SpecField{fInt("at"), fStr("mailbox"), fStr("id"), fInt("attempts"),
+		fInt("max_attempts"), fStr("reason")}},
+	SpecOutboxRow: {"eSpecOutboxRow", []SpecField{fInt("at"), {Name: "row", Kind: SpecTuple, Sub: []SpecField{
+		fStr("id"), fStr("target"), fStr("key"), fInt("priority"), fInt("max_attempts"), fStr("payload"), fStr("row_state"),
+		fInt("delivery_attempts"), fInt("available_at"), fInt("token"), fInt("claim_until"), fInt("seqno"),
+		fInt("max_delivery_attempts"), fStr("dead_reason")}}}},
+	SpecMarkProcessed: {"eObsMarkProcessed", []SpecField{fInt("at"), fStr("consumer"), fStr("id"), fInt("ttl"),
+		fBool("duplicate"), fBool("bug")}},
+	SpecSaveCheckpoint: {"eObsSaveCheckpoint", []SpecField{fInt("at"), fStr("actor"), fInt("expect_version"), fStr("payload"),
+		fInt("version"), fStr("err"), fBool("bug")}},
+	SpecLoadCheckpoint: {"eObsLoadCheckpoint", []SpecField{fInt("at"), fStr("actor"), fInt("version"), fStr("err")}},
+	SpecWake:           {"eSpecWake", []SpecField{fInt("at"), fStr("mailbox"), fStr("id")}},
+	SpecRow: {"eSpecRow", []SpecField{fInt("at"), {Name: "row", Kind: SpecTuple, Sub: []SpecField{
+		fStr("mailbox"), fStr("id"), fStr("key"), fInt("priority"), fStr("payload"), fStr("row_state"), fInt("attempts"),
+		fInt("max_attempts"), fInt("available_at"), fInt("token"), fInt("lease_until"), fInt("seqno")}}}},
+	SpecLeased:  {"eSpecLeased", []SpecField{fInt("at"), fStr("mailbox"), fStr("id")}},
+	SpecHandled: {"eSpecHandled", []SpecField{fInt("at"), fInt("worker"), fStr("id"), fInt("token"), fStr("action")}},
+	SpecPurged:  {"eSpecPurged", []SpecField{fInt("at"), fStr("id"), fInt("horizon_end")}},
+	SpecRedriven: {"eSpecRedriven", []SpecField{fInt("at"), fStr("id"), fStr("kind"), fStr("mailbox"), fInt("attempts"),
+		fStr("dead_reason"), fStr("reason")}},
+	SpecRedrivesListed: {"eSpecRedrivesListed", []SpecField{fInt("at"), fStr("id"), {Name: "redrives", Kind: SpecSeq,
+		Type: "seq[tRedriveRec]", Sub: []SpecField{fStr("id"), fStr("kind"), fStr("mailbox"), fInt("attempts"), fStr("dead_reason"),
+			fStr("reason"), fInt("at")}}}},
+	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
+		fInt("lease_for"), fStr("msg_id"), fInt("msg_attempts"), fInt("msg_token"), fBool("bug")}},
+	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
+		fStr("outcome"), fInt("retry_delay"), fStr("action"), fInt("attempt"), fBool("bug")}},
+	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fInt("at"), fInt("worker")}},
+	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fInt("at"), fInt("worker"), fStr("outcome")}},
+	SpecCrash:       {"eObsCrash", []SpecField{fInt("at")}},
+	SpecWorkerWake:  {"eObsWake", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("id"), fStr("profile"), fStr("err")}},
+	SpecPollTick:    {"eObsPollTick", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("err")}},
+	SpecConsumerFetchBatch: {"eObsConsumerFetchBatch", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
+		fInt("size"), fInt("lease_for"), {Name: "messages", Kind: SpecSeq, Type: "seq[tFetched]", Sub: []SpecField{fStr("mailbox"),
+			fStr("id"), fInt("attempts"), fInt("max_attempts"), fInt("token")}}, fBool("bug")}},
+	SpecConsumerHandleBatch: {"eObsConsumerHandleBatch", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
+		{Name: "outcomes", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fStr("")}}, fInt("retry_delay"), fStr("fault"),
+		{Name: "actions", Kind: SpecSeq, Type: "seq[string]", Sub: []SpecField{fStr("")}}, fBool("bug")}},
 }
 
 // SpecEvent is one spec event: its type and its payload's scalar values in field order (a tuple's
@@ -906,8 +907,8 @@ const PStreamMachine = "ObservedStream"
 // PStreamDriver is the P source of the streaming driver: a machine that reads spec events at
 // run time through the foreign functions StreamNext (the next line's kind, 0 at the end),
 // StreamInt, StreamStr and StreamBool (its i-th value, from 0), hands each to the project's spec
-// monitors, and a test case asserting StreamMonitors. The foreign functions are bridge's; what
-// they read is AppendSpecLine's output.
+// monitors, and a test case asserting StreamMonitors. The foreign functions are in
+// pstream/StreamReader.cs; what they read is AppendSpecLine's output.
 //
 // An event goes to the monitors through the foreign StreamAnnounce when StreamDirect said at the
 // start that it can (it dispatches as the runtime's announce does, to the same monitors in the
@@ -916,6 +917,8 @@ const PStreamMachine = "ObservedStream"
 // so P checks each payload against its event's declaration either way.
 func PStreamDriver() string {
 	var b strings.Builder
+	// The header names the driver where it was first written (package observe): the text is a
+	// source of the streaming project, so changing it would change every compile cache key.
 	b.WriteString("// Generated by pconform (observe.PStreamDriver): hands the spec events it reads at run time to the monitors.\n")
 	b.WriteString("fun StreamNext(): int;\nfun StreamInt(i: int): int;\nfun StreamStr(i: int): string;\nfun StreamBool(i: int): bool;\n")
 	b.WriteString("fun StreamDirect(): bool;\nfun StreamAnnounce(e: event, payload: any);\n\n")
@@ -1025,8 +1028,8 @@ const PStreamErrorPrefix = "pconform stream"
 // SpecStep is ev, an event of a log, as the trace step SpecDeriver takes: its time in seconds
 // since traces.Epoch, its tokens as numbers (a numeric token as itself, another as a hash; no
 // monitor the P oracle asserts compares tokens, so no binding is kept).
-func SpecStep(ev *Event) traces.Step {
-	return step(ev, ticksAt(ev.At), func(_ traces.TokenSpace, tok string) int { return specToken(tok) })
+func SpecStep(ev *observe.Event) traces.Step {
+	return observe.StepAt(ev, func(_ traces.TokenSpace, tok string) int { return specToken(tok) })
 }
 
 // specToken is a token as a number: a numeric token as itself, another as a hash, 0 for none.

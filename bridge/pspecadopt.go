@@ -1,9 +1,10 @@
-package observe
+package bridge
 
 import (
 	"fmt"
 
 	"github.com/pconform/pconform/actordelivery/record"
+	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -28,23 +29,23 @@ const maxAdoptedVersion = 256
 // message the snapshot does not hold (its completion is raised only after the history inserts
 // the message). Errors: a row whose times fall before the trace epoch, or that holds a token
 // without an until.
-func (d *SpecDeriver) Adopt(ev *Event, out []SpecEvent) ([]SpecEvent, error) {
+func (d *SpecDeriver) Adopt(ev *observe.Event, out []SpecEvent) ([]SpecEvent, error) {
 	d.evs = out
 	err := d.adopt(ev)
 	out, d.evs = d.evs, nil
 	return out, err
 }
 
-func (d *SpecDeriver) adopt(ev *Event) error {
+func (d *SpecDeriver) adopt(ev *observe.Event) error {
 	r := ev.Row
 	if r == nil || r.Table == record.SnapEnd {
 		return nil
 	}
-	row, err := startRow(r)
+	row, err := observe.StartRow(r)
 	if err != nil {
 		return fmt.Errorf("snapshot line %d: %w", ev.Line, err)
 	}
-	at := ticksAt(ev.At)
+	at := observe.Ticks(ev.At)
 	switch r.Table {
 	case record.SnapMessage, record.SnapDeadLetter:
 		d.seq++
