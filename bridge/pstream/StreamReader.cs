@@ -1,6 +1,6 @@
-// The foreign functions of the streaming P oracle's driver (observe.PStreamDriver), embedded and
+// The foreign functions of the streaming P oracle's driver (bridge.PStreamDriver), embedded and
 // written beside it by bridge.CompileStream. They read spec events from standard input, one line
-// each as observe.AppendSpecLine writes them: the kind (from 1, 0 or the end of input ends the
+// each as bridge.AppendSpecLine writes them: the kind (from 1, 0 or the end of input ends the
 // stream), a tag, then the values, tab-separated.
 //
 // At exit the process writes to the file PCONFORM_PSTREAM_STATE names how many lines it read and

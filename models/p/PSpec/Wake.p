@@ -5,7 +5,7 @@
 // A wake follows the commit that caused it: a wake of a mailbox for message id comes only after a
 // committed step inserted id into that mailbox (an enqueue, a delivery or a redrive), never before
 // it, and never for an insert that rolled back. The model's store announces its wakes after each
-// request; an observed history's wakes are the consumers' recorded ones (observe.PDriver).
+// request; an observed history's wakes are the consumers' recorded ones (bridge.PDriver).
 spec WakeFollowsCommit observes eSpecMsgInserted, eSpecWake {
   var committed: map[string, string]; // message id -> the mailbox a committed step inserted it into
 
@@ -25,8 +25,8 @@ spec WakeFollowsCommit observes eSpecMsgInserted, eSpecWake {
 // message of a mailbox (a wake whose result states no err), its next poll tick there comes only
 // after a fetch of it from that mailbox (single or batch). A crash forgets every wake (the restarted process's
 // workers are new). The model's consumers neither wait nor tick, so only an observed history,
-// whose wakes, fetches and ticks are the consumers' recorded ones (observe.PDriver and
-// observe.SpecDeriver), gives this monitor events.
+// whose wakes, fetches and ticks are the consumers' recorded ones (bridge.PDriver and
+// bridge.SpecDeriver), gives this monitor events.
 spec WokenWorkerFetchesBeforeTick observes eObsWake, eObsConsumerFetch, eObsConsumerFetchBatch, eObsPollTick, eObsCrash {
   var owed: map[int, set[string]]; // worker -> the mailboxes it was woken for and has not fetched from since
 
