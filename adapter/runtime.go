@@ -183,6 +183,10 @@ func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args)
 		if !w.held[a.Worker] {
 			return replay.Observation{Action: traces.ActionIdle}, nil
 		}
+		if a.Fault == traces.FaultCommitFails {
+			return replay.Observation{}, fmt.Errorf("%w: %q with fault %q: a runtime's consumer takes no injected fault",
+				replay.ErrUnsupported, op, a.Fault)
+		}
 		delete(w.held, a.Worker)
 		o, err := c.Handle(ctx, at, a)
 		return o, wrapStep(op, err)

@@ -33,6 +33,10 @@ func TestFailedHandleCommitChecksClean(t *testing.T) {
 		{"batch/leaseless/effects", actordelivery.PathLeaseless, 4, "ok", "consumer_handle_batch"},
 		{"batch/leased/handler", actordelivery.PathLeased, 4, "fail", "consumer_handle_batch"},
 		{"batch/leaseless/handler", actordelivery.PathLeaseless, 4, "fail", "consumer_handle_batch"},
+		{"single/leased/effects", actordelivery.PathLeased, 1, "ok", "consumer_handle"},
+		{"single/leaseless/effects", actordelivery.PathLeaseless, 1, "ok", "consumer_handle"},
+		{"single/leased/handler", actordelivery.PathLeased, 1, "fail", "consumer_handle"},
+		{"single/leaseless/handler", actordelivery.PathLeaseless, 1, "fail", "consumer_handle"},
 	}
 	forBackends(t, func(t *testing.T, open func(actordelivery.Options) (*actordelivery.Store, error)) {
 		for _, tc := range cases {

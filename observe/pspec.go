@@ -129,7 +129,7 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
 		fi("lease_for"), fs("msg_id"), fi("msg_attempts"), fi("msg_token"), fb("bug")}},
 	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fi("at"), fi("worker"), fs("mailbox"), fs("profile"),
-		fs("outcome"), fi("retry_delay"), fs("action"), fi("attempt"), fb("bug")}},
+		fs("outcome"), fi("retry_delay"), fs("fault"), fs("action"), fi("attempt"), fb("bug")}},
 	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fi("at"), fi("worker")}},
 	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fi("at"), fi("worker"), fs("outcome")}},
 	SpecCrash:       {"eObsCrash", []SpecField{fi("at")}},
@@ -437,12 +437,15 @@ func (d *SpecDeriver) step(st traces.Step) {
 		}
 		d.peeked(at, r.Message)
 	case traces.OpConsumerHandle:
-		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, string(r.Action), r.Attempt, false)
+		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, a.Fault, string(r.Action), r.Attempt, false)
 		f, ok := d.fetched[a.Worker]
 		if !ok {
 			break
 		}
 		delete(d.fetched, a.Worker)
+		if r.Action == traces.ActionCommitFailed {
+			break // it changed nothing, as a batch handle whose commit failed (handleBatch)
+		}
 		d.add(SpecHandled, at, a.Worker, f.id, f.token, string(r.Action))
 		d.handled(st, f)
 	case traces.OpAck, traces.OpAckByID:

@@ -288,6 +288,9 @@ func checkRecordedReplay(t *testing.T, tr *traces.Trace, path string, commitLog 
 //     without one it is one event of its op, as a consumer_fetch_batch and a
 //     consumer_handle_batch are (one whose commit failed as a read event, each handler's outcome
 //     ok or fail: the retry policy's decision was never made). A batch of one is its single op;
+//   - a consumer_handle with fault commit_fails is one consumer_handle event, recorded as a read
+//     after the failure: fault commit_fails, action commit_failed, the handler's outcome ok or
+//     fail (its retry policy's decision was never committed);
 //   - every other step is one event of its own op, time, arguments and result.
 //
 // An event and the step it stands for are compared with their tokens matched (tm), and without
@@ -362,6 +365,12 @@ func checkStepEvents(step traces.Step, got []traces.Step, tm *tokenMatch) string
 				want.Args.Outcomes[k] = traces.OutcomeFail
 			}
 		}
+	}
+	if want.Op == traces.OpConsumerHandle && want.Args.Fault == traces.FaultCommitFails &&
+		want.Args.Outcome == traces.OutcomeFailNoRetry && ev.Args.Outcome == traces.OutcomeFail {
+		// A handle whose commit failed never committed the retry policy's decision: as in a
+		// batch, the event says fail.
+		want.Args.Outcome = traces.OutcomeFail
 	}
 	if want.Op != ev.Op || want.At != ev.At {
 		return fmt.Sprintf("want a %s event at t=%d, got %s at t=%d", want.Op, want.At, ev.Op, ev.At)
@@ -440,6 +449,9 @@ func normalizeEvent(s traces.Step) traces.Step {
 	case traces.OpConsumerHandle:
 		if s.Result.Action != traces.ActionRetried {
 			s.Args.RetryDelay = 0
+		}
+		if s.Args.Fault == traces.FaultNone {
+			s.Args.Fault = "" // optional: absent is none
 		}
 	case traces.OpConsumerHandleBatch:
 		if !slices.Contains(s.Result.Actions, traces.ActionRetried) {

@@ -315,8 +315,8 @@ machine Store {
       res = Handle(r.worker, r.profile, r.outcome, r.retry_delay);
       announce eObsConsumerHandle, (at = now, worker = r.worker, mailbox = r.mailbox,
                                     profile = ConsumerPath(r.profile), outcome = r.outcome,
-                                    retry_delay = r.retry_delay, action = res.action, attempt = res.attempt,
-                                    bug = res.bug);
+                                    retry_delay = r.retry_delay, fault = "", action = res.action,
+                                    attempt = res.attempt, bug = res.bug);
       // After the observation (a monitor that fails here ends the trace after this step) and
       // before the state changes are announced, so a monitor still sees the rows as they were.
       if (f.id != "") {
