@@ -55,6 +55,18 @@ func TestFailedHandleCommitChecksClean(t *testing.T) {
 				if sum.Events < 6 {
 					t.Fatalf("only %d events checked:\n%s", sum.Events, log)
 				}
+				if testing.Short() {
+					return
+				}
+				// The P oracle (check --p) too: its monitors must see the failed handle release
+				// the worker's fetch.
+				spec, f, err := checkLogP(t, log)
+				if err != nil || f != nil {
+					t.Fatalf("the P oracle on a log whose handle did not commit: finding %v, err %v\nthe log:\n%s", f, err, log)
+				}
+				if spec == 0 {
+					t.Fatalf("the P oracle was sent no spec event")
+				}
 			})
 		}
 	})
