@@ -434,7 +434,31 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 			attrMailbox(c.mailbox), attrMessageID(m.ID), slog.String(logKeyPath, c.path.String()))
 		return Outcome{Action: ActionLeaseLost}, nil
 	default:
+		c.recordFailedHandle(ctx, "ok")
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: handle %q: %w", c.mailbox, m.ID, err)
+	}
+}
+
+// recordFailedHandle records, when the store records, a single handle whose transaction did not
+// commit: one consumer_handle read step with fault commit_fails and action commit_failed, its
+// outcome what the handler returned ("ok" or "fail": the retry policy's decision was never
+// committed). As recordFailedBatch does, and for the same reason: the handle changed nothing,
+// but the worker no longer holds its fetch, and without the step its next fetch would read as a
+// fetch while it still held one. It is recorded in a transaction of its own, after the failure,
+// under a context that is not cancelled with ctx.
+func (c *Consumer) recordFailedHandle(ctx context.Context, outcome string) {
+	if c.st.rec == nil {
+		return
+	}
+	a := c.stepArgs()
+	a.Outcome, a.Fault = outcome, "commit_fails"
+	err := c.st.ExecTx(context.WithoutCancel(ctx), false, func(ctx context.Context) error {
+		recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionCommitFailed})
+		return nil
+	})
+	if err != nil {
+		c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: recording a handle that did not commit",
+			attrMailbox(c.mailbox), attrError(err))
 	}
 }
 
@@ -506,6 +530,7 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 		out.Action = ActionLeaseLost
 		return out, nil
 	default:
+		c.recordFailedHandle(ctx, "fail")
 		return Outcome{}, fmt.Errorf("actordelivery: consumer %q: after handler error on %q (attempt %d): %w", c.mailbox, m.ID, eff, err)
 	}
 }

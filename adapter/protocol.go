@@ -179,6 +179,11 @@ func (w *protocol) handle(ctx context.Context, at int64, a replay.Args) (replay.
 		return replay.Observation{Action: traces.ActionIdle}, nil
 	}
 	delete(w.fetched, a.Worker)
+	if a.Fault == traces.FaultCommitFails {
+		// The handle's transaction fails: none of its operations commits, and the worker no
+		// longer holds what it fetched.
+		return replay.Observation{Action: traces.ActionCommitFailed}, nil
+	}
 	done := func(o replay.Observation, err error) bool { return err == nil && o.Err == "" }
 	if a.Outcome == traces.OutcomeOK {
 		var o replay.Observation

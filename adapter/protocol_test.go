@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"testing"
 
 	"github.com/pconform/pconform/adapter"
@@ -64,5 +65,28 @@ func TestReferenceSteps(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReferenceStepsFailedCommit replays replay's hand trace of single handles whose commit
+// fails, both paths, both outcomes, against the store with WithProtocol's reference steps: a
+// failed handle changes nothing and drops the worker's delivery, and the fetches after it find
+// each message where its fetch left it.
+func TestReferenceStepsFailedCommit(t *testing.T) {
+	tr, err := traces.ReadFile(filepath.Join("..", "replay", "testdata", "handle-commit-fails.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := targets.NewOn(targets.Store, targets.StoreDB{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	v, err := replay.Run(context.Background(), tr, adapter.WithProtocol(storeLevel{st}, profile.Profile{}), replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Outcome != replay.Match {
+		t.Fatalf("%s", v)
 	}
 }

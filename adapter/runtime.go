@@ -30,7 +30,9 @@ type Consumer interface {
 	// declines otherwise. It reports the Action and, for a failure, the effective Attempt handed
 	// to the retry decision. Handle is called only for a worker whose last Fetch got a message
 	// and that has not handled it since (nor crashed): the kit reports any other handle idle
-	// (traces.ActionIdle) itself.
+	// (traces.ActionIdle) itself. Nor is it called for a handle whose commit fails (fault
+	// commit_fails): that changes nothing, so the kit reports commit_failed itself and the
+	// worker's delivery is dropped, as when it fetches again.
 	Handle(ctx context.Context, at int64, a replay.Args) (replay.Observation, error)
 	// Crash forgets every fetched, unhandled delivery: the process died. The kit reopens the
 	// store right after.
@@ -184,6 +186,12 @@ func (w *runtime) Do(ctx context.Context, op traces.Op, at int64, a replay.Args)
 			return replay.Observation{Action: traces.ActionIdle}, nil
 		}
 		delete(w.held, a.Worker)
+		if a.Fault == traces.FaultCommitFails {
+			// A handle whose commit fails changes nothing, so the consumer's Handle is not run:
+			// the worker drops its delivery, as a worker that fetches again does, and the steps
+			// after this one show whether the store kept the message where its fetch left it.
+			return replay.Observation{Action: traces.ActionCommitFailed}, nil
+		}
 		o, err := c.Handle(ctx, at, a)
 		return o, wrapStep(op, err)
 	case op == traces.OpWorkerDrain && c != nil:

@@ -186,3 +186,26 @@ func TestFaultBesideAnotherError(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeFailedCommit: a handle whose commit fails is not the store's consumer's to run (it
+// changes nothing): the kit answers commit_failed, and the worker holds nothing after it.
+func TestRuntimeFailedCommit(t *testing.T) {
+	ctx := context.Background()
+	c := &ownConsumer{}
+	tg := adapter.WithRuntime(model(), profile.Profile{}, adapter.Runtime{Consumer: c})
+	fetch := replay.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, LeaseFor: 2}
+	if _, err := tg.Do(ctx, traces.OpConsumerFetch, 0, fetch); err != nil {
+		t.Fatal(err)
+	}
+	handle := replay.Args{Worker: 1, Mailbox: "inbox", Profile: traces.ProfileLeased, Outcome: traces.OutcomeOK, Fault: traces.FaultCommitFails}
+	if o, err := tg.Do(ctx, traces.OpConsumerHandle, 0, handle); err != nil || o.Action != traces.ActionCommitFailed {
+		t.Fatalf("the failed handle = %+v, %v; want commit_failed", o, err)
+	}
+	handle.Fault = ""
+	if o, err := tg.Do(ctx, traces.OpConsumerHandle, 0, handle); err != nil || o.Action != traces.ActionIdle {
+		t.Fatalf("the handle after it = %+v, %v; want idle (the worker holds nothing)", o, err)
+	}
+	if len(c.calls) != 1 || c.calls[0] != traces.OpConsumerFetch {
+		t.Errorf("the store's consumer was asked %v, want only the fetch", c.calls)
+	}
+}

@@ -130,7 +130,7 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
 		fInt("lease_for"), fStr("msg_id"), fInt("msg_attempts"), fInt("msg_token"), fBool("bug")}},
 	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
-		fStr("outcome"), fInt("retry_delay"), fStr("action"), fInt("attempt"), fBool("bug")}},
+		fStr("outcome"), fInt("retry_delay"), fStr("fault"), fStr("action"), fInt("attempt"), fBool("bug")}},
 	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fInt("at"), fInt("worker")}},
 	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fInt("at"), fInt("worker"), fStr("outcome")}},
 	SpecCrash:       {"eObsCrash", []SpecField{fInt("at")}},
@@ -438,12 +438,15 @@ func (d *SpecDeriver) step(st traces.Step) {
 		}
 		d.peeked(at, r.Message)
 	case traces.OpConsumerHandle:
-		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, string(r.Action), r.Attempt, false)
+		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, a.Fault, string(r.Action), r.Attempt, false)
 		f, ok := d.fetched[a.Worker]
 		if !ok {
 			break
 		}
 		delete(d.fetched, a.Worker)
+		if r.Action == traces.ActionCommitFailed {
+			break // it changed nothing, as a batch handle whose commit failed (handleBatch)
+		}
 		d.add(SpecHandled, at, a.Worker, f.id, f.token, string(r.Action))
 		d.handled(st, f)
 	case traces.OpAck, traces.OpAckByID:

@@ -39,7 +39,9 @@ func (s *State) consumerFetch(a *traces.Args, now int64) (traces.Result, error) 
 // handler itself ran before, outside any transaction; nothing of it is visible until this commit). Every store
 // operation the handle runs either all commit or none does; a failed fenced operation (an ack or
 // nack whose token no longer matches, an ack_by_id, nack_by_id or dead_letter of a row that is no
-// longer ready) rolls the whole handle back and reports action lease_lost.
+// longer ready) rolls the whole handle back and reports action lease_lost. Fault commit_fails:
+// the transaction fails to commit, nothing changes and the action is commit_failed. A worker that
+// holds nothing is idle, whatever the fault.
 func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error) {
 	d, ok := s.inflight[a.Worker]
 	if !ok {
@@ -55,6 +57,12 @@ func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error)
 			a.Worker, d.id, profileOf(d.leaseless), a.Profile)
 	}
 	delete(s.inflight, a.Worker)
+	if a.Fault == traces.FaultCommitFails {
+		// The transaction fails to commit: nothing changes and no retry decision is made, but
+		// the worker no longer holds its fetch, as after a crash. Leased, the message stays
+		// under its lease until it runs out; leaseless, it is unchanged for the next peek.
+		return traces.Result{Action: traces.ActionCommitFailed}, nil
+	}
 	return s.handleDelivery(d, a.Outcome, a.RetryDelay, now), nil
 }
 

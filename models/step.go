@@ -258,7 +258,8 @@ func validate(op traces.Op, a *traces.Args) error {
 		return errors.Join(nonEmpty("mailbox", a.Mailbox),
 			oneOf("profile", a.Profile, traces.ProfileLeased, traces.ProfileLeaseless),
 			oneOf("outcome", a.Outcome, traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry),
-			nonNegative("retry_delay", a.RetryDelay))
+			nonNegative("retry_delay", a.RetryDelay),
+			oneOf("fault", a.Fault, "", traces.FaultNone, traces.FaultCommitFails))
 	case traces.OpWake:
 		return errors.Join(nonEmpty("mailbox", a.Mailbox), nonEmpty("id", a.ID),
 			oneOf("profile", a.Profile, traces.WakeLocal, traces.WakeNotify))

@@ -33,6 +33,10 @@ func TestFailedHandleCommitChecksClean(t *testing.T) {
 		{"batch/leaseless/effects", actordelivery.PathLeaseless, 4, "ok", "consumer_handle_batch"},
 		{"batch/leased/handler", actordelivery.PathLeased, 4, "fail", "consumer_handle_batch"},
 		{"batch/leaseless/handler", actordelivery.PathLeaseless, 4, "fail", "consumer_handle_batch"},
+		{"single/leased/effects", actordelivery.PathLeased, 1, "ok", "consumer_handle"},
+		{"single/leaseless/effects", actordelivery.PathLeaseless, 1, "ok", "consumer_handle"},
+		{"single/leased/handler", actordelivery.PathLeased, 1, "fail", "consumer_handle"},
+		{"single/leaseless/handler", actordelivery.PathLeaseless, 1, "fail", "consumer_handle"},
 	}
 	forBackends(t, func(t *testing.T, open func(actordelivery.Options) (*actordelivery.Store, error)) {
 		for _, tc := range cases {
@@ -50,6 +54,18 @@ func TestFailedHandleCommitChecksClean(t *testing.T) {
 				}
 				if sum.Events < 6 {
 					t.Fatalf("only %d events checked:\n%s", sum.Events, log)
+				}
+				if testing.Short() {
+					return
+				}
+				// The P oracle (check --p) too: its monitors must see the failed handle release
+				// the worker's fetch.
+				spec, f, err := checkLogP(t, log)
+				if err != nil || f != nil {
+					t.Fatalf("the P oracle on a log whose handle did not commit: finding %v, err %v\nthe log:\n%s", f, err, log)
+				}
+				if spec == 0 {
+					t.Fatalf("the P oracle was sent no spec event")
 				}
 			})
 		}

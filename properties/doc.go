@@ -16,7 +16,8 @@
 //
 //   - Commands. Every command is one trace step (traces.Step): every store operation, consumer
 //     fetch and handle (leased and leaseless; ok, fail, and fail_no_retry: a failure the retry
-//     policy declines), publisher delivery (fold and split,
+//     policy declines; now and then a handle whose commit fails, where the target runs the real
+//     Consumer.Handle, as its batch handles show), publisher delivery (fold and split,
 //     faults none, commit_fails, crash_between), clock advances and crashes, purges (whose freed
 //     ids the enqueues reuse), redrives (mostly of a dead letter, else of any id: not_found),
 //     processed-message marks of a few consumers and ids, and checkpoint saves (mostly with the

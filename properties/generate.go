@@ -420,6 +420,12 @@ func (set *setup) generate(w *world, r *rand.Rand) *cmd {
 		if a.Outcome == traces.OutcomeFail {
 			a.RetryDelay = pick(r, []int64{0, 0, 1, 2})
 		}
+		// A failed commit, as for a batch handle, where the target runs the real Consumer.Handle
+		// (its mix has batch handles: targetMix drops them for a variant that replaces Handle).
+		// The fault is left absent otherwise, as committed traces have it.
+		if _, held := v.w.held[wk.id]; held && set.mix[traces.OpConsumerHandleBatch] > 0 && chance(r, 0.1) {
+			a.Fault = traces.FaultCommitFails
+		}
 	case traces.OpConsumerFetchBatch:
 		wk := pick(r, v.idle())
 		if busy := v.fetchers(); len(busy) > 0 && chance(r, 0.7) {

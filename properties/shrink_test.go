@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 
@@ -131,5 +132,51 @@ func TestWorldLegal(t *testing.T) {
 	w = step(w, &cmd{serial: 7, op: traces.OpAck, tok: 5, args: traces.Args{ID: "m2"}})
 	if w.last.Err != "" {
 		t.Errorf("the issued token did not match: %+v", w.last)
+	}
+}
+
+// TestFailedHandlesDrawn draws long sequences from the default setup and counts the single
+// handles whose commit fails: the generator must draw them (where the target runs the real
+// Consumer.Handle, as its batch handles show), each of a worker that holds a fetch, and none
+// when the mix has no batch handle (a variant that replaces Handle).
+func TestFailedHandlesDrawn(t *testing.T) {
+	count := func(mix Mix) (failed, handles int) {
+		set := newSetup(mix, nil)
+		r := rand.New(rand.NewSource(1))
+		for range 50 {
+			w := newWorld(set)
+			for range 40 {
+				c := set.generate(w, r)
+				if why := w.legal(c); why != "" {
+					continue
+				}
+				if c.op == traces.OpConsumerHandle {
+					handles++
+					if c.args.Fault == traces.FaultCommitFails {
+						if _, held := w.held[c.args.Worker]; !held {
+							t.Fatalf("a failed commit drawn for worker %d, which holds no fetch", c.args.Worker)
+						}
+						failed++
+					}
+				}
+				n, err := w.apply(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w = n
+			}
+		}
+		return failed, handles
+	}
+	failed, handles := count(DefaultMix())
+	if failed == 0 {
+		t.Errorf("default mix: no failed commit among %d single handles", handles)
+	}
+	t.Logf("default mix: %d failed commits among %d single handles", failed, handles)
+	mix := DefaultMix()
+	delete(mix, traces.OpConsumerHandleBatch)
+	delete(mix, traces.OpConsumerFetchBatch)
+	if failed, handles := count(mix); failed != 0 || handles == 0 {
+		t.Errorf("a mix without batch handles: %d failed commits among %d single handles, want none", failed, handles)
 	}
 }

@@ -326,9 +326,13 @@ func (g *gen) step(op Op, at int64) Step {
 		if g.maybe(0.5) {
 			a.RetryDelay = int64(g.small(0, 10))
 		}
-		if a.Outcome == OutcomeOK {
+		a.Fault = g.pick("", FaultNone, FaultCommitFails)
+		switch {
+		case a.Fault == FaultCommitFails:
+			res.Action = g.pick(ActionCommitFailed, ActionIdle)
+		case a.Outcome == OutcomeOK:
 			res.Action = g.pick(ActionAcked, ActionLeaseLost, ActionIdle)
-		} else {
+		default:
 			res.Action = g.pick(ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle)
 			if res.Action != ActionIdle {
 				res.Attempt = g.small(0, 5)

@@ -137,7 +137,6 @@ func (s TokenSpace) String() string {
 var (
 	consumerProfiles = []string{ProfileLeased, ProfileLeaseless}
 	handleOutcomes   = []string{OutcomeOK, OutcomeFail, OutcomeFailNoRetry}
-	handleActions    = []string{ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle}
 )
 
 // Spec is the table of every operation's fields. The JSON Schema in schema/ and docs/trace-format.md
@@ -171,8 +170,11 @@ var Spec = map[Op]OpSpec{
 		Values: map[string][]string{"profile": consumerProfiles},
 	},
 	OpConsumerHandle: {
-		Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"action", "attempt"}, Protocol: true,
-		Values: map[string][]string{"profile": consumerProfiles, "outcome": handleOutcomes, "action": handleActions},
+		Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay", "fault"}, Results: []string{"action", "attempt"}, Protocol: true,
+		Values: map[string][]string{
+			"profile": consumerProfiles, "outcome": handleOutcomes, "fault": {FaultNone, FaultCommitFails},
+			"action": {ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle, ActionCommitFailed},
+		},
 	},
 	OpPublisherDeliver: {
 		Args: []string{"publisher", "id", "token", "profile", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"action", "duplicate"}, Protocol: true, Tokens: ClaimTokens,

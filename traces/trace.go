@@ -132,7 +132,8 @@ type Args struct {
 	// (publisher_deliver).
 	RetryDelay int64 `json:"retry_delay,omitempty"`
 	// Fault is injected into publisher_deliver: "none", "commit_fails", "crash_between" or
-	// "undeliverable".
+	// "undeliverable"; into the batch steps and (optionally, absent meaning "none")
+	// consumer_handle: "none" or "commit_fails".
 	Fault string `json:"fault,omitempty"`
 	// OlderThan is purge's age: rows final at or before now - older_than are removed.
 	OlderThan int64 `json:"older_than,omitempty"`
@@ -171,7 +172,8 @@ type Result struct {
 	// Claimed lists the rows an outbox_claim returned, in claim order.
 	Claimed []Claimed `json:"claimed,omitempty"`
 	// Action is what a consumer_handle or publisher_deliver did:
-	// consumer_handle: "acked", "retried", "dead_lettered", "lease_lost", "idle" (the worker had nothing);
+	// consumer_handle: "acked", "retried", "dead_lettered", "lease_lost", "idle" (the worker had nothing),
+	// "commit_failed" (fault commit_fails: nothing changed);
 	// publisher_deliver: "delivered", "claim_lost", "commit_failed", "crashed", "dead_lettered".
 	Action string `json:"action,omitempty"`
 	// Attempt is the effective attempt a consumer_handle handed to its retry decision (0 on success).

@@ -332,6 +332,9 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "outcome":
 		return oneOf(c, p, a.Outcome, pl.outcomes...)
 	case "fault":
+		if s.Op == OpConsumerHandle && a.Fault == "" {
+			return nil // absent: none
+		}
 		return oneOf(c, p, a.Fault, pl.faults...)
 	case "priority":
 		return nil // any integer
@@ -407,6 +410,9 @@ func (v *validator) result(c errCtx, i int, s *Step, pl *stepPlan, name, p strin
 		}
 		if r.Attempt != 0 && r.Action == ActionIdle {
 			return c.errf(p, "must be 0 for an idle worker, got %d", r.Attempt)
+		}
+		if r.Attempt != 0 && r.Action == ActionCommitFailed {
+			return c.errf(p, "must be 0 for a handle whose commit failed (no retry decision was committed), got %d", r.Attempt)
 		}
 		return nil
 	case "version":
@@ -643,6 +649,13 @@ func (v *validator) action(c errCtx, s *Step, pl *stepPlan) error {
 		}
 		if v.variant {
 			return nil
+		}
+		failed := s.Args.Fault == FaultCommitFails
+		switch {
+		case failed && r.Action != ActionCommitFailed && r.Action != ActionIdle:
+			return c.errf("result.action", "a handle whose commit fails changes nothing: it ends %q (or %q for a worker that holds nothing), got %q", ActionCommitFailed, ActionIdle, r.Action)
+		case !failed && r.Action == ActionCommitFailed:
+			return c.errf("result.action", "only a handle whose commit fails (fault %q) ends %q", FaultCommitFails, r.Action)
 		}
 		if s.Args.Outcome == OutcomeOK && (r.Action == ActionRetried || r.Action == ActionDeadLettered) {
 			return c.errf("result.action", "a handler that succeeded cannot end %q", r.Action)

@@ -93,7 +93,19 @@ func TestValidate(t *testing.T) {
 		{"handle with a publisher profile", func(t *Trace) { t.Steps[6].Args.Profile = ProfileSplit },
 			`traces: step 6 (consumer_handle): args.profile: must be one of "leased", "leaseless"; got "split"`},
 		{"action missing in memory", func(t *Trace) { t.Steps[6].Result.Action = "" },
-			`traces: step 6 (consumer_handle): result.action: must be one of "acked", "retried", "dead_lettered", "lease_lost", "idle"; got ""`},
+			`traces: step 6 (consumer_handle): result.action: must be one of "acked", "retried", "dead_lettered", "lease_lost", "idle", "commit_failed"; got ""`},
+		{"commit failed without the fault", func(t *Trace) { t.Steps[6].Result.Action = ActionCommitFailed },
+			`traces: step 6 (consumer_handle): result.action: only a handle whose commit fails (fault "commit_fails") ends "commit_failed"`},
+		{"commit fails but acked", func(t *Trace) {
+			t.Steps[6].Args.Fault, t.Steps[6].Result.Action = FaultCommitFails, ActionAcked
+		},
+			`traces: step 6 (consumer_handle): result.action: a handle whose commit fails changes nothing: it ends "commit_failed" (or "idle" for a worker that holds nothing), got "acked"`},
+		{"handle fault unknown", func(t *Trace) { t.Steps[6].Args.Fault = FaultCrashBetween },
+			`traces: step 6 (consumer_handle): args.fault: must be one of "none", "commit_fails"; got "crash_between"`},
+		{"commit failed with an attempt", func(t *Trace) {
+			t.Steps[6].Args.Outcome, t.Steps[6].Args.Fault = OutcomeFail, FaultCommitFails
+			t.Steps[6].Result = Result{Action: ActionCommitFailed, Attempt: 1}
+		}, `traces: step 6 (consumer_handle): result.attempt: must be 0 for a handle whose commit failed (no retry decision was committed), got 1`},
 		{"attempt on success", func(t *Trace) { t.Steps[6].Result = Result{Action: ActionAcked, Attempt: 1} },
 			`traces: step 6 (consumer_handle): result.attempt: must be 0 when the handler succeeded (no retry decision was made), got 1`},
 		{"attempt while idle", func(t *Trace) {

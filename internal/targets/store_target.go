@@ -601,7 +601,10 @@ func (t *StoreTarget) fetchCopy(ctx context.Context, a replay.Args) (*actordeliv
 }
 
 // handle runs the real consumer's Handle (or the variant's replacement) on the worker's fetched
-// delivery; a worker holding none is idle.
+// delivery; a worker holding none is idle. Fault commit_fails fails the handle's transaction the
+// way a service meets it, by ending the handle's context: a successful handler's Effects end it
+// as the last work of the transaction, a failing handler before the transaction begins (and so
+// does every handler of a broken consumer, which may hold its Effects back).
 func (t *StoreTarget) handle(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	d := t.fetched[a.Worker]
 	if d == nil {
@@ -609,21 +612,58 @@ func (t *StoreTarget) handle(ctx context.Context, a replay.Args) (replay.Observa
 	}
 	delete(t.fetched, a.Worker)
 	h := t.handler(a.Outcome)
+	failCommit := a.Fault == traces.FaultCommitFails
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if failCommit {
+		h = failingCommit(h, cancel, t.cfg.handle != nil)
+	}
 	var out actordelivery.Outcome
 	var err error
 	if t.cfg.handle != nil {
 		consumer := func(h actordelivery.Handler) (*actordelivery.Consumer, error) { return t.consumer(a, h) }
-		out, err = t.cfg.handle(ctx, t.st, consumer, h, retryPolicy(a), d)
+		out, err = t.cfg.handle(hctx, t.st, consumer, h, retryPolicy(a), d)
 	} else {
 		var c *actordelivery.Consumer
 		if c, err = t.consumer(a, h); err == nil {
-			out, err = c.Handle(ctx, d)
+			out, err = c.Handle(hctx, d)
 		}
 	}
-	if err != nil {
+	switch {
+	case failCommit && err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil:
+		return replay.Observation{Action: traces.ActionCommitFailed}, nil
+	case err != nil:
 		return replay.Observation{}, err
+	case failCommit && out.Action == actordelivery.ActionLeaseLost:
+		// The acknowledgement's fence failed, so the Effects never ran to end the transaction.
+		// But it rolled back and wrote nothing: a commit that failed would have left the store
+		// exactly as it is, and the handle reports what a failed commit reports.
+		return replay.Observation{Action: traces.ActionCommitFailed}, nil
+	case failCommit:
+		return replay.Observation{}, fmt.Errorf("targets: %q with fault %q: the handle committed %q although its context ended",
+			traces.OpConsumerHandle, a.Fault, out.Action)
 	}
 	return replay.Observation{Action: out.Action, Attempt: out.Attempt}, nil
+}
+
+// failingCommit wraps h so that the handle it runs in does not commit: cancel ends the handle's
+// context after a successful handler's Effects ran (the last work of its transaction), or, for a
+// failing handler and whenever early is set, before the handler returns.
+func failingCommit(h actordelivery.Handler, cancel context.CancelFunc, early bool) actordelivery.Handler {
+	return func(ctx context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
+		effects, err := h(ctx, m)
+		if err != nil || effects == nil || early {
+			cancel()
+			return effects, err
+		}
+		return func(ctx context.Context) error {
+			if err := effects(ctx); err != nil {
+				return err
+			}
+			cancel()
+			return nil
+		}, nil
+	}
 }
 
 func publishMode(profile string) (actordelivery.PublishMode, error) {

@@ -2,7 +2,8 @@
  * ConsumerWorker: one worker of a consumer serving one mailbox. Each iteration is two protocol steps,
  * fetch then handle, sent to the Store as separate requests so that other workers, the clock and
  * crashes interleave between them. The handler's outcome is the checker's choice when the
- * configuration lets the handler fail.
+ * configuration lets the handler fail, and so is, up to cfg.max_faults times, a handle whose commit
+ * fails (fault commit_fails: nothing changes, the worker no longer holds its fetch).
  *
  * When a fetch finds nothing, the worker stops if the Store answers that the mailbox is quiet (see
  * Store.QuietFor), and otherwise asks the Store to advance the clock to the next event time and
@@ -15,6 +16,7 @@ machine ConsumerWorker {
   var store: machine;
   var driver: machine;
   var cfg: tConsumerCfg;
+  var faults: int;
 
   start state Run {
     entry (init: (store: machine, driver: machine, cfg: tConsumerCfg)) {
@@ -88,7 +90,7 @@ machine ConsumerWorker {
             Await();
           }
           send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
-                                   outcome = outcome, retry_delay = retryDelay);
+                                   outcome = outcome, retry_delay = retryDelay, fault = Fault());
           Await();
           if (stopped && cfg.stop == 1) {
             Drain("drained");
@@ -139,10 +141,21 @@ machine ConsumerWorker {
     taker = new Taker((store = store, worker = this, cfg = takerCfg));
     receive { case eRaced: { } }
     send store, eHandleReq, (client = this, worker = cfg.worker, mailbox = cfg.mailbox, profile = cfg.profile,
-                             outcome = outcome, retry_delay = 0);
+                             outcome = outcome, retry_delay = 0, fault = "");
     Await();
     send taker, eRaced;
     receive { case eRaced: { } }
+  }
+
+  // The fault of the next handle's commit: "commit_fails" while faults are left and the checker
+  // chooses (as BatchWorker.Fault). The worker then fetches again, as a service's loop does after
+  // the error.
+  fun Fault(): string {
+    if (faults < cfg.max_faults && $) {
+      faults = faults + 1;
+      return "commit_fails";
+    }
+    return "";
   }
 
   fun Stop() {

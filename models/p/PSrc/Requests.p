@@ -50,8 +50,9 @@ event eRaced;
 
 // Protocol steps.
 event eFetchReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int);
+// fault: "commit_fails" when the handle's transaction fails to commit (nothing changes), else "".
 event eHandleReq: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile, outcome: string,
-                   retry_delay: int);
+                   retry_delay: int, fault: string);
 // Batch steps (docs/semantics.md, "Batches"). A batch fetch is answered with eBatchReply. A batch
 // handle commits the outcome of every fetched message (outcomes[k] for the k-th) in one step;
 // fault "commit_fails" makes that commit fail, so nothing changes. eBatchEffectsReq is the second

@@ -305,21 +305,22 @@ machine Store {
     }
 
     on eHandleReq do (r: (client: machine, worker: int, mailbox: string, profile: tConsumerProfile,
-                          outcome: string, retry_delay: int)) {
+                          outcome: string, retry_delay: int, fault: string)) {
       var res: tRes;
       var f: tFetched;
       Begin();
       if (r.worker in fetched) {
         f = fetched[r.worker];
       }
-      res = Handle(r.worker, r.profile, r.outcome, r.retry_delay);
+      res = Handle(r.worker, r.profile, r.outcome, r.retry_delay, r.fault);
       announce eObsConsumerHandle, (at = now, worker = r.worker, mailbox = r.mailbox,
                                     profile = ConsumerPath(r.profile), outcome = r.outcome,
-                                    retry_delay = r.retry_delay, action = res.action, attempt = res.attempt,
-                                    bug = res.bug);
+                                    retry_delay = r.retry_delay, fault = r.fault, action = res.action,
+                                    attempt = res.attempt, bug = res.bug);
       // After the observation (a monitor that fails here ends the trace after this step) and
-      // before the state changes are announced, so a monitor still sees the rows as they were.
-      if (f.id != "") {
+      // before the state changes are announced, so a monitor still sees the rows as they were. A
+      // commit that failed handled nothing (as in a batch).
+      if (f.id != "" && res.action != "commit_failed") {
         announce eSpecHandled, (at = now, worker = r.worker, id = f.id, token = f.token, action = res.action);
       }
       Reply(r.client, res);
@@ -1055,7 +1056,7 @@ machine Store {
   // ran in the worker, outside the Store: Read/Commit). Every path's first store operation is the
   // only one that can fail, and a failing operation changes nothing, so the rollback of the whole
   // transaction is simply "change nothing".
-  fun Handle(worker: int, profile: tConsumerProfile, outcome: string, retry_delay: int): tRes {
+  fun Handle(worker: int, profile: tConsumerProfile, outcome: string, retry_delay: int, fault: string): tRes {
     var res: tRes;
     var f: tFetched;
     if (!(worker in fetched)) {
@@ -1064,6 +1065,13 @@ machine Store {
     }
     f = fetched[worker];
     fetched -= (worker);
+    if (fault == "commit_fails") {
+      // The transaction fails to commit: nothing changes, no retry decision is made (attempt 0),
+      // and the worker no longer holds its fetch. Leased, the message stays under its lease until
+      // it runs out; leaseless, it is unchanged for the next peek.
+      res.action = "commit_failed";
+      return res;
+    }
     return HandleFetched(f, profile, outcome, retry_delay);
   }
 

@@ -85,9 +85,10 @@ type tOutCfg = (id: string, target: string, key: string, priority: int, max_atte
 // stop: 0 the worker runs until its mailbox is quiet; 1 its group may be stopped, at a point the
 // checker chooses (before a fetch, or while a fetched message is handled, when the drain may also
 // time out); 2 as 1, but the worker is the broken one that goes on fetching after the stop.
+// max_faults: how many of its handles' commits the checker may make fail (commit_fails).
 type tConsumerCfg = (worker: int, mailbox: string, profile: tConsumerProfile, lease_for: int,
                      retry_delay: int, may_fail: bool, think: int, nack_race: bool, may_decline: bool,
-                     takeover: int, takeover_redrive: bool, stop: int);
+                     takeover: int, takeover_redrive: bool, stop: int, max_faults: int);
 // A batch worker (BatchWorker): fetches up to `size` messages of its mailbox per step. may_fail and
 // may_decline: as tConsumerCfg, chosen per message. think: as tConsumerCfg, once per batch.
 // max_faults: how many of its commits the checker may make fail (commit_fails).

@@ -148,7 +148,7 @@ machine Taker {
       send init.worker, eRaced;
       receive { case eRaced: { } }
       send init.store, eHandleReq, (client = this, worker = init.cfg.worker, mailbox = init.cfg.mailbox,
-                                    profile = init.cfg.profile, outcome = "ok", retry_delay = 0);
+                                    profile = init.cfg.profile, outcome = "ok", retry_delay = 0, fault = "");
       receive { case eReply: (r: tReply) { } }
       send init.worker, eRaced;
     }

@@ -16,7 +16,7 @@ fun OutRow(id: string, target: string, max_attempts: int): tOutCfg {
 fun Worker(worker: int, mailbox: string, profile: tConsumerProfile, may_fail: bool): tConsumerCfg {
   return (worker = worker, mailbox = mailbox, profile = profile, lease_for = 2, retry_delay = 1, may_fail = may_fail,
           think = 0, nack_race = false, may_decline = false, takeover = 0,
-          takeover_redrive = false, stop = 0);
+          takeover_redrive = false, stop = 0, max_faults = 0);
 }
 
 // A worker whose handler may run for up to `think` scheduling points.
@@ -63,7 +63,8 @@ fun ScLeasedWorkers(): tScenario {
 
 // A worker group's stop: worker 1's group may be stopped while it is idle or while it handles a
 // message, and its drain may time out, leaving the message under its lease; worker 2 runs on and
-// takes what worker 1 left.
+// takes what worker 1 left. One of worker 1's handles may fail to commit, which leaves its message
+// under its lease as well and ends the fetch the stop monitor tracks.
 fun ScWorkerStop(): tScenario {
   var sc: tScenario;
   var w: tConsumerCfg;
@@ -72,6 +73,7 @@ fun ScWorkerStop(): tScenario {
   sc.messages += (1, Msg("inbox", "m2", "", 0, 2));
   w = Worker(1, "inbox", Leased, false);
   w.stop = 1;
+  w.max_faults = 1;
   sc.consumers += (0, w);
   sc.consumers += (1, Worker(2, "inbox", Leased, false));
   return sc;
@@ -91,13 +93,17 @@ fun ScFetchAfterStop(): tScenario {
   return sc;
 }
 
-// One leaseless worker; handlers may fail until max_attempts and the message is dead-lettered.
+// One leaseless worker; handlers may fail until max_attempts and the message is dead-lettered. One
+// handle's commit may fail, which changes nothing: the next peek delivers the message again.
 fun ScLeaselessWorker(): tScenario {
   var sc: tScenario;
+  var w: tConsumerCfg;
   sc = EmptyScenario();
   sc.messages += (0, Msg("inbox", "m1", "", 0, 2));
   sc.messages += (1, Msg("inbox", "m2", "", 0, 3));
-  sc.consumers += (0, Worker(1, "inbox", Leaseless, true));
+  w = Worker(1, "inbox", Leaseless, true);
+  w.max_faults = 1;
+  sc.consumers += (0, w);
   return sc;
 }
 

@@ -1,0 +1,70 @@
+package bridge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pconform/pconform/profile"
+	"github.com/pconform/pconform/traces"
+)
+
+// TestSpecDeriverFailedHandle: a single handle whose commit fails raises its observation, with
+// its fault, and nothing else (no eSpecHandled, no row: it changed nothing), as the P model's
+// store announces it (PSrc/Store.p); the worker no longer holds its fetch, so its next handle
+// handles nothing either. Rows: at, mailbox, id, key, priority, payload, state, attempts,
+// max_attempts, available_at, token, lease_until, seq.
+func TestSpecDeriverFailedHandle(t *testing.T) {
+	enq := traces.Step{Op: traces.OpEnqueue, Args: traces.Args{Mailbox: "a", ID: "m1", MaxAttempts: 2}}
+	fetch := func(at int64, profile string, m *traces.Message) traces.Step {
+		return traces.Step{Op: traces.OpConsumerFetch, At: at, Args: traces.Args{Worker: 1, Mailbox: "a", Profile: profile, LeaseFor: 5},
+			Result: traces.Result{Message: m}}
+	}
+	handle := func(at int64, profile, outcome, fault, action string) traces.Step {
+		return traces.Step{Op: traces.OpConsumerHandle, At: at, Args: traces.Args{Worker: 1, Mailbox: "a", Profile: profile, Outcome: outcome, Fault: fault},
+			Result: traces.Result{Action: action}}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []traces.Step
+		want  [][]string // per step
+	}{
+		{"leased", []traces.Step{
+			enq,
+			fetch(1, "leased", &traces.Message{ID: "m1", Attempts: 1, Token: 1}),
+			handle(2, "leased", "ok", "commit_fails", "commit_failed"),
+			handle(2, "leased", "ok", "", "idle"),
+		}, [][]string{
+			{"MsgInserted a m1", "Row a m1  0  ready 0 2 0 0 0 1"},
+			{"ConsumerFetch 1 a leased 5 m1 1 1 false", "Row a m1  0  ready 1 2 0 1 6 1", "Leased a m1"},
+			{"ConsumerHandle 1 a leased ok 0 commit_fails commit_failed 0 false"},
+			{"ConsumerHandle 1 a leased ok 0  idle 0 false"},
+		}},
+		{"leaseless", []traces.Step{
+			enq,
+			fetch(1, "leaseless", &traces.Message{ID: "m1"}),
+			handle(2, "leaseless", "fail", "commit_fails", "commit_failed"),
+		}, [][]string{
+			{"MsgInserted a m1", "Row a m1  0  ready 0 2 0 0 0 1"},
+			{"ConsumerFetch 1 a leaseless 5 m1 0 0 false"},
+			{"ConsumerHandle 1 a leaseless fail 0 commit_fails commit_failed 0 false"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := NewSpecDeriver(profile.Profile{})
+			var evs []SpecEvent
+			for i, st := range tc.steps {
+				evs = d.Step(st, evs[:0])
+				var got []string
+				for _, ev := range evs {
+					if err := fits(ev); err != "" {
+						t.Fatalf("step %d: %s: %s", i, short(ev), err)
+					}
+					got = append(got, short(ev))
+				}
+				if strings.Join(got, "\n") != strings.Join(tc.want[i], "\n") {
+					t.Errorf("step %d (%s): got\n\t%s\nwant\n\t%s", i, st.Op, strings.Join(got, "\n\t"), strings.Join(tc.want[i], "\n\t"))
+				}
+			}
+		})
+	}
+}
