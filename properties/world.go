@@ -191,14 +191,7 @@ func (w *world) apply(c *cmd) (*world, error) {
 			newToken(r.Claimed[0].Token, true, ids)
 		}
 	case traces.OpConsumerFetch:
-		if _, ok := n.served[c.args.Mailbox]; !ok {
-			n.served = maps.Clone(n.served)
-			srv := server{}
-			if c.args.Profile == traces.ProfileLeaseless {
-				srv = server{leaseless: true, worker: c.args.Worker}
-			}
-			n.served[c.args.Mailbox] = srv
-		}
+		n.serve(c)
 		if r.Message != nil {
 			if c.args.Profile == traces.ProfileLeased {
 				newToken(r.Message.Token, false, []string{r.Message.ID})
@@ -213,14 +206,7 @@ func (w *world) apply(c *cmd) (*world, error) {
 			delete(n.held, c.args.Worker)
 		}
 	case traces.OpConsumerFetchBatch:
-		if _, ok := n.served[c.args.Mailbox]; !ok {
-			n.served = maps.Clone(n.served)
-			srv := server{}
-			if c.args.Profile == traces.ProfileLeaseless {
-				srv = server{leaseless: true, worker: c.args.Worker}
-			}
-			n.served[c.args.Mailbox] = srv
-		}
+		n.serve(c)
 		// The batch's k-th lease token is named by serial c.serial+k: the generator reserved
 		// the serials up to c.serial+size (next, below).
 		n.next = max(n.next, c.serial+max(c.args.Size, 1))
@@ -261,6 +247,20 @@ func (w *world) apply(c *cmd) (*world, error) {
 
 // fenced reports whether every message of batch b would pass its acknowledgement's fence now:
 // ready in its mailbox and, on the leased path, still under the batch's lease.
+// serve records, at a mailbox's first fetch (single or batch), how it is consumed: by leased
+// workers, or by the one leaseless worker that fetched.
+func (w *world) serve(c *cmd) {
+	if _, ok := w.served[c.args.Mailbox]; ok {
+		return
+	}
+	w.served = maps.Clone(w.served)
+	srv := server{}
+	if c.args.Profile == traces.ProfileLeaseless {
+		srv = server{leaseless: true, worker: c.args.Worker}
+	}
+	w.served[c.args.Mailbox] = srv
+}
+
 func (w *world) fenced(b heldBatch) bool {
 	rows := map[string]traces.MessageRow{}
 	for _, m := range w.m.Snapshot().Messages {
