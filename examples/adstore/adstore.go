@@ -333,6 +333,13 @@ func (r retry) Retry(error, int) (time.Duration, bool) { return r.after, !r.decl
 
 // consumer is the real consumer a step runs, with a handler whose outcome is the step's.
 func (t *Target) consumer(a args, fails bool) (*actordelivery.Consumer, error) {
+	return t.consumerFailing(a, fails, nil)
+}
+
+// consumerFailing is consumer whose handle, when failCommit is not nil, calls it to make the
+// handle's transaction fail: a failing handler before the transaction begins, a succeeding one's
+// Effects as the transaction's last work.
+func (t *Target) consumerFailing(a args, fails bool, failCommit func()) (*actordelivery.Consumer, error) {
 	path := actordelivery.PathLeased
 	if a.Leaseless() {
 		path = actordelivery.PathLeaseless
@@ -343,9 +350,18 @@ func (t *Target) consumer(a args, fails bool) (*actordelivery.Consumer, error) {
 	}
 	h := func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
 		if fails {
+			if failCommit != nil {
+				failCommit()
+			}
 			return nil, adapter.ErrHandlerFailed
 		}
-		return func(ctx context.Context) error { return t.appendEffect(ctx, m.Mailbox, m.ID) }, nil
+		return func(ctx context.Context) error {
+			err := t.appendEffect(ctx, m.Mailbox, m.ID)
+			if failCommit != nil {
+				failCommit()
+			}
+			return err
+		}, nil
 	}
 	return actordelivery.NewConsumer(t.st, h, actordelivery.ConsumerOptions{Mailbox: a.Mailbox, Path: path,
 		LeaseFor: leaseFor, Logger: t.log, Worker: a.Worker,
@@ -389,12 +405,36 @@ func (t *Target) handle(ctx context.Context, a args) (obs, error) {
 		return obs{Action: adapter.ActionIdle}, nil
 	}
 	delete(t.fetched, a.Worker)
+	if a.Fault == adapter.FaultCommitFails {
+		return t.handleFailingCommit(ctx, a, d)
+	}
 	c, err := t.consumer(a, !a.Succeeds())
 	if err != nil {
 		return obs{}, err
 	}
 	out, err := c.Handle(ctx, d)
 	return obs{Action: out.Action, Attempt: out.Attempt}, err
+}
+
+// handleFailingCommit is a handle with fault commit_fails: its context ends inside (or, for a
+// failing handler, just before) its transaction, so nothing commits. A leased delivery whose
+// fence failed wrote nothing either, since its Effects never ran.
+func (t *Target) handleFailingCommit(ctx context.Context, a args, d *actordelivery.Delivery) (obs, error) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, err := t.consumerFailing(a, !a.Succeeds(), cancel)
+	if err != nil {
+		return obs{}, err
+	}
+	out, err := c.Handle(hctx, d)
+	switch {
+	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() == nil:
+	case err != nil:
+		return obs{}, err
+	case out.Action != actordelivery.ActionLeaseLost:
+		return obs{}, fmt.Errorf("adstore: a handle whose commit was to fail committed (%s)", out.Action)
+	}
+	return obs{Action: actordelivery.ActionCommitFailed}, nil
 }
 
 // deliver runs the publisher's Deliver on the step's row and token, with the step's fault.

@@ -8,7 +8,8 @@
 // (ConsumerFetch, ConsumerHandle, PublisherDeliver, ...) instead of wrapping itself with
 // adapter.WithProtocol. Every step is a method; adapter.Adapt makes the kit's Target of it.
 // Publisher faults (commit_fails, crash_between) are injected by a thin actordelivery.OutboxStore
-// around the store (faults.go).
+// around the store (faults.go). A handle's commit_fails ends the handle's context from its
+// handler or its Effects, so its transaction does not commit.
 //
 // # Usage
 //
