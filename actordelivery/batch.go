@@ -211,9 +211,7 @@ func (p *batchPart) outcome(decided bool) string {
 // commit: one consumer_handle_batch read step with fault commit_fails and every action
 // commit_failed, each outcome what its handler returned. The transaction changed nothing, but the
 // worker no longer holds its batch: without the step, the worker's next fetch would read as a
-// fetch while it still held one. It is recorded in a transaction of its own (which writes nothing),
-// after the failure, under a context that is not cancelled with ctx: a drain timeout or a
-// cancelled handle is such a failure.
+// fetch while it still held one (Consumer.recordFailed).
 func (c *Consumer) recordFailedBatch(ctx context.Context, parts []batchPart) {
 	if c.st.rec == nil {
 		return
@@ -225,14 +223,7 @@ func (c *Consumer) recordFailedBatch(ctx context.Context, parts []batchPart) {
 		a.Outcomes = append(a.Outcomes, p.outcome(false))
 		r.Actions = append(r.Actions, ActionCommitFailed)
 	}
-	err := c.st.ExecTx(context.WithoutCancel(ctx), false, func(ctx context.Context) error {
-		recordStep(ctx, true, "consumer_handle_batch", a, r)
-		return nil
-	})
-	if err != nil {
-		c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: recording a batch handle that did not commit",
-			attrMailbox(c.mailbox), attrError(err))
-	}
+	c.recordFailed(ctx, "consumer_handle_batch", a, r)
 }
 
 // leaseBatch is fetchLeased for a batch: the same read first while idle (not while recording:

@@ -442,23 +442,28 @@ func (c *Consumer) handle(ctx context.Context, d *Delivery) (Outcome, error) {
 // recordFailedHandle records, when the store records, a single handle whose transaction did not
 // commit: one consumer_handle read step with fault commit_fails and action commit_failed, its
 // outcome what the handler returned ("ok" or "fail": the retry policy's decision was never
-// committed). As recordFailedBatch does, and for the same reason: the handle changed nothing,
-// but the worker no longer holds its fetch, and without the step its next fetch would read as a
-// fetch while it still held one. It is recorded in a transaction of its own, after the failure,
-// under a context that is not cancelled with ctx.
+// committed). The handle changed nothing, but the worker no longer holds its fetch, and without
+// the step its next fetch would read as a fetch while it still held one.
 func (c *Consumer) recordFailedHandle(ctx context.Context, outcome string) {
 	if c.st.rec == nil {
 		return
 	}
 	a := c.stepArgs()
 	a.Outcome, a.Fault = outcome, "commit_fails"
+	c.recordFailed(ctx, "consumer_handle", a, EventResult{Action: ActionCommitFailed})
+}
+
+// recordFailed records op, a handle whose transaction did not commit, as a read step, in a
+// transaction of its own (which writes nothing) after the failure, under a context that is not
+// cancelled with ctx: a drain timeout or a cancelled handle is such a failure.
+func (c *Consumer) recordFailed(ctx context.Context, op string, a EventArgs, r EventResult) {
 	err := c.st.ExecTx(context.WithoutCancel(ctx), false, func(ctx context.Context) error {
-		recordStep(ctx, true, "consumer_handle", a, EventResult{Action: ActionCommitFailed})
+		recordStep(ctx, true, op, a, r)
 		return nil
 	})
 	if err != nil {
 		c.log.LogAttrs(ctx, slog.LevelError, "actordelivery: recording a handle that did not commit",
-			attrMailbox(c.mailbox), attrError(err))
+			slog.String("op", op), attrMailbox(c.mailbox), attrError(err))
 	}
 }
 
