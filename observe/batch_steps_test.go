@@ -188,7 +188,8 @@ func TestBrokenRecordedBatchIsFound(t *testing.T) {
 				if f != nil && (f.Line == k+1 || tc.later && f.Line > k+1) {
 					t.Logf("line %d broken, found at line %d: %s", k+1, f.Line, f.Message)
 					if f.Window == nil || !f.WindowReproduces {
-						t.Errorf("the finding's window does not reproduce it on its own (%v)", f.WindowErr)
+						t.Errorf("the finding's window does not reproduce it on its own (%v); the broken log: %s",
+							f.WindowErr, keepLog(t, []byte(strings.Join(broken, ""))))
 					}
 					return
 				}

@@ -459,10 +459,20 @@ func (o *ModelOracle) finding(pe *posEvent, ev *Event, msg string) *Finding {
 			return f
 		}
 		grown := len(keys)
-		for _, id := range resultIDs(results[j]) {
-			if !slices.Contains(keys, id) {
-				keys = append(keys, id)
+		add := func(ids []string) {
+			for _, id := range ids {
+				if !slices.Contains(keys, id) {
+					keys = append(keys, id)
+				}
 			}
+		}
+		add(resultIDs(results[j]))
+		if len(keys) == grown {
+			// A fetch's result is decided by its keys' earlier messages too (a keyed head blocks
+			// its successors), which neither result names: the rows that share a mailbox and a
+			// key with the rows the step's results name join the window.
+			named := append(resultIDs(results[j]), resultIDs(t.Steps[j].Result)...)
+			add(sameKeyRows(o.m.Snapshot(), named))
 		}
 		if len(keys) == grown {
 			return f
@@ -488,11 +498,34 @@ func firstDifference(t *traces.Trace, results []traces.Result) int {
 	return -1
 }
 
-// resultIDs are the rows a result names.
+// sameKeyRows are the messages of snap that share a mailbox and a (non-empty) key with one of
+// the messages ids.
+func sameKeyRows(snap traces.Snapshot, ids []string) []string {
+	type group struct{ mailbox, key string }
+	groups := map[group]bool{}
+	for _, m := range snap.Messages {
+		if m.Key != "" && slices.Contains(ids, m.ID) {
+			groups[group{m.Mailbox, m.Key}] = true
+		}
+	}
+	var out []string
+	for _, m := range snap.Messages {
+		if groups[group{m.Mailbox, m.Key}] {
+			out = append(out, m.ID)
+		}
+	}
+	return out
+}
+
+// resultIDs are the rows a result names: a fetch's message, a batch fetch's messages, a claim's
+// rows.
 func resultIDs(r traces.Result) []string {
 	var ids []string
 	if r.Message != nil {
 		ids = append(ids, r.Message.ID)
+	}
+	for _, m := range r.Messages {
+		ids = append(ids, m.ID)
 	}
 	for _, c := range r.Claimed {
 		ids = append(ids, c.ID)
