@@ -398,14 +398,16 @@ func (s *Store) checkOpen(op string) error {
 	return nil
 }
 
-// dbErr wraps an error from database/sql or the driver: a closed store becomes ErrClosed, SQLite's
-// BUSY and LOCKED become ErrBusy (with the driver error still in the chain), anything else is
-// wrapped as is.
+// dbErr wraps an error from database/sql or the driver: a closed store (or a closed pool under
+// it) becomes ErrClosed, SQLite's BUSY and LOCKED become ErrBusy (with the driver error still in
+// the chain), anything else is wrapped as is. A connection that is done (sql.ErrConnDone) on an
+// open store is not ErrClosed: a context that ended in the middle of a transaction leaves one,
+// and the loops that stop for good on ErrClosed (Run, RunWorkers) must not stop for it.
 func (s *Store) dbErr(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if s.closed.Load() || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+	if s.closed.Load() || strings.Contains(err.Error(), "sql: database is closed") {
 		return fmt.Errorf("actordelivery: %s: %w: %w", op, ErrClosed, err)
 	}
 	if isBusy(err) {

@@ -721,3 +721,29 @@ func TestExecTxCancelledBeforeCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestDBErrClosed: only a closed store, or a closed pool under it, makes a driver error
+// ErrClosed. A connection that is done on an open store (a context that ended mid-transaction
+// leaves one) must not stop Run or RunWorkers for good.
+func TestDBErrClosed(t *testing.T) {
+	s, _ := testStore(t, BackendSQLite)
+	for _, tc := range []struct {
+		name   string
+		err    error
+		closed bool
+	}{
+		{"connection done", sql.ErrConnDone, false},
+		{"pool closed", errors.New("sql: database is closed"), true},
+		{"other", errors.New("disk I/O error"), false},
+	} {
+		if got := errors.Is(s.dbErr("op", tc.err), ErrClosed); got != tc.closed {
+			t.Errorf("%s on an open store: ErrClosed %v, want %v", tc.name, got, tc.closed)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.dbErr("op", sql.ErrConnDone); !errors.Is(err, ErrClosed) {
+		t.Errorf("a done connection on a closed store: %v, want ErrClosed", err)
+	}
+}
