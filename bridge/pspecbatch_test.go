@@ -128,24 +128,33 @@ func TestSpecDeriverBatchSteps(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := NewSpecDeriver(profile.Profile{})
-			var evs []SpecEvent
-			for i, st := range tc.steps {
-				evs = d.Step(st, evs[:0])
-				var got []string
-				for _, ev := range evs {
-					if err := fits(ev); err != "" {
-						t.Fatalf("step %d: %s: %s", i, short(ev), err)
-					}
-					got = append(got, short(ev))
-				}
-				if strings.Join(got, "\n") != strings.Join(tc.want[i], "\n") {
-					t.Errorf("step %d (%s): got\n\t%s\nwant\n\t%s", i, st.Op, strings.Join(got, "\n\t"), strings.Join(tc.want[i], "\n\t"))
-				}
-			}
+			d := checkDerived(t, tc.steps, tc.want)
 			if evs := d.Flush(nil); len(evs) != 0 {
 				t.Errorf("owed at the end: %v", evs)
 			}
 		})
 	}
+}
+
+// checkDerived runs a fresh SpecDeriver over steps and requires, per step, the spec events want
+// gives it (each as short writes it), each fitting its event's declaration. It returns the
+// deriver, for what the caller asks of it after the steps.
+func checkDerived(t *testing.T, steps []traces.Step, want [][]string) *SpecDeriver {
+	t.Helper()
+	d := NewSpecDeriver(profile.Profile{})
+	var evs []SpecEvent
+	for i, st := range steps {
+		evs = d.Step(st, evs[:0])
+		var got []string
+		for _, ev := range evs {
+			if err := fits(ev); err != "" {
+				t.Fatalf("step %d: %s: %s", i, short(ev), err)
+			}
+			got = append(got, short(ev))
+		}
+		if strings.Join(got, "\n") != strings.Join(want[i], "\n") {
+			t.Errorf("step %d (%s): got\n\t%s\nwant\n\t%s", i, st.Op, strings.Join(got, "\n\t"), strings.Join(want[i], "\n\t"))
+		}
+	}
+	return d
 }

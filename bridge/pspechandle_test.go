@@ -1,10 +1,8 @@
 package bridge
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
 )
 
@@ -50,21 +48,7 @@ func TestSpecDeriverFailedHandle(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := NewSpecDeriver(profile.Profile{})
-			var evs []SpecEvent
-			for i, st := range tc.steps {
-				evs = d.Step(st, evs[:0])
-				var got []string
-				for _, ev := range evs {
-					if err := fits(ev); err != "" {
-						t.Fatalf("step %d: %s: %s", i, short(ev), err)
-					}
-					got = append(got, short(ev))
-				}
-				if strings.Join(got, "\n") != strings.Join(tc.want[i], "\n") {
-					t.Errorf("step %d (%s): got\n\t%s\nwant\n\t%s", i, st.Op, strings.Join(got, "\n\t"), strings.Join(tc.want[i], "\n\t"))
-				}
-			}
+			checkDerived(t, tc.steps, tc.want)
 		})
 	}
 }
