@@ -29,14 +29,7 @@ func TestStoreBatchHandle(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer tg.Close()
-				do := func(op traces.Op, a replay.Args) replay.Observation {
-					t.Helper()
-					o, err := tg.Do(ctx, op, 0, a)
-					if err != nil {
-						t.Fatalf("%s: %v", op, err)
-					}
-					return o
-				}
+				do := stepAt0(ctx, t, tg)
 				for _, id := range []string{"m1", "m2", "m3"} {
 					do(traces.OpEnqueue, replay.Args{Mailbox: "mb", ID: id, Key: id, MaxAttempts: 3})
 				}
@@ -165,5 +158,17 @@ func TestStoreBatchFetchCopy(t *testing.T) {
 	}
 	if got, want := fetch(t, BatchSkipsKeyHead, traces.ProfileLeased), []string{"m1@1", "m2@1", "m3@1"}; !slices.Equal(got, want) {
 		t.Errorf("%s fetched %v, want %v", BatchSkipsKeyHead, got, want)
+	}
+}
+
+// stepAt0 runs steps on tg at time 0, failing t on an error.
+func stepAt0(ctx context.Context, t *testing.T, tg replay.Target) func(traces.Op, replay.Args) replay.Observation {
+	return func(op traces.Op, a replay.Args) replay.Observation {
+		t.Helper()
+		o, err := tg.Do(ctx, op, 0, a)
+		if err != nil {
+			t.Fatalf("%s: %v", op, err)
+		}
+		return o
 	}
 }

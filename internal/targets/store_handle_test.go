@@ -35,14 +35,7 @@ func TestStoreHandleCommitFails(t *testing.T) {
 						t.Fatal(err)
 					}
 					defer tg.Close()
-					do := func(op traces.Op, a replay.Args) replay.Observation {
-						t.Helper()
-						o, err := tg.Do(ctx, op, 0, a)
-						if err != nil {
-							t.Fatalf("%s: %v", op, err)
-						}
-						return o
-					}
+					do := stepAt0(ctx, t, tg)
 					do(traces.OpEnqueue, replay.Args{Mailbox: "mb", ID: "m1", MaxAttempts: 2})
 					if got := do(traces.OpConsumerFetch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, LeaseFor: 10}); got.Message == nil {
 						t.Fatal("the fetch got nothing")
