@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// Consumer actions, as Outcome.Action reports them (equal to the traces package's constants).
+// Consumer actions, as Outcome.Action reports them (equal to the traces package's constants;
+// internal/rulecopies holds them to it).
 const (
 	ActionAcked        = "acked"
 	ActionRetried      = "retried"

@@ -9,7 +9,7 @@ import (
 )
 
 // Message and outbox states, and the reasons the package writes into dead letters. The values
-// equal the corresponding constants of the traces package.
+// equal the corresponding constants of the traces package (internal/rulecopies holds them to it).
 const (
 	StateReady     = "ready"
 	StateAcked     = "acked"

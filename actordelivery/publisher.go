@@ -11,7 +11,7 @@ import (
 )
 
 // Publisher actions, as DeliveryResult.Action reports them (equal to the traces package's
-// constants).
+// constants; internal/rulecopies holds them to it).
 const (
 	ActionDelivered    = "delivered"
 	ActionClaimLost    = "claim_lost"
@@ -98,11 +98,14 @@ type PublisherOptions struct {
 // message is empty.
 const ReasonUndeliverable = "undeliverable"
 
+// ReasonIDCollisionPrefix begins ReasonIDCollision's reason; the mailbox's name follows it.
+const ReasonIDCollisionPrefix = "id collides with a message in mailbox "
+
 // ReasonIDCollision is the dead-letter reason of an outbox row whose id is already the id of a
 // message (or mailbox dead letter) in mailbox, another mailbox than the row's target: delivering
 // it would complete the row while its target receives nothing.
 func ReasonIDCollision(mailbox string) string {
-	return reasonText("id collides with a message in mailbox " + mailbox)
+	return reasonText(ReasonIDCollisionPrefix + mailbox)
 }
 
 // DeliveryResult is what Deliver did. Duplicate reports what the target enqueue found — the

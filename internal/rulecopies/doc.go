@@ -19,4 +19,9 @@
 // on the leaseless path) has two Go copies, actordelivery.EffectiveAttempts and
 // models.CorrectAttempts; the test holds both to the rule on every stored count a fetched message
 // can carry. It has no profile choice. Its P copy (EffectiveAttempt in Rules.p) is not evaluated.
+//
+// The words a step reports (the Action, State and Reason constants) are declared by the store and
+// by the trace format. The test pairs every such constant of actordelivery with its traces twin,
+// compares their values, and reads both packages' sources so that a word declared on one side only
+// fails too.
 package rulecopies
