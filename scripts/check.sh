@@ -336,56 +336,101 @@ stage_lint() {
   go vet -vettool="$bin/pconform-vet" ./... || return 1
 }
 
-# The toolkit's slow Go tests that never run the store: those that compile the project's P models
-# and run the P checker on traces, event logs and observed histories (the P counterexamples, the
-# spec deriver, the streaming P oracle); the command tests that build pconform-vet and
-# pconform-corpus and run them on their fixtures; the Go model held to the naive model; the
-# 50,000-step page in the browser. They read models/, bridge/, traces/, profiles/,
-# analysis/testdata and their own testdata, never actordelivery/ or docs/, so they belong to the
-# efficacy tier (the toolkit stage); the unit stage skips them. A name here that does not run and
-# pass fails the toolkit stage. Costs: docs/notes/2026-12-04-gate-tiers.md.
+# The toolkit's slow Go tests: those that compile the project's P models and run the P checker on
+# traces, event logs and observed histories (the P counterexamples, the spec deriver, the
+# streaming P oracle); the command tests that build pconform-vet and pconform-corpus and run them
+# on their fixtures; the Go model held to the naive model; the 50,000-step page in the browser;
+# the README's first commands in a fresh copy of the repository. They read models/, bridge/,
+# traces/, profiles/, analysis/testdata, README.md and their own testdata, never actordelivery/
+# or docs/; what they run of the store (the README's replay of one corpus trace) the replay stage
+# runs too. So they belong to the efficacy tier (the toolkit stage); the unit stage skips them. A
+# name here that does not run and pass fails the toolkit stage. Costs: docs/gate.md.
 TOOLKIT_TESTS=(TestCheckObservedOnTheChecker TestStreamOnTheChecker TestStreamCheckerOnALog
   TestCompileStreamCaches TestCheckPCounterexamples TestCheckPLog TestProfileCheck TestCommand
-  TestModelMatchesNaive TestModelMatchesNaiveUnderProfiles TestLargeTracePageInBrowser)
+  TestModelMatchesNaive TestModelMatchesNaiveUnderProfiles TestLargeTracePageInBrowser
+  TestReadmeFromAFreshClone)
 toolkit_regex="^($(IFS='|'; echo "${TOOLKIT_TESTS[*]}"))\$"
 
-# unit_packages: every package but properties/ (its own stages), one per line.
-unit_packages() { printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | sort; }
+# Which tier runs a package's unit tests. The store tier's unit stage runs those that can see a
+# change confined to TIER_STORE_PATHS (scripts/tiers.sh): every package whose test binary links
+# actordelivery, every package under those paths, and STORE_READERS, whose tests link no store but
+# read its sources or the docs. The other packages' tests depend only on the efficacy tier's
+# inputs, so the toolkit stage runs them. STORE_READER_TESTS are single tests of such a package
+# that read the store's files: the unit stage runs them, the toolkit stage the rest of the package.
+# A test that starts reading actordelivery/ or docs/ puts its package (or itself) in these lists.
+STORE_READERS=(traces profile examples/ledgerstore internal/variants internal/gen analysis/internal/storeapi)
+STORE_READER_TESTS=("bridge TestOneCompilePath")
+
+# store_unit_packages: the packages whose unit tests the store tier runs (but properties/, which
+# has its own stages), one per line.
+store_unit_packages() {
+  local store_paths="${TIER_STORE_PATHS[*]}" r
+  {
+    # A test binary's Deps list every package linked into it.
+    go list -test -f '{{if not .ForTest}}{{.ImportPath}},{{join .Deps ","}}{{end}}' ./... |
+      awk -F, -v store="$module/actordelivery" '$1 ~ /\.test$/ {
+        for (i = 2; i <= NF; i++) if ($i == store || index($i, store " [") == 1) { p = $1; sub(/\.test$/, "", p); print p; break } }'
+    for r in "${STORE_READERS[@]}"; do echo "$module/$r"; done
+    printf '%s\n' "${!pkg_dir[@]}" | awk -v m="$module/" -v paths="$store_paths" '
+      BEGIN { n = split(paths, p, " ") }
+      { rel = substr($0, length(m) + 1) "/"; for (i = 1; i <= n; i++) if (index(rel, p[i]) == 1) print }'
+  } | grep -v "^$module/properties\$" | LC_ALL=C sort -u
+}
+
+# toolkit_unit_packages: every other package with tests, one per line.
+toolkit_unit_packages() {
+  printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | LC_ALL=C sort |
+    LC_ALL=C comm -23 - <(store_unit_packages)
+}
+
+# store_reader_runs: each of STORE_READER_TESTS as "PACKAGE TEST", one per line.
+store_reader_runs() {
+  local t
+  for t in "${STORE_READER_TESTS[@]}"; do echo "$module/${t% *} ${t#* }"; done
+}
 
 stage_unit() {
-  # properties/ has its own stages (its hunts are the long part); every other package runs here.
   local pkgs
-  mapfile -t pkgs < <(unit_packages)
-  # replay's TestCorpus and bridge's TestIntegrationModels belong to the replay and corpus stages,
-  # the toolkit's slow tests to the toolkit stage: each runs once per gate, there.
   if [ "$quick" = 1 ]; then
+    # The quick gate ignores the tiers: every package but properties/, without the slow tests.
+    mapfile -t pkgs < <(printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | sort)
     echo "what: unit tests of every package but properties/, without the slow ones (-short); corpus replay in the replay stage"
     run_tests -short -skip '^TestCorpus$' -- "${pkgs[@]}"
-  else
-    echo "what: unit tests of every package but properties/ (its own stage); corpus replay in the replay stage, the toolkit's slow tests in toolkit"
-    run_tests -v -skip "^(TestCorpus|TestIntegrationModels)\$|$toolkit_regex" -- "${pkgs[@]}" >"$logdir/unit-tests.log" 2>&1
-    local rc=$?
-    grep -E '^(ok|FAIL|---|panic:)' "$logdir/unit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
-    slowest_tests "$logdir/unit-tests.log"
-    if [ $rc != 0 ]; then
-      echo "---- the whole go test -v output ----"
-      cat "$logdir/unit-tests.log"
-    fi
-    return $rc
+    return
   fi
+  mapfile -t pkgs < <(store_unit_packages)
+  echo "what: unit tests of the ${#pkgs[@]} packages that link the store or read its files (the others in toolkit); corpus replay in the replay stage, the toolkit's slow tests in toolkit"
+  # replay's TestCorpus and bridge's TestIntegrationModels belong to the replay and corpus stages,
+  # the toolkit's slow tests to the toolkit stage: each runs once per gate, there.
+  local rc=0 pkg test
+  run_tests -v -skip "^(TestCorpus|TestIntegrationModels)\$|$toolkit_regex" -- "${pkgs[@]}" >"$logdir/unit-tests.log" 2>&1 || rc=1
+  while read -r pkg test; do
+    run_tests -v -run "^$test\$" -- "$pkg" >>"$logdir/unit-tests.log" 2>&1 || rc=1
+    grep -q "^--- PASS: $test " "$logdir/unit-tests.log" ||
+      { echo "unit: $test of $pkg did not run and pass (renamed?); update STORE_READER_TESTS in scripts/check.sh"; rc=1; }
+  done < <(store_reader_runs)
+  grep -E '^(ok|FAIL|---|panic:)' "$logdir/unit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
+  slowest_tests "$logdir/unit-tests.log"
+  if [ $rc != 0 ]; then
+    echo "---- the whole go test -v output ----"
+    cat "$logdir/unit-tests.log"
+  fi
+  return $rc
 }
 
 stage_toolkit() {
-  echo "what: the toolkit's slow Go tests that never run the store: the P checker on counterexamples, event logs and observed histories; pconform-vet and pconform-corpus as commands; the Go model against the naive one; the 50,000-step page"
-  # Only the packages that declare one of them: linking every test binary again would cost more
-  # than the tests.
-  local pkgs
+  echo "what: the unit tests of the packages that never touch the store or the docs; the toolkit's slow Go tests: the P checker on counterexamples, event logs and observed histories; pconform-vet and pconform-corpus as commands; the Go model against the naive one; the 50,000-step page; the README in a fresh copy"
+  local rc=0 pkgs store_tests
+  mapfile -t pkgs < <(toolkit_unit_packages)
+  store_tests=$(store_reader_runs | awk '{ printf "%s%s", sep, $2; sep = "|" }')
+  run_tests -v -skip "^(TestIntegrationModels${store_tests:+|$store_tests})\$|$toolkit_regex" -- "${pkgs[@]}" >"$logdir/toolkit-tests.log" 2>&1 || rc=1
+  # The slow tests, only in the packages that declare one of them: linking every test binary
+  # again would cost more than the tests.
   mapfile -t pkgs < <(git ls-files '*_test.go' | xargs grep -lE "^func ($(IFS='|'; echo "${TOOLKIT_TESTS[*]}"))\(" 2>/dev/null |
     sed -E 's#/[^/]*$##' | sort -u | sed "s#^#$module/#")
   [ ${#pkgs[@]} -gt 0 ] || { echo "toolkit: no package declares ${TOOLKIT_TESTS[*]}"; return 1; }
-  run_tests -v -run "$toolkit_regex" -- "${pkgs[@]}" >"$logdir/toolkit-tests.log" 2>&1
-  local rc=$?
-  grep -E '^(ok|FAIL|---|panic:)' "$logdir/toolkit-tests.log" | grep -v '^--- SKIP'
+  run_tests -v -run "$toolkit_regex" -- "${pkgs[@]}" >>"$logdir/toolkit-tests.log" 2>&1 || rc=1
+  grep -E '^(ok|FAIL|---|panic:)' "$logdir/toolkit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
   slowest_tests "$logdir/toolkit-tests.log"
   if [ $rc != 0 ]; then
     echo "---- the whole go test -v output ----"
