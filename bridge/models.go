@@ -321,7 +321,7 @@ func (s *modelsStage) check(ctx context.Context) (*ModelsResult, error) {
 		}
 	}
 	if cfg.Logs {
-		if err := s.record(jobs, listed, rels); err != nil {
+		if err := s.record(jobs, listed); err != nil {
 			return nil, err
 		}
 	}
@@ -651,7 +651,7 @@ func (s *modelsStage) store(j modelsJob) {
 // counterexamples' verdict runs (made with -v) linked in beside the green tests' recorded runs,
 // the listing and the version, and no run of a test no longer listed. Files are replaced only
 // when they changed: their ages are inputs of the Go tests that read them.
-func (s *modelsStage) record(jobs []modelsJob, listed, sources []string) error {
+func (s *modelsStage) record(jobs []modelsJob, listed []string) error {
 	dir := filepath.Join(s.out, modelsRecorded)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("bridge: %w", err)

@@ -85,14 +85,6 @@ type modelsJob struct {
 // counterexample reports whether the job's test must find a bug.
 func (j modelsJob) counterexample() bool { return IsCounterexample(j.Run.TestCase) }
 
-// kind is the expected verdict's word in the report.
-func (j modelsJob) kind() string {
-	if j.counterexample() {
-		return "counterexample"
-	}
-	return "green"
-}
-
 // modelsPlan is what planModels needs.
 type modelsPlan struct {
 	CompileKey, DLL string
