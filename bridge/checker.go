@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pconform/pconform/profile"
 	"github.com/pconform/pconform/traces"
@@ -182,7 +183,7 @@ func RunChecker(ctx context.Context, cfg Config) (*Corpus, error) {
 		// In place, not through compileCached: the checker's runs below, ListTests and
 		// scripts/pmodels.sh find the project's DLL in its own PGenerated.
 		cfg.Logger.Info("compiling P project", "dir", cfg.ProjectDir)
-		if err := pCompile(ctx, cfg, cfg.ProjectDir, cfg.ProjectDir); err != nil {
+		if _, err := pCompile(ctx, cfg, cfg.ProjectDir, cfg.ProjectDir); err != nil {
 			return nil, err
 		}
 	}
@@ -472,21 +473,36 @@ func pVersion(ctx context.Context, cfg Config) (string, error) {
 // runP runs p in the project directory and returns its combined output and exit code. An error
 // is returned only when p could not be run at all (not found, killed by ctx).
 func runP(ctx context.Context, cfg Config, args ...string) ([]byte, int, error) {
+	var out bytes.Buffer
+	code, _, err := runPTo(ctx, cfg, &out, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return out.Bytes(), code, nil
+}
+
+// runPTo runs p in the project directory with its combined output going to w, and returns its
+// exit code and CPU time (user and system). An error is returned only when p could not be run at
+// all (not found, killed by ctx).
+func runPTo(ctx context.Context, cfg Config, w io.Writer, args ...string) (int, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, cfg.P, args...)
 	cmd.Dir = cfg.ProjectDir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = w, w
 	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return out.Bytes(), 0, nil
+		return 0, cpu, nil
 	case ctx.Err() != nil:
-		return nil, 0, fmt.Errorf("bridge: p %s: %w", strings.Join(args, " "), ctx.Err())
+		return 0, cpu, fmt.Errorf("bridge: p %s: %w", strings.Join(args, " "), ctx.Err())
 	case errors.As(err, &exit):
-		return out.Bytes(), exit.ExitCode(), nil
+		return exit.ExitCode(), cpu, nil
 	default:
-		return nil, 0, fmt.Errorf("bridge: running p: %w", err)
+		return 0, cpu, fmt.Errorf("bridge: running p: %w", err)
 	}
 }
 

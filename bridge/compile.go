@@ -11,9 +11,9 @@ import (
 )
 
 // The one compile path. Every P project pconform compiles goes through compileCached (the
-// streaming oracle's, the observed drivers', a profile's copy of the models) or, for a project
-// compiled where it lies, through RunChecker's Config.Compile; both run `p compile` in pCompile
-// and nowhere else (TestOneCompilePath holds the repository to it).
+// streaming oracle's, the observed drivers', a profile's copy of the models, the models stage's)
+// or, for a project compiled where it lies, through RunChecker's Config.Compile; both run
+// `p compile` in pCompile and nowhere else (TestOneCompilePath holds the repository to it).
 
 // compileJob is a P project to compile from its sources.
 type compileJob struct {
@@ -32,6 +32,9 @@ type compileJob struct {
 	// Compiling, when not nil, is called with the directory a compile is about to run in (the
 	// cache had no project of these sources): a compile takes about a minute.
 	Compiling func(dir string)
+	// Log, when not "", receives the compiler's whole output, whether it failed or not: the
+	// error wraps only its last lines, and a type error may be further up.
+	Log string
 }
 
 // compiledDLL is where `p compile` puts the DLL of project in dir.
@@ -85,7 +88,13 @@ func compileCached(ctx context.Context, cfg Config, job compileJob) (dir, dll st
 	if job.Compiling != nil {
 		job.Compiling(tmp)
 	}
-	if err := pCompile(ctx, cfg, tmp, job.What); err != nil {
+	out, err := pCompile(ctx, cfg, tmp, job.What)
+	if job.Log != "" && out != nil {
+		if werr := os.WriteFile(job.Log, out, 0o644); werr != nil && err == nil {
+			err = fmt.Errorf("bridge: compiler output of %s: %w", job.What, werr)
+		}
+	}
+	if err != nil {
 		return "", "", false, err
 	}
 	if _, err := os.Stat(compiledDLL(tmp, job.Project)); err != nil {
@@ -100,16 +109,16 @@ func compileCached(ctx context.Context, cfg Config, job compileJob) (dir, dll st
 	return dir, compiledDLL(dir, job.Project), true, nil
 }
 
-// pCompile runs `p compile` in the P project dir, the only place pconform does. Errors wrap
-// [ErrChecker] and end with the compiler's last lines.
-func pCompile(ctx context.Context, cfg Config, dir, what string) error {
+// pCompile runs `p compile` in the P project dir, the only place pconform does, and returns the
+// compiler's output. Errors wrap [ErrChecker] and end with the compiler's last lines.
+func pCompile(ctx context.Context, cfg Config, dir, what string) ([]byte, error) {
 	cfg.ProjectDir = dir
 	out, code, err := runP(ctx, cfg, "compile")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if code != 0 {
-		return fmt.Errorf("bridge: %w: p compile of %s exited %d:\n%s", ErrChecker, what, code, tail(out, 40))
+		return out, fmt.Errorf("bridge: %w: p compile of %s exited %d:\n%s", ErrChecker, what, code, tail(out, 40))
 	}
-	return nil
+	return out, nil
 }

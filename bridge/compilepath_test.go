@@ -1,12 +1,14 @@
 package bridge_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,11 +98,11 @@ func compileRuns(files []goFile) []compileSite {
 }
 
 // runsProcess reports whether fun is exec.Command, exec.CommandContext (execNames: the names the
-// file gives os/exec) or runP.
+// file gives os/exec), runP or runPTo.
 func runsProcess(fun ast.Expr, execNames map[string]bool) bool {
 	switch f := fun.(type) {
 	case *ast.Ident:
-		return f.Name == "runP"
+		return f.Name == "runP" || f.Name == "runPTo"
 	case *ast.SelectorExpr:
 		x, ok := f.X.(*ast.Ident)
 		return ok && execNames[x.Name] && (f.Sel.Name == "Command" || f.Sel.Name == "CommandContext")
@@ -172,14 +174,54 @@ func onePath(files []goFile) string {
 	return strings.Join(bad, "; ")
 }
 
+// pCommand is a shell command line that runs the P compiler or checker: the word p, then compile or
+// check.
+var pCommand = regexp.MustCompile(`(^|[\s;&|(` + "`" + `"'])p\s+(compile|check)\b`)
+
+// scriptRunsP returns the lines of a shell script (comments aside) that run `p compile` or
+// `p check`, as "NAME:LINE: text". The scripts drive P through bridge (pconform-pcheck), so that
+// its rules, caches and command lines are written once.
+func scriptRunsP(name, src string) []string {
+	var bad []string
+	for i, line := range strings.Split(src, "\n") {
+		code := strings.TrimSpace(line)
+		if strings.HasPrefix(code, "#") {
+			continue
+		}
+		if c, _, ok := strings.Cut(code, " #"); ok {
+			code = c
+		}
+		if pCommand.MatchString(code) {
+			bad = append(bad, fmt.Sprintf("%s:%d: %s", name, i+1, code))
+		}
+	}
+	return bad
+}
+
 // TestOneCompilePath: every P compile of the repository goes through bridge's compile path.
 // It parses every non-test Go file (testdata and hidden directories aside), so formatting,
-// import aliases and constants do not hide a second `p compile`.
+// import aliases and constants do not hide a second `p compile`. No script under scripts/ runs
+// `p compile` or `p check` itself: scripts/pmodels.sh is a wrapper of bridge's models stage and
+// must not grow back into a second one.
 func TestOneCompilePath(t *testing.T) {
+	scripts, err := filepath.Glob(filepath.Join("..", "scripts", "*.sh"))
+	if err != nil || len(scripts) < 5 {
+		t.Fatalf("found %d scripts under ../scripts (%v); is the test running in bridge/?", len(scripts), err)
+	}
+	for _, path := range scripts {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range scriptRunsP(filepath.ToSlash(filepath.Join("scripts", filepath.Base(path))), string(src)) {
+			t.Errorf("a script runs P itself (drive it through bridge, bridge/cmd/pconform-pcheck): %s", b)
+		}
+	}
+
 	root := ".."
 	fset := token.NewFileSet()
 	var files []goFile
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -294,4 +336,28 @@ func checkObservedBatch() { pCompile(ctx, cfg, dir, "x") }`, "checkObservedBatch
 			t.Errorf("complaint %q, want the lost anchor", got)
 		}
 	})
+}
+
+// TestScriptRunsP holds scriptRunsP to synthetic scripts: the wrapper's own lines and words like
+// "p" in prose pass; a `p compile` or `p check` however placed on a line fails.
+func TestScriptRunsP(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      int
+	}{
+		{"the wrapper", `# runs p check through pconform-pcheck models; p compile too
+exec "$PCHECK" models "$@"
+command -v p >/dev/null 2>&1 || bootstrap p`, 0},
+		{"prose and other tools", `echo "a p of compile"; go vet ./...; dotnet tool install p --version 3.1.0
+grep -q 'p checker' log`, 0},
+		{"p compile", `cd models/p && p compile >log`, 1},
+		{"p check in a pipeline", `x=$(cd models/p; p check "$DLL" --list-tests | sed 1d)`, 1},
+		{"p check after a condition", `[ -f x ] && p  check -tc tcA -s 10`, 1},
+		{"a trailing comment", `true # p check is what this replaced`, 0},
+	}
+	for _, c := range cases {
+		if got := scriptRunsP("s.sh", c.src); len(got) != c.want {
+			t.Errorf("%s: %q, want %d lines", c.name, got, c.want)
+		}
+	}
 }

@@ -9,7 +9,10 @@
 // [Regenerate] runs the checker on every test case of the P project ([RunChecker]) and writes the
 // corpus; [CheckUpToDate] does the same into a temporary directory and reports, wrapping
 // [ErrCorpusStale], how the committed corpus differs. The command bridge/cmd/pconform-corpus
-// wraps both. For a single log, [ConvertLogFile] detects the layout and converts every schedule.
+// wraps both. [CheckModels] is the gate's models stage (bridge/cmd/pconform-pcheck models, which
+// scripts/pmodels.sh runs): it compiles the models, checks every test case with the checker, keeps
+// passing runs in a cache and records the runs the corpora are made from (see "The models stage").
+// For a single log, [ConvertLogFile] detects the layout and converts every schedule.
 // The layers below are usable on their own: [ReadVerboseLog], [ReadBugLog] and [ReadLog] parse
 // logs into [Event]s, and [Convert] turns one schedule's events into a trace.
 //
@@ -32,8 +35,11 @@
 //   - Deterministic: a fixed seed and schedule count give the same traces, names and files on
 //     every run; [Regenerate] writes canonical files and a README without timestamps.
 //   - The conversion core (the readers, [Convert]) is pure; only [RunChecker], [Regenerate],
-//     [CheckUpToDate], [ModelHash], [ListTests] and [ConvertLogFile] run processes or touch files.
-//     It never modifies the P project apart from what `p compile` generates.
+//     [CheckUpToDate], [CheckModels], [ModelHash], [ListTests] and [ConvertLogFile] run processes
+//     or touch files. It never modifies the P project apart from what `p compile` generates and
+//     the checker's output (PGenerated, PCheckerOutput).
+//   - Every invocation of the P compiler and checker is in this package: scripts only run its
+//     commands (TestOneCompilePath fails on a script that runs `p compile` or `p check`).
 //   - A corpus made from recorded runs ([Config.FromRuns]) is byte for byte the corpus a fresh
 //     checker run with the asked-for budget gives; the gate's bridge integration test checks this
 //     against the real checker on every run.
@@ -57,17 +63,42 @@
 // oracle's), compiled there once, and renamed into place when the DLL is there. The streaming
 // oracle ([CompileStream]) keeps its cache across runs (Config.StreamCache), the profile check's
 // copy of the models ([CompileProfile]) in the directory it is given, and the observed drivers
-// ([CheckObservedAll]) in a temporary directory, since no other run has the same drivers.
-// [Config.Compile] compiles the project where it lies, as scripts/pmodels.sh does, because the
-// checker's runs find its DLL there; it runs the same `p compile` (TestOneCompilePath fails on
-// any other).
+// ([CheckObservedAll]) in a temporary directory, since no other run has the same drivers. The
+// models stage ([CheckModels]) keeps the models' compiled projects in ModelsConfig.CompileCache,
+// keyed also by `p --version` and the .NET runtimes, and copies the one it uses into the
+// project's own PGenerated, where the checker's runs and a person replaying a bug find it.
+// [Config.Compile] compiles the project where it lies; it runs the same `p compile`
+// (TestOneCompilePath fails on any other).
+//
+// # The models stage
+//
+// [CheckModels] requires the test cases the sources declare (`test NAME [main = ...]` at the start
+// of a line) to be exactly those `p check --list-tests` lists: a declared test missing, or a listed
+// one no source declares (a stale compile), fails the stage. It runs each test by its exact name
+// with --fail-on-maxsteps; a counterexample must find a bug within its budget, every other test
+// must explore its whole budget without one ([Verdict]). The pure decisions (the declarations, the
+// plan of runs, their cache keys, the report) are in modelsplan.go; models.go runs them.
+//
+// Every run's output is kept in ProjectDir/PCheckerOutput/<test>/: <test>.log (the checker's
+// output), rc, cpu (its CPU seconds), result ("schedules bugs seconds" from the test's own
+// section of the output), ran (how many tests -tc matched), [RecordedRunFile], key (its cache key,
+// only for a run that passed) and the checker's BugFinding/ (the summary; on a bug the readable
+// .txt, the .trace.json and the .schedule to replay). Beside them: [RecordedListFile],
+// [RecordedVersionFile], compile.key (the compile key PGenerated was made from and its DLL's
+// hash) and compile.log. A run that passed is copied into ModelsConfig.RunCache under a key
+// made of the compile key and its command line; a run whose key is cached is restored instead of
+// run, and a directory that holds its run already is left untouched (its files' ages are inputs
+// of the Go tests that read them). A run of every test that passes keeps in the cache only what
+// it and the full run before it used. With ModelsConfig.Logs it records runs in
+// PCheckerOutput/recorded, the layout below: each green test's first RecordSchedules schedules
+// again with -v, and each counterexample's verdict run, made with -v.
 //
 // # Recorded runs
 //
 // With [Config.FromRuns] the bridge runs no checker: it reads runs recorded earlier, so that the
 // gate makes the committed corpus's check and the wide corpus from the runs its models stage
-// recorded (scripts/pmodels.sh --logs: each green test case's first schedules again with -v, each
-// counterexample's verdict run). The directory holds [RecordedListFile] (`p check --list-tests`),
+// recorded ([CheckModels] with Logs, scripts/pmodels.sh --logs: each green test case's first
+// schedules again with -v, each counterexample's verdict run). The directory holds [RecordedListFile] (`p check --list-tests`),
 // [RecordedVersionFile] (`p --version`) and, per test case, a directory named after it with:
 //
 //   - <test case>.log, the checker's output;

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strconv"
@@ -11,8 +12,8 @@ import (
 )
 
 // IsCounterexample reports whether a test case must find a bug: its name ends in
-// [CounterexampleSuffix]. It is the one place the rule is written; scripts/pmodels.sh asks
-// bridge/cmd/pconform-pcheck, which calls it.
+// [CounterexampleSuffix]. It is the one place the rule is written, for [RunChecker] and
+// [CheckModels].
 func IsCounterexample(testCase string) bool {
 	return strings.HasSuffix(testCase, CounterexampleSuffix)
 }
@@ -28,7 +29,7 @@ func Budget(testCase string, schedules, ceSchedules int) int {
 
 // CheckRun is one `p check` run of one test case, run in the P project directory. Its
 // arguments are made in one place ([CheckRun.Args]) for [RunChecker] and for the gate's runs
-// (bridge/cmd/pconform-pcheck).
+// ([CheckModels]).
 type CheckRun struct {
 	// DLL is the compiled project to check; "" lets the checker find it in the project.
 	DLL      string
@@ -94,11 +95,18 @@ var (
 
 // ParseCheckOutput reads the section of testCase in a checker's standard output.
 func ParseCheckOutput(out []byte, testCase string) CheckOutcome {
+	o, _ := parseCheckOutput(bytes.NewReader(out), testCase)
+	return o
+}
+
+// parseCheckOutput is ParseCheckOutput on a reader (a run's log, which -v makes large); the error
+// is the reader's, or a line longer than 64 MiB.
+func parseCheckOutput(r io.Reader, testCase string) (CheckOutcome, error) {
 	const header = ".. Test case :: "
 	o := CheckOutcome{Seconds: -1}
 	var cur string
 	var bugs, scheds bool
-	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 64*1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
@@ -123,12 +131,12 @@ func ParseCheckOutput(out []byte, testCase string) CheckOutcome {
 		}
 	}
 	o.Found = bugs && scheds
-	return o
+	return o, sc.Err()
 }
 
 // Verdict judges one checker run of testCase with budget schedules: its exit code, what its
 // output said and its summary file (summaryPath, <project>_pchecker_summary.txt). It is the one
-// place the pass rule is written, for [RunChecker] and the gate's runs. A
+// place the pass rule is written, for [RunChecker] and the gate's runs ([CheckModels]). A
 // green test case passes when it explored the whole budget without a bug, a counterexample when
 // it found one. The note says why it failed, or where a counterexample found its bug.
 //
