@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -62,7 +61,7 @@ type CheckOptions struct {
 	// Log, when set, is the log the source's events were decoded from (their Offset is in it:
 	// a Decoder's, not one Reset since). The oracle then keeps each live row's events as their
 	// positions in it and reads them again for a finding's window, instead of holding the
-	// events: memory then follows the live rows, at a few dozen bytes per event of theirs.
+	// events: memory then follows the live rows, at about a dozen bytes per event of theirs.
 	Log io.ReaderAt
 	// LateWakes is how long after its message was purged a wake still counts as a wake for a
 	// committed message, in the log's time (see latewake.go). Zero is DefaultLateWakes; a
@@ -284,15 +283,16 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	got, err := o.stepModel(ev, op, at, st)
 	keys := o.keys(ev, &got)
 	pe := o.hist.add(pos, ev, keys)
+	// keys stays valid until the next event's: the finding clones what it keeps.
 	if err != nil {
 		if errors.Is(err, models.ErrMalformed) {
 			// The model refused the step and changed nothing: it goes on from the state before it.
 			msg := fmt.Sprintf("the model cannot take the observed step: %v", err)
-			if cerr := o.contradiction(ev, pe.keys, msg); cerr != nil {
+			if cerr := o.contradiction(ev, keys, msg); cerr != nil {
 				o.pos--
 				return nil, cerr
 			}
-			return o.finding(pe, ev, msg), nil
+			return o.finding(pe, keys, ev, msg), nil
 		}
 		o.stopped = true
 		return nil, fmt.Errorf("observe: model at line %d: %w", ev.Line, err)
@@ -302,13 +302,13 @@ func (o *ModelOracle) Observe(ev *Event) (*Finding, error) {
 	if !sameResult(want, &got) {
 		msg := fmt.Sprintf("%s at %s: the store observed %s, the model gives %s",
 			models.DescribeOp(op, st.Args), showTicks(at), show(*want), show(got))
-		if cerr := o.contradiction(ev, pe.keys, msg); cerr != nil {
+		if cerr := o.contradiction(ev, keys, msg); cerr != nil {
 			o.pos--
 			return nil, cerr
 		}
-		return o.finding(pe, ev, msg), nil
+		return o.finding(pe, keys, ev, msg), nil
 	}
-	_ = o.contradiction(ev, pe.keys, "")
+	_ = o.contradiction(ev, keys, "")
 	if o.pos >= o.forgetAt {
 		o.prune()
 	}
@@ -427,16 +427,16 @@ func (o *ModelOracle) keys(ev *Event, got *traces.Result) []string {
 // actorKey prefixes a checkpoint's actor among the history keys, apart from row ids.
 const actorKey = "\x00actor:"
 
-// finding makes the finding at pe (ev, the event it is at) with its window: the events of the rows it touches back to
-// their creation, closed under the rows those events touch. Replaying the window on the model
+// finding makes the finding at pe (ev, the event it is at, which touched peKeys) with its window:
+// the events of the rows it touches back to their creation, closed under the rows those events touch. Replaying the window on the model
 // must refuse its last step; where it refuses an earlier one instead (a row the window left out
 // decided that step in the full history), the rows of that step's model result join the window
 // and it is tried again, a few times.
-func (o *ModelOracle) finding(pe *posEvent, ev *Event, msg string) *Finding {
+func (o *ModelOracle) finding(pe eventPlace, peKeys []string, ev *Event, msg string) *Finding {
 	f := &Finding{Oracle: "model", Step: pe.pos, Seq: ev.Seq, Line: ev.Line, Message: msg}
-	keys := slices.Clone(pe.keys)
+	keys := slices.Clone(peKeys)
 	for range windowRepairs {
-		window := o.hist.window(keys, pe, nil)
+		window := o.hist.window(keys, pe)
 		events, err := o.hist.events(window)
 		if err != nil {
 			f.Window, f.WindowErr = nil, err
@@ -648,183 +648,6 @@ func sameResult(a, b *traces.Result) bool {
 		slices.Equal(a.Duplicates, b.Duplicates) && slices.Equal(a.Effects, b.Effects)
 }
 
-// histories keeps, per row (and per checkpoint actor), the events that touched it since its
-// creation; a finding's window is made from them.
-type histories struct {
-	// byKey holds each key's events in commit order, behind a pointer so that adding one
-	// costs one map lookup.
-	byKey map[string]*keyEvents
-	// slab holds posEvents allocated and not yet used; free those no history holds any more
-	// (refs 0), and freeLists the lists of keys forgotten, emptied: both are reused, so a long
-	// log costs no allocation per event here once the live state has reached its size.
-	slab      []posEvent
-	free      []*posEvent
-	freeLists []*keyEvents
-	// last is the event added last, freed at the next add when no history holds it.
-	last *posEvent
-	// log, when set, holds the events: the histories keep their positions only (reread).
-	log io.ReaderAt
-}
-
-// keyEvents is one key's history: the key (the one copy of its string the histories keep, which
-// the map and its events share) and its events in commit order.
-type keyEvents struct {
-	key    string
-	events []*posEvent
-}
-
-// posEvent is an event kept in the histories: its position in commit order, the event or
-// where to read it again, and the keys it touched.
-type posEvent struct {
-	pos int
-	// ev is the event, or nil when the histories read events again from their log: it is then
-	// the line at byte off, numbered line.
-	ev   *Event
-	off  int64
-	line int
-	// worker and publisher are the event's numbers as the Decoder gave them (renumbered apart per
-	// incarnation, see incarnations): the line read again carries the recorded ones.
-	worker, publisher int32
-	keys              []string
-	// keyBuf holds keys when they are few (most events touch one to three rows).
-	keyBuf [3]string
-	// refs is the number of key histories that hold the event.
-	refs int
-}
-
-const (
-	// maxKeyEvents bounds one key's history (a checkpoint's saves go on for ever): its first
-	// event and the latest ones are kept.
-	maxKeyEvents = 256
-	// maxWindowEvents bounds a finding's window.
-	maxWindowEvents = 20_000
-)
-
-func newHistories() histories { return histories{byKey: map[string]*keyEvents{}} }
-
-// histSlab is how many posEvents histories allocates at once. A slab lives while a history
-// holds one of its events, so a small one keeps little memory alive per live row.
-const histSlab = 32
-
-func (h *histories) add(pos int, ev *Event, keys []string) *posEvent {
-	if h.last != nil && h.last.refs == 0 {
-		h.free = append(h.free, h.last)
-	}
-	var pe *posEvent
-	switch {
-	case len(h.free) > 0:
-		pe = h.free[len(h.free)-1]
-		h.free = h.free[:len(h.free)-1]
-	default:
-		if len(h.slab) == 0 {
-			h.slab = make([]posEvent, histSlab)
-		}
-		pe = &h.slab[0]
-		h.slab = h.slab[1:]
-	}
-	h.last = pe
-	pe.pos, pe.refs, pe.off, pe.line = pos, len(keys), ev.Offset, ev.Line
-	pe.worker, pe.publisher = int32(ev.Args.Worker), int32(ev.Args.Publisher)
-	if h.log == nil {
-		if pe.ev == nil {
-			pe.ev = new(Event)
-		}
-		*pe.ev = *ev
-	}
-	if len(keys) <= len(pe.keyBuf) {
-		pe.keys = pe.keyBuf[:len(keys)]
-	} else {
-		pe.keys = make([]string, len(keys))
-	}
-	for i, k := range keys {
-		l := h.byKey[k]
-		if l == nil {
-			if n := len(h.freeLists); n > 0 {
-				l, h.freeLists = h.freeLists[n-1], h.freeLists[:n-1]
-			} else {
-				l = new(keyEvents)
-			}
-			l.key = strings.Clone(k)
-			h.byKey[l.key] = l
-		}
-		pe.keys[i] = l.key // one copy of the key's string, the map's
-		if len(l.events) >= maxKeyEvents {
-			cut := l.events[1 : len(l.events)-maxKeyEvents/2]
-			h.drop(cut)
-			l.events = append(l.events[:1], l.events[len(l.events)-maxKeyEvents/2:]...)
-		}
-		l.events = append(l.events, pe)
-	}
-	return pe
-}
-
-// drop lets go of one history's hold on events, freeing those no other history holds.
-func (h *histories) drop(events []*posEvent) {
-	for _, pe := range events {
-		if pe.refs--; pe.refs == 0 && pe != h.last {
-			h.free = append(h.free, pe)
-		}
-	}
-}
-
-// window is the events of keys' histories, closed under the keys those events touch (a claim's
-// other rows, a delivery's message), in commit order, ending with last.
-func (h *histories) window(keys []string, last *posEvent, more map[*posEvent]bool) []*posEvent {
-	seen := map[string]bool{}
-	in := map[*posEvent]bool{last: true}
-	for pe := range more {
-		in[pe] = true
-	}
-	queue := slices.Clone(keys)
-	for len(queue) > 0 && len(in) < maxWindowEvents {
-		k := queue[0]
-		queue = queue[1:]
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		l := h.byKey[k]
-		if l == nil {
-			continue
-		}
-		for _, pe := range l.events {
-			if pe.pos > last.pos || in[pe] {
-				continue
-			}
-			in[pe] = true
-			queue = append(queue, pe.keys...)
-		}
-	}
-	all := slices.Collect(maps.Keys(in))
-	slices.SortFunc(all, func(a, b *posEvent) int { return a.pos - b.pos })
-	return all
-}
-
-// events are the events of window, read again from the log where the histories keep positions
-// only.
-func (h *histories) events(window []*posEvent) ([]Event, error) {
-	events := make([]Event, len(window))
-	var buf []byte
-	p := newLineParser()
-	for i, pe := range window {
-		if pe.ev != nil {
-			events[i] = *pe.ev
-			continue
-		}
-		var err error
-		if buf, err = readLineAt(h.log, pe.off, buf); err != nil {
-			return nil, fmt.Errorf("observe: reading line %d of the log again for a finding's window: %w", pe.line, err)
-		}
-		if err := p.event(buf, &events[i]); err != nil {
-			return nil, fmt.Errorf("%w: line %d, read again for a finding's window at byte %d, is not the event it was: %v", ErrBadLog, pe.line, pe.off, err)
-		}
-		events[i].Line, events[i].Offset = pe.line, pe.off
-		a := &events[i].Args
-		a.Worker, a.Publisher, a.Incarnation = int(pe.worker), int(pe.publisher), ""
-	}
-	return events, nil
-}
-
 // readLineAt reads the line that starts at byte off of r (without its newline) into buf's
 // storage, reading more until it has the newline or the end of r, at most MaxLineBytes.
 func readLineAt(r io.ReaderAt, off int64, buf []byte) ([]byte, error) {
@@ -845,21 +668,4 @@ func readLineAt(r io.ReaderAt, off int64, buf []byte) ([]byte, error) {
 		}
 		size *= 2
 	}
-}
-
-// prune forgets the histories of rows m no longer keeps; it returns how many events it kept.
-func (h *histories) prune(m *models.Machine) int {
-	n := 0
-	for k, l := range h.byKey {
-		if len(k) > 0 && k[0] != 0 && !m.Holds(k) {
-			delete(h.byKey, k)
-			h.drop(l.events)
-			clear(l.events)
-			l.events, l.key = l.events[:0], ""
-			h.freeLists = append(h.freeLists, l)
-			continue
-		}
-		n += len(l.events)
-	}
-	return n
 }
