@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/pconform/pconform/models"
 )
@@ -46,11 +45,9 @@ type eventPlace struct {
 	worker, publisher int32
 }
 
-// keyEvents is one key's history: the key (the one copy of its string the histories keep, which
-// the map and shared events' keys share), its n events in commit order encoded in enc, and the
-// last of them, the base of the next one's deltas.
+// keyEvents is one key's history: its n events in commit order encoded in enc, and the last of
+// them, the base of the next one's deltas.
 type keyEvents struct {
-	key  string
 	n    int
 	enc  []byte
 	last eventPlace
@@ -103,11 +100,12 @@ func (h *histories) add(pos int, ev *Event, keys []string) eventPlace {
 			} else {
 				l = new(keyEvents)
 			}
-			l.key = strings.Clone(k)
-			h.byKey[l.key] = l
+			// The key is the event's own string, which the model keeps too: a decoded string is
+			// never a view of the decoder's buffer, so keeping it costs no copy.
+			h.byKey[k] = l
 		}
 		if sh != nil && sh.keys != nil {
-			sh.keys[i] = l.key // one copy of the key's string, the map's
+			sh.keys[i] = k
 		}
 		if l.n >= maxKeyEvents {
 			h.trim(l)
@@ -152,16 +150,14 @@ func (l *keyEvents) places(buf []eventPlace) []eventPlace {
 
 // reset empties l, keeping its storage.
 func (l *keyEvents) reset() {
-	l.key, l.n, l.enc, l.last = "", 0, l.enc[:0], eventPlace{}
+	l.n, l.enc, l.last = 0, l.enc[:0], eventPlace{}
 }
 
 // trim cuts l to its first event and its latest maxKeyEvents/2, letting go of the others.
 func (h *histories) trim(l *keyEvents) {
 	all := l.places(nil)
 	h.release(all[1 : len(all)-maxKeyEvents/2])
-	key := l.key
 	l.reset()
-	l.key = key
 	l.append(all[0])
 	for _, p := range all[len(all)-maxKeyEvents/2:] {
 		l.append(p)
