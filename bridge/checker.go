@@ -33,6 +33,9 @@ const (
 	DefaultPerTest                 = 5
 )
 
+// defaultP is the p executable of a [Config] or a [ModelsConfig] that names none: p on PATH.
+const defaultP = "p"
+
 // OriginKind is the origin kind of every trace the bridge makes.
 const OriginKind = traces.OriginPChecker
 
@@ -93,7 +96,7 @@ type Config struct {
 
 func (c Config) filled() Config {
 	if c.P == "" {
-		c.P = "p"
+		c.P = defaultP
 	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed

@@ -21,10 +21,11 @@ import (
 	"time"
 )
 
-// Defaults of the models stage ([ModelsConfig]), the same as the gate's budgets.
+// Defaults of the models stage ([ModelsConfig]), the same as the gate's budgets. Its seed and
+// counterexample budget are [DefaultSeed] and [DefaultCounterexampleSchedules], a [Config]'s too:
+// both configure the same checker runs of the same test cases, so one default serves both.
 const (
 	DefaultModelsSchedules       = 1000
-	DefaultModelsCESchedules     = 100
 	DefaultModelsRecordSchedules = 100
 	DefaultModelsJobs            = 2
 	DefaultModelsTimeout         = 600
@@ -71,7 +72,7 @@ type ModelsConfig struct {
 
 func (c ModelsConfig) filled() ModelsConfig {
 	if c.P == "" {
-		c.P = "p"
+		c.P = defaultP
 	}
 	if c.Dotnet == "" {
 		c.Dotnet = "dotnet"
@@ -80,7 +81,7 @@ func (c ModelsConfig) filled() ModelsConfig {
 		c.Schedules = DefaultModelsSchedules
 	}
 	if c.CounterexampleSchedules <= 0 {
-		c.CounterexampleSchedules = DefaultModelsCESchedules
+		c.CounterexampleSchedules = DefaultCounterexampleSchedules
 	}
 	if c.RecordSchedules <= 0 {
 		c.RecordSchedules = DefaultModelsRecordSchedules
@@ -128,7 +129,7 @@ func ModelsConfigFromEnv(getenv func(string) string, defaultCache string) (Model
 		def, min int
 	}{
 		{"SCHEDULES", &c.Schedules, DefaultModelsSchedules, 1},
-		{"CE_SCHEDULES", &c.CounterexampleSchedules, DefaultModelsCESchedules, 1},
+		{"CE_SCHEDULES", &c.CounterexampleSchedules, DefaultCounterexampleSchedules, 1},
 		{"RECORD_SCHEDULES", &c.RecordSchedules, DefaultModelsRecordSchedules, 1},
 		{"SEED", &seed, DefaultSeed, 1},
 		// 0 jobs run one at a time, as they always have.

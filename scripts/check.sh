@@ -255,6 +255,22 @@ slowest_tests() {
     sort -rn | head -10 | sed 's/^/  /'
 }
 
+# report_tests LOG RC: what a test stage shows of its `go test -v` LOG, whose run exited RC: each
+# package's ok or FAIL line, the failed tests, panics and the ten slowest tests, without the
+# passing tests' lines, which would bury them; when RC is not 0, the whole log too, since a
+# failure's own output is in it. Returns RC. The unit and toolkit stages share it, so that they
+# report alike.
+report_tests() {
+  local log=$1 rc=$2
+  grep -E '^(ok|FAIL|---|panic:)' "$log" | grep -v '^--- \(PASS\|SKIP\)'
+  slowest_tests "$log"
+  if [ "$rc" != 0 ]; then
+    echo "---- the whole go test -v output ----"
+    cat "$log"
+  fi
+  return "$rc"
+}
+
 # cached NAME KEY COMMAND...: runs COMMAND unless the last run of NAME that passed had the same KEY
 # (a hash of every input of COMMAND); then it says so and passes. Stamps are in out/gate/stamps.
 cached() {
@@ -410,13 +426,7 @@ stage_unit() {
     grep -q "^--- PASS: $test " "$logdir/unit-tests.log" ||
       { echo "unit: $test of $pkg did not run and pass (renamed?); update STORE_READER_TESTS in scripts/check.sh"; rc=1; }
   done < <(store_reader_runs)
-  grep -E '^(ok|FAIL|---|panic:)' "$logdir/unit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
-  slowest_tests "$logdir/unit-tests.log"
-  if [ $rc != 0 ]; then
-    echo "---- the whole go test -v output ----"
-    cat "$logdir/unit-tests.log"
-  fi
-  return $rc
+  report_tests "$logdir/unit-tests.log" $rc
 }
 
 stage_toolkit() {
@@ -431,13 +441,7 @@ stage_toolkit() {
     sed -E 's#/[^/]*$##' | sort -u | sed "s#^#$module/#")
   [ ${#pkgs[@]} -gt 0 ] || { echo "toolkit: no package declares ${TOOLKIT_TESTS[*]}"; return 1; }
   run_tests -v -run "$toolkit_regex" -- "${pkgs[@]}" >>"$logdir/toolkit-tests.log" 2>&1 || rc=1
-  grep -E '^(ok|FAIL|---|panic:)' "$logdir/toolkit-tests.log" | grep -v '^--- \(PASS\|SKIP\)'
-  slowest_tests "$logdir/toolkit-tests.log"
-  if [ $rc != 0 ]; then
-    echo "---- the whole go test -v output ----"
-    cat "$logdir/toolkit-tests.log"
-    return $rc
-  fi
+  report_tests "$logdir/toolkit-tests.log" $rc || return $rc
   # Each listed test must have run (and passed): a renamed test would otherwise drop out unseen.
   local t missing=0
   for t in "${TOOLKIT_TESTS[@]}"; do
