@@ -59,17 +59,18 @@ func Symbolize(b *traces.Binder[string], want *traces.Result, o Observation) tra
 	}
 	msgSym, claimedSyms := b.Result(want, msgTok, claimed)
 	if o.Message != nil {
-		r.Message = &traces.Message{ID: o.Message.ID, Attempts: o.Message.Attempts, Token: msgSym}
+		m := traceMessage(*o.Message, msgSym)
+		r.Message = &m
 	}
 	for i, c := range o.Claimed {
-		r.Claimed = append(r.Claimed, traces.Claimed{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: claimedSyms[i]})
+		r.Claimed = append(r.Claimed, traceClaimed(c, claimedSyms[i]))
 	}
 	toks := make([]string, len(o.Messages))
 	for i, m := range o.Messages {
 		toks[i] = m.Token
 	}
 	for i, sym := range b.Messages(want, toks) {
-		r.Messages = append(r.Messages, traces.Message{ID: o.Messages[i].ID, Attempts: o.Messages[i].Attempts, Token: sym})
+		r.Messages = append(r.Messages, traceMessage(o.Messages[i], sym))
 	}
 	return r
 }
@@ -79,19 +80,10 @@ func Symbolize(b *traces.Binder[string], want *traces.Result, o Observation) tra
 func SymbolizeSnapshot(b *traces.Binder[string], s Snapshot) traces.Snapshot {
 	out := traces.Snapshot{Unknown: slices.Clone(s.Unknown), Effects: map[string][]string{}}
 	for _, m := range s.Messages {
-		out.Messages = append(out.Messages, traces.MessageRow{
-			Mailbox: m.Mailbox, ID: m.ID, Key: m.Key, Priority: m.Priority, Payload: m.Payload,
-			State: m.State, Attempts: m.Attempts, MaxAttempts: m.MaxAttempts, AvailableAt: m.AvailableAt,
-			Token: b.Lookup(traces.LeaseTokens, m.Token), LeaseUntil: m.LeaseUntil,
-		})
+		out.Messages = append(out.Messages, traceMessageRow(m, b.Lookup(traces.LeaseTokens, m.Token)))
 	}
 	for _, o := range s.Outbox {
-		out.Outbox = append(out.Outbox, traces.OutboxRow{
-			ID: o.ID, Target: o.Target, Key: o.Key, Priority: o.Priority, MaxAttempts: o.MaxAttempts,
-			Payload: o.Payload, State: o.State, DeliveryAttempts: o.DeliveryAttempts,
-			AvailableAt: o.AvailableAt, Token: b.Lookup(traces.ClaimTokens, o.Token), ClaimUntil: o.ClaimUntil,
-			Reason: o.Reason,
-		})
+		out.Outbox = append(out.Outbox, traceOutboxRow(o, b.Lookup(traces.ClaimTokens, o.Token)))
 	}
 	out.DeadLetters = append(out.DeadLetters, s.DeadLetters...)
 	for mb, ids := range s.Effects {

@@ -30,22 +30,9 @@ type Target interface {
 var ErrUnsupported = errors.New("replay: operation not supported by target")
 
 // Args and Observation, the step arguments and results a target receives and reports, are
-// generated from traces.Args and traces.Result into args_gen.go (see internal/gen).
-
-// Message is a message returned by lease, peek or consumer_fetch. Token is "" when no lease was
-// taken (peek, leaseless fetch).
-type Message struct {
-	ID       string
-	Attempts int
-	Token    string
-}
-
-// ClaimedRow is one row returned by outbox_claim.
-type ClaimedRow struct {
-	ID               string
-	DeliveryAttempts int
-	Token            string
-}
+// generated from traces.Args and traces.Result into args_gen.go; the records an Observation and
+// a Snapshot carry (Message, ClaimedRow, MessageRow, OutboxRow), from the traces records into
+// rows_gen.go (see internal/gen), so that each has one shape: the trace's, with a real token.
 
 // Claimed is the old name of ClaimedRow, kept so adapters written against it still compile.
 //
@@ -63,35 +50,4 @@ type Snapshot struct {
 	DeadLetters []traces.DeadLetterRow
 	// Effects maps a mailbox to the ids whose handler effects committed, in commit order.
 	Effects map[string][]string
-}
-
-// MessageRow is [traces.MessageRow] with the real lease token ("" for none).
-type MessageRow struct {
-	Mailbox     string
-	ID          string
-	Key         string
-	Priority    int
-	Payload     string
-	State       string
-	Attempts    int
-	MaxAttempts int
-	AvailableAt int64
-	Token       string
-	LeaseUntil  int64
-}
-
-// OutboxRow is [traces.OutboxRow] with the real claim token ("" for none).
-type OutboxRow struct {
-	ID               string
-	Target           string
-	Key              string
-	Priority         int
-	MaxAttempts      int
-	Payload          string
-	State            string
-	DeliveryAttempts int
-	AvailableAt      int64
-	Token            string
-	ClaimUntil       int64
-	Reason           string
 }

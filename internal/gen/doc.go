@@ -6,6 +6,9 @@
 //     into a hand-written frame (schema_frame.json) that holds everything not about one op;
 //   - replay/args_gen.go ([ReplayArgs]): replay's Args and Observation types and the functions
 //     that copy a step's fields between them and traces.Args and traces.Result;
+//   - replay/rows_gen.go ([ReplayRows]): replay's Message, ClaimedRow, MessageRow and OutboxRow,
+//     the traces records with real tokens, and the copies from them to the traces records; and
+//     internal/modeltarget/rows_gen.go ([ModelTargetRows]), the copies the other way;
 //   - from the profile choices ([profile.Choices]): profile/profile_gen.go ([ProfileGo]), the
 //     Profile type; models/p/PSrc/Profile_gen.p ([PProfile]), the P model's constants for the
 //     default profile (pconform profile check writes another profile's into a copy of the

@@ -22,6 +22,8 @@ func (f File) Make(current []byte) ([]byte, error) {
 var Files = []File{
 	{Path: "traces/schema/trace.schema.json", Generate: Schema},
 	{Path: "replay/args_gen.go", Generate: ReplayArgs},
+	{Path: "replay/rows_gen.go", Generate: ReplayRows},
+	{Path: "internal/modeltarget/rows_gen.go", Generate: ModelTargetRows},
 	{Path: "models/p/PSrc/ObservationEvents_gen.p", Generate: PObservationEvents},
 	{Path: "profile/profile_gen.go", Generate: ProfileGo},
 	{Path: "models/p/PSrc/Profile_gen.p", Generate: PProfileDefault},

@@ -33,13 +33,14 @@ func (m *Target) Do(_ context.Context, op traces.Op, at int64, a replay.Args) (r
 	}
 	o := replay.ObservationOf(r)
 	if r.Message != nil {
-		o.Message = &replay.Message{ID: r.Message.ID, Attempts: r.Message.Attempts, Token: modelToken(r.Message.Token)}
+		msg := targetMessage(*r.Message, modelToken(r.Message.Token))
+		o.Message = &msg
 	}
 	for _, msg := range r.Messages {
-		o.Messages = append(o.Messages, replay.Message{ID: msg.ID, Attempts: msg.Attempts, Token: modelToken(msg.Token)})
+		o.Messages = append(o.Messages, targetMessage(msg, modelToken(msg.Token)))
 	}
 	for _, c := range r.Claimed {
-		o.Claimed = append(o.Claimed, replay.ClaimedRow{ID: c.ID, DeliveryAttempts: c.DeliveryAttempts, Token: modelToken(c.Token)})
+		o.Claimed = append(o.Claimed, targetClaimedRow(c, modelToken(c.Token)))
 	}
 	return o, nil
 }
@@ -66,18 +67,10 @@ func (m *Target) Snapshot(context.Context) (replay.Snapshot, error) {
 	s := m.m.Snapshot()
 	out := replay.Snapshot{DeadLetters: s.DeadLetters, Effects: s.Effects}
 	for _, r := range s.Messages {
-		out.Messages = append(out.Messages, replay.MessageRow{
-			Mailbox: r.Mailbox, ID: r.ID, Key: r.Key, Priority: r.Priority, Payload: r.Payload, State: r.State,
-			Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, AvailableAt: r.AvailableAt,
-			Token: modelToken(r.Token), LeaseUntil: r.LeaseUntil,
-		})
+		out.Messages = append(out.Messages, targetMessageRow(r, modelToken(r.Token)))
 	}
 	for _, r := range s.Outbox {
-		out.Outbox = append(out.Outbox, replay.OutboxRow{
-			ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
-			Payload: r.Payload, State: r.State, DeliveryAttempts: r.DeliveryAttempts, AvailableAt: r.AvailableAt,
-			Token: modelToken(r.Token), ClaimUntil: r.ClaimUntil, Reason: r.Reason,
-		})
+		out.Outbox = append(out.Outbox, targetOutboxRow(r, modelToken(r.Token)))
 	}
 	return out, nil
 }
