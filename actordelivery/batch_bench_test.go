@@ -144,22 +144,29 @@ func benchStepAll(ctx context.Context, c *Consumer, want int) error {
 //
 // The 4 consumers also run at synchronous=NORMAL (sync=NORMAL), where a commit in WAL mode waits
 // for no fsync. That rate bounds what a group commit (several consumers' transactions sharing one
-// fsync) could reach: it can save at most the fsyncs, and NORMAL saves them all.
+// fsync) could reach: it can save at most the fsyncs, and NORMAL saves them all. At batch=1 and 8
+// they run with group commit too (group=16: Options.GroupCommit 16, synchronous=FULL), whose
+// commits/msg counts the COMMITs.
 //
 //	go test -run '^$' -bench 'BatchScenarios' -benchtime 10000x ./actordelivery/
 func BenchmarkBatchScenarios(b *testing.B) {
 	for _, n := range []int{1, 8, 32} {
 		for _, path := range []Path{PathLeased, PathLeaseless} {
-			b.Run(fmt.Sprintf("drain/batch=%d/%v", n, path), func(b *testing.B) { benchBatchScenario(b, "FULL", path, 1, n) })
+			b.Run(fmt.Sprintf("drain/batch=%d/%v", n, path), func(b *testing.B) { benchBatchScenario(b, "FULL", 0, path, 1, n) })
 		}
-		b.Run(fmt.Sprintf("consumers=4/batch=%d/leased", n), func(b *testing.B) { benchBatchScenario(b, "FULL", PathLeased, 4, n) })
-		b.Run(fmt.Sprintf("consumers=4/batch=%d/leased/sync=NORMAL", n), func(b *testing.B) { benchBatchScenario(b, "NORMAL", PathLeased, 4, n) })
+		b.Run(fmt.Sprintf("consumers=4/batch=%d/leased", n), func(b *testing.B) { benchBatchScenario(b, "FULL", 0, PathLeased, 4, n) })
+		if n <= 8 {
+			b.Run(fmt.Sprintf("consumers=4/batch=%d/leased/group=16", n), func(b *testing.B) { benchBatchScenario(b, "FULL", 16, PathLeased, 4, n) })
+		}
+		b.Run(fmt.Sprintf("consumers=4/batch=%d/leased/sync=NORMAL", n), func(b *testing.B) { benchBatchScenario(b, "NORMAL", 0, PathLeased, 4, n) })
 	}
 }
 
-func benchBatchScenario(b *testing.B, synchronous string, path Path, workers, n int) {
+// benchBatchScenario runs workers consumers of batches of n on a store at synchronous with
+// Options.GroupCommit group.
+func benchBatchScenario(b *testing.B, synchronous string, group int, path Path, workers, n int) {
 	ctx := context.Background()
-	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: synchronous})
+	s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{Synchronous: synchronous, GroupCommit: group})
 	if err != nil {
 		b.Fatal(err)
 	}

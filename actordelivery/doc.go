@@ -49,7 +49,10 @@
 // outside a transaction use a separate pool of query_only connections and never take the writer
 // lock, which is what makes Peek, and so the leaseless consumer's idle polling, cheap. The leased
 // consumer's idle polling is a read too: its Fetch reads first and takes the writer only when a
-// lease has expired or its mailbox has an eligible message.
+// lease has expired or its mailbox has an eligible message. With Options.GroupCommit above 1,
+// concurrent write transactions on SQLite take the writer in turn inside one shared transaction and
+// share its COMMIT (one fsync); each still commits whole or not at all, and returns only after
+// that COMMIT, with its result (groupcommit.go).
 //
 // # Consumer and publisher
 //

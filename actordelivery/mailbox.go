@@ -360,9 +360,10 @@ func (s *Store) leasedWork(ctx context.Context, mailbox string) (expired, candid
 // execOne runs a single-row update and reports whether it changed a row. ev, when the store
 // records, is the operation's event; it reports errKind when no row changed. Outside a
 // transaction, on a SQLite store that does not record, the update runs as a statement of its own
-// (autocommitOne): it is the whole write, and SQLite commits it as one transaction.
+// (autocommitOne): it is the whole write, and SQLite commits it as one transaction. With group
+// commit it runs as a transaction instead, so that it can share a COMMIT.
 func (s *Store) execOne(ctx context.Context, op string, ev recordedOp, fn func(now int64) (string, []any)) (bool, error) {
-	if s.rec == nil && s.d.backend == BackendSQLite && s.txFrom(ctx) == nil {
+	if s.rec == nil && s.d.backend == BackendSQLite && s.group == nil && s.txFrom(ctx) == nil {
 		query, args := fn(s.nowMillis())
 		return s.autocommitOne(ctx, op, query, args)
 	}

@@ -53,7 +53,8 @@ type Metrics interface {
 	// Count adds n to counter c for mailbox.
 	Count(c Counter, mailbox string, n int64)
 	// ObserveCommit records how long the COMMIT of a write transaction took (real time, from the
-	// monotonic clock; the store's Clock governs only the times stored in rows).
+	// monotonic clock; the store's Clock governs only the times stored in rows). With
+	// Options.GroupCommit it is called once per COMMIT, however many transactions it carried.
 	ObserveCommit(d time.Duration)
 	// QueueDepth records how many messages of mailbox are ready (not acked; eligible now or
 	// later), as RunWorkers samples it.

@@ -44,7 +44,8 @@ const (
 //
 // It needs PostgreSQL 13 or later.
 //
-// Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix or negative options; when the
+// Errors: ErrInvalidArgument for a malformed DSN, a bad TablePrefix, negative options or a
+// GroupCommit above 1 (checked before connecting); when the
 // first connection fails, an error naming host, port and user (never the password) that wraps
 // ErrAuthFailed (the server refused the role or password), ErrNoDatabase (no such database) or
 // ErrUnreachable (no answer within ConnectTimeout); a wrapped error naming both versions when the database's schema is newer than
@@ -61,6 +62,9 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if _, err := payloadLimit(op, opts); err != nil {
+		return nil, err
+	}
+	if err := checkGroupCommit(op, opts, BackendPostgres); err != nil {
 		return nil, err
 	}
 	if opts.ConnectTimeout == 0 {
@@ -106,8 +110,8 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 // different table prefixes, may share one pool.
 //
 // Errors: as OpenPostgres (ErrAuthFailed, ErrNoDatabase and ErrUnreachable for a pool whose first
-// connection fails, named as OpenPostgres names them); ErrInvalidArgument for a nil pool or one of
-// another driver.
+// connection fails, named as OpenPostgres names them); ErrInvalidArgument for a GroupCommit above
+// 1, a nil pool or one of another driver.
 func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 	const op = "OpenPostgresDB"
 	if db == nil {
@@ -117,6 +121,9 @@ func OpenPostgresDB(db *sql.DB, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if _, err := payloadLimit(op, opts); err != nil {
+		return nil, err
+	}
+	if err := checkGroupCommit(op, opts, BackendPostgres); err != nil {
 		return nil, err
 	}
 	if opts.ConnectTimeout <= 0 {

@@ -20,7 +20,8 @@ import (
 //
 // Record is called after the transaction committed (or, for an observation that changed nothing,
 // after it ended), from the goroutine that ran it, so calls from concurrent goroutines may arrive
-// out of sequence order; sort by Event.Seq. Record must not call the store.
+// out of sequence order; sort by Event.Seq. With Options.GroupCommit, the goroutine that committed
+// a group records its members' events, in turn order. Record must not call the store.
 type Recorder interface {
 	Record(Event)
 }

@@ -60,14 +60,25 @@ type Options struct {
 	// bytes; a larger one is refused with ErrInvalidArgument before any SQL. Zero means
 	// DefaultMaxPayloadBytes (1 MiB); negative, or above MaxPayloadLimit (64 MiB), is an error.
 	MaxPayloadBytes int
-	_               struct{}
+	// GroupCommit, above 1, lets concurrent read-write transactions on SQLite share one COMMIT,
+	// and so one fsync: a transaction that begins while another holds the writer joins it, up to
+	// GroupCommit transactions per COMMIT. Each still commits whole or not at all, and ExecTx
+	// returns only once its COMMIT ended, with that COMMIT's error (docs/semantics.md, "The
+	// application's writes"). It pays at synchronous=FULL with several concurrent writers. Zero
+	// or 1 means one COMMIT per transaction; negative is an error, and so is a value above 1 on
+	// PostgreSQL, whose server groups concurrent commits itself (commit_delay, commit_siblings).
+	GroupCommit int
+	_           struct{}
 }
 
 // Stats are counters since Open.
 type Stats struct {
-	// Commits counts committed write transactions (a store call outside ExecTx commits one, an
-	// ExecTx(readOnly=false) commits one however many calls it joins).
+	// Commits counts the COMMITs of write transactions that succeeded (a store call outside
+	// ExecTx commits one, an ExecTx(readOnly=false) commits one however many calls it joins).
 	Commits uint64
+	// Transactions counts committed write transactions: Commits, unless Options.GroupCommit
+	// made several of them share one COMMIT.
+	Transactions uint64
 	// Rollbacks counts write transactions that ended without a commit.
 	Rollbacks uint64
 }
@@ -107,6 +118,12 @@ type Store struct {
 
 	commits   atomic.Uint64
 	rollbacks atomic.Uint64
+	// grouped counts the transactions that committed in a COMMIT they shared, beyond the first
+	// of each (groupcommit.go).
+	grouped atomic.Uint64
+	// group is the group commit (Options.GroupCommit above 1, SQLite only); nil commits each
+	// read-write transaction on its own.
+	group *committer
 	// maxPayload is Options.MaxPayloadBytes, defaulted (validate.go).
 	maxPayload int
 
@@ -142,8 +159,8 @@ const (
 // Open opens (creating if needed) the SQLite database at path, switches it to WAL, applies any
 // schema migrations this build has and the file lacks, and returns the store.
 //
-// Errors: ErrInvalidArgument for an empty or in-memory path, a negative BusyTimeout or an unknown
-// Synchronous value; ErrBusy if another process holds the writer lock beyond the busy timeout; a
+// Errors: ErrInvalidArgument for an empty or in-memory path, a negative BusyTimeout or
+// GroupCommit, or an unknown Synchronous value; ErrBusy if another process holds the writer lock beyond the busy timeout; a
 // wrapped error when the file cannot be opened or its schema is newer than this build.
 func Open(path string, opts Options) (*Store, error) {
 	switch {
@@ -159,6 +176,9 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	maxPayload, err := payloadLimit("Open", opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkGroupCommit("Open", opts, BackendSQLite); err != nil {
 		return nil, err
 	}
 	if opts.BusyTimeout == 0 {
@@ -215,6 +235,10 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, s.dbErr("Open: reader pool", err)
 	}
 	s.rdb = rdb
+	if opts.GroupCommit > 1 {
+		// Only now: Open's own transactions (migrations, the recorder's opening) commit alone.
+		s.group = &committer{max: opts.GroupCommit}
+	}
 	return s, nil
 }
 
@@ -386,7 +410,8 @@ func metricsOrNop(m Metrics) Metrics {
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Commits: s.commits.Load(), Rollbacks: s.rollbacks.Load()}
+	c := s.commits.Load()
+	return Stats{Commits: c, Transactions: c + s.grouped.Load(), Rollbacks: s.rollbacks.Load()}
 }
 
 func (s *Store) nowMillis() int64 { return toMillis(s.clock.Now()) }
@@ -487,7 +512,10 @@ func (s *Store) txFrom(ctx context.Context) *txState {
 //
 // A read-only transaction runs on the reader pool: it sees one snapshot and never takes SQLite's
 // writer lock. A write call inside it, or a nested read-write ExecTx, fails with
-// ErrInvalidArgument. A read-write transaction takes the writer lock when it begins.
+// ErrInvalidArgument. A read-write transaction takes the writer lock when it begins. With
+// Options.GroupCommit above 1 (SQLite), it may share its COMMIT with other callers' transactions:
+// it returns once that COMMIT ended, with its error, and fn must not wait for another write
+// transaction's ExecTx to return (docs/semantics.md, "The application's writes").
 //
 // fn must not use the context from another goroutine, nor keep it after returning.
 //
@@ -522,6 +550,9 @@ func (s *Store) execTx(ctx context.Context, op string, readOnly, guard bool, fn 
 	}
 	if err := s.outsideTx(op); err != nil {
 		return err
+	}
+	if !readOnly && s.group != nil {
+		return s.execMember(ctx, op, guard, fn)
 	}
 	db := s.wdb
 	var txo *sql.TxOptions

@@ -99,3 +99,16 @@ func payloadLimit(op string, opts Options) (int, error) {
 	}
 	return opts.MaxPayloadBytes, nil
 }
+
+// checkGroupCommit refuses a negative Options.GroupCommit, and one above 1 on PostgreSQL: its
+// server already lets concurrent commits share a WAL flush (commit_delay, commit_siblings), and
+// its transactions run in parallel on their own connections, which sharing one would serialize.
+func checkGroupCommit(op string, opts Options, b Backend) error {
+	switch {
+	case opts.GroupCommit < 0:
+		return invalid(op, "GroupCommit %d is negative", opts.GroupCommit)
+	case opts.GroupCommit > 1 && b == BackendPostgres:
+		return invalid(op, "GroupCommit %d: group commit is SQLite's; PostgreSQL groups concurrent commits itself (commit_delay, commit_siblings)", opts.GroupCommit)
+	}
+	return nil
+}

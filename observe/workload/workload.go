@@ -71,7 +71,10 @@ type Config struct {
 	// other loops stay single, so one history holds both. Only the store's own consumer
 	// batches: a variant that replaces the fetch or the handle runs it single.
 	Batch int
-	_     struct{}
+	// GroupCommit is the store's Options.GroupCommit: above 1, concurrent write transactions
+	// share one COMMIT (SQLite only), and the history shows whether the recording keeps up.
+	GroupCommit int
+	_           struct{}
 }
 
 // Roles are the loops of a run with cfg.LeasedWorkers leased workers (0: 4), each of which a
@@ -137,6 +140,9 @@ type Stats struct {
 	// not make its consumer fetch. Both stay zero when the run does not check the bound.
 	Woken   int64
 	Unwoken []string
+	// Commits and Transactions are the store's counters at the end (actordelivery.Stats):
+	// with Config.GroupCommit, fewer COMMITs than transactions show that groups formed.
+	Commits, Transactions uint64
 }
 
 // The mailboxes: leased ones take any number of workers, each leaseless one exactly one.
@@ -211,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		clock = cfg.Clock
 	}
 	st, err := actordelivery.OpenBackend(cfg.Backend, cfg.Target, actordelivery.Options{Clock: clock, Recorder: rec,
-		TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL", CommitLog: cfg.CommitLog})
+		TablePrefix: cfg.TablePrefix, Synchronous: "NORMAL", CommitLog: cfg.CommitLog, GroupCommit: cfg.GroupCommit})
 	if err != nil {
 		return Stats{}, fmt.Errorf("workload: %w", err)
 	}
@@ -294,6 +300,8 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 	if w != nil {
 		err = w.finish(len(cfg.Roles) == 0)
 	}
+	ss := st.Stats()
+	r.stats.Commits, r.stats.Transactions = ss.Commits, ss.Transactions
 	err = errors.Join(err, st.Close())
 	close(r.errs)
 	for e := range r.errs {

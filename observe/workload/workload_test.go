@@ -118,3 +118,36 @@ func TestBatchedRunAgreesWithModel(t *testing.T) {
 		t.Fatalf("the model refuses the batched store's history: %v", f)
 	}
 }
+
+// TestGroupCommitRunAgreesWithModel: a run on a store with group commit (GroupCommit 8), where
+// concurrent steps share COMMITs, records a history the model agrees with.
+func TestGroupCommitRunAgreesWithModel(t *testing.T) {
+	var events bytes.Buffer
+	stats, err := workload.Run(context.Background(), workload.Config{
+		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events, GroupCommit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, err := observe.ReadLog(&events, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := observe.Convert(lg, observe.Options{Name: "group-commit", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stats %+v, %d events, %d steps", stats, len(lg.Events), len(tr.Steps))
+	if stats.Handled == 0 || stats.Delivered == 0 || len(tr.Steps) < 50 {
+		t.Fatalf("the run did too little to check anything: %+v, %d steps", stats, len(tr.Steps))
+	}
+	if stats.Commits >= stats.Transactions {
+		t.Fatalf("%d transactions in %d commits: no group formed", stats.Transactions, stats.Commits)
+	}
+	f, err := observe.CheckModel(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != nil {
+		t.Fatalf("the model refuses the history of a store with group commit: %v", f)
+	}
+}
