@@ -9,31 +9,26 @@ import (
 	"github.com/pconform/pconform/actordelivery"
 )
 
-// buildDedup writes the copies of the store's processed-message and checkpoint statements
-// (actordelivery's sqlite_queries.go; PostgreSQL runs the same text) with e.rules applied. The
-// prefix is substituted by build.
-func (e *Eligibility) buildDedup() {
+// buildDedup makes the copies of the store's processed-message and checkpoint statements with
+// e.rules applied.
+func (e *Eligibility) buildDedup(b *builder) {
 	// The store: a record whose ttl ran out counts as absent, so the upsert renews only an
 	// expired record and a live one is a duplicate.
-	renew := `{p}processed.expires_at <= :now`
+	const storeRenew = `WHERE {p}processed.expires_at <= :now`
+	renew := storeRenew
 	if e.rules.ProcessedTTLInverted {
-		renew = `{p}processed.expires_at > :now`
+		renew = `WHERE {p}processed.expires_at > :now`
 	}
-	e.qMarkProcessed = `INSERT INTO {p}processed (consumer, message_id, expires_at)
-VALUES (:consumer, :message_id, :expires_at)
-ON CONFLICT (consumer, message_id) DO UPDATE SET expires_at = excluded.expires_at
-WHERE ` + renew
+	e.qMarkProcessed = b.from("qMarkProcessed", edit{storeRenew, renew})
 	// The store: a first save (expected version 0) inserts version 1 and changes nothing when the
 	// actor already has a checkpoint.
-	onConflict := `ON CONFLICT (actor) DO NOTHING`
+	const storeOnConflict = `ON CONFLICT (actor) DO NOTHING`
+	onConflict := storeOnConflict
 	if e.rules.CheckpointFirstSaveResets {
 		onConflict = `ON CONFLICT (actor) DO UPDATE SET state = excluded.state, version = 1, updated_at = excluded.updated_at`
 	}
-	e.qInsertCheckpoint = `INSERT INTO {p}checkpoints (actor, state, version, updated_at)
-VALUES (:actor, :state, 1, :now)
-` + onConflict
-	e.qUpdateCheckpoint = `UPDATE {p}checkpoints SET state = :state, version = version + 1, updated_at = :now
-WHERE actor = :actor AND version = :version`
+	e.qInsertCheckpoint = b.from("qInsertCheckpoint", edit{storeOnConflict, onConflict})
+	e.qUpdateCheckpoint = b.from("qUpdateCheckpoint")
 }
 
 // MarkProcessed is the store's MarkProcessed at now, run from the copied statement: already is

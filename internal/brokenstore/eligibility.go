@@ -86,11 +86,12 @@ type Eligibility struct {
 	// positional: the statements' :name parameters are rendered as $1, $2, ... and passed in
 	// that order (PostgreSQL through pgx's database/sql driver, which ignores names).
 	positional bool
-	// qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete and qExtend are the copied statements
-	// with rules applied, in the backend's dialect.
+	// The statements below are the store's own, in the backend's dialect, with rules applied
+	// (build). qLease, qPeek, qExpire, qWork (the store's qLeasedWork), qDeadLetter (its
+	// qDeadLetterInsert), qDelete (its qDeadLetterDelete) and qExtend are a lease's.
 	qLease, qPeek, qExpire, qWork, qDeadLetter, qDelete, qExtend string
-	// qBatchLease is one lease of a leased batch fetch (qLease, with BatchSkipsLeasedHead's rule
-	// when it is set) and qPeekBatch the leaseless batch fetch (the store's qPeekBatch).
+	// qBatchLease is one lease of a leased batch fetch (qLease with one conjunct added, and
+	// BatchSkipsLeasedHead's rule when it is set) and qPeekBatch the leaseless batch fetch.
 	qBatchLease, qPeekBatch string
 	// qExhausted and qClaim are the outbox claim's two statements (qExhausted is "" when the rules
 	// skip it).
@@ -101,6 +102,9 @@ type Eligibility struct {
 	// The copied purge and redrive statements (see buildRetention).
 	qPurgeAcked, qPurgeDead, qPurgeOutbox, qRetire, qForgetExpired                                   string
 	qRedriveRecordMessage, qRedriveMessage, qRedriveDeleteDead, qRedriveRecordOutbox, qRedriveOutbox string
+	// qSeqLock, qSeqWrite and qLogInsert are the recording store's commit counter and log
+	// statements (see recorded).
+	qSeqLock, qSeqWrite, qLogInsert string
 	// tokens counts the leases issued; the next token is "copy-<tokens+1>", or
 	// "copy-<ns>-<tokens+1>" after Namespace(ns).
 	tokens int
@@ -111,11 +115,9 @@ type Eligibility struct {
 // with an Eligibility of its own on one database, then never issue the same token.
 func (e *Eligibility) Namespace(ns string) { e.ns = ns + "-" }
 
-// msgCols are the columns the copies return, in the order scanMessage reads them.
-const msgCols = `id, mailbox, key, priority, max_attempts, attempts, available_at, token, lease_until, state, payload, seq`
-
 // OpenEligibility opens a second connection to the SQLite database at path (the store must
-// have created it) and prepares the copied statements with rules.
+// have created it) and builds the copied statements with rules. It fails when the store's
+// statements no longer hold a conjunct a rule edits (see applyEdits).
 func OpenEligibility(path string, rules Rules) (*Eligibility, error) {
 	uri := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 	db, err := sql.Open("sqlite3", uri+"?_busy_timeout=5000&_txlock=immediate")
@@ -124,167 +126,115 @@ func OpenEligibility(path string, rules Rules) (*Eligibility, error) {
 	}
 	db.SetMaxOpenConns(1)
 	e := &Eligibility{db: db, owned: true, rules: rules}
-	e.build(actordelivery.BackendSQLite, "")
+	if err := e.build(actordelivery.BackendSQLite, ""); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
-// OpenEligibilityPostgres prepares the copied statements with rules in PostgreSQL's dialect, on
+// OpenEligibilityPostgres builds the copied statements with rules in PostgreSQL's dialect, on
 // db (a pool of pgx's database/sql driver that reaches the store's tables) and the store's table
-// prefix. Close leaves db open.
+// prefix. Close leaves db open. It fails as OpenEligibility does.
 func OpenEligibilityPostgres(db *sql.DB, prefix string, rules Rules) (*Eligibility, error) {
 	if db == nil {
 		return nil, errors.New("brokenstore: postgres eligibility: pool is nil")
 	}
 	e := &Eligibility{db: db, rules: rules, positional: true}
-	e.build(actordelivery.BackendPostgres, prefix)
+	if err := e.build(actordelivery.BackendPostgres, prefix); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
-// build writes the copied statements for backend. They are the store's own (actordelivery's
-// sqlite_queries.go and, for PostgreSQL, postgres_queries.go), each comparison of a lease against
-// now written through live so that a rule can change it; PostgreSQL's forms differ from SQLite's
-// exactly where the store's do: the rows a lease or an expiry takes are locked FOR UPDATE SKIP
-// LOCKED, and the dead-letter move locks its row.
-func (e *Eligibility) build(backend actordelivery.Backend, prefix string) {
+// The store's conjuncts the rules edit, as its statements spell them (actordelivery's
+// qCandidates, qExpire and qLeasedWork, qOutboxClaim, qExtend).
+const (
+	// A message's own lease is over: it may be leased.
+	storeOwnLeaseOver = `(m.token IS NULL OR m.lease_until <= :now)`
+	// A keyed head blocks its successors while it has attempts left or holds a live lease.
+	storeHeadBlocks = `(p.attempts < p.max_attempts OR (p.token IS NOT NULL AND p.lease_until > :now))`
+	// The head's lease is live (inside storeHeadBlocks, and inside each rule's replacement of it).
+	storeHeadLeaseLive = `p.lease_until > :now`
+	// A lease has expired: ExpireLeases clears it.
+	storeLeaseExpired = `token IS NOT NULL AND lease_until <= :now`
+	// An outbox row is claimed only with delivery attempts left.
+	storeClaimAttemptsLeft = "\n      AND delivery_attempts < max_delivery_attempts"
+	// An extension changes the row only when it carries the caller's token.
+	storeExtendToken = `AND token = :token`
+	// Delivery order, where a leased batch's lease adds its conjunct.
+	storeDeliveryOrder = "\nORDER BY m.priority DESC"
+)
+
+// build makes the copied statements for backend from the store's own text (storeText, generated
+// from actordelivery's query files), each rule applied as an edit of the one conjunct or value
+// it changes. PostgreSQL's forms differ from SQLite's exactly where the store's do, since they
+// are the store's. It fails, naming the statement and the text, when a conjunct a rule edits is
+// not in the store's statement exactly once.
+func (e *Eligibility) build(backend actordelivery.Backend, prefix string) error {
 	rules := e.rules
-	pg := backend == actordelivery.BackendPostgres
-	live := func(col string) string {
-		if rules.LeaseInclusive {
-			return col + " >= :cut"
-		}
-		return col + " > :cut"
+	b := &builder{backend: backend, prefix: prefix}
+	// The lease-live rule, in its three conjuncts. :cut is now + LeaseSkew; with no skew the
+	// statements keep the store's :now.
+	cut, over, live := ":now", "<=", ">"
+	if rules.LeaseSkew != 0 {
+		cut = ":cut"
 	}
-	blocks := `(p.attempts < p.max_attempts OR (p.token IS NOT NULL AND ` + live("p.lease_until") + `))`
+	if rules.LeaseInclusive {
+		over, live = "<", ">="
+	}
+	ownOver := edit{storeOwnLeaseOver, `(m.token IS NULL OR m.lease_until ` + over + ` ` + cut + `)`}
+	headLive := edit{storeHeadLeaseLive, `p.lease_until ` + live + ` ` + cut}
+	expired := edit{storeLeaseExpired, `token IS NOT NULL AND lease_until ` + over + ` ` + cut}
+	// The keyed-order rule. Each replacement keeps the head's lease comparison as the store
+	// writes it, so headLive (made after it) applies the lease-live rule there too.
+	blocks := storeHeadBlocks
 	if rules.HeadBlocksOnlyWhenEligible {
-		blocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `)) AND p.available_at <= :now`
+		blocks = `(p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (p.lease_until > :now)) AND p.available_at <= :now)`
 	}
-	// candidates is the store's qCandidates: every eligible message in delivery order, each its
-	// key's head; next (qNextCandidate) takes the first.
-	candidates := func(blocks string) string {
-		return `
-FROM {p}messages m
-WHERE m.mailbox = CAST(:mailbox AS TEXT)
-  AND m.state = 'ready'
-  AND m.available_at <= :now
-  AND (m.token IS NULL OR NOT (` + live("m.lease_until") + `))
-  AND m.attempts < m.max_attempts
-  AND (m.key = '' OR NOT EXISTS (
-        SELECT 1 FROM {p}messages p
-        WHERE p.mailbox = m.mailbox
-          AND p.key = m.key
-          AND p.key <> ''
-          AND p.state = 'ready'
-          AND p.seq < m.seq
-          AND ` + blocks + `))
-ORDER BY m.priority DESC, m.available_at ASC, m.seq ASC`
-	}
-	next := candidates(blocks) + `
-LIMIT 1`
 	// A leased batch is leases in a row in one transaction (what the store's one statement takes:
-	// its qCandidates comment). Under BatchSkipsLeasedHead a head under a live lease blocks
-	// nothing, so the batch's own lease of a head frees the key's next message for its next lease.
-	// A batch never takes a message twice (the store's one statement cannot): each lease passes
-	// over the rows the batch's earlier leases took, whose tokens match :batch.
+	// its qCandidates comment), each the store's qLease with one conjunct added: it passes over
+	// the rows the batch's earlier leases took, whose tokens match :batch, so a batch never takes
+	// a message twice (the store's one statement cannot). Under BatchSkipsLeasedHead a head under
+	// a live lease blocks nothing, so the batch's own lease of a head frees the key's next
+	// message for its next lease.
 	batchBlocks := blocks
 	if rules.BatchSkipsLeasedHead {
-		batchBlocks = `p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (` + live("p.lease_until") + `))`
+		batchBlocks = `(p.attempts < p.max_attempts AND (p.token IS NULL OR NOT (p.lease_until > :now)))`
 	}
-	batchNext := strings.Replace(candidates(batchBlocks), `
-ORDER BY`, `
-  AND (m.token IS NULL OR m.token NOT LIKE CAST(:batch AS TEXT))
-ORDER BY`, 1) + `
-LIMIT 1`
-	e.qPeekBatch = `SELECT ` + msgCols + candidates(blocks) + `
-LIMIT :limit`
-	expired := `state = 'ready' AND token IS NOT NULL AND NOT (` + live("lease_until") + `)`
-	deadLetter := `INSERT INTO {p}dead_letters
-    (id, seq, mailbox, key, priority, max_attempts, attempts, reason, payload, created_at, dead_at)
-SELECT id, seq, mailbox, key, priority, max_attempts, attempts, :reason, payload, created_at, :now
-FROM {p}messages WHERE id = :id AND state = 'ready'`
-	e.qPeek = `SELECT ` + msgCols + next
-	e.qWork = `SELECT
-    EXISTS (SELECT 1 FROM {p}messages WHERE ` + expired + `),
-    EXISTS (SELECT 1 ` + next + `)`
-	if pg {
-		lease := func(next string) string {
-			return `UPDATE {p}messages
-SET token = :token, lease_until = :until, attempts = attempts + 1
-WHERE seq = (SELECT m.seq ` + next + `
-FOR UPDATE OF m SKIP LOCKED)
-RETURNING ` + msgCols
-		}
-		e.qLease, e.qBatchLease = lease(next), lease(batchNext)
-		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
-WHERE seq IN (
-    SELECT seq FROM {p}messages
-    WHERE ` + expired + `
-    FOR UPDATE SKIP LOCKED)
-RETURNING id, attempts >= max_attempts`
-		e.qDeadLetter = deadLetter + `
-FOR UPDATE`
-	} else {
-		lease := func(next string) string {
-			return `UPDATE {p}messages
-SET token = :token, lease_until = :until, attempts = attempts + 1
-WHERE seq = (SELECT m.seq ` + next + `)
-RETURNING ` + msgCols
-		}
-		e.qLease, e.qBatchLease = lease(next), lease(batchNext)
-		e.qExpire = `UPDATE {p}messages SET token = NULL, lease_until = NULL
-WHERE ` + expired + `
-RETURNING id, attempts >= max_attempts`
-		e.qDeadLetter = deadLetter
-	}
-	e.qDelete = `DELETE FROM {p}messages WHERE id = :id`
-	// The store's qExtend (one form in both dialects).
-	e.qExtend = `UPDATE {p}messages SET lease_until = :until
-WHERE id = :id AND state = 'ready' AND token = :token`
+	eligible := []edit{{storeHeadBlocks, blocks}, ownOver, headLive}
+	e.qPeek = b.from("qPeek", eligible...)
+	e.qLease = b.from("qLease", eligible...)
+	e.qBatchLease = b.from("qLease", edit{storeDeliveryOrder,
+		"\n  AND (m.token IS NULL OR m.token NOT LIKE CAST(:batch AS TEXT))" + storeDeliveryOrder},
+		edit{storeHeadBlocks, batchBlocks}, ownOver, headLive)
+	e.qPeekBatch = b.from("qPeekBatch", eligible...)
+	e.qExpire = b.from("qExpire", expired)
+	e.qWork = b.from("qLeasedWork", append([]edit{expired}, eligible...)...)
+	e.qDeadLetter = b.from("qDeadLetterInsert")
+	e.qDelete = b.from("qDeadLetterDelete")
+	tokenCheck := storeExtendToken
 	if rules.ExtendIgnoresToken {
-		e.qExtend = `UPDATE {p}messages SET lease_until = :until
-WHERE id = :id AND state = 'ready' AND token IS NOT NULL`
+		tokenCheck = `AND token IS NOT NULL`
 	}
-	// The outbox claim: the store's qOutboxExhausted and qOutboxClaim (on PostgreSQL its
-	// materialized, SKIP LOCKED form).
-	claimable := `state = 'pending' AND available_at <= :now
-      AND (claim_token IS NULL OR claim_until <= :now)`
+	e.qExtend = b.from("qExtend", edit{storeExtendToken, tokenCheck})
+	// The outbox claim: qOutboxExhausted, then qOutboxClaim. ClaimIgnoresMaxDelivery drops the
+	// first and the claim's attempts conjunct.
+	claimAttempts := storeClaimAttemptsLeft
+	if rules.ClaimIgnoresMaxDelivery {
+		claimAttempts = ""
+	}
+	e.qClaim = b.from("qOutboxClaim", edit{storeClaimAttemptsLeft, claimAttempts})
 	if !rules.ClaimIgnoresMaxDelivery {
-		claimable += `
-      AND delivery_attempts < max_delivery_attempts`
-		e.qExhausted = `UPDATE {p}outbox
-SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_until = NULL, final_at = :now
-WHERE state = 'pending' AND delivery_attempts >= max_delivery_attempts
-  AND (claim_token IS NULL OR claim_until <= :now)`
+		e.qExhausted = b.from("qOutboxExhausted")
 	}
-	if pg {
-		e.qClaim = `WITH picked AS MATERIALIZED (
-    SELECT seq FROM {p}outbox
-    WHERE ` + claimable + `
-    ORDER BY seq
-    LIMIT :limit
-    FOR UPDATE SKIP LOCKED)
-UPDATE {p}outbox o
-SET claim_token = :token, claim_until = :until, delivery_attempts = o.delivery_attempts + 1
-FROM picked
-WHERE o.seq = picked.seq
-RETURNING o.` + outboxCols
-	} else {
-		e.qClaim = `UPDATE {p}outbox
-SET claim_token = :token, claim_until = :until, delivery_attempts = delivery_attempts + 1
-WHERE seq IN (
-    SELECT seq FROM {p}outbox
-    WHERE ` + claimable + `
-    ORDER BY seq
-    LIMIT :limit)
-RETURNING ` + outboxCols
-	}
-	e.buildDedup()
-	e.buildRetention(pg)
-	for _, q := range []*string{&e.qPeek, &e.qLease, &e.qBatchLease, &e.qPeekBatch, &e.qExpire, &e.qWork, &e.qDeadLetter, &e.qDelete, &e.qExtend, &e.qExhausted, &e.qClaim,
-		&e.qMarkProcessed, &e.qInsertCheckpoint, &e.qUpdateCheckpoint,
-		&e.qPurgeAcked, &e.qPurgeDead, &e.qPurgeOutbox, &e.qRetire, &e.qForgetExpired,
-		&e.qRedriveRecordMessage, &e.qRedriveMessage, &e.qRedriveDeleteDead, &e.qRedriveRecordOutbox, &e.qRedriveOutbox} {
-		*q = strings.ReplaceAll(*q, "{p}", prefix)
-	}
+	// The commit counter and log a recorded call writes, as a recording store does.
+	e.qSeqLock = b.from("qSeqLock")
+	e.qSeqWrite = b.from("qSeqWrite")
+	e.qLogInsert = b.from("qLogInsert")
+	e.buildDedup(b)
+	e.buildRetention(b)
+	return b.err
 }
 
 var paramRE = regexp.MustCompile(`:([a-z_][a-z0-9_]*)`)
@@ -349,6 +299,8 @@ func (e *Eligibility) Close() error {
 	return e.db.Close()
 }
 
+// params are the clock parameters of the lease statements: :now, and :cut, the instant a lease
+// is compared with under LeaseSkew (now when the skew is 0, and then no statement reads it).
 func (e *Eligibility) params(now time.Time) []any {
 	ms := now.UnixMilli()
 	return []any{sql.Named("now", ms), sql.Named("cut", ms+e.rules.LeaseSkew.Milliseconds())}
@@ -515,13 +467,15 @@ func scanMessage(sc rowScanner) (*actordelivery.Message, error) {
 		m          actordelivery.Message
 		token      sql.NullString
 		leaseUntil sql.NullInt64
-		avail      int64
+		avail, crt int64
 	)
-	if err := sc.Scan(&m.ID, &m.Mailbox, &m.Key, &m.Priority, &m.MaxAttempts, &m.Attempts, &avail,
-		&token, &leaseUntil, &m.State, &m.Payload, &m.Seq); err != nil {
+	// The store's msgCols, which its statements return.
+	if err := sc.Scan(&m.Seq, &m.ID, &m.Mailbox, &m.Key, &m.Priority, &m.MaxAttempts, &m.Attempts,
+		&avail, &token, &leaseUntil, &m.State, &m.Payload, &crt); err != nil {
 		return nil, err
 	}
 	m.AvailableAt = time.UnixMilli(avail).UTC()
+	m.CreatedAt = time.UnixMilli(crt).UTC()
 	if token.Valid {
 		m.Token = token.String
 		m.LeaseUntil = time.UnixMilli(leaseUntil.Int64).UTC()
@@ -552,7 +506,7 @@ func (e *Eligibility) recorded(ctx context.Context, r Recording, fn func(tx *sql
 	var evs []actordelivery.Event
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		var seq int64
-		if err := tx.QueryRowContext(ctx, `SELECT n FROM commit_seq WHERE id = 1`).Scan(&seq); err != nil {
+		if err := e.queryRow(ctx, tx, e.qSeqLock).Scan(&seq); err != nil {
 			return fmt.Errorf("brokenstore: read commit counter: %w", err)
 		}
 		now := r.Clock.Now()
@@ -571,7 +525,7 @@ func (e *Eligibility) recorded(ctx context.Context, r Recording, fn func(tx *sql
 		if seq == base {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE commit_seq SET n = :n WHERE id = 1`, sql.Named("n", seq)); err != nil {
+		if _, err := e.exec(ctx, tx, e.qSeqWrite, sql.Named("n", seq)); err != nil {
 			return fmt.Errorf("brokenstore: advance commit counter: %w", err)
 		}
 		if !r.CommitLog {
@@ -585,8 +539,7 @@ func (e *Eligibility) recorded(ctx context.Context, r Recording, fn func(tx *sql
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO commit_log (seq, event) VALUES (:seq, :event)`,
-				sql.Named("seq", ev.Seq), sql.Named("event", string(line))); err != nil {
+			if _, err := e.exec(ctx, tx, e.qLogInsert, sql.Named("seq", ev.Seq), sql.Named("event", string(line))); err != nil {
 				return fmt.Errorf("brokenstore: write commit log: %w", err)
 			}
 		}
@@ -730,10 +683,7 @@ func (e *Eligibility) claim(ctx context.Context, tx *sql.Tx, now time.Time, limi
 	return out, nil
 }
 
-// outboxCols are the outbox columns the claim copy returns, in the order scanOutbox reads them.
-const outboxCols = `seq, id, target, key, priority, max_attempts, payload, state, available_at,
-    delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason`
-
+// scanOutbox reads the store's outboxCols, which its claim returns.
 func scanOutbox(sc rowScanner) (*actordelivery.OutboxRow, error) {
 	var (
 		r      actordelivery.OutboxRow

@@ -5,65 +5,41 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pconform/pconform/actordelivery"
 )
 
-// buildRetention writes the copies of the store's purge and redrive statements (actordelivery's
-// sqlite_queries.go and, for the redrive records, postgres_queries.go) with e.rules applied. The
-// prefix is substituted by build.
-func (e *Eligibility) buildRetention(pg bool) {
-	e.qPurgeAcked = `DELETE FROM {p}messages WHERE id IN (
-    SELECT id FROM {p}messages WHERE state = 'acked' AND lease_until IS NULL AND acked_at <= :cutoff
-    ORDER BY lease_until, acked_at, id LIMIT :limit)
-RETURNING id, acked_at`
-	e.qPurgeDead = `DELETE FROM {p}dead_letters WHERE id IN (
-    SELECT id FROM {p}dead_letters WHERE dead_at <= :cutoff
-    ORDER BY dead_at, id LIMIT :limit)
-RETURNING id, dead_at`
-	e.qPurgeOutbox = `DELETE FROM {p}outbox WHERE id IN (
-    SELECT id FROM {p}outbox WHERE state <> 'pending' AND final_at <= :cutoff
-    ORDER BY final_at, id LIMIT :limit)`
-	e.qRetire = `INSERT INTO {p}purged_ids (id, expires_at) VALUES (:id, :expires_at)
-ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`
-	e.qForgetExpired = `DELETE FROM {p}purged_ids WHERE id IN (
-    SELECT id FROM {p}purged_ids WHERE expires_at <= :now ORDER BY expires_at, id LIMIT :limit)`
+// buildRetention makes the copies of the store's purge and redrive statements with e.rules
+// applied. PurgeForgetsIDs changes no statement: purge skips the retiring one.
+func (e *Eligibility) buildRetention(b *builder) {
+	e.qPurgeAcked = b.from("qPurgeAcked")
+	e.qPurgeDead = b.from("qPurgeDeadLetters")
+	e.qPurgeOutbox = b.from("qPurgeOutbox")
+	e.qRetire = b.from("qPurgedIDInsert")
+	e.qForgetExpired = b.from("qPurgeExpiredIDs")
 
-	// The store's redrive: each record statement writes the history row and returns the mailbox
-	// (PostgreSQL locks the dead letter it records), then the move.
-	lock := ""
-	if pg {
-		lock = "\nFOR UPDATE"
-	}
-	// RedriveRecordsReset records the attempt count the move leaves (0) instead of the dead
-	// letter's.
-	recorded, recordedDelivery := `attempts`, `delivery_attempts`
+	// The store's redrive: each record statement writes the history row and returns the mailbox,
+	// then the move. RedriveRecordsReset records the attempt count the move leaves (0) instead
+	// of the dead letter's.
+	const storeRecorded, storeRecordedDelivery = `'message', mailbox, attempts, reason,`, `'outbox', target, delivery_attempts, dead_reason,`
+	recorded, recordedDelivery := storeRecorded, storeRecordedDelivery
 	if e.rules.RedriveRecordsReset {
-		recorded, recordedDelivery = `0`, `0`
+		recorded, recordedDelivery = `'message', mailbox, 0, reason,`, `'outbox', target, 0, dead_reason,`
 	}
-	e.qRedriveRecordMessage = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
-SELECT id, 'message', mailbox, ` + recorded + `, reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
-FROM {p}dead_letters WHERE id = :id` + lock + `
-RETURNING mailbox`
+	e.qRedriveRecordMessage = b.from("qRedriveRecordMessage", edit{storeRecorded, recorded})
 	// The store puts the dead letter back with attempts 0; RedriveKeepsAttempts keeps the count
 	// it died with.
-	attempts := `0`
+	const storeAttempts = `max_attempts, 0, CAST(:now AS BIGINT)`
+	attempts := storeAttempts
 	if e.rules.RedriveKeepsAttempts {
-		attempts = `attempts`
+		attempts = `max_attempts, attempts, CAST(:now AS BIGINT)`
 	}
-	e.qRedriveMessage = `INSERT INTO {p}messages
-    (id, mailbox, key, priority, max_attempts, attempts, available_at, state, payload, created_at)
-SELECT id, mailbox, key, priority, max_attempts, ` + attempts + `, CAST(:now AS BIGINT), 'ready', payload, CAST(:now AS BIGINT)
-FROM {p}dead_letters WHERE id = :id`
-	e.qRedriveDeleteDead = `DELETE FROM {p}dead_letters WHERE id = :id`
-	e.qRedriveRecordOutbox = `INSERT INTO {p}redrives (id, kind, mailbox, attempts, dead_reason, reason, redriven_at)
-SELECT id, 'outbox', target, ` + recordedDelivery + `, dead_reason, CAST(:reason AS TEXT), CAST(:now AS BIGINT)
-FROM {p}outbox WHERE id = :id AND state = 'dead_letter'` + lock + `
-RETURNING mailbox`
-	e.qRedriveOutbox = `UPDATE {p}outbox
-SET state = 'pending', dead_reason = NULL, delivery_attempts = 0, available_at = :now, final_at = NULL
-WHERE id = :id AND state = 'dead_letter'`
+	e.qRedriveMessage = b.from("qRedriveMessage", edit{storeAttempts, attempts})
+	e.qRedriveDeleteDead = b.from("qRedriveDeleteDead")
+	e.qRedriveRecordOutbox = b.from("qRedriveRecordOutbox", edit{storeRecordedDelivery, recordedDelivery})
+	e.qRedriveOutbox = b.from("qRedriveOutbox")
 }
 
 // Purge is the store's Purge at now, run from the copied statements in one transaction: it
@@ -132,15 +108,11 @@ func (e *Eligibility) purge(ctx context.Context, tx *sql.Tx, now time.Time, olde
 				}
 			}
 		}
-		out, err := e.exec(ctx, tx, e.qPurgeOutbox, sql.Named("cutoff", cutoff), sql.Named("limit", batch))
+		out, err := e.purgeIDs(ctx, tx, e.qPurgeOutbox, cutoff, batch)
 		if err != nil {
-			return fmt.Errorf("brokenstore: purge outbox: %w", err)
+			return err
 		}
-		n, err := out.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("brokenstore: purge outbox: %w", err)
-		}
-		res.Outbox = int(n)
+		res.Outbox = len(out)
 		if _, err := e.exec(ctx, tx, e.qForgetExpired, sql.Named("now", ms), sql.Named("limit", batch)); err != nil {
 			return fmt.Errorf("brokenstore: purge: forget expired ids: %w", err)
 		}
@@ -149,10 +121,13 @@ func (e *Eligibility) purge(ctx context.Context, tx *sql.Tx, now time.Time, olde
 	return res, err
 }
 
-// purgeIDs runs one of the deleting purge statements and returns the removed ids with the time
+// purgeIDs runs one of the purge statements and returns the removed ids with the time
 // each became final.
 func (e *Eligibility) purgeIDs(ctx context.Context, tx *sql.Tx, query string, cutoff int64, batch int) (map[string]int64, error) {
-	rows, err := e.query(ctx, tx, query, sql.Named("cutoff", cutoff), sql.Named("limit", batch))
+	// Every purge starts before every row, as the store's Purge does: its statements take the
+	// bound PurgeAll resumes from, and the store's bound before every row is (MinInt64, "").
+	rows, err := e.query(ctx, tx, query, sql.Named("cutoff", cutoff), sql.Named("limit", batch),
+		sql.Named("after_at", int64(math.MinInt64)), sql.Named("after_id", ""))
 	if err != nil {
 		return nil, fmt.Errorf("brokenstore: purge: %w", err)
 	}

@@ -15,10 +15,14 @@
 //     project); and the choices table of docs/semantics.md ([SemanticsChoices]), between markers;
 //   - from the variant catalogue ([variants.All]): its table in docs/architecture.md
 //     ([ArchitectureVariants]) and the target list of internal/targets/doc.go ([TargetsDoc]),
-//     both between markers.
+//     both between markers;
+//   - from the store's own SQL (actordelivery's sqlite_queries.go and postgres_queries.go):
+//     internal/brokenstore/storesql_gen.go ([BrokenstoreSQL]), the text of each of the store's
+//     constants per backend, from which brokenstore builds its variants' statements.
 //
 // Files lists every generated file with its generator. The generators are pure functions of the
-// tables; cmd/pconform-gen writes their output (run it with `go generate ./internal/gen`), and
+// tables, or (BrokenstoreSQL) of the source files they read from the repository root they are
+// given; cmd/pconform-gen writes their output (run it with `go generate ./internal/gen`), and
 // a test fails when a committed file differs from what its generator makes, so a change to the
 // tables that forgets to regenerate cannot land.
 //

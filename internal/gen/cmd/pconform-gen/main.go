@@ -24,6 +24,7 @@ func main() {
 }
 
 func run(root string) error {
+	src := os.DirFS(root)
 	for _, f := range gen.Files {
 		path := filepath.Join(root, filepath.FromSlash(f.Path))
 		var current []byte
@@ -34,7 +35,7 @@ func run(root string) error {
 			}
 			current = c
 		}
-		b, err := f.Make(current)
+		b, err := f.Make(src, current)
 		if err != nil {
 			return err
 		}
