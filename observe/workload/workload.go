@@ -281,7 +281,7 @@ func Run(ctx context.Context, cfg Config) (Stats, error) {
 		}
 	}
 	if runsRole(roleMaintainer) {
-		r.loop("maintainer", 500, maintainer{r: r}.step)
+		r.loop("maintainer", 500, (&maintainer{r: r}).step)
 	}
 	if runsRole(roleGroup) {
 		r.loop("worker group", 600, (&group{r: r, hrng: r.rng(601)}).step)
