@@ -272,30 +272,8 @@ func (s *Store) execMember(ctx context.Context, op string, guard bool, fn func(c
 			err = g.err
 		}
 	}()
-	if s.rec != nil {
-		if err := s.seqStart(ctx, ts); err != nil {
-			return err
-		}
-	}
-	if guard {
-		leave := s.cbs.enter()
-		err = func() error {
-			defer leave()
-			return fn(context.WithValue(ctx, txKey{}, ts))
-		}()
-	} else {
-		err = fn(context.WithValue(ctx, txKey{}, ts))
-	}
-	ts.ended.Store(true)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		// As in execTx: done before the commit, so this member rolls back, saying why.
-		if cause := context.Cause(ctx); cause != err {
-			err = fmt.Errorf("%w (%w)", err, cause)
-		}
-		return s.dbErr("commit", err)
+	if err := s.runTx(ctx, ts, guard, fn); err != nil {
+		return err // the deferred undo rolls this member back
 	}
 	if ts.recording {
 		if err := s.seqCommit(context.WithoutCancel(ctx), ts); err != nil {

@@ -588,33 +588,8 @@ func (s *Store) execTx(ctx context.Context, op string, readOnly, guard bool, fn 
 			}
 		}
 	}()
-	if s.rec != nil {
-		if err := s.seqStart(ctx, ts); err != nil {
-			return err
-		}
-	}
-	if guard {
-		leave := s.cbs.enter()
-		err = func() error {
-			defer leave()
-			return fn(context.WithValue(ctx, txKey{}, ts))
-		}()
-	} else {
-		err = fn(context.WithValue(ctx, txKey{}, ts))
-	}
-	ts.ended.Store(true)
-	if err != nil {
+	if err := s.runTx(ctx, ts, guard, fn); err != nil {
 		return err
-	}
-	if err := ctx.Err(); err != nil {
-		// Done before the commit: roll back (the deferred Rollback) and say why. This is the one
-		// check on both backends; sending the recorder's counter or COMMIT with this context
-		// would fail with a broken connection on PostgreSQL and ErrTxDone on SQLite, neither of
-		// which names the cause.
-		if cause := context.Cause(ctx); cause != err {
-			err = fmt.Errorf("%w (%w)", err, cause)
-		}
-		return s.dbErr("commit", err)
 	}
 	if ts.recording && !readOnly {
 		// Part of the commit: from here on the context no longer decides.
@@ -651,6 +626,41 @@ func (s *Store) execTx(ctx context.Context, op string, readOnly, guard bool, fn 
 	}
 	for _, f := range ts.afterCommit {
 		f()
+	}
+	return nil
+}
+
+// runTx runs fn in the transaction ts, up to its commit: it starts the recording, runs fn with a
+// context that carries ts (as a guarded callback when guard is set) and marks ts ended. An error of
+// fn's is returned unchanged. A ctx done when fn returns is an error too, wrapping the context's
+// error and its cause: the caller then rolls back. This is the one check on both backends; sending
+// the recorder's counter or COMMIT with this context would fail with a broken connection on
+// PostgreSQL and ErrTxDone on SQLite, neither of which names the cause.
+func (s *Store) runTx(ctx context.Context, ts *txState, guard bool, fn func(ctx context.Context) error) error {
+	if s.rec != nil {
+		if err := s.seqStart(ctx, ts); err != nil {
+			return err
+		}
+	}
+	var err error
+	if guard {
+		leave := s.cbs.enter()
+		err = func() error {
+			defer leave()
+			return fn(context.WithValue(ctx, txKey{}, ts))
+		}()
+	} else {
+		err = fn(context.WithValue(ctx, txKey{}, ts))
+	}
+	ts.ended.Store(true)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		if cause := context.Cause(ctx); cause != err {
+			err = fmt.Errorf("%w (%w)", err, cause)
+		}
+		return s.dbErr("commit", err)
 	}
 	return nil
 }
