@@ -179,8 +179,10 @@ func (h *histories) release(places []eventPlace) {
 }
 
 // window is the events of keys' histories, closed under the keys those events touch (a claim's
-// other rows, a delivery's message), in commit order, ending with last, the event added last.
-func (h *histories) window(keys []string, last eventPlace) []eventPlace {
+// other rows, a delivery's message), in commit order, ending with the event added last: a finding
+// is always at the event just added.
+func (h *histories) window(keys []string) []eventPlace {
+	last := h.last
 	seen := map[string]bool{}
 	in := map[int]eventPlace{last.pos: last}
 	queue := slices.Clone(keys)

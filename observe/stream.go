@@ -436,7 +436,7 @@ func (o *ModelOracle) finding(pe eventPlace, peKeys []string, ev *Event, msg str
 	f := &Finding{Oracle: "model", Step: pe.pos, Seq: ev.Seq, Line: ev.Line, Message: msg}
 	keys := slices.Clone(peKeys)
 	for range windowRepairs {
-		window := o.hist.window(keys, pe)
+		window := o.hist.window(keys)
 		events, err := o.hist.events(window)
 		if err != nil {
 			f.Window, f.WindowErr = nil, err
