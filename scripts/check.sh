@@ -394,10 +394,15 @@ store_unit_packages() {
   } | grep -v "^$module/properties\$" | LC_ALL=C sort -u
 }
 
+# unit_packages: every package with tests but properties/ (which has its own stages), one per
+# line.
+unit_packages() {
+  printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | LC_ALL=C sort
+}
+
 # toolkit_unit_packages: every other package with tests, one per line.
 toolkit_unit_packages() {
-  printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | LC_ALL=C sort |
-    LC_ALL=C comm -23 - <(store_unit_packages)
+  unit_packages | LC_ALL=C comm -23 - <(store_unit_packages)
 }
 
 # store_reader_runs: each of STORE_READER_TESTS as "PACKAGE TEST", one per line.
@@ -410,7 +415,7 @@ stage_unit() {
   local pkgs
   if [ "$quick" = 1 ]; then
     # The quick gate ignores the tiers: every package but properties/, without the slow tests.
-    mapfile -t pkgs < <(printf '%s\n' "${!pkg_dir[@]}" | grep -v "^$module/properties\$" | sort)
+    mapfile -t pkgs < <(unit_packages)
     echo "what: unit tests of every package but properties/, without the slow ones (-short); corpus replay in the replay stage"
     run_tests -short -skip '^TestCorpus$' -- "${pkgs[@]}"
     return
