@@ -62,13 +62,13 @@
 // are written into a cache directory named by their sha256 ([StreamKey] is the streaming
 // oracle's), compiled there once, and renamed into place when the DLL is there. The streaming
 // oracle ([CompileStream]) keeps its cache across runs (Config.StreamCache), the profile check's
-// copy of the models ([CompileProfile]) in the directory it is given, and the observed drivers
-// ([CheckObservedAll]) in a temporary directory, since no other run has the same drivers. The
-// models stage ([CheckModels]) keeps the models' compiled projects in ModelsConfig.CompileCache,
-// keyed also by `p --version` and the .NET runtimes, and copies the one it uses into the
-// project's own PGenerated, where the checker's runs and a person replaying a bug find it.
-// [Config.Compile] compiles the project where it lies; it runs the same `p compile`
-// (TestOneCompilePath fails on any other).
+// copy of the models ([CompileProfile]) and the rule cases ([CheckCases]) in the directory they
+// are given, and the observed drivers ([CheckObservedAll]) in a temporary directory, since no
+// other run has the same drivers. The models stage ([CheckModels]) keeps the models' compiled
+// projects in ModelsConfig.CompileCache, keyed also by `p --version` and the .NET runtimes, and
+// copies the one it uses into the project's own PGenerated, where the checker's runs and a person
+// replaying a bug find it. [Config.Compile] compiles the project where it lies; it runs the same
+// `p compile` (TestOneCompilePath fails on any other).
 //
 // # The models stage
 //

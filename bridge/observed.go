@@ -171,40 +171,14 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 	if err != nil {
 		return nil, err
 	}
-	run := cfg
-	run.ProjectDir = dir
-	// One checker run for every test case: -tc matches by prefix, and every test case of this
-	// project is a tcObservedHistory one. The checker starts once (the .NET start-up costs more
-	// than replaying a history), runs the test cases in order and reports each one's bug count
-	// in its own section of the output.
-	outDir := filepath.Join(dir, "out")
-	out, code, err := runP(ctx, run, CheckRun{DLL: dll, TestCase: observedPrefix, Schedules: 1, OutDir: outDir}.Args()...)
+	verdicts, err := runCases(ctx, cfg, dir, dll, observedPrefix, filepath.Join(dir, "out"), "the observed drivers")
 	if err != nil {
 		return nil, err
 	}
-	if code != 0 && code != 1 {
-		return nil, fmt.Errorf("bridge: p check of the observed drivers exited %d:\n%s", code, tail(out, 20))
-	}
-	verdicts, err := parseObservedRun(out)
-	if err != nil {
-		return nil, fmt.Errorf("bridge: p check of the observed drivers: %w:\n%s", err, tail(out, 20))
-	}
 	for k, t := range ts {
-		v, ok := verdicts[observedCase(k)]
+		msg, ok := verdicts[observedCase(k)]
 		if !ok {
-			return nil, fmt.Errorf("bridge: p check ran no test case %s (trace %q):\n%s", observedCase(k), t.Name, tail(out, 20))
-		}
-		if v.bugs == 0 {
-			msgs = append(msgs, "")
-			continue
-		}
-		logPath := v.log
-		if !filepath.IsAbs(logPath) {
-			logPath = filepath.Join(dir, logPath)
-		}
-		msg, err := assertionMessage(logPath)
-		if err != nil {
-			return nil, fmt.Errorf("bridge: trace %q: %w", t.Name, err)
+			return nil, fmt.Errorf("bridge: p check ran no test case %s (trace %q)", observedCase(k), t.Name)
 		}
 		msgs = append(msgs, msg)
 	}

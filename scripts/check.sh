@@ -354,18 +354,20 @@ stage_lint() {
 
 # The toolkit's slow Go tests: those that compile the project's P models and run the P checker on
 # traces, event logs and observed histories (the P counterexamples, the spec deriver, the
-# streaming P oracle, the models stage on a tiny project); the command tests that build
+# streaming P oracle, the models stage on a tiny project) or on the P copies of the rules
+# (internal/rulecopies, a compile per shipped profile); the command tests that build
 # pconform-vet and pconform-corpus and run them on their fixtures; the Go model held to the naive
 # model; the 50,000-step page in the browser; the README's first commands in a fresh copy of the
 # repository. They read models/, bridge/, traces/, profiles/, analysis/testdata, README.md and
 # their own testdata, never actordelivery/ or docs/; what they run of the store (the README's
-# replay of one corpus trace) the replay stage runs too. So they belong to the efficacy tier (the
-# toolkit stage); the unit stage skips them. A name here that does not run and pass fails the
-# toolkit stage. Costs: docs/notes/2026-12-06-gate-split.md.
+# replay of one corpus trace, the attempts rule the P copies are held to) the store tier checks
+# too. So they belong to the efficacy tier (the toolkit stage); the unit stage skips them. A name
+# here that does not run and pass fails the toolkit stage. Costs:
+# docs/notes/2026-12-06-gate-split.md.
 TOOLKIT_TESTS=(TestCheckObservedOnTheChecker TestStreamOnTheChecker TestStreamCheckerOnALog
   TestCompileStreamCaches TestCheckPCounterexamples TestCheckPLog TestProfileCheck TestCommand
   TestModelMatchesNaive TestModelMatchesNaiveUnderProfiles TestLargeTracePageInBrowser
-  TestReadmeFromAFreshClone TestModelsOnTheChecker)
+  TestReadmeFromAFreshClone TestModelsOnTheChecker TestPRuleCopiesAgree)
 toolkit_regex="^($(IFS='|'; echo "${TOOLKIT_TESTS[*]}"))\$"
 
 # Which tier runs a package's unit tests. The store tier's unit stage runs those that can see a
