@@ -572,7 +572,8 @@ func (d *SpecDeriver) handled(st traces.Step, f fetch) {
 		if known {
 			maxAttempts = m.maxAttempts
 		}
-		reason := traces.ReasonMaxAttempts
+		// The profile's reason_max_attempts, as the store writes it.
+		reason := d.prof.ReasonMaxAttemptsWording()
 		if a.Outcome == traces.OutcomeFailNoRetry && r.Attempt < maxAttempts {
 			reason = traces.ReasonHandlerFailed
 		}

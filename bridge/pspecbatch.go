@@ -131,7 +131,7 @@ func (d *SpecDeriver) handleBatch(st traces.Step) {
 			if leaseless {
 				attempts = min(f.attempts+1, m.maxAttempts)
 			}
-			reason := traces.ReasonMaxAttempts
+			reason := d.prof.ReasonMaxAttemptsWording()
 			if outcome == traces.OutcomeFailNoRetry && attempts < m.maxAttempts {
 				reason = traces.ReasonHandlerFailed
 			}

@@ -10,18 +10,50 @@
 // brokenstore's copy of those statements with the rule as the profile has it. The store states
 // the default profile's rule only, so its SQL is held to the profiles whose lease_at_until is the
 // default; brokenstore's copy, with LeaseInclusive set where the profile keeps a lease live at its
-// end time, is held to every profile. The P model's copy (LeaseLive in models/p/PSrc/Rules.p,
-// which the Store machine and the spec monitors call) is not evaluated here: it needs a P compile
-// per profile. bridge's TestObservedMonitorsTakeTheProfile runs it through the monitors at
-// until == now under the default and under lease_at_until "live".
+// end time, is held to every profile. The P model's copies are held to it too (see below).
 //
 // The attempts rule (the attempt a failed delivery counts as: stored on the leased path, stored + 1
 // on the leaseless path) has two Go copies, actordelivery.EffectiveAttempts and
 // models.CorrectAttempts; the test holds both to the rule on every stored count a fetched message
-// can carry. It has no profile choice. Its P copy (EffectiveAttempt in Rules.p) is not evaluated.
+// can carry. It has no profile choice. Its P copy is held to actordelivery.EffectiveAttempts.
+//
+// The P model's copies are evaluated by TestPRuleCopiesAgree, in the gate's efficacy tier (the
+// toolkit stage; -short or a missing P tool skips it). Per profile it writes one P test case per
+// case, asserting the value the Go statement gives there, compiles them with the spec monitors and
+// the rules through bridge.CheckCases (one compile per profile, kept in the user's cache directory
+// under the sources' hash) and runs them in one checker run. The copies: LeaseLive, ClaimLive and
+// LeaseEnds in models/p/PSrc/Rules.p against profile.Profile.Held; BlocksSuccessor, with its
+// exhausted_leased_head choice, against the reference model's peek behind a keyed head;
+// EffectiveAttempt on the Leased and Leaseless profiles against actordelivery.EffectiveAttempts;
+// and the two monitors that judge leases by these functions, SameKeyClaimsRespectLiveHead and
+// DeadLetterSparesLiveLeases (models/p/PSpec/Consumer.p), fed spec events that put a lease at its
+// boundary. The Store machine calls the same functions, so it keeps no copy of its own. The
+// functions' bug arguments (BlocksSuccessor's fifo-overtake variant, EffectiveAttempt's broken
+// consumer profiles) differ from the rules on purpose and are not held to them.
+//
+// The consumer decision (a success is acked; a failure at the effective attempt max_attempts is
+// dead-lettered with the profile's reason_max_attempts; below it the retry policy retries, after a
+// delay never negative, or declines, and the handler's error is the reason) has no Go statement of
+// its own: the test states it (decide) and runs every copy through its entry point. The copies:
+// the store's decide on SQLite and, with PCONFORM_PG_DSN, PostgreSQL (Consumer.Handle and the
+// batch path, Consumer.HandleBatch); brokenstore's handles, which decide some failures themselves
+// (raw-attempts must differ on every leaseless failure, the others must agree, as their bugs need a
+// lease lost between fetch and handle); the reference model (models.RunTrace, single and batch);
+// the spec deriver's dead-letter reason (bridge/pspec.go and pspecbatch.go); the kit's reference
+// consumer (adapter.WithProtocol over the model's store operations); and examples/ledgerstore's
+// own consumer. A trace's failing handler always fails with ReasonHandlerFailed and its retry
+// delay is never negative, so the copies that run traces are held to the cases a trace can state;
+// the store's copies, which write ReasonMaxAttempts, to the profiles with the default wording. The
+// P copy (Store.p's decision) is not evaluated here.
 //
 // The words a step reports (the Action, State and Reason constants) are declared by the store and
 // by the trace format. The test pairs every such constant of actordelivery with its traces twin,
 // compares their values, and reads both packages' sources so that a word declared on one side only
 // fails too.
+//
+// The records the store returns (Message, OutboxRow, DeadLetter, Redrive) have twins in the trace
+// format (MessageRow, OutboxRow, DeadLetterRow, RedriveRecord). The test pairs every exported field
+// by name, or by a listed rename, and fails naming a field that one side lacks or whose type does
+// not map (time.Time to int64 seconds, []byte to string, a token string to its symbol). Fields the
+// store keeps on purpose are listed with why.
 package rulecopies
