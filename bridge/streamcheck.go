@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/pconform/pconform/observe"
-	"github.com/pconform/pconform/profile"
 )
 
 // StreamChecker is the streaming P oracle as an observe.Checker: observe.Check hands it each
@@ -50,7 +49,8 @@ func NewStreamChecker(ctx context.Context, cfg Config) (*StreamChecker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StreamChecker{s: s, d: NewSpecDeriver(profile.Profile{})}, nil
+	// The deriver judges rows under the profile the monitors were compiled with.
+	return &StreamChecker{s: s, d: NewSpecDeriver(cfg.Profile)}, nil
 }
 
 // Observe sends ev's spec events to the checker; it returns the checker's finding once the
