@@ -44,7 +44,11 @@
 // own consumer. A trace's failing handler always fails with ReasonHandlerFailed and its retry
 // delay is never negative, so the copies that run traces are held to the cases a trace can state;
 // the store's copies, which write ReasonMaxAttempts, to the profiles with the default wording. The
-// P copy (Store.p's decision) is not evaluated here.
+// P copy (the Store machine's HandleFetched in models/p/PSrc/Store.p) is held to it through the
+// reference model: every P corpus, the default's (traces/corpus) and each shipped profile's
+// (traces/profiles), is replayed on the reference model under its profile (replay's TestCorpus,
+// conformtest's TestProfileCorpora), and a consumer_handle the P model decided otherwise diverges
+// there.
 //
 // The words a step reports (the Action, State and Reason constants) are declared by the store and
 // by the trace format. The test pairs every such constant of actordelivery with its traces twin,
