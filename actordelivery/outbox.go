@@ -240,10 +240,22 @@ func (s *Store) OutboxDeadLetter(ctx context.Context, id, token, reason string) 
 //
 // Errors: ErrBusy, ErrClosed.
 func (s *Store) ListOutbox(ctx context.Context) ([]OutboxRow, error) {
-	const op = "ListOutbox"
+	return s.listOutbox(ctx, "ListOutbox", qListOutbox)
+}
+
+// ListOutboxDeadLetters returns the dead-lettered outbox rows, the ones a Redrive can put back, in
+// seq order. It reads only them, however many completed rows retention keeps.
+//
+// Errors: ErrBusy, ErrClosed.
+func (s *Store) ListOutboxDeadLetters(ctx context.Context) ([]OutboxRow, error) {
+	return s.listOutbox(ctx, "ListOutboxDeadLetters", qListOutboxDeadLetters)
+}
+
+// listOutbox returns the outbox rows query selects, as operation op.
+func (s *Store) listOutbox(ctx context.Context, op, query string) ([]OutboxRow, error) {
 	var out []OutboxRow
 	err := s.read(ctx, op, func(q querier, _ int64) error {
-		rows, err := q.QueryContext(ctx, qListOutbox)
+		rows, err := q.QueryContext(ctx, query)
 		if err != nil {
 			return s.dbErr(op, err)
 		}

@@ -2,6 +2,7 @@ package actordelivery
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -344,5 +345,27 @@ func testOutboxDeadLetters(t *testing.T, b Backend) {
 	}
 	if r := outboxState(t, s, "done"); r.State != StateCompleted || r.DeadReason != "" {
 		t.Fatalf("completed row changed: %+v", r)
+	}
+	// ListOutboxDeadLetters gives the dead-lettered rows, in seq order, and only them: not the
+	// completed row, nor a pending one, nor one redriven back to pending.
+	if _, err := s.OutboxEnqueue(ctx, OutboxMessage{ID: "waiting", Target: "t", MaxAttempts: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Redrive(ctx, "twice", "retry by hand"); err != nil {
+		t.Fatal(err)
+	}
+	dead, err := s.ListOutboxDeadLetters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range dead {
+		if r.State != StateDeadLetter {
+			t.Errorf("ListOutboxDeadLetters gave row %s in state %s", r.ID, r.State)
+		}
+		ids = append(ids, r.ID)
+	}
+	if want := []string{"once", "manual"}; !slices.Equal(ids, want) {
+		t.Fatalf("ListOutboxDeadLetters = %v, want %v", ids, want)
 	}
 }

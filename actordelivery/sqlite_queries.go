@@ -193,6 +193,8 @@ SET state = 'dead_letter', dead_reason = :reason, claim_token = NULL, claim_unti
 WHERE id = :id AND state = 'pending' AND claim_token = :token`
 
 	qListOutbox = `SELECT ` + outboxCols + ` FROM {p}outbox ORDER BY seq`
+	// The dead-lettered rows alone, through the partial index outbox_dead (schema version 6).
+	qListOutboxDeadLetters = `SELECT ` + outboxCols + ` FROM {p}outbox WHERE state = 'dead_letter' ORDER BY seq`
 )
 
 // Checkpoints and processed-message dedup.

@@ -297,6 +297,9 @@ WHERE (:mailbox = '' OR mailbox = :mailbox) ORDER BY seq`, true
 	case "qListOutbox":
 		return `SELECT seq, id, target, key, priority, max_attempts, payload, state, available_at,
     delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason FROM {p}outbox ORDER BY seq`, true
+	case "qListOutboxDeadLetters":
+		return `SELECT seq, id, target, key, priority, max_attempts, payload, state, available_at,
+    delivery_attempts, claim_token, claim_until, max_delivery_attempts, dead_reason FROM {p}outbox WHERE state = 'dead_letter' ORDER BY seq`, true
 	case "qListRedrives":
 		return `SELECT id, kind, mailbox, attempts, dead_reason, reason, redriven_at FROM {p}redrives
 WHERE (:id = '' OR id = :id) ORDER BY rseq`, true
