@@ -452,11 +452,11 @@ func (a *actorLoop) step(rng *rand.Rand) error {
 // message's or an outbox row's) or an id that names none, as an operator's jobs would.
 //
 // It picks the dead letter from a list of dead-lettered ids that it makes at its first redrive
-// step and again every relistEvery redrive steps. Listing every dead letter and outbox row costs time
-// in the rows the store keeps, which grow through a long run: listing at every step made a long
-// recording slow down as it went (at 3,000,000 events, a third of the recording's CPU went to
-// ListOutbox). An id the list holds may have been purged since; its redrive finds nothing, as
-// the redrive of an id that names none does.
+// step and again every relistEvery redrive steps. The list reads the dead letters and the
+// dead-lettered outbox rows only (ListOutboxDeadLetters), never the completed rows retention keeps:
+// listing every outbox row made a long recording slow down as its rows grew. An id the list holds
+// may have been purged since; its redrive finds nothing, as the redrive of an id that names none
+// does.
 type maintainer struct {
 	r *run
 	// dead is the last list of dead-lettered ids, less those redriven since; steps counts the
@@ -509,14 +509,12 @@ func (m *maintainer) list() error {
 	for _, d := range dls {
 		m.dead = append(m.dead, d.ID)
 	}
-	rows, err := m.r.st.ListOutbox(m.r.ctx)
+	rows, err := m.r.st.ListOutboxDeadLetters(m.r.ctx)
 	if err != nil {
 		return err
 	}
 	for _, row := range rows {
-		if row.State == actordelivery.StateDeadLetter {
-			m.dead = append(m.dead, row.ID)
-		}
+		m.dead = append(m.dead, row.ID)
 	}
 	return nil
 }
