@@ -46,16 +46,7 @@ func CheckCases(ctx context.Context, cfg Config, p profile.Profile, cases map[st
 		}
 		files["PCases/"+name] = src
 	}
-	files[casesProject+".pproj"] = []byte(`<Project>
-  <ProjectName>` + casesProject + `</ProjectName>
-  <InputFiles>
-    <PFile>./PSrc/</PFile>
-    <PFile>./PSpec/</PFile>
-    <PFile>./PCases/</PFile>
-  </InputFiles>
-  <OutputDir>./PGenerated/</OutputDir>
-</Project>
-`)
+	files[casesProject+".pproj"] = monitorProject(casesProject, "PCases")
 	dir, dll, _, err := compileCached(ctx, cfg, compileJob{Cache: cache, Format: casesFormat, Project: casesProject,
 		Files: files, What: "the rule cases under profile " + p.String()})
 	if err != nil {

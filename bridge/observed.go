@@ -149,16 +149,7 @@ func checkObservedBatch(ctx context.Context, cfg Config, ts []*traces.Trace) (ms
 		}
 		files[fmt.Sprintf("PObserved/Observed%04d.p", k)] = []byte(src)
 	}
-	files[observedProject+".pproj"] = []byte(`<Project>
-  <ProjectName>` + observedProject + `</ProjectName>
-  <InputFiles>
-    <PFile>./PSrc/</PFile>
-    <PFile>./PSpec/</PFile>
-    <PFile>./PObserved/</PFile>
-  </InputFiles>
-  <OutputDir>./PGenerated/</OutputDir>
-</Project>
-`)
+	files[observedProject+".pproj"] = monitorProject(observedProject, "PObserved")
 	// The drivers are this batch's alone, so the cache is a temporary directory, removed with
 	// the run's output.
 	tmp, err := os.MkdirTemp("", "pconform-observed-p-")

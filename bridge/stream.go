@@ -44,6 +44,21 @@ const streamFormat = "pstream/2"
 var monitorSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/ObservationEvents_gen.p",
 	"PSrc/Rules.p", "PSrc/Variants_gen.p"}
 
+// monitorProject is the .pproj of a project named name that compiles the spec monitors (PSrc and
+// PSpec, as monitorFiles gives them) with the P files of its own directory dir.
+func monitorProject(name, dir string) []byte {
+	return []byte(`<Project>
+  <ProjectName>` + name + `</ProjectName>
+  <InputFiles>
+    <PFile>./PSrc/</PFile>
+    <PFile>./PSpec/</PFile>
+    <PFile>./` + dir + `/</PFile>
+  </InputFiles>
+  <OutputDir>./PGenerated/</OutputDir>
+</Project>
+`)
+}
+
 // monitorFiles reads the spec monitors' sources from projectDir, with the profile constants
 // written for prof: path (relative to the compiled project) to content. what names the project
 // in errors.
@@ -83,16 +98,7 @@ func streamFiles(projectDir string, prof profile.Profile) (map[string][]byte, er
 	}
 	files["PStream/Driver.p"] = []byte(PStreamDriver())
 	files["PStream/StreamReader.cs"] = streamReaderCS
-	files[streamProject+".pproj"] = []byte(`<Project>
-  <ProjectName>` + streamProject + `</ProjectName>
-  <InputFiles>
-    <PFile>./PSrc/</PFile>
-    <PFile>./PSpec/</PFile>
-    <PFile>./PStream/</PFile>
-  </InputFiles>
-  <OutputDir>./PGenerated/</OutputDir>
-</Project>
-`)
+	files[streamProject+".pproj"] = monitorProject(streamProject, "PStream")
 	return files, nil
 }
 
