@@ -101,36 +101,7 @@ func committedTraces(t *testing.T) []*traces.Trace {
 
 // wrapped is WithProtocol under p over the reference model's store-level operations.
 func wrapped(p profile.Profile) replay.Target {
-	return adapter.WithProtocol(&modelStore{Target: modeltarget.New(models.Config{Profile: p}), logs: map[string]int{}}, p)
-}
-
-// modelStore is the reference model as a store with store-level operations only. The model keeps
-// a mailbox's effects log itself, from its own handles, and refuses a save to it; as a store it
-// keeps the log's versions here, as a store's checkpoint table would, so the wrapper's saves land.
-type modelStore struct {
-	*modeltarget.Target
-	// logs is each effects log's version: the number of saves to it.
-	logs map[string]int
-}
-
-func (m *modelStore) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
-	isLog := strings.HasPrefix(a.Actor, adapter.EffectsPrefix)
-	switch {
-	case traces.Spec[op].Protocol:
-		return replay.Observation{}, fmt.Errorf("%w: %s", replay.ErrUnsupported, op)
-	case op == traces.OpLoadCheckpoint && isLog:
-		if m.logs[a.Actor] == 0 {
-			return replay.Observation{Err: traces.ErrKindNotFound}, nil
-		}
-		return replay.Observation{Version: m.logs[a.Actor]}, nil
-	case op == traces.OpSaveCheckpoint && isLog:
-		if a.ExpectVersion != m.logs[a.Actor] {
-			return replay.Observation{Err: traces.ErrKindVersionConflict}, nil
-		}
-		m.logs[a.Actor]++
-		return replay.Observation{Version: m.logs[a.Actor]}, nil
-	}
-	return m.Target.Do(ctx, op, at, a)
+	return adapter.WithProtocol(modeltarget.NewStoreOnly(models.Config{Profile: p}), p)
 }
 
 // TestWrapperAgreesWithModel holds WithProtocol's reference steps to the reference model's
@@ -248,7 +219,7 @@ func TestChoiceTracesReplay(t *testing.T) {
 			run := func(store, wrapper profile.Profile) replay.Verdict {
 				t.Helper()
 				v, err := replay.Run(context.Background(), tr, adapter.WithProtocol(
-					&modelStore{Target: modeltarget.New(models.Config{Profile: store}), logs: map[string]int{}}, wrapper), replay.Options{})
+					modeltarget.NewStoreOnly(models.Config{Profile: store}), wrapper), replay.Options{})
 				if err != nil {
 					t.Fatalf("the replay could not run: %v", err)
 				}

@@ -1,5 +1,7 @@
 // Package modeltarget is the pure reference model (models) as a [replay.Target]: the oracle the
 // conformance kit, the adapter's tests and internal/targets' "model" target all run.
+// [StoreOnly] is the same model with store-level operations only: the store a test puts under
+// adapter.WithProtocol to hold the kit's reference steps to the model.
 //
 // # Contract
 //

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -389,7 +388,7 @@ func derivedDecision(batch bool) func(t *testing.T, p profile.Profile, c decisio
 // verdict.
 func adapterDecision(t *testing.T, p profile.Profile, c decisionCase) (verdict, seen) {
 	ctx := context.Background()
-	target := adapter.WithProtocol(&modelStore{Target: modeltarget.New(models.Config{Profile: p}), logs: map[string]int{}}, p)
+	target := adapter.WithProtocol(modeltarget.NewStoreOnly(models.Config{Profile: p}), p)
 	tokens := map[int]string{}
 	var o replay.Observation
 	for _, st := range append(steps(c, false), handleStep(c, false, traces.Result{})) {
@@ -414,34 +413,6 @@ func adapterDecision(t *testing.T, p profile.Profile, c decisionCase) (verdict, 
 		}
 		return 0, false
 	}), seesAll
-}
-
-// modelStore is the reference model as a store with store-level operations only, as
-// adapter's own tests build it. The model keeps a mailbox's effects log itself and refuses a save
-// to it; as a store it keeps the log's versions here, so the reference consumer's saves land.
-type modelStore struct {
-	*modeltarget.Target
-	logs map[string]int // each effects log's version: the number of saves to it
-}
-
-func (m *modelStore) Do(ctx context.Context, op traces.Op, at int64, a replay.Args) (replay.Observation, error) {
-	isLog := strings.HasPrefix(a.Actor, adapter.EffectsPrefix)
-	switch {
-	case traces.Spec[op].Protocol:
-		return replay.Observation{}, fmt.Errorf("rulecopies: %w: %s", replay.ErrUnsupported, op)
-	case op == traces.OpLoadCheckpoint && isLog:
-		if m.logs[a.Actor] == 0 {
-			return replay.Observation{Err: traces.ErrKindNotFound}, nil
-		}
-		return replay.Observation{Version: m.logs[a.Actor]}, nil
-	case op == traces.OpSaveCheckpoint && isLog:
-		if a.ExpectVersion != m.logs[a.Actor] {
-			return replay.Observation{Err: traces.ErrKindVersionConflict}, nil
-		}
-		m.logs[a.Actor]++
-		return replay.Observation{Version: m.logs[a.Actor]}, nil
-	}
-	return m.Target.Do(ctx, op, at, a)
 }
 
 // ledgerDecision: the example store's own consumer fetches and handles c's message; its result
