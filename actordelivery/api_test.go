@@ -24,25 +24,7 @@ import (
 // Publisher and its store, and its comment says what a wrapper must keep.
 func TestNoTestSeamsInTheAPI(t *testing.T) {
 	fset := token.NewFileSet()
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	if len(files) == 0 {
-		t.Fatal("no source file of package actordelivery found")
-	}
+	files := sourceFiles(t, fset, parser.ParseComments)
 	d, err := doc.NewFromFiles(fset, files, "github.com/pconform/pconform/actordelivery")
 	if err != nil {
 		t.Fatal(err)
@@ -137,10 +119,6 @@ var updateAPI = flag.Bool("update-api", false, "TestExportedAPIIsRecorded: rewri
 func exportedAPI(t *testing.T) string {
 	t.Helper()
 	fset := token.NewFileSet()
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var lines []string
 	show := func(node any) string {
 		var b strings.Builder
@@ -149,15 +127,7 @@ func exportedAPI(t *testing.T) string {
 		}
 		return strings.Join(strings.Fields(b.String()), " ")
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range sourceFiles(t, fset, parser.SkipObjectResolution) {
 		for _, decl := range f.Decls {
 			switch d := decl.(type) {
 			case *ast.FuncDecl:
@@ -240,4 +210,29 @@ func exportedRecv(recv *ast.FieldList) bool {
 	}
 	id, ok := typ.(*ast.Ident)
 	return ok && id.IsExported()
+}
+
+// sourceFiles parses the package's non-test sources with mode.
+func sourceFiles(t *testing.T, fset *token.FileSet, mode parser.Mode) []*ast.File {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		t.Fatal("no source file of package actordelivery found")
+	}
+	return files
 }
