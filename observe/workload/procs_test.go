@@ -61,14 +61,7 @@ func TestProcessesKilledAtRandom(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw := bytes.Clone(events.Bytes())
-			lg, err := observe.ReadLog(&events, "events")
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := observe.Convert(lg, observe.Options{Name: "procs", Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, tr := historyOf(t, &events, "procs")
 			t.Logf("%+v, %d steps", ps, len(tr.Steps))
 			if ps.Kills == 0 || ps.Writes < 50 || ps.Reads == 0 {
 				t.Fatalf("the run killed nothing or did too little to check anything: %+v", ps)

@@ -15,20 +15,7 @@ import (
 // TestObservedRunAgreesWithModel records a short concurrent run of the correct store, converts
 // its history and checks it with the reference model, which must agree with every result.
 func TestObservedRunAgreesWithModel(t *testing.T) {
-	var events bytes.Buffer
-	stats, err := workload.Run(context.Background(), workload.Config{
-		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := observe.ReadLog(&events, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := observe.Convert(lg, observe.Options{Name: "run", Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats, lg, tr := runHistory(t, workload.Config{}, "run")
 	t.Logf("stats %+v, %d events, %d steps", stats, len(lg.Events), len(tr.Steps))
 	if stats.Handled == 0 || stats.Delivered == 0 || len(tr.Steps) < 50 {
 		t.Fatalf("the run did too little to check anything: %+v, %d steps", stats, len(tr.Steps))
@@ -49,13 +36,7 @@ func TestObservedRunAgreesWithModel(t *testing.T) {
 			t.Errorf("the run performed no %s (ops: %v)", op, ops)
 		}
 	}
-	f, err := observe.CheckModel(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f != nil {
-		t.Fatalf("the model refuses the correct store's history: %v", f)
-	}
+	modelAgrees(t, tr, "the correct store's history")
 }
 
 // TestMaxEvents: a run with MaxEvents and no budget ends once that many events are recorded.
@@ -75,20 +56,7 @@ func TestMaxEvents(t *testing.T) {
 // more messages on both paths, folded deliveries of two or more rows) beside single ones, and
 // the model agrees with every result.
 func TestBatchedRunAgreesWithModel(t *testing.T) {
-	var events bytes.Buffer
-	stats, err := workload.Run(context.Background(), workload.Config{
-		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events, Batch: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := observe.ReadLog(&events, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := observe.Convert(lg, observe.Options{Name: "batched", Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats, _, tr := runHistory(t, workload.Config{Batch: 4}, "batched")
 	counts := map[string]int{}
 	for _, st := range tr.Steps {
 		switch st.Op {
@@ -110,32 +78,13 @@ func TestBatchedRunAgreesWithModel(t *testing.T) {
 			t.Errorf("the run recorded no %s (%v)", k, counts)
 		}
 	}
-	f, err := observe.CheckModel(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f != nil {
-		t.Fatalf("the model refuses the batched store's history: %v", f)
-	}
+	modelAgrees(t, tr, "the batched store's history")
 }
 
 // TestGroupCommitRunAgreesWithModel: a run on a store with group commit (GroupCommit 8), where
 // concurrent steps share COMMITs, records a history the model agrees with.
 func TestGroupCommitRunAgreesWithModel(t *testing.T) {
-	var events bytes.Buffer
-	stats, err := workload.Run(context.Background(), workload.Config{
-		Target: filepath.Join(t.TempDir(), "observe.db"), Seed: 1, Budget: 1500 * time.Millisecond, Events: &events, GroupCommit: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg, err := observe.ReadLog(&events, "events")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := observe.Convert(lg, observe.Options{Name: "group-commit", Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stats, lg, tr := runHistory(t, workload.Config{GroupCommit: 8}, "group-commit")
 	t.Logf("stats %+v, %d events, %d steps", stats, len(lg.Events), len(tr.Steps))
 	if stats.Handled == 0 || stats.Delivered == 0 || len(tr.Steps) < 50 {
 		t.Fatalf("the run did too little to check anything: %+v, %d steps", stats, len(tr.Steps))
@@ -143,11 +92,52 @@ func TestGroupCommitRunAgreesWithModel(t *testing.T) {
 	if stats.Commits >= stats.Transactions {
 		t.Fatalf("%d transactions in %d commits: no group formed", stats.Transactions, stats.Commits)
 	}
+	modelAgrees(t, tr, "the history of a store with group commit")
+}
+
+// runHistory runs the workload as cfg says (seed 1 for 1.5 s, on a database of its own, unless cfg
+// sets them) with its events kept in memory, and returns its stats, its log and the log as a trace
+// named name.
+func runHistory(t *testing.T, cfg workload.Config, name string) (workload.Stats, *observe.Log, *traces.Trace) {
+	t.Helper()
+	var events bytes.Buffer
+	cfg.Target, cfg.Events = filepath.Join(t.TempDir(), "observe.db"), &events
+	if cfg.Seed == 0 {
+		cfg.Seed = 1
+	}
+	if cfg.Budget == 0 {
+		cfg.Budget = 1500 * time.Millisecond
+	}
+	stats, err := workload.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg, tr := historyOf(t, &events, name)
+	return stats, lg, tr
+}
+
+// historyOf reads the events a run recorded and converts them into a trace named name.
+func historyOf(t *testing.T, events *bytes.Buffer, name string) (*observe.Log, *traces.Trace) {
+	t.Helper()
+	lg, err := observe.ReadLog(events, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := observe.Convert(lg, observe.Options{Name: name, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lg, tr
+}
+
+// modelAgrees fails t when the reference model refuses tr, what the history is.
+func modelAgrees(t *testing.T, tr *traces.Trace, what string) {
+	t.Helper()
 	f, err := observe.CheckModel(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f != nil {
-		t.Fatalf("the model refuses the history of a store with group commit: %v", f)
+		t.Fatalf("the model refuses %s: %v", what, f)
 	}
 }
