@@ -31,6 +31,30 @@ const (
 	DefaultModelsTimeout         = 600
 )
 
+// ModelsPart is a part of the models stage's runs ([ModelsConfig.Part]).
+type ModelsPart string
+
+const (
+	// ModelsAll is every run.
+	ModelsAll ModelsPart = ""
+	// ModelsRecords is the runs the bridge reads ([Config.FromRuns]): each green test's recorded
+	// run and each counterexample's verdict run, which is its record.
+	ModelsRecords ModelsPart = "records"
+	// ModelsVerdicts is the green tests' verdict runs: the rest.
+	ModelsVerdicts ModelsPart = "verdicts"
+)
+
+// holds reports whether the job belongs to the part.
+func (p ModelsPart) holds(j modelsJob) bool {
+	switch p {
+	case ModelsRecords:
+		return j.What != runVerdict
+	case ModelsVerdicts:
+		return j.What == runVerdict
+	}
+	return true
+}
+
 // ErrModelsUsage reports a models-stage setting that cannot be used (a budget that is not a
 // number, a record budget past the verdict budget).
 var ErrModelsUsage = errors.New("bad models-stage setting")
@@ -61,6 +85,10 @@ type ModelsConfig struct {
 	// Logs records runs for the bridge in ProjectDir/PCheckerOutput/recorded (the package
 	// documentation, "Recorded runs").
 	Logs bool
+	// Part limits the stage to one part of its runs, so that a gate can start what reads the
+	// recorded runs while the verdict runs go on: [ModelsRecords] or [ModelsVerdicts]. Both need
+	// Logs. The zero value, [ModelsAll], makes every run.
+	Part ModelsPart
 	// TestCases names the tests to run; nil runs every listed test. Only a run of every test
 	// prunes the cache.
 	TestCases []string
@@ -185,6 +213,13 @@ func CheckModels(ctx context.Context, cfg ModelsConfig, w io.Writer) (*ModelsRes
 	if cfg.ProjectDir == "" || cfg.CompileCache == "" {
 		return nil, errors.New("bridge: ModelsConfig.ProjectDir and CompileCache are required")
 	}
+	switch {
+	case cfg.Part != ModelsAll && cfg.Part != ModelsRecords && cfg.Part != ModelsVerdicts:
+		return nil, fmt.Errorf("bridge: %w: unknown part %q of the models stage (want %q or %q)", ErrModelsUsage, cfg.Part, ModelsRecords, ModelsVerdicts)
+	case cfg.Part != ModelsAll && !cfg.Logs:
+		// Without records every run is a verdict run, and the two parts would not split them.
+		return nil, fmt.Errorf("bridge: %w: the part %q of the models stage needs the recorded runs (Logs, --logs)", ErrModelsUsage, cfg.Part)
+	}
 	// The checker runs in the project with its output directory given on the command line, so
 	// every path it is handed must not depend on the directory it runs in.
 	for _, p := range []*string{&cfg.ProjectDir, &cfg.CompileCache, &cfg.RunCache} {
@@ -212,12 +247,15 @@ func CheckModels(ctx context.Context, cfg ModelsConfig, w io.Writer) (*ModelsRes
 		return res, nil
 	}
 	ran, reused := res.Ran()
-	recorded := ""
-	if cfg.Logs {
+	recorded, part := "", ""
+	if cfg.Logs && cfg.Part != ModelsVerdicts {
 		recorded = fmt.Sprintf(", %d recorded per green test", cfg.RecordSchedules)
 	}
-	fmt.Fprintf(w, "pmodels: PASS: %d tests, %d checker runs, %d reused (%.0fs; seed %d, %d schedules per green test, counterexample budget %d%s)\n",
-		len(res.Tests), ran, reused, time.Since(start).Seconds(), cfg.Seed, cfg.Schedules, cfg.CounterexampleSchedules, recorded)
+	if cfg.Part != ModelsAll {
+		part = fmt.Sprintf(" (part: %s)", cfg.Part)
+	}
+	fmt.Fprintf(w, "pmodels: PASS%s: %d tests, %d checker runs, %d reused (%.0fs; seed %d, %d schedules per green test, counterexample budget %d%s)\n",
+		part, len(res.Tests), ran, reused, time.Since(start).Seconds(), cfg.Seed, cfg.Schedules, cfg.CounterexampleSchedules, recorded)
 	return res, nil
 }
 
@@ -289,7 +327,12 @@ func (s *modelsStage) check(ctx context.Context) (*ModelsResult, error) {
 	if cfg.Logs {
 		p.Record = cfg.RecordSchedules
 	}
-	jobs := planModels(p, res.Tests)
+	var jobs []modelsJob
+	for _, j := range planModels(p, res.Tests) {
+		if cfg.Part.holds(j) {
+			jobs = append(jobs, j)
+		}
+	}
 	made := s.runAll(ctx, jobs)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("bridge: models stage: %w", err)
@@ -321,13 +364,14 @@ func (s *modelsStage) check(ctx context.Context) (*ModelsResult, error) {
 			s.explain(jobs[i], project)
 		}
 	}
-	if cfg.Logs {
+	// The verdicts' part leaves the recorded runs alone: the corpus may be reading them.
+	if cfg.Logs && cfg.Part != ModelsVerdicts {
 		if err := s.record(jobs, listed); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.RunCache != "" && len(cfg.TestCases) == 0 && res.Pass() {
-		if err := pruneRunCache(cfg.RunCache, used); err != nil {
+		if err := pruneRunCache(cfg.RunCache, cfg.Part, used); err != nil {
 			return nil, err
 		}
 	}
@@ -700,12 +744,18 @@ func (s *modelsStage) record(jobs []modelsJob, listed []string) error {
 }
 
 // pruneRunCache keeps the cache entries this run used and those the full run before it used
-// (used.keys and used-before.keys in the cache); older entries are deleted.
-func pruneRunCache(cache string, used []string) error {
+// (used.keys and used-before.keys in the cache; a part's run has its own pair,
+// used-records.keys and so on); older entries are deleted. Every pair's keys are kept, so a
+// part's run never deletes what the other part used.
+func pruneRunCache(cache string, part ModelsPart, used []string) error {
 	if !exists(cache) {
 		return nil
 	}
-	usedFile, beforeFile := filepath.Join(cache, "used.keys"), filepath.Join(cache, "used-before.keys")
+	name := "used"
+	if part != ModelsAll {
+		name += "-" + string(part)
+	}
+	usedFile, beforeFile := filepath.Join(cache, name+".keys"), filepath.Join(cache, name+"-before.keys")
 	if exists(usedFile) {
 		if err := os.Rename(usedFile, beforeFile); err != nil {
 			return fmt.Errorf("bridge: run cache: %w", err)
@@ -714,8 +764,19 @@ func pruneRunCache(cache string, used []string) error {
 	if err := os.WriteFile(usedFile, []byte(strings.Join(used, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("bridge: run cache: %w", err)
 	}
-	before, _ := os.ReadFile(beforeFile)
-	return removeEntries(cache, used, strings.Fields(string(before)))
+	lists, err := filepath.Glob(filepath.Join(cache, "used*.keys"))
+	if err != nil {
+		return fmt.Errorf("bridge: run cache: %w", err)
+	}
+	var keep []string
+	for _, l := range lists {
+		data, err := os.ReadFile(l)
+		if err != nil {
+			return fmt.Errorf("bridge: run cache: %w", err)
+		}
+		keep = append(keep, strings.Fields(string(data))...)
+	}
+	return removeEntries(cache, keep, nil)
 }
 
 // pruneCompileCache keeps the compiled project just used and the one used before it (last.key in

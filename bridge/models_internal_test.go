@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,5 +117,66 @@ func TestKeepInCache(t *testing.T) {
 	got := keepInCache([]string{"a", "b", "c", "d"}, []string{"a"}, []string{"c", "x"})
 	if want := []string{"b", "d"}; !slices.Equal(got, want) {
 		t.Errorf("removes %v, want %v", got, want)
+	}
+}
+
+// TestModelsPartsSplitTheRuns: the two parts of the runs share none and together make every run;
+// the records' part holds exactly what the bridge reads.
+func TestModelsPartsSplitTheRuns(t *testing.T) {
+	p := modelsPlan{CompileKey: "k", DLL: "d", Seed: 1, Timeout: 600, Schedules: 1000, CounterexampleSchedules: 100,
+		Record: 100, OutDir: "out", RecordedDir: "rec"}
+	for _, j := range planModels(p, []string{"tcA", "tcB", "tcCCounterexample"}) {
+		records, verdicts := ModelsRecords.holds(j), ModelsVerdicts.holds(j)
+		if records == verdicts || !ModelsAll.holds(j) {
+			t.Errorf("%s %s: in records %v, in verdicts %v, in all %v", j.Run.TestCase, j.What, records, verdicts, ModelsAll.holds(j))
+		}
+		if records != (j.What == runRecord || j.What == runVerdictRecord) {
+			t.Errorf("%s %s: in records %v", j.Run.TestCase, j.What, records)
+		}
+	}
+}
+
+// TestPruneRunCacheKeepsEveryPart: a part's run keeps what it and its own run before used, and
+// never deletes what the other part uses.
+func TestPruneRunCacheKeepsEveryPart(t *testing.T) {
+	cache := t.TempDir()
+	for _, k := range []string{"a", "b", "c", "d", "e"} {
+		if err := os.Mkdir(filepath.Join(cache, k), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		part ModelsPart
+		used []string
+		kept []string
+	}{
+		{ModelsRecords, []string{"a"}, []string{"a"}},
+		{ModelsVerdicts, []string{"b"}, []string{"a", "b"}},
+		{ModelsRecords, []string{"c"}, []string{"a", "b", "c"}},
+		{ModelsRecords, []string{"c"}, []string{"b", "c"}},
+		{ModelsAll, []string{"d"}, []string{"b", "c", "d"}},
+	}
+	for i, s := range steps {
+		for _, k := range s.used { // the run made or restored them
+			if err := os.MkdirAll(filepath.Join(cache, k), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := pruneRunCache(cache, s.part, s.used); err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		entries, err := os.ReadDir(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				kept = append(kept, e.Name())
+			}
+		}
+		if !slices.Equal(kept, s.kept) {
+			t.Errorf("step %d (%s uses %v): kept %v, want %v", i+1, s.part, s.used, kept, s.kept)
+		}
 	}
 }

@@ -3,12 +3,15 @@
 // compiles the P models, checks the checker's listing against the tests the sources declare, runs
 // every test case by its exact name and reports one row per run ([bridge.CheckModels]).
 //
-//	pconform-pcheck models [-root DIR] [--logs] [NAME...]
+//	pconform-pcheck models [-root DIR] [--logs [--part records|verdicts]] [NAME...]
 //
 // It runs on the repository at -root (default: the current directory): the models in
 // models/p, their checker output in models/p/PCheckerOutput, the cache of checker runs in
 // out/gate/pcache and of compiled projects in out/gate/pcompile. With --logs it also records
-// runs for the bridge in models/p/PCheckerOutput/recorded. With NAMEs it runs only those tests.
+// runs for the bridge in models/p/PCheckerOutput/recorded. --part records makes only the runs the
+// bridge reads (the recorded runs and the counterexamples' verdicts), --part verdicts only the
+// rest (the green tests' verdicts): the gate runs them as two stages, so that the corpus starts
+// as soon as the records exist. With NAMEs it runs only those tests.
 //
 // The budgets come from the environment, as the gate's: PCONFORM_SCHEDULES (1000 per green test),
 // PCONFORM_CE_SCHEDULES (100 per counterexample), PCONFORM_RECORD_SCHEDULES (100 per green test
@@ -55,6 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.SetOutput(stderr)
 	root := fs.String("root", ".", "the repository: models/p and out/gate are under it")
 	logs := fs.Bool("logs", false, "also record runs for the bridge in models/p/PCheckerOutput/recorded")
+	part := fs.String("part", "", "with --logs, make only part of the runs: records (what the bridge reads) or verdicts (the green tests' verdicts)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -66,6 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg.ProjectDir = filepath.Join(*root, "models", "p")
 	cfg.CompileCache = filepath.Join(*root, "out", "gate", "pcompile")
 	cfg.Logs = *logs
+	cfg.Part = bridge.ModelsPart(*part)
 	if fs.NArg() > 0 {
 		cfg.TestCases = fs.Args()
 	}

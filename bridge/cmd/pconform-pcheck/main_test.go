@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TestUsage: a missing or unknown command, a bad flag and a bad budget in the environment are
+// TestUsage: a missing or unknown command, a bad flag, a part of the runs that cannot be made
+// and a bad budget in the environment are
 // usage errors (exit 2), found before anything runs.
 func TestUsage(t *testing.T) {
 	cases := []struct {
@@ -19,6 +20,8 @@ func TestUsage(t *testing.T) {
 		{"no command", nil, nil, "want a command: models"},
 		{"an unknown command", []string{"plan"}, nil, `unknown command "plan"`},
 		{"an unknown flag", []string{"models", "-fast"}, nil, "flag provided but not defined: -fast"},
+		{"an unknown part", []string{"models", "-root", "/nonexistent", "--logs", "--part", "wide"}, nil, `unknown part "wide" of the models stage`},
+		{"a part without records", []string{"models", "-root", "/nonexistent", "--part", "verdicts"}, nil, `the part "verdicts" of the models stage needs the recorded runs`},
 		{"a bad budget", []string{"models"}, map[string]string{"PCONFORM_SCHEDULES": "lots"}, "PCONFORM_SCHEDULES must be a non-negative integer"},
 	}
 	for _, c := range cases {
