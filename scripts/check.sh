@@ -52,11 +52,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 # nothing from actordelivery/ or docs/ that the store tier does not check too (docs/gate.md).
 FULL_STAGES=(
   "build       -             store"
-  "models      -             efficacy"
+  "records     -             efficacy"
   "hunts       build         efficacy"
+  "corpus      build,records efficacy"
+  "models      records       efficacy"
   "unit        build         store"
   "properties  build         store"
-  "corpus      build,models  efficacy"
   "toolkit     build         efficacy"
   "lint        build         store"
   "replay      build         store"
@@ -460,17 +461,24 @@ stage_toolkit() {
   return $missing
 }
 
-# The checker's runs, here: a verdict run per test case, and the first schedules of each green test
-# case recorded with -v (--logs) in models/p/PCheckerOutput/recorded, from which the corpus stage
-# makes both corpora. Runs whose inputs have not changed come from scripts/pmodels.sh's cache.
+# The checker's runs, in two stages: records, the first schedules of each green test case recorded
+# with -v (--logs) in models/p/PCheckerOutput/recorded, from which the corpus stage makes both
+# corpora, and each counterexample's verdict run (its record); then models, each green test case's
+# verdict run, beside the corpus stage. Runs whose inputs have not changed come from
+# scripts/pmodels.sh's cache.
 recorded=models/p/PCheckerOutput/recorded
 # The recorded schedules cover the committed corpus's and the wide corpus's.
 committed_schedules=20
 record_schedules=$((${PCONFORM_REPLAY_SCHEDULES:-100} > committed_schedules ? ${PCONFORM_REPLAY_SCHEDULES:-100} : committed_schedules))
 
+stage_records() {
+  echo "what: P compile; the first $record_schedules schedules of each green test case in models/p recorded for the corpus stage; every counterexample must find its bug; unchanged runs from the cache"
+  PCONFORM_RECORD_SCHEDULES=$record_schedules bash scripts/pmodels.sh --logs --part records
+}
+
 stage_models() {
-  echo "what: P compile + check of every test case in models/p; the first $record_schedules schedules of each recorded for the corpus stage; unchanged runs from the cache"
-  PCONFORM_RECORD_SCHEDULES=$record_schedules bash scripts/pmodels.sh --logs
+  echo "what: the P checker on every green test case of models/p at its full budget; unchanged runs from the cache"
+  PCONFORM_RECORD_SCHEDULES=$record_schedules bash scripts/pmodels.sh --logs --part verdicts
 }
 
 # corpus_source SEED [SCHEDULES]: the pconform-corpus flags that make a corpus with SEED (and
