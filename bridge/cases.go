@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/pconform/pconform/profile"
 )
@@ -14,18 +15,17 @@ import (
 const casesProject = "PConformCases"
 
 // casesFormat changes when the layout of the project CheckCases compiles changes.
-const casesFormat = "pcases/1"
+const casesFormat = "pcases/2"
 
 // casesFile is what a file of CheckCases's cases may be named: a P file, no directory.
 var casesFile = regexp.MustCompile(`^[A-Za-z0-9_]+\.p$`)
 
-// CheckCases compiles a P project of the spec monitors of cfg.ProjectDir under the profile p (the
-// files CheckObserved compiles: the monitors, the types and events they use, and the rules of
-// PSrc/Rules.p, with p's constants in PSrc/Profile_gen.p) together with the P files cases (a
-// name such as "Cases.p" to its content). It runs every test case whose name starts with prefix,
-// one schedule each, in one checker run, and returns each test case's assertion message ("" when
-// nothing failed). A test case of cases may call the rules directly or announce spec events to
-// the monitors it asserts.
+// CheckCases compiles the P model of cfg.ProjectDir under the profile p (its PSrc, PSpec and PTst,
+// with p's constants in PSrc/Profile_gen.p) together with the P files cases (a name such as
+// "Cases.p" to its content). It runs every test case whose name starts with prefix, one schedule
+// each, in one checker run, and returns each test case's assertion message ("" when nothing
+// failed). A test case of cases may call the rules directly, announce spec events to the monitors
+// it asserts, or create a Store and send it requests.
 //
 // The compiled project is kept in cache under the hash of its sources (p's constants and cases
 // included), so a second call with the same sources runs the checker only; a compile takes about
@@ -40,13 +40,29 @@ func CheckCases(ctx context.Context, cfg Config, p profile.Profile, cases map[st
 	if err != nil {
 		return nil, err
 	}
+	// The rest of the model: the Store machine and the machines it names, some of them the
+	// scenarios' (PTst).
+	rels, err := modelSources(cfg.ProjectDir)
+	if err != nil {
+		return nil, fmt.Errorf("bridge: the rule cases: %w", err)
+	}
+	for _, rel := range rels {
+		if _, written := files[rel]; written || !strings.HasPrefix(rel, "PSrc/") && !strings.HasPrefix(rel, "PTst/") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(cfg.ProjectDir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, fmt.Errorf("bridge: the rule cases: %w", err)
+		}
+		files[rel] = data
+	}
 	for name, src := range cases {
 		if !casesFile.MatchString(name) {
 			return nil, fmt.Errorf("bridge: case file %q: want a P file name without a directory", name)
 		}
 		files["PCases/"+name] = src
 	}
-	files[casesProject+".pproj"] = monitorProject(casesProject, "PCases")
+	files[casesProject+".pproj"] = monitorProject(casesProject, "PTst", "PCases")
 	dir, dll, _, err := compileCached(ctx, cfg, compileJob{Cache: cache, Format: casesFormat, Project: casesProject,
 		Files: files, What: "the rule cases under profile " + p.String()})
 	if err != nil {

@@ -45,15 +45,18 @@ var monitorSources = []string{"PSrc/Types.p", "PSrc/Observations.p", "PSrc/Obser
 	"PSrc/Rules.p", "PSrc/Variants_gen.p"}
 
 // monitorProject is the .pproj of a project named name that compiles the spec monitors (PSrc and
-// PSpec, as monitorFiles gives them) with the P files of its own directory dir.
-func monitorProject(name, dir string) []byte {
+// PSpec, as monitorFiles gives them) with the P files of its own directories dirs.
+func monitorProject(name string, dirs ...string) []byte {
+	var own strings.Builder
+	for _, d := range dirs {
+		own.WriteString("    <PFile>./" + d + "/</PFile>\n")
+	}
 	return []byte(`<Project>
   <ProjectName>` + name + `</ProjectName>
   <InputFiles>
     <PFile>./PSrc/</PFile>
     <PFile>./PSpec/</PFile>
-    <PFile>./` + dir + `/</PFile>
-  </InputFiles>
+` + own.String() + `  </InputFiles>
   <OutputDir>./PGenerated/</OutputDir>
 </Project>
 `)

@@ -19,15 +19,16 @@
 //
 // The P model's copies are evaluated by TestPRuleCopiesAgree, in the gate's efficacy tier (the
 // toolkit stage; -short or a missing P tool skips it). Per profile it writes one P test case per
-// case, asserting the value the Go statement gives there, compiles them with the spec monitors and
-// the rules through bridge.CheckCases (one compile per profile, kept in the user's cache directory
-// under the sources' hash) and runs them in one checker run. The copies: LeaseLive, ClaimLive and
+// case, asserting the value the Go statement gives there, compiles them with the P model (its
+// rules, its Store machine and its spec monitors) through bridge.CheckCases (one compile per
+// profile, kept in the user's cache directory under the sources' hash) and runs them in one
+// checker run. The copies: LeaseLive, ClaimLive and
 // LeaseEnds in models/p/PSrc/Rules.p against profile.Profile.Held; BlocksSuccessor, with its
 // exhausted_leased_head choice, against the reference model's peek behind a keyed head;
 // EffectiveAttempt on the Leased and Leaseless profiles against actordelivery.EffectiveAttempts;
 // and the two monitors that judge leases by these functions, SameKeyClaimsRespectLiveHead and
 // DeadLetterSparesLiveLeases (models/p/PSpec/Consumer.p), fed spec events that put a lease at its
-// boundary. The Store machine calls the same functions, so it keeps no copy of its own. The
+// boundary. The Store machine calls the same functions, so it keeps no copy of them. The
 // functions' bug arguments (BlocksSuccessor's fifo-overtake variant, EffectiveAttempt's broken
 // consumer profiles) differ from the rules on purpose and are not held to them.
 //
@@ -44,11 +45,13 @@
 // own consumer. A trace's failing handler always fails with ReasonHandlerFailed and its retry
 // delay is never negative, so the copies that run traces are held to the cases a trace can state;
 // the store's copies, which write ReasonMaxAttempts, to the profiles with the default wording. The
-// P copy (the Store machine's HandleFetched in models/p/PSrc/Store.p) is held to it through the
-// reference model: every P corpus, the default's (traces/corpus) and each shipped profile's
-// (traces/profiles), is replayed on the reference model under its profile (replay's TestCorpus,
-// conformtest's TestProfileCorpora), and a consumer_handle the P model decided otherwise diverges
-// there.
+// P copy, the Store machine's HandleFetched in models/p/PSrc/Store.p (the single and the batch
+// handle's decision), is held to it by TestPRuleCopiesAgree on the cases a trace can state: each
+// case is a P test that creates a Store, brings m to the case's stored attempts through the
+// store's own requests (lease and nack, or nack_by_id), fetches it on the case's path, announces
+// the verdict to a probe monitor and handles m; the probe refuses another action or attempt, dead
+// letter or retry delay. The P corpora replayed on the reference model (replay's TestCorpus,
+// conformtest's TestProfileCorpora) check the two models against each other as well.
 //
 // The words a step reports (the Action, State and Reason constants) are declared by the store and
 // by the trace format. The test pairs every such constant of actordelivery with its traces twin,

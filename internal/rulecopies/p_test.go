@@ -20,6 +20,7 @@ import (
 const (
 	rulesP    = "models/p/PSrc/Rules.p"
 	consumerP = "models/p/PSpec/Consumer.p"
+	storeP    = "models/p/PSrc/Store.p"
 )
 
 // pCasePrefix begins the name of every test case pSource writes; pCaseName adds a fixed-width
@@ -37,7 +38,10 @@ type pCase struct {
 	name    string // the case
 	monitor string // the monitor a monitor case asserts; "" for a function case
 	body    string // the test machine's entry: P statements
-	want    any    // bool or int
+	want    any    // bool or int; for a decision case, the verdict
+	// decision marks a case of the Store machine's consumer decision: its body drives a Store and
+	// announces the verdict to decisionProbe, which refuses any other.
+	decision bool
 }
 
 // pLiteral writes a Go bool or int as a P literal.
@@ -219,11 +223,114 @@ func pCases(t *testing.T, p profile.Profile) []pCase {
 	return cs
 }
 
+// decisionProbe is the monitor of the decision cases, written into every generated file: it holds
+// the Store's handle of the probed message to the verdict the case announced before it
+// (eProbeExpect), and at eProbeDone requires that it saw what that verdict implies: the handle
+// (its action and, on a failure, its effective attempt), the dead letter (reason and attempts) or
+// the retried row (its available_at after the handle's time).
+const decisionProbe = `
+event eProbeExpect: (action: string, attempt: int, reason: string, dead_attempts: int, delay: int);
+event eProbeDone;
+
+spec DecisionProbe observes eProbeExpect, eObsConsumerHandle, eSpecDeadLettered, eSpecRow, eProbeDone {
+  var want: (action: string, attempt: int, reason: string, dead_attempts: int, delay: int);
+  var armed: bool;
+  var handled: bool;
+  var handledAt: int;
+  var dead: bool;
+  var retried: bool;
+  start state Watching {
+    on eProbeExpect do (w: (action: string, attempt: int, reason: string, dead_attempts: int, delay: int)) {
+      want = w;
+      armed = true;
+    }
+    on eObsConsumerHandle do (h: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
+                                  retry_delay: int, fault: string, action: string, attempt: int, bug: bool)) {
+      if (armed) {
+        assert h.action == want.action, format("P gives action {0}, want {1}", h.action, want.action);
+        assert want.action == "acked" || h.attempt == want.attempt,
+          format("P gives {0} at attempt {1}, want attempt {2}", h.action, h.attempt, want.attempt);
+        handled = true;
+        handledAt = h.at;
+      }
+    }
+    on eSpecDeadLettered do (d: (at: int, mailbox: string, id: string, attempts: int, max_attempts: int, reason: string)) {
+      if (handled && d.id == "m") {
+        assert d.reason == want.reason, format("P dead-letters with reason {0}, want {1}", d.reason, want.reason);
+        assert d.attempts == want.dead_attempts,
+          format("P's dead letter records attempts {0}, want {1}", d.attempts, want.dead_attempts);
+        dead = true;
+      }
+    }
+    on eSpecRow do (r: (at: int, row: tMsg)) {
+      if (handled && r.row.id == "m" && want.action == "retried") {
+        assert r.row.available_at - handledAt == want.delay,
+          format("P retries after {0}s, want {1}s", r.row.available_at - handledAt, want.delay);
+        retried = true;
+      }
+    }
+    on eProbeDone do {
+      assert handled, "the Store announced no handle of m";
+      assert want.action != "dead_lettered" || dead, "the Store announced no dead letter of m";
+      assert want.action != "retried" || retried, "the Store announced no retried row of m";
+    }
+  }
+}
+`
+
+// decisionPCases are the consumer decision's traceable cases (the P consumer fails with the
+// reason "handler failed" and a delay that is never negative) as P test cases of the Store
+// machine's handle (HandleFetched in Store.p, for the single and the batch handle): each enqueues
+// m with the case's max_attempts, brings its stored attempts to the case's count through the
+// store's own requests (leased: lease and nack; leaseless: nack_by_id), fetches it on the case's
+// path and handles it with the case's outcome. The verdict is decide's under p.
+func decisionPCases(p profile.Profile) []pCase {
+	var cs []pCase
+	for _, c := range decisionCases() {
+		if !c.traceable() {
+			continue
+		}
+		want := decide(p, c)
+		var b strings.Builder
+		b.WriteString("var store: machine;\nvar token: int;\n")
+		b.WriteString(`store = new Store("");` + "\n")
+		fmt.Fprintf(&b, `send store, eEnqueueReq, (client = this, mailbox = "a", id = "m", key = "", priority = 0, max_attempts = %d, delay = 0, payload = "");`+"\n", c.maxAttempts)
+		b.WriteString("receive { case eReply: (r: tReply) { } }\n")
+		prof := "Leaseless"
+		if c.leaseless() {
+			for range c.stored {
+				b.WriteString(`send store, eNackByIdReq, (client = this, id = "m", delay = 0);` + "\n")
+				b.WriteString("receive { case eReply: (r: tReply) { } }\n")
+			}
+		} else {
+			prof = "Leased"
+			for range c.stored - 1 {
+				fmt.Fprintf(&b, `send store, eLeaseReq, (client = this, mailbox = "a", lease_for = %d);`+"\n", fetchLease)
+				b.WriteString("receive { case eReply: (r: tReply) { token = r.msg_token; } }\n")
+				b.WriteString(`send store, eNackReq, (client = this, id = "m", token = token, delay = 0);` + "\n")
+				b.WriteString("receive { case eReply: (r: tReply) { } }\n")
+			}
+		}
+		fmt.Fprintf(&b, `send store, eFetchReq, (client = this, worker = 1, mailbox = "a", profile = %s, lease_for = %d);`+"\n", prof, fetchLease)
+		b.WriteString(`receive { case eReply: (r: tReply) { assert r.msg_id == "m", format("the fetch gave {0}, want m", r.msg_id); } }` + "\n")
+		fmt.Fprintf(&b, `announce eProbeExpect, (action = "%s", attempt = %d, reason = "%s", dead_attempts = %d, delay = %d);`+"\n",
+			want.action, want.attempt, want.reason, want.deadAttempts, want.delay)
+		fmt.Fprintf(&b, `send store, eHandleReq, (client = this, worker = 1, mailbox = "a", profile = %s, outcome = "%s", retry_delay = %d, fault = "");`+"\n",
+			prof, c.outcome(), c.retryDelay())
+		b.WriteString("receive { case eReply: (r: tReply) { } }\n")
+		b.WriteString("announce eProbeDone;\n")
+		cs = append(cs, pCase{copy: "the consumer decision, HandleFetched (" + storeP + ")", name: c.String(),
+			monitor: "DecisionProbe", body: b.String(), want: want, decision: true})
+	}
+	return cs
+}
+
 // pSource is the P file of cs: a test machine and a test case per case, named pCaseName(i).
 func pSource(p profile.Profile, cs []pCase) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "// Generated by internal/rulecopies (TestPRuleCopiesAgree) under profile %s: each test case\n", p)
 	b.WriteString("// evaluates one P copy of a rule on one boundary case against the value of its Go statement.\n")
+	b.WriteString(decisionProbe)
 	for i, c := range cs {
 		m := fmt.Sprintf("RuleCopy%03d", i)
 		fmt.Fprintf(&b, "\n// %s: %s\nmachine %s {\n  start state Run {\n    entry {\n", c.copy, c.name, m)
@@ -231,9 +338,12 @@ func pSource(p profile.Profile, cs []pCase) []byte {
 			b.WriteString("      " + l + "\n")
 		}
 		b.WriteString("    }\n  }\n}\n")
-		if c.monitor != "" {
+		switch {
+		case c.decision:
+			fmt.Fprintf(&b, "test %s [main=%s]: assert %s in { Store, %s };\n", pCaseName(i), m, c.monitor, m)
+		case c.monitor != "":
 			fmt.Fprintf(&b, "test %s [main=%s]: assert %s in { %s };\n", pCaseName(i), m, c.monitor, m)
-		} else {
+		default:
 			fmt.Fprintf(&b, "test %s [main=%s]: { %s };\n", pCaseName(i), m, m)
 		}
 	}
@@ -255,10 +365,11 @@ func pCacheDir(t *testing.T) string {
 // (profile.Profile.Held), BlocksSuccessor (the Go reference model's peek behind a keyed head) and
 // EffectiveAttempt (actordelivery.EffectiveAttempts) in Rules.p, and the two monitors that judge
 // leases by them (SameKeyClaimsRespectLiveHead, DeadLetterSparesLiveLeases), fed spec events that
-// put a lease at its boundary.
+// put a lease at its boundary; and the Store machine's consumer decision (HandleFetched), driven
+// through its requests on the decision's traceable cases (decisionPCases).
 //
-// Per profile, one P project (the spec monitors, the rules, the profile's constants and one test
-// case per case, generated here with the Go values) is compiled through bridge.CheckCases and kept
+// Per profile, one P project (the model without its scenarios, the profile's constants and one
+// test case per case, generated here with the Go values) is compiled through bridge.CheckCases and kept
 // in the user's cache directory under its sources' hash; one checker run then runs every test
 // case. A first run compiles once per profile (about a minute each); a run with the same sources
 // only runs the checker. It needs the P tool; -short skips it. It belongs to the gate's efficacy
@@ -273,7 +384,7 @@ func TestPRuleCopiesAgree(t *testing.T) {
 	cfg := bridge.Config{ProjectDir: filepath.Join("..", "..", "models", "p")}
 	cache := pCacheDir(t)
 	for _, p := range shippedProfiles(t) {
-		cs := pCases(t, p)
+		cs := append(pCases(t, p), decisionPCases(p)...)
 		msgs, err := bridge.CheckCases(context.Background(), cfg, p, map[string][]byte{"RuleCopies.p": pSource(p, cs)}, pCasePrefix, cache)
 		if err != nil {
 			t.Fatalf("profile %s: %v", p, err)
@@ -286,6 +397,10 @@ func TestPRuleCopiesAgree(t *testing.T) {
 			switch {
 			case !ok:
 				t.Errorf("profile %s: the checker did not run %s (%s, case %s)", p, pCaseName(i), c.copy, c.name)
+			case c.decision && msg != "":
+				t.Errorf("%s disagrees with the consumer decision under profile %s, case %s: %s; the rule gives %v (%s)",
+					c.copy, p, c.name, msg, c.want, pCaseName(i))
+			case c.decision:
 			case c.monitor == "" && msg != "":
 				// The assertion's message is the value P computed, as C# prints it ("True").
 				msg = strings.ToLower(msg)
