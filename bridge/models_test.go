@@ -333,7 +333,7 @@ func TestCheckModelsCannotRun(t *testing.T) {
 // TestModelsConfigFromEnv: the gate's environment variables, their defaults, and the values the
 // stage refuses.
 func TestModelsConfigFromEnv(t *testing.T) {
-	def := bridge.ModelsConfig{Schedules: 1000, CounterexampleSchedules: 100, RecordSchedules: 100, Seed: 1, Jobs: 2, Timeout: 600, RunCache: "cache"}
+	def := bridge.ModelsConfig{Schedules: 1000, CounterexampleSchedules: 100, RecordSchedules: 100, Seed: 1, Jobs: 4, Timeout: 600, RunCache: "cache"}
 	cases := []struct {
 		name string
 		env  map[string]string

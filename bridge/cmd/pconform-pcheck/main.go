@@ -15,7 +15,7 @@
 //
 // The budgets come from the environment, as the gate's: PCONFORM_SCHEDULES (1000 per green test),
 // PCONFORM_CE_SCHEDULES (100 per counterexample), PCONFORM_RECORD_SCHEDULES (100 per green test
-// recorded by --logs), PCONFORM_SEED (1), PCONFORM_JOBS (2 runs at a time),
+// recorded by --logs), PCONFORM_SEED (1), PCONFORM_JOBS (4 runs at a time),
 // PCONFORM_TEST_TIMEOUT (600 seconds per run) and PCONFORM_P_CACHE (the run cache's directory,
 // or "off").
 //
