@@ -89,9 +89,12 @@
 // made of the compile key and its command line; a run whose key is cached is restored instead of
 // run, and a directory that holds its run already is left untouched (its files' ages are inputs
 // of the Go tests that read them). A run of every test that passes keeps in the cache only what
-// it and the full run before it used. With ModelsConfig.Logs it records runs in
-// PCheckerOutput/recorded, the layout below: each green test's first RecordSchedules schedules
-// again with -v, and each counterexample's verdict run, made with -v.
+// it and the full run before it used; a run of one part ([ModelsConfig.Part]) keeps what its
+// own part's last two runs used and what the other part's runs used. With ModelsConfig.Logs it
+// records runs in PCheckerOutput/recorded, the layout below: each green test's first
+// RecordSchedules schedules again with -v, and each counterexample's verdict run, made with -v.
+// The part ModelsRecords makes only those; ModelsVerdicts makes the green tests' verdict runs,
+// and leaves the recorded runs as they are.
 //
 // # Recorded runs
 //

@@ -5,6 +5,8 @@
 #   scripts/pmodels.sh            # all tests
 #   scripts/pmodels.sh NAME...    # only these tests (still compiled and listed first)
 #   scripts/pmodels.sh --logs ... # also record every test's first schedules with -v for the bridge
+#   scripts/pmodels.sh --logs --part records    # only the runs the bridge reads (the gate's records stage)
+#   scripts/pmodels.sh --logs --part verdicts   # only the green tests' verdict runs (its models stage)
 #
 # The stage is Go: `pconform-pcheck models` (bridge/cmd/pconform-pcheck, bridge.CheckModels in
 # bridge/models.go) compiles, lists, runs, caches, records and reports; its documentation gives
