@@ -780,7 +780,7 @@ func pruneRunCache(cache string, part ModelsPart, used []string) error {
 		}
 		keep = append(keep, strings.Fields(string(data))...)
 	}
-	return removeEntries(cache, keep, nil)
+	return removeEntries(cache, keep)
 }
 
 // pruneCompileCache keeps the compiled project just used and the one used before it (last.key in
@@ -797,12 +797,12 @@ func pruneCompileCache(cache, key string) error {
 	if last != "" {
 		keep = append(keep, last)
 	}
-	return removeEntries(cache, keep, nil)
+	return removeEntries(cache, keep)
 }
 
 // removeEntries deletes the directories of dir that keepInCache does not keep; hidden ones (a
 // copy in progress) and compiles in progress are left.
-func removeEntries(dir string, used, usedBefore []string) error {
+func removeEntries(dir string, keep []string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("bridge: %w", err)
@@ -813,7 +813,7 @@ func removeEntries(dir string, used, usedBefore []string) error {
 			names = append(names, e.Name())
 		}
 	}
-	for _, n := range keepInCache(names, used, usedBefore) {
+	for _, n := range keepInCache(names, keep) {
 		if err := os.RemoveAll(filepath.Join(dir, n)); err != nil {
 			return fmt.Errorf("bridge: %w", err)
 		}

@@ -112,9 +112,9 @@ func TestPlanModels(t *testing.T) {
 	}
 }
 
-// TestKeepInCache: a full run keeps what it used and what the full run before it used.
+// TestKeepInCache: a prune removes the entries the kept lists do not name, and only those.
 func TestKeepInCache(t *testing.T) {
-	got := keepInCache([]string{"a", "b", "c", "d"}, []string{"a"}, []string{"c", "x"})
+	got := keepInCache([]string{"a", "b", "c", "d"}, []string{"a", "c", "x"})
 	if want := []string{"b", "d"}; !slices.Equal(got, want) {
 		t.Errorf("removes %v, want %v", got, want)
 	}

@@ -145,11 +145,11 @@ func modelsFormat(pVersion, runtimes []byte) string {
 	return "pmodels compile v2\n" + string(pVersion) + "\x00" + string(runtimes)
 }
 
-// keepInCache says which cache entries survive a full run: those it used and those the full run
-// before it used, so that switching between two branches reruns nothing.
-func keepInCache(entries, used, usedBefore []string) (remove []string) {
+// keepInCache says which cache entries a prune removes: those not in keep (what the run used and
+// what the runs before it used, so that switching between two branches reruns nothing).
+func keepInCache(entries, keep []string) (remove []string) {
 	for _, e := range entries {
-		if !slices.Contains(used, e) && !slices.Contains(usedBefore, e) {
+		if !slices.Contains(keep, e) {
 			remove = append(remove, e)
 		}
 	}

@@ -8,8 +8,7 @@ import (
 )
 
 // TestUsage: a missing or unknown command, a bad flag, a part of the runs that cannot be made
-// and a bad budget in the environment are
-// usage errors (exit 2), found before anything runs.
+// and a bad budget in the environment are usage errors (exit 2), found before anything runs.
 func TestUsage(t *testing.T) {
 	cases := []struct {
 		name string
