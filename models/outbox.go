@@ -1,11 +1,6 @@
 package models
 
-import (
-	"cmp"
-	"slices"
-
-	"github.com/pconform/pconform/traces"
-)
+import "github.com/pconform/pconform/traces"
 
 // The outbox operations of docs/semantics.md, on a State that Step has already cloned.
 
@@ -30,14 +25,12 @@ func (s *State) outboxEnqueue(id, target, key string, priority, maxAttempts, max
 	return false, false
 }
 
-// putOutbox writes the outbox row o and keeps the pending set and the aging index in step with
+// putOutbox writes the outbox row o and keeps the claim index and the aging index in step with
 // it.
 func (s *State) putOutbox(o outboxRow) {
 	s.outbox[o.id] = o
-	if o.pending() {
-		s.pending[o.id] = struct{}{}
-	} else {
-		delete(s.pending, o.id)
+	s.indexOutbox(o)
+	if !o.pending() {
 		s.aging.final.push(agedEntry{o.id, o.finalAt}, agedFirst)
 	}
 }
@@ -47,30 +40,11 @@ func (s *State) putOutbox(o outboxRow) {
 // pending rows that are available at now, carry no live claim and have attempts left, smallest
 // seq first, all under one new token. An empty batch issues no token.
 func (s *State) outboxClaim(limit int, now, claimFor int64) []traces.Claimed {
-	var rows []outboxRow
-	p := s.rules()
-	for id := range s.pending {
-		o := s.outbox[id]
-		if p.Held(o.token, o.claimUntil, now) {
-			continue
-		}
-		if o.deliveryAttempts >= o.maxDeliveryAttempts {
-			o.deadReason = p.ReasonMaxDeliveryAttemptsWording()
-			o.finalAt = now
-			o.token, o.claimUntil = 0, 0
-			s.putOutbox(o) // deleting from the set being ranged over is allowed
-			continue
-		}
-		if o.availableAt > now {
-			continue
-		}
-		rows = append(rows, o)
-	}
+	s.deadLetterExhausted(now)
+	rows := s.firstClaimable(now, limit, false)
 	if len(rows) == 0 {
 		return nil
 	}
-	slices.SortFunc(rows, func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
-	rows = rows[:min(limit, len(rows))]
 	s.lastToken++
 	claimed := make([]traces.Claimed, 0, len(rows))
 	for _, o := range rows {

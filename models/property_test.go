@@ -244,14 +244,51 @@ func checkIndexes(s State) string {
 			return fmt.Sprintf("mailbox %s's next message at %d: the index gives %+v (%v), the walk over the ready rows %+v (%v)", mb, s.now, got, ok, want, wok)
 		}
 	}
-	pending := map[string]struct{}{}
+	return checkClaimIndex(s)
+}
+
+// checkClaimIndex returns what is wrong with s's claim index ("" when nothing): the exhausted
+// set must be the exhausted pending rows, every other pending row must have an entry that a
+// claim will find, and the claimable rows the index gives at s.now must be the walk's.
+func checkClaimIndex(s State) string {
+	p := s.rules()
+	exhausted := map[string]struct{}{}
+	waiting := map[claimEntry]bool{}
+	for _, e := range s.claims.waiting.items {
+		waiting[e] = true
+	}
+	ready := map[string]bool{}
+	for _, e := range s.claims.ready.items {
+		if o, ok := s.outbox[e.id]; ok && o.seq != e.seq {
+			return fmt.Sprintf("the claim index's entry %+v does not carry its row's seq %d", e, o.seq)
+		}
+		ready[e.id] = true
+	}
+	var claimable []outboxRow
 	for id, o := range s.outbox {
-		if o.pending() {
-			pending[id] = struct{}{}
+		switch {
+		case !o.pending():
+			continue
+		case o.exhaustedRow():
+			exhausted[id] = struct{}{}
+			continue
+		}
+		from := p.claimableFrom(o)
+		if !waiting[claimEntry{id: id, seq: o.seq, from: from}] && !(ready[id] && from <= s.now) {
+			return fmt.Sprintf("the claim index has no entry for the pending row %+v (claimable from %d)", o, from)
+		}
+		if from <= s.now {
+			claimable = append(claimable, o)
 		}
 	}
-	if d := gocmp.Diff(pending, s.pending, cmpopts.EquateEmpty()); d != "" {
-		return "pending is not the pending outbox rows (-rows +pending):\n" + d
+	if d := gocmp.Diff(exhausted, s.claims.exhausted, cmpopts.EquateEmpty()); d != "" {
+		return "the claim index's exhausted set is not the exhausted pending rows (-rows +index):\n" + d
+	}
+	slices.SortFunc(claimable, func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
+	c := s.clone() // firstClaimable moves entries between the heaps
+	got := c.firstClaimable(s.now, len(s.outbox)+1, true)
+	if d := gocmp.Diff(claimable, got, gocmp.AllowUnexported(outboxRow{}), cmpopts.EquateEmpty()); d != "" {
+		return fmt.Sprintf("the rows a claim may take at %d: the index differs from the walk over the pending rows (-walk +index):\n%s", s.now, d)
 	}
 	return ""
 }

@@ -2,7 +2,6 @@ package models
 
 import (
 	"cmp"
-	"slices"
 
 	"github.com/pconform/pconform/traces"
 )
@@ -28,30 +27,23 @@ func (m *Machine) Sweep(now int64) int {
 // ClaimShare runs a partition's share of an outbox_claim at now: the claim dead-letters the
 // partition's pending rows that used up their delivery attempts, as the whole claim does, and
 // claims the first k of the partition's claimable rows (smallest seq first), where the whole
-// claim took k rows of this partition. It returns the claimable ids before the claim, in the
-// order a claim takes them, and the rows it claimed. A claim takes a prefix of every
-// partition's claimable rows, so the join checks only how the prefixes meet (observe).
-func (m *Machine) ClaimShare(now, claimFor int64, k int) (claimable []string, claimed []traces.Claimed) {
+// claim took k rows of this partition. It returns the first upTo claimable ids before the claim
+// (at least k+1 of them when there are), in the order a claim takes them, and the rows it
+// claimed. A claim takes a prefix of every partition's claimable rows, so the join checks only
+// how the prefixes meet (observe): whether the shares together reach the claim's limit, and
+// which row comes first after each prefix.
+func (m *Machine) ClaimShare(now, claimFor int64, k, upTo int) (claimable []string, claimed []traces.Claimed) {
 	m.s.now = max(m.s.now, now)
 	s := &m.s
-	p := s.rules()
-	var rows []outboxRow
-	for id := range s.pending {
-		o := s.outbox[id]
-		if p.Held(o.token, o.claimUntil, now) || o.deliveryAttempts >= o.maxDeliveryAttempts || o.availableAt > now {
-			continue
-		}
-		rows = append(rows, o)
-	}
-	slices.SortFunc(rows, func(a, b outboxRow) int { return cmp.Compare(a.seq, b.seq) })
+	s.deadLetterExhausted(now)
+	rows := s.firstClaimable(now, max(upTo, k+1), true)
 	claimable = make([]string, len(rows))
 	for i, o := range rows {
 		claimable[i] = o.id
 	}
+	// With k == 0 the claim's dead-lettering above is all it does: within a limit of 0 it finds
+	// nothing to claim and issues no token.
 	if k == 0 {
-		// The claim's dead-lettering still runs: it is the first half of outboxClaim, which
-		// then finds nothing to claim within a limit of 0 and issues no token.
-		s.outboxClaim(0, now, claimFor)
 		return claimable, nil
 	}
 	return claimable, s.outboxClaim(k, now, claimFor)

@@ -35,11 +35,11 @@ type State struct {
 	// the profile's dead_letter_id is "free" (then an enqueue may reuse a dead letter's id).
 	dead map[string]deadLetter
 	// outbox holds every outbox row by id; only purge removes final (completed or dead-lettered) ones.
-	// Every write goes through putOutbox, which keeps pending in step.
+	// Every write goes through putOutbox, which keeps claims in step.
 	outbox map[string]outboxRow
-	// pending holds the ids of the pending outbox rows: the rows a claim looks at. Invariant: it
-	// holds exactly the ids of the rows of outbox that are pending.
-	pending map[string]struct{}
+	// claims indexes the pending outbox rows for a claim (see claimIndex). Derived, like idx;
+	// Equal does not compare it.
+	claims claimIndex
 	// purgedOutbox maps the id of an outbox row purge removed to the end of the purge's dedup
 	// horizon for it (its final time + horizon, at least the purge's time): a publisher whose
 	// claim ran out may still deliver it (claim_lost), while a delivery of an id never held is
@@ -203,7 +203,7 @@ func (s State) clone() State {
 	n.aging = s.aging.clone()
 	n.dead = cloneMap(s.dead)
 	n.outbox = cloneMap(s.outbox)
-	n.pending = cloneMap(s.pending)
+	n.claims = s.claims.clone()
 	n.purgedOutbox = cloneMap(s.purgedOutbox)
 	n.retired = cloneMap(s.retired)
 	n.purgedMessages = cloneMap(s.purgedMessages)

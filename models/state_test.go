@@ -16,7 +16,7 @@ func deepCopy(s State) State {
 	n.messages = maps.Clone(s.messages)
 	n.dead = maps.Clone(s.dead)
 	n.outbox = maps.Clone(s.outbox)
-	n.pending = maps.Clone(s.pending)
+	n.claims = s.claims.clone()
 	n.inflight = maps.Clone(s.inflight)
 	n.idx = s.idx.clone()
 	n.effects = map[string][]string{}

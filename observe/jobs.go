@@ -551,7 +551,7 @@ func (o *ModelOracle) claimShare(ev *Event, at int64, st *traces.Step) (traces.R
 	ps := o.part
 	it := ps.it
 	k := len(st.Result.Claimed) // the router kept the partition's rows only
-	claimable, claimed := o.m.ClaimShare(at, st.Args.ClaimFor, k)
+	claimable, claimed := o.m.ClaimShare(at, st.Args.ClaimFor, k, st.Args.Limit)
 	rec := &joinRec{Pos: it.pos, Part: ps.runner.idx, Claimable: len(claimable), Idx: it.claimIdx}
 	for _, c := range claimed {
 		rec.Keys = append(rec.Keys, ps.outSeq[c.ID])
@@ -582,7 +582,9 @@ type joinRec struct {
 	Part int   `json:"part"`
 	// Affected is the share's count (expire, purge).
 	Affected int `json:"affected,omitempty"`
-	// Claimable is how many rows a claim could take in the partition; Idx the indexes of the
+	// Claimable is how many rows a claim could take in the partition, counted up to the claim's
+	// limit (or one past the rows it took there): enough to tell whether the partitions together
+	// reach the limit. Idx the indexes of the
 	// rows it took there in the claim's result, Keys their order keys (the seq of their
 	// enqueue), Next the order key of the first claimable row it did not take (0: none).
 	Claimable int     `json:"claimable,omitempty"`
@@ -748,7 +750,7 @@ func joinCheck(e *joinEvent, recs []*joinRec) *Finding {
 			}
 		}
 		if want := min(e.Limit, claimable); e.Claimed != want {
-			return finding("the store claimed %d rows, the model claims %d (limit %d, %d rows claimable across %d partitions)", e.Claimed, want, e.Limit, claimable, len(recs))
+			return finding("the store claimed %d rows, the model claims %d (limit %d, %d rows claimable across %d partitions, each counted up to the limit)", e.Claimed, want, e.Limit, claimable, len(recs))
 		}
 		// A key is 0 for a row the log never enqueued (a log that starts mid-life): its place
 		// is not known, and it is not compared.
