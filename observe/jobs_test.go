@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,14 +129,10 @@ func TestJobsAgreeOnRecordedLogs(t *testing.T) {
 // recording.
 func cleanLog(t *testing.T) []byte {
 	t.Helper()
-	dir := os.Getenv("PCONFORM_BENCH_LOGS")
-	if dir == "" {
-		if c, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(c, "pconform", "recorded-logs")
+	if path, err := recordedLogPath(100_000); err == nil && !testing.Short() {
+		if b, err := os.ReadFile(path); err == nil {
+			return b
 		}
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "seed3-events100000.jsonl")); err == nil && !testing.Short() {
-		return b
 	}
 	return recordLog(t, "store", 3, 2*time.Second)
 }

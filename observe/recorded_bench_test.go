@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"testing"
+	"time"
 
 	"github.com/pconform/pconform/bridge"
 	"github.com/pconform/pconform/observe"
@@ -18,22 +19,28 @@ import (
 )
 
 // The recorded-log benchmarks check logs the store itself wrote: what
-// `pconform observe --events-only --steps N --seed 3` records (the concurrent workload on SQLite:
-// leased and leaseless workers, both publishers, checkpoints, purges that keep a retention
-// window, redrives). Unlike the synthetic log of BenchmarkStreamCheck, their live rows grow with
-// the log (168,435 live rows at 10^6 events), as a service's do while it keeps its finished rows
-// for a while.
+// `pconform observe --events-only --steps N --seed 3 --tick 2ms` records (the concurrent workload
+// on SQLite: leased and leaseless workers, both publishers, checkpoints, purges that keep a
+// retention window, redrives). Unlike the synthetic log of BenchmarkStreamCheck, their live rows
+// grow with the log (104,919 live rows at 10^6 events), as a service's do while it keeps its
+// finished rows for a while.
+//
+// The workload's clock runs one logical second per 2ms (recordedTick), not the default 20ms. At
+// 20ms the store idles between steps; at 2ms it runs as fast as its CPU allows, as a busy
+// service's store does: the publishers fall behind, so thousands of outbox rows stay pending,
+// and the checker must not walk them at each claim. It also makes 10^7 events a recording of
+// about an hour instead of several.
 //
 // The logs are not in the repository. A benchmark records the one it needs the first time and
 // keeps it in a cache directory: $PCONFORM_BENCH_LOGS, or pconform/recorded-logs in the user's
-// cache directory (os.UserCacheDir). Recording runs the store at its own pace: about 1,000 to
-// 2,000 events/s on a loaded 2-core machine, so 10^6 events take 10 to 15 minutes once.
-// To record one ahead with the CLI:
+// cache directory (os.UserCacheDir). Recording runs the store at its own pace: 2,000 to 6,000
+// events/s on a 2-core machine, so 10^6 events take about 5 minutes once. To record one ahead
+// with the CLI:
 //
-//	pconform observe --events-only --steps 1000000 --seed 3 --events "$PCONFORM_BENCH_LOGS/seed3-events1000000.jsonl"
+//	pconform observe --events-only --steps 1000000 --seed 3 --tick 2ms --events "$PCONFORM_BENCH_LOGS/seed3-tick2ms-events1000000.jsonl"
 //
 // Sizes: 10^5 always; 10^6 with PCONFORM_BENCH_1E6=1; 10^7 with PCONFORM_BENCH_1E7=1 (recording
-// it takes hours).
+// it takes about an hour).
 
 // recordedSizes are the log sizes the recorded-log benchmarks run.
 func recordedSizes() []int {
@@ -47,29 +54,43 @@ func recordedSizes() []int {
 	return sizes
 }
 
-// recordedSeed is the workload seed of every recorded benchmark log.
-const recordedSeed = 3
+// recordedSeed and recordedTick are the workload's seed and tick for every recorded benchmark
+// log.
+const (
+	recordedSeed = 3
+	recordedTick = 2 * time.Millisecond
+)
 
-// recordedLog returns the path of the recorded log of n events (seed 3), recording it into the
-// cache directory first when it is not there.
-func recordedLog(b *testing.B, n int) string {
-	b.Helper()
+// recordedLogPath is where the recorded log of n events is kept: in $PCONFORM_BENCH_LOGS, or
+// else under the user's cache directory.
+func recordedLogPath(n int) (string, error) {
 	dir := os.Getenv("PCONFORM_BENCH_LOGS")
 	if dir == "" {
 		c, err := os.UserCacheDir()
 		if err != nil {
-			b.Skipf("no cache directory for the recorded logs (%v): set PCONFORM_BENCH_LOGS", err)
+			return "", fmt.Errorf("no cache directory for the recorded logs (%w): set PCONFORM_BENCH_LOGS", err)
 		}
 		dir = filepath.Join(c, "pconform", "recorded-logs")
 	}
+	return filepath.Join(dir, fmt.Sprintf("seed%d-tick%s-events%d.jsonl", recordedSeed, recordedTick, n)), nil
+}
+
+// recordedLog returns the path of the recorded log of n events (seed 3, tick 2ms), recording it
+// into the cache directory first when it is not there.
+func recordedLog(b *testing.B, n int) string {
+	b.Helper()
+	path, err := recordedLogPath(n)
+	if err != nil {
+		b.Skip(err)
+	}
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("seed%d-events%d.jsonl", recordedSeed, n))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	b.Logf("recording %d events of the workload (seed %d) into %s: this takes a while, once", n, recordedSeed, path)
+	b.Logf("recording %d events of the workload (seed %d, tick %s) into %s: this takes a while, once", n, recordedSeed, recordedTick, path)
 	tmp, err := os.CreateTemp(dir, ".recording-*.jsonl")
 	if err != nil {
 		b.Fatal(err)
@@ -77,7 +98,7 @@ func recordedLog(b *testing.B, n int) string {
 	defer os.Remove(tmp.Name())
 	w := bufio.NewWriterSize(tmp, 1<<20)
 	_, err = workload.Run(context.Background(), workload.Config{Target: filepath.Join(b.TempDir(), "record.db"),
-		Seed: recordedSeed, MaxEvents: int64(n), Events: w})
+		Seed: recordedSeed, Tick: recordedTick, MaxEvents: int64(n), Events: w})
 	if err = errors.Join(err, w.Flush(), tmp.Close()); err != nil {
 		b.Fatalf("recording %s: %v", path, err)
 	}

@@ -53,6 +53,8 @@ func TestExitCodes(t *testing.T) {
 		{"explain a missing file", []string{"explain", missing}, exitCannotRun, "", "missing.json"},
 		{"convert needs a test case", []string{"convert", missing}, exitUsage, "", "--test-case is required"},
 		{"hunt unknown variant", []string{"hunt", "--variant", "nope"}, exitUsage, "", `unknown --variant "nope"`},
+		{"observe tick without events-only", []string{"observe", "--tick", "2ms", "--out", missing}, exitUsage, "", "--tick goes with --events-only"},
+		{"observe negative tick", []string{"observe", "--events-only", "--tick", "-1ms", "--events", missing}, exitUsage, "", "--tick -1ms is negative"},
 		{"observe batch too large", []string{"observe", "--batch", "1001", "--out", missing}, exitUsage, "", "--batch 1001 is outside [0, 1000]"},
 		{"version", []string{"--version"}, exitPass, "pconform ", ""},
 		{"no command", nil, exitUsage, "", "no command given"},

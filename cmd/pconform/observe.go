@@ -28,7 +28,7 @@ func newObserveCmd() *cobra.Command {
 		oracles                           oracleFlags
 		target, backend, dsn, out, events string
 		seed                              int64
-		budget, killEvery                 time.Duration
+		budget, killEvery, tick           time.Duration
 		workers, batch                    int
 		kill, eventsOnly                  bool
 		steps                             int64
@@ -39,7 +39,7 @@ func newObserveCmd() *cobra.Command {
 		Long: `Observe runs real goroutines against a store target while the store records its history:
 leased workers, one leaseless worker per leaseless mailbox, a fold and a split publisher (each
 failing one of its commits in five), and random enqueues of messages and of outbox rows, with a
-logical clock one second per 20ms tick. With --batch N (N > 1) some of them run batched
+logical clock one second per 20ms tick (--tick, with --events-only). With --batch N (N > 1) some of them run batched
 (docs/semantics.md, "Batches"): every second leased worker, the first leaseless mailbox's worker
 and the worker group fetch and commit up to N messages at a time, and the fold publisher delivers
 up to N claimed rows in one transaction; the history then holds batch steps beside single ones
@@ -71,14 +71,20 @@ written trace is the evidence; 'pconform check' checks it again.`,
 			if err != nil {
 				return usagef("unknown --backend %q (known: sqlite, postgres)", backend)
 			}
+			if tick < 0 {
+				return usagef("--tick %s is negative", tick)
+			}
 			if batch < 0 || batch > actordelivery.MaxBatchSize {
 				return usagef("--batch %d is outside [0, %d]", batch, actordelivery.MaxBatchSize)
 			}
 			if eventsOnly {
-				return observeEventsOnly(c, b, events, steps, budget, workload.Config{Backend: b, Seed: seed, LeasedWorkers: workers, Variant: target, MaxEvents: steps, Batch: batch}, dsn, kill)
+				return observeEventsOnly(c, b, events, steps, budget, workload.Config{Backend: b, Seed: seed, LeasedWorkers: workers, Variant: target, MaxEvents: steps, Batch: batch, Tick: tick}, dsn, kill)
 			}
 			if steps > 0 {
 				return usagef("--steps goes with --events-only")
+			}
+			if c.Flags().Changed("tick") {
+				return usagef("--tick goes with --events-only")
 			}
 			if out == "" {
 				return usagef("--out is required: where to write the observed trace")
@@ -189,6 +195,7 @@ written trace is the evidence; 'pconform check' checks it again.`,
 	c.Flags().StringVar(&events, "events", "", "also write the recorded events (JSON lines) here")
 	c.Flags().BoolVar(&kill, "kill", false, "run every loop in a child process and SIGKILL the children at random, restarting them")
 	c.Flags().DurationVar(&killEvery, "kill-every", 0, "with --kill, the mean time between two kills (0: a quarter of --budget)")
+	c.Flags().DurationVar(&tick, "tick", 0, "with --events-only, the real time per logical second (0: 20ms); a shorter tick records faster, up to what the store's CPU allows")
 	c.Flags().BoolVar(&eventsOnly, "events-only", false, "only record: write the events to --events and check nothing (long histories for 'pconform check')")
 	c.Flags().Int64Var(&steps, "steps", 0, "with --events-only, stop once this many events are recorded (the steps in flight finish, so a few more are written)")
 	oracles.register(c)
