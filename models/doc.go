@@ -58,7 +58,8 @@
 // The model keeps, per mailbox, an index of its ready messages in seq order and finds the next
 // message in one pass over it; acked rows leave the index, so a lease, a peek or an expire costs
 // time in the mailboxes' backlog, not in the number of rows a long trace has acked. An outbox claim
-// likewise looks only at the pending rows (an index of their ids). [Step] copies the whole state,
+// costs time in the rows it dead-letters and takes, not in the pending rows: they are indexed by
+// the time a claim may take them and by seq (claimIndex). [Step] copies the whole state,
 // so a run of n Steps costs time quadratic in n; [Run], [RunTrace] and a [Machine] step one state
 // in place, so their cost per step does not grow with the trace (BenchmarkHistory). The tests hold a second, deliberately naive model that recomputes
 // eligibility by brute force straight from the rule text, and compare the two on random
