@@ -183,13 +183,22 @@ func (c *Consumer) recordHandleBatch(ctx context.Context, parts []batchPart) {
 	a := c.stepArgs()
 	a.Fault = "none"
 	var r EventResult
-	retried := false
+	retried, declined := false, false
 	for _, p := range parts {
 		if p.out.Action == ActionRetried && !retried {
 			a.RetryDelay, retried = p.delay, true
 		}
-		a.Outcomes = append(a.Outcomes, p.outcome(true))
+		outcome, reason := p.outcome(true), ""
+		if outcome == "fail_no_retry" {
+			reason = stepReason(p.herr)
+			declined = declined || reason != ""
+		}
+		a.Outcomes = append(a.Outcomes, outcome)
+		a.Reasons = append(a.Reasons, reason)
 		r.Actions = append(r.Actions, p.out.Action)
+	}
+	if !declined {
+		a.Reasons = nil
 	}
 	recordStep(ctx, false, "consumer_handle_batch", a, r)
 }

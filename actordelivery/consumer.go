@@ -508,7 +508,7 @@ func (c *Consumer) failed(ctx context.Context, m Message, herr error) (Outcome, 
 		a := c.stepArgs()
 		a.Outcome = "fail"
 		if action == ActionDeadLettered && eff < m.MaxAttempts {
-			a.Outcome = "fail_no_retry"
+			a.Outcome, a.Reason = "fail_no_retry", stepReason(herr)
 		}
 		if action == ActionRetried {
 			a.RetryDelay = delay
@@ -588,6 +588,15 @@ func (c *Consumer) decide(ctx context.Context, m Message, herr error, eff *int, 
 		return c.st.NackByID(ctx, m.ID, *delay)
 	}
 	return c.st.Nack(ctx, m.ID, m.Token, *delay)
+}
+
+// stepReason is a declined failure's reason as a recorded handle states it: the dead letter's
+// reason, or "" when that is ReasonHandlerFailed, which a step without a reason means.
+func stepReason(herr error) string {
+	if r := declinedReason(herr); r != ReasonHandlerFailed {
+		return r
+	}
+	return ""
 }
 
 // declinedReason is the dead-letter reason when the retry policy declines: the handler's error

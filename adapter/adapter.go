@@ -46,6 +46,16 @@ func AppendEffect(state []byte, id string) ([]byte, error) {
 // reason of a failure the retry policy declines (outcome fail_no_retry).
 var ErrHandlerFailed = errors.New(traces.ReasonHandlerFailed)
 
+// HandlerError is the error the failing handler of the handle step a returns: ErrHandlerFailed,
+// unless the step is a failure the retry policy declines and states the dead letter's reason
+// (the handler's error text a recorded store wrote); then an error with that text.
+func HandlerError(a Args) error {
+	if a.Outcome == traces.OutcomeFailNoRetry && a.Reason != "" {
+		return errors.New(a.Reason)
+	}
+	return ErrHandlerFailed
+}
+
 // FormatToken is the token string of a store's integer token.
 func FormatToken(token int64) string { return strconv.FormatInt(token, 10) }
 

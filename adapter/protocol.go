@@ -218,7 +218,7 @@ func (w *protocol) handle(ctx context.Context, at int64, a replay.Args) (replay.
 	effective := min(models.CorrectAttempts(stored, d.leaseless), d.max)
 	reason := w.prof.ReasonMaxAttemptsWording()
 	if effective < d.max {
-		reason = traces.ReasonHandlerFailed
+		reason = HandlerError(a).Error() // the handler's error text, as the store writes it
 	}
 	r := replay.Observation{Attempt: effective, Action: traces.ActionLeaseLost}
 	var steps []func() (replay.Observation, error)

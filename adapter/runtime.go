@@ -24,7 +24,7 @@ type Consumer interface {
 	// worker that fetches again drops what it held.
 	Fetch(ctx context.Context, at int64, a replay.Args) (*replay.Message, error)
 	// Handle is one consumer_handle of what the worker's last Fetch got. The handler returns
-	// ErrHandlerFailed unless a.Succeeds(); its effect, on success, is the message id appended
+	// HandlerError(a) unless a.Succeeds(); its effect, on success, is the message id appended
 	// to the mailbox's effects log in the acknowledgement's transaction (docs/semantics.md,
 	// "Effects"). The retry policy retries after a.RetryDelay seconds when a.Retries(), and
 	// declines otherwise. It reports the Action and, for a failure, the effective Attempt handed

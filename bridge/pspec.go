@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -130,7 +131,7 @@ var SpecEventTypes = [numSpecKinds]SpecEventType{
 	SpecConsumerFetch: {"eObsConsumerFetch", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
 		fInt("lease_for"), fStr("msg_id"), fInt("msg_attempts"), fInt("msg_token"), fBool("bug")}},
 	SpecConsumerHandle: {"eObsConsumerHandle", []SpecField{fInt("at"), fInt("worker"), fStr("mailbox"), fStr("profile"),
-		fStr("outcome"), fInt("retry_delay"), fStr("fault"), fStr("action"), fInt("attempt"), fBool("bug")}},
+		fStr("outcome"), fInt("retry_delay"), fStr("fault"), fStr("reason"), fStr("action"), fInt("attempt"), fBool("bug")}},
 	SpecWorkerStop:  {"eObsWorkerStop", []SpecField{fInt("at"), fInt("worker")}},
 	SpecWorkerDrain: {"eObsWorkerDrain", []SpecField{fInt("at"), fInt("worker"), fStr("outcome")}},
 	SpecCrash:       {"eObsCrash", []SpecField{fInt("at")}},
@@ -438,7 +439,7 @@ func (d *SpecDeriver) step(st traces.Step) {
 		}
 		d.peeked(at, r.Message)
 	case traces.OpConsumerHandle:
-		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, a.Fault, string(r.Action), r.Attempt, false)
+		d.add(SpecConsumerHandle, at, a.Worker, a.Mailbox, string(a.Profile), string(a.Outcome), a.RetryDelay, a.Fault, a.Reason, string(r.Action), r.Attempt, false)
 		f, ok := d.fetched[a.Worker]
 		if !ok {
 			break
@@ -575,7 +576,7 @@ func (d *SpecDeriver) handled(st traces.Step, f fetch) {
 		// The profile's reason_max_attempts, as the store writes it.
 		reason := d.prof.ReasonMaxAttemptsWording()
 		if a.Outcome == traces.OutcomeFailNoRetry && r.Attempt < maxAttempts {
-			reason = traces.ReasonHandlerFailed
+			reason = cmp.Or(a.Reason, traces.ReasonHandlerFailed) // the handler's error text
 		}
 		d.add(SpecDeadLettered, at, f.mailbox, f.id, r.Attempt, maxAttempts, reason)
 		if known {

@@ -134,6 +134,9 @@ func (d *SpecDeriver) handleBatch(st traces.Step) {
 			reason := d.prof.ReasonMaxAttemptsWording()
 			if outcome == traces.OutcomeFailNoRetry && attempts < m.maxAttempts {
 				reason = traces.ReasonHandlerFailed
+				if k < len(a.Reasons) && a.Reasons[k] != "" {
+					reason = a.Reasons[k] // the handler's error text
+				}
 			}
 			dead = append(dead, SpecEvent{Kind: SpecDeadLettered, Values: []any{at, f.mailbox, f.id, int64(attempts),
 				int64(m.maxAttempts), reason}})

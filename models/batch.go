@@ -230,7 +230,11 @@ func (s *State) consumerHandleBatch(a *traces.Args, now int64) (traces.Result, e
 				owed = append(owed, d)
 			}
 		default:
-			actions[k] = s.handleDelivery(d, outcome, a.RetryDelay, now).Action
+			reason := ""
+			if k < len(a.Reasons) {
+				reason = a.Reasons[k]
+			}
+			actions[k] = s.handleDelivery(d, outcome, reason, a.RetryDelay, now).Action
 		}
 	}
 	if len(owed) > 0 {

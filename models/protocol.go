@@ -63,13 +63,18 @@ func (s *State) consumerHandle(a *traces.Args, now int64) (traces.Result, error)
 		// under its lease until it runs out; leaseless, it is unchanged for the next peek.
 		return traces.Result{Action: traces.ActionCommitFailed}, nil
 	}
-	return s.handleDelivery(d, a.Outcome, a.RetryDelay, now), nil
+	return s.handleDelivery(d, a.Outcome, a.Reason, a.RetryDelay, now), nil
 }
 
 // handleDelivery commits the outcome of one fetched delivery d: a single handle's whole
 // transaction, and one message's part of a batch handle's. Every store operation it runs either
-// all commit or none does: a failed fenced operation changes nothing and ends lease_lost.
-func (s *State) handleDelivery(d delivery, outcome string, retryDelay, now int64) traces.Result {
+// all commit or none does: a failed fenced operation changes nothing and ends lease_lost. reason
+// is the dead-letter reason of a failure the retry policy declines (the handler's error text),
+// "" for traces.ReasonHandlerFailed.
+func (s *State) handleDelivery(d delivery, outcome, reason string, retryDelay, now int64) traces.Result {
+	if reason == "" {
+		reason = traces.ReasonHandlerFailed
+	}
 	if outcome == traces.OutcomeOK {
 		var acked bool
 		if d.leaseless {
@@ -116,13 +121,13 @@ func (s *State) handleDelivery(d delivery, outcome string, retryDelay, now int64
 	case outcome == traces.OutcomeFailNoRetry && d.leaseless:
 		// The policy declines: the handler's error is the reason, the bump and the move commit
 		// together as at max_attempts.
-		if s.nackByID(d.id, now) && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
+		if s.nackByID(d.id, now) && s.deadLetter(d.id, reason) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case outcome == traces.OutcomeFailNoRetry:
 		// Leased: the move is fenced by the token, since another worker may lease the message
 		// once this lease runs out.
-		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, traces.ReasonHandlerFailed) {
+		if _, holds := s.holding(d.id, d.token); holds && s.deadLetter(d.id, reason) {
 			r.Action = traces.ActionDeadLettered
 		}
 	case d.leaseless:

@@ -161,7 +161,7 @@ func fillStep(st *traces.Step, msg *traces.Message, ev *Event, at int64, space t
 		Publisher: a.Publisher, Profile: a.Profile, Outcome: a.Outcome, RetryDelay: secs(a.RetryDelay),
 		Fault: a.Fault, MaxDeliveryAttempts: a.MaxDeliveryAttempts, OlderThan: secs(a.OlderThan), Horizon: secs(a.Horizon),
 		Consumer: a.Consumer, TTL: secs(a.TTL), Actor: a.Actor, ExpectVersion: int(a.ExpectVersion),
-		Size: a.Size, Outcomes: a.Outcomes, IDs: a.IDs,
+		Size: a.Size, Outcomes: a.Outcomes, IDs: a.IDs, Reasons: a.Reasons,
 	}
 	st.Args.Token = tok(space, a.Token)
 	claimed := st.Result.Claimed[:0]

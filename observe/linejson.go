@@ -378,12 +378,13 @@ const (
 	argSize
 	argOutcomes
 	argIDs
+	argReasons
 )
 
 var argNames = newNames("mailbox", "id", "key", "priority", "max_attempts", "delay", "payload",
 	"max_delivery_attempts", "lease_for", "token", "reason", "target", "limit", "claim_for", "worker",
 	"publisher", "profile", "outcome", "retry_delay", "fault", "older_than", "horizon", "consumer", "ttl",
-	"actor", "expect_version", "incarnation", "size", "outcomes", "ids")
+	"actor", "expect_version", "incarnation", "size", "outcomes", "ids", "reasons")
 
 // args decodes an EventArgs object at p.i into a. Strings that repeat across events are
 // interned; ids, keys, tokens and payloads are not.
@@ -459,6 +460,8 @@ func (p *lineParser) args(a *record.Args) error {
 			err = p.value(name, &a.Outcomes)
 		case argIDs:
 			err = p.value(name, &a.IDs)
+		case argReasons:
+			err = p.value(name, &a.Reasons)
 		}
 		if err != nil {
 			return err

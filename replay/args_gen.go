@@ -38,6 +38,7 @@ type Args struct {
 	Size                int
 	Outcomes            []string
 	IDs                 []string
+	Reasons             []string
 }
 
 // TargetArgs is a with its token symbol replaced by token, the real token it stands for.
@@ -72,6 +73,7 @@ func TargetArgs(a traces.Args, token string) Args {
 		Size:                a.Size,
 		Outcomes:            a.Outcomes,
 		IDs:                 a.IDs,
+		Reasons:             a.Reasons,
 	}
 }
 
@@ -107,6 +109,7 @@ func TraceArgs(a Args, token int) traces.Args {
 		Size:                a.Size,
 		Outcomes:            a.Outcomes,
 		IDs:                 a.IDs,
+		Reasons:             a.Reasons,
 	}
 }
 

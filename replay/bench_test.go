@@ -204,7 +204,7 @@ func runDirect(ctx context.Context, st *actordelivery.Store, open func() (*actor
 				path = actordelivery.PathLeaseless
 			}
 			// The same handler as the store target's: the effect log is part of the work.
-			h := targets.EffectHandler(st, a.Outcome)
+			h := targets.EffectHandler(st, a.Outcome, a.Reason)
 			var c *actordelivery.Consumer
 			c, err = actordelivery.NewConsumer(st, h, actordelivery.ConsumerOptions{Mailbox: a.Mailbox, Path: path,
 				LeaseFor: max(traces.Duration(a.LeaseFor), time.Nanosecond), Retry: targets.FixedRetry(traces.Duration(a.RetryDelay))})

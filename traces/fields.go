@@ -128,6 +128,7 @@ var argFields = []field[Args]{
 	intField("size", true, func(a *Args) *int { return &a.Size }),
 	listField("outcomes", func(a *Args) *[]string { return &a.Outcomes }, decodeString, appendString),
 	listField("ids", func(a *Args) *[]string { return &a.IDs }, decodeString, appendString),
+	listField("reasons", func(a *Args) *[]string { return &a.Reasons }, decodeString, appendString),
 }
 
 // resultFields lists every result field any operation reports; see argFields.
@@ -391,7 +392,7 @@ func argsSet(a *Args) uint64 {
 		bit(a.RetryDelay != 0, 18) | bit(a.Fault != "", 19) | bit(a.OlderThan != 0, 20) |
 		bit(a.Horizon != 0, 21) | bit(a.Consumer != "", 22) | bit(a.TTL != 0, 23) |
 		bit(a.Actor != "", 24) | bit(a.ExpectVersion != 0, 25) | bit(a.Size != 0, 26) |
-		bit(len(a.Outcomes) != 0, 27) | bit(len(a.IDs) != 0, 28)
+		bit(len(a.Outcomes) != 0, 27) | bit(len(a.IDs) != 0, 28) | bit(len(a.Reasons) != 0, 29)
 }
 
 // resultSet is argsSet for a result and resultFields.

@@ -326,12 +326,20 @@ func (g *gen) step(op Op, at int64) Step {
 		if g.maybe(0.5) {
 			a.RetryDelay = int64(g.small(0, 10))
 		}
+		if g.maybe(0.2) {
+			a.Outcome, a.RetryDelay, a.Reason = OutcomeFailNoRetry, 0, g.pick("", "disk full", "bad \"payload\"")
+		}
 		a.Fault = g.pick("", FaultNone, FaultCommitFails)
 		switch {
 		case a.Fault == FaultCommitFails:
 			res.Action = g.pick(ActionCommitFailed, ActionIdle)
 		case a.Outcome == OutcomeOK:
 			res.Action = g.pick(ActionAcked, ActionLeaseLost, ActionIdle)
+		case a.Outcome == OutcomeFailNoRetry:
+			res.Action = g.pick(ActionDeadLettered, ActionLeaseLost, ActionIdle)
+			if res.Action != ActionIdle {
+				res.Attempt = g.small(0, 5)
+			}
 		default:
 			res.Action = g.pick(ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle)
 			if res.Action != ActionIdle {
@@ -372,6 +380,11 @@ func (g *gen) step(op Op, at int64) Step {
 		for range g.small(1, 4) {
 			o := g.pick(OutcomeOK, OutcomeFail, OutcomeFailNoRetry)
 			a.Outcomes = append(a.Outcomes, o)
+			reason := ""
+			if o == OutcomeFailNoRetry {
+				reason = g.pick("", "disk full")
+			}
+			a.Reasons = append(a.Reasons, reason)
 			if idle {
 				continue
 			}

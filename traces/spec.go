@@ -170,7 +170,7 @@ var Spec = map[Op]OpSpec{
 		Values: map[string][]string{"profile": consumerProfiles},
 	},
 	OpConsumerHandle: {
-		Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay", "fault"}, Results: []string{"action", "attempt"}, Protocol: true,
+		Args: []string{"worker", "mailbox", "profile", "outcome"}, OptionalArgs: []string{"retry_delay", "fault", "reason"}, Results: []string{"action", "attempt"}, Protocol: true,
 		Values: map[string][]string{
 			"profile": consumerProfiles, "outcome": handleOutcomes, "fault": {FaultNone, FaultCommitFails},
 			"action": {ActionAcked, ActionRetried, ActionDeadLettered, ActionLeaseLost, ActionIdle, ActionCommitFailed},
@@ -201,7 +201,7 @@ var Spec = map[Op]OpSpec{
 		Values: map[string][]string{"profile": consumerProfiles},
 	},
 	OpConsumerHandleBatch: {
-		Args: []string{"worker", "mailbox", "profile", "outcomes", "fault"}, OptionalArgs: []string{"retry_delay"}, Results: []string{"actions"}, Protocol: true,
+		Args: []string{"worker", "mailbox", "profile", "outcomes", "fault"}, OptionalArgs: []string{"retry_delay", "reasons"}, Results: []string{"actions"}, Protocol: true,
 		Values: map[string][]string{
 			"profile":  consumerProfiles,
 			"outcomes": handleOutcomes,

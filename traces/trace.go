@@ -113,7 +113,10 @@ type Args struct {
 	LeaseFor            int64 `json:"lease_for,omitempty"`
 	// Token is a lease or claim token symbol: a small positive integer bound to the real token the
 	// first time it appears in a result.
-	Token    int    `json:"token,omitempty"`
+	Token int `json:"token,omitempty"`
+	// Reason is a dead_letter's, an outbox_dead_letter's or a redrive's reason; in a
+	// consumer_handle with outcome fail_no_retry, the dead letter's reason (the handler's error
+	// text), absent meaning ReasonHandlerFailed.
 	Reason   string `json:"reason,omitempty"`
 	Target   string `json:"target,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
@@ -155,6 +158,10 @@ type Args struct {
 	Outcomes []string `json:"outcomes,omitempty"`
 	// IDs are the claimed outbox rows a publisher_deliver_batch delivers, in claim order.
 	IDs []string `json:"ids,omitempty"`
+	// Reasons are a consumer_handle_batch's dead-letter reasons, one per outcome: a declined
+	// failure's (fail_no_retry) handler error text, "" for every other outcome and for
+	// ReasonHandlerFailed. Absent: every declined failure's reason is ReasonHandlerFailed.
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // Result is what a caller observes from a step. Which fields an operation reports is fixed by [Spec].

@@ -281,7 +281,23 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 	case "target":
 		return nonEmpty(c, p, a.Target)
 	case "reason":
+		if s.Op == OpConsumerHandle {
+			return declinedReason(c, p, a.Outcome, a.Reason)
+		}
 		return nonEmpty(c, p, a.Reason)
+	case "reasons":
+		if len(a.Reasons) == 0 {
+			return nil // absent: every declined failure's reason is ReasonHandlerFailed
+		}
+		if len(a.Reasons) != len(a.Outcomes) {
+			return c.errf(p, "holds %d reasons for %d outcomes; one each, or none", len(a.Reasons), len(a.Outcomes))
+		}
+		for j, r := range a.Reasons {
+			if err := declinedReason(c, index(p, j), a.Outcomes[j], r); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "key":
 		return text(c, p, a.Key)
 	case "payload":
@@ -368,6 +384,18 @@ func (v *validator) arg(c errCtx, i int, s *Step, pl *stepPlan, name, p string) 
 		return distinctIDs(c, p, a.IDs)
 	}
 	return c.errf(p, "Spec names an argument the validator does not know")
+}
+
+// declinedReason checks a handle's reason for a failure of the given outcome: only a failure
+// the retry policy declined (fail_no_retry) has one, and it may be absent (ReasonHandlerFailed).
+func declinedReason(c errCtx, p, outcome, reason string) error {
+	switch {
+	case reason == "":
+		return nil
+	case outcome != OutcomeFailNoRetry:
+		return c.errf(p, "only a failure the retry policy declines (outcome %q) has a dead-letter reason; the outcome is %q", OutcomeFailNoRetry, outcome)
+	}
+	return text(c, p, reason)
 }
 
 func (v *validator) result(c errCtx, i int, s *Step, pl *stepPlan, name, p string) error {

@@ -100,6 +100,14 @@ func TestValidate(t *testing.T) {
 			t.Steps[6].Args.Fault, t.Steps[6].Result.Action = FaultCommitFails, ActionAcked
 		},
 			`traces: step 6 (consumer_handle): result.action: a handle whose commit fails changes nothing: it ends "commit_failed" (or "idle" for a worker that holds nothing), got "acked"`},
+		{"a declined failure's reason", func(t *Trace) {
+			t.Steps[6].Args.Outcome, t.Steps[6].Args.Reason = OutcomeFailNoRetry, "disk full"
+		}, ""},
+		{"a reason without a declined failure", func(t *Trace) { t.Steps[6].Args.Reason = "disk full" },
+			`traces: step 6 (consumer_handle): args.reason: only a failure the retry policy declines (outcome "fail_no_retry") has a dead-letter reason; the outcome is "ok"`},
+		{"a reason of invalid utf-8", func(t *Trace) {
+			t.Steps[6].Args.Outcome, t.Steps[6].Args.Reason = OutcomeFailNoRetry, "\xff"
+		}, `traces: step 6 (consumer_handle): args.reason: must be valid UTF-8`},
 		{"handle fault unknown", func(t *Trace) { t.Steps[6].Args.Fault = FaultCrashBetween },
 			`traces: step 6 (consumer_handle): args.fault: must be one of "none", "commit_fails"; got "crash_between"`},
 		{"commit failed with an attempt", func(t *Trace) {
@@ -175,5 +183,44 @@ func TestValidateNil(t *testing.T) {
 	}
 	if _, err := Hash(nil); err == nil {
 		t.Error("Hash(nil) succeeded")
+	}
+}
+
+// TestValidateBatchReasons: a consumer_handle_batch's reasons are one per outcome, and only a
+// declined failure's may be set.
+func TestValidateBatchReasons(t *testing.T) {
+	batch := func(reasons ...string) *Trace {
+		return &Trace{Format: Format, Name: "batch", Origin: Origin{Kind: OriginHand}, Expect: Expect{DivergesAt: -1},
+			Steps: []Step{
+				{Op: OpEnqueue, At: 0, Args: Args{Mailbox: "inbox", ID: "m1", MaxAttempts: 3}},
+				{Op: OpEnqueue, At: 0, Args: Args{Mailbox: "inbox", ID: "m2", MaxAttempts: 3}},
+				{Op: OpConsumerFetchBatch, At: 1, Args: Args{Worker: 1, Mailbox: "inbox", Profile: ProfileLeaseless, Size: 2},
+					Result: Result{Messages: []Message{{ID: "m1"}, {ID: "m2"}}}},
+				{Op: OpConsumerHandleBatch, At: 1, Args: Args{Worker: 1, Mailbox: "inbox", Profile: ProfileLeaseless,
+					Outcomes: []string{OutcomeOK, OutcomeFailNoRetry}, Fault: FaultNone, Reasons: reasons},
+					Result: Result{Actions: []string{ActionAcked, ActionDeadLettered}}},
+			}}
+	}
+	tests := []struct {
+		name    string
+		reasons []string
+		want    string
+	}{
+		{"absent", nil, ""},
+		{"the declined part's", []string{"", "disk full"}, ""},
+		{"one short", []string{""}, `traces: step 3 (consumer_handle_batch): args.reasons: holds 1 reasons for 2 outcomes; one each, or none`},
+		{"on a part that succeeded", []string{"disk full", ""}, `traces: step 3 (consumer_handle_batch): args.reasons[0]: only a failure the retry policy declines (outcome "fail_no_retry") has a dead-letter reason; the outcome is "ok"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Validate(batch(tc.reasons...))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Fatalf("got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }

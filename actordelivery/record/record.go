@@ -44,10 +44,13 @@ type Args struct {
 	MaxDeliveryAttempts int           `json:"max_delivery_attempts,omitempty"`
 	LeaseFor            time.Duration `json:"lease_for,omitempty"`
 	Token               string        `json:"token,omitempty"`
-	Reason              string        `json:"reason,omitempty"`
-	Target              string        `json:"target,omitempty"`
-	Limit               int           `json:"limit,omitempty"`
-	ClaimFor            time.Duration `json:"claim_for,omitempty"`
+	// Reason is a dead_letter's, outbox_dead_letter's or redrive's reason, and a consumer_handle's
+	// for a failure the retry policy declined (fail_no_retry): the dead letter's reason, the
+	// handler's error text, left out when it is "handler failed".
+	Reason   string        `json:"reason,omitempty"`
+	Target   string        `json:"target,omitempty"`
+	Limit    int           `json:"limit,omitempty"`
+	ClaimFor time.Duration `json:"claim_for,omitempty"`
 	// Worker numbers a Consumer, Publisher a Publisher, within one store (from 1, in creation order).
 	Worker    int `json:"worker,omitempty"`
 	Publisher int `json:"publisher,omitempty"`
@@ -72,10 +75,13 @@ type Args struct {
 	ExpectVersion int64  `json:"expect_version,omitempty"`
 	// Size, Outcomes and IDs are a batch step's: a consumer_fetch_batch's batch size, a
 	// consumer_handle_batch's outcome per message (in batch order), a publisher_deliver_batch's
-	// rows (in delivery order).
+	// rows (in delivery order). Reasons are a consumer_handle_batch's dead-letter reasons, one
+	// per outcome, set only for a declined failure (fail_no_retry) whose reason is not
+	// "handler failed", and absent when no part's is.
 	Size     int      `json:"size,omitempty"`
 	Outcomes []string `json:"outcomes,omitempty"`
 	IDs      []string `json:"ids,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
 }
 
 // Result is what the caller observed, named as in the trace format.

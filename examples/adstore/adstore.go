@@ -353,7 +353,7 @@ func (t *Target) consumerFailing(a args, fails bool, failCommit func()) (*actord
 			if failCommit != nil {
 				failCommit()
 			}
-			return nil, adapter.ErrHandlerFailed
+			return nil, adapter.HandlerError(a)
 		}
 		return func(ctx context.Context) error {
 			err := t.appendEffect(ctx, m.Mailbox, m.ID)

@@ -28,7 +28,7 @@ func (t *Target) Consumer(a adapter.Args) *Consumer {
 		LeaseFor: adapter.Duration(a.LeaseFor),
 		Handler: func(Message) error {
 			if !a.Succeeds() {
-				return adapter.ErrHandlerFailed
+				return adapter.HandlerError(a)
 			}
 			return nil
 		},

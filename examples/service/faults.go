@@ -144,7 +144,7 @@ func ackUnfenced(ctx context.Context, st *actordelivery.Store, worker int, m act
 		if err := effects(ctx); err != nil {
 			return err
 		}
-		recordHandle(ctx, worker, actordelivery.PathLeased, "ok", 0, actordelivery.ActionAcked, 0)
+		recordHandle(ctx, worker, actordelivery.PathLeased, "ok", "", 0, actordelivery.ActionAcked, 0)
 		return nil
 	})
 }
@@ -162,7 +162,7 @@ func failRaw(ctx context.Context, st *actordelivery.Store, worker int, m actorde
 			if err := st.NackByID(ctx, m.ID, max(delay, 0)); err != nil {
 				return err
 			}
-			recordHandle(ctx, worker, actordelivery.PathLeaseless, "fail", max(delay, 0), actordelivery.ActionRetried, attempt)
+			recordHandle(ctx, worker, actordelivery.PathLeaseless, "fail", "", max(delay, 0), actordelivery.ActionRetried, attempt)
 			return nil
 		}
 		outcome, reason := "fail", actordelivery.ReasonMaxAttempts
@@ -175,16 +175,20 @@ func failRaw(ctx context.Context, st *actordelivery.Store, worker int, m actorde
 		if err := st.DeadLetter(ctx, m.ID, reason); err != nil {
 			return err
 		}
-		recordHandle(ctx, worker, actordelivery.PathLeaseless, outcome, 0, actordelivery.ActionDeadLettered, attempt)
+		declined := ""
+		if outcome == "fail_no_retry" {
+			declined = reason // the handler's text: the recorded step states the dead letter's reason
+		}
+		recordHandle(ctx, worker, actordelivery.PathLeaseless, outcome, declined, 0, actordelivery.ActionDeadLettered, attempt)
 		return nil
 	})
 }
 
 // recordHandle records a hand-written handle as the consumer_handle step the store's Consumer
 // records, so that the log is checked step by step (actordelivery.RecordStep).
-func recordHandle(ctx context.Context, worker int, path actordelivery.Path, outcome string, delay time.Duration, action string, attempt int) {
+func recordHandle(ctx context.Context, worker int, path actordelivery.Path, outcome, reason string, delay time.Duration, action string, attempt int) {
 	actordelivery.RecordStep(ctx, actordelivery.Event{Op: "consumer_handle",
-		Args:   actordelivery.EventArgs{Worker: worker, Mailbox: Billing, Profile: path.String(), Outcome: outcome, RetryDelay: delay},
+		Args:   actordelivery.EventArgs{Worker: worker, Mailbox: Billing, Profile: path.String(), Outcome: outcome, Reason: reason, RetryDelay: delay},
 		Result: actordelivery.EventResult{Action: action, Attempt: attempt}})
 }
 

@@ -68,6 +68,7 @@ var fieldSchemas = map[string]string{
 	"messages":   `{"type": "array", "items": ` + ref("message") + `}`,
 	"duplicates": `{"type": "array", "items": {"type": "boolean"}}`,
 	"effects":    `{"type": "array", "uniqueItems": true, "items": ` + ref("nonempty") + `}`,
+	"reasons":    `{"type": "array", "items": ` + ref("text") + `}`,
 }
 
 // listFields are the fields that hold a list of values: a closed vocabulary
@@ -98,6 +99,8 @@ var opExtras = map[traces.Op]struct{ args, result, def string }{
           "else": {"properties": {"lease_for": {"const": 0}}}`,
 	},
 	traces.OpConsumerHandle: {
+		args: `"if": {"required": ["reason"]},
+          "then": {"properties": {"outcome": {"const": "fail_no_retry"}}}`,
 		result: `"if": {"properties": {"action": {"const": "idle"}}},
           "then": {"properties": {"attempt": {"const": 0}}}`,
 	},

@@ -42,7 +42,8 @@
 // lease lost between fetch and handle); the reference model (models.RunTrace, single and batch);
 // the spec deriver's dead-letter reason (bridge/pspec.go and pspecbatch.go); the kit's reference
 // consumer (adapter.WithProtocol over the model's store operations); and examples/ledgerstore's
-// own consumer. A trace's failing handler always fails with ReasonHandlerFailed and its retry
+// own consumer. In these cases a trace's failing handler fails with ReasonHandlerFailed (a step
+// may state the handler's own text, which the copies pass through as the reason) and its retry
 // delay is never negative, so the copies that run traces are held to the cases a trace can state;
 // the store's copies, which write ReasonMaxAttempts, to the profiles with the default wording. The
 // P copy, the Store machine's HandleFetched in models/p/PSrc/Store.p (the single and the batch

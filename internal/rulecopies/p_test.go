@@ -245,7 +245,7 @@ spec DecisionProbe observes eProbeExpect, eObsConsumerHandle, eSpecDeadLettered,
       armed = true;
     }
     on eObsConsumerHandle do (h: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
-                                  retry_delay: int, fault: string, action: string, attempt: int, bug: bool)) {
+                                  retry_delay: int, fault: string, reason: string, action: string, attempt: int, bug: bool)) {
       if (armed) {
         assert h.action == want.action, format("P gives action {0}, want {1}", h.action, want.action);
         assert want.action == "acked" || h.attempt == want.attempt,

@@ -16,11 +16,6 @@ import (
 // The batch steps of docs/semantics.md ("Batches") on the store's own batch code: the consumer's
 // FetchBatch and HandleBatch, the publisher's DeliverBatch.
 
-// errHandlerFailsNoRetry is the error of a batch handler whose message's outcome is
-// fail_no_retry: the batch's retry policy declines for it alone. Its text is errHandlerFails',
-// so its dead-letter reason is the one a single step's declining policy records.
-var errHandlerFailsNoRetry = errors.New(errHandlerFails.Error())
-
 // fetchBatch runs the real consumer's FetchBatch with the step's size for the step's worker and
 // keeps the batch it returns until the worker's handle. Like fetch, it drops whatever the worker
 // held.
@@ -37,7 +32,7 @@ func (t *StoreTarget) fetchBatch(ctx context.Context, a replay.Args) (replay.Obs
 		ds, err = t.fetchBatchCopy(ctx, a, opts)
 	} else {
 		var c *actordelivery.Consumer
-		if c, err = actordelivery.NewConsumer(t.st, t.handler(traces.OutcomeOK), opts); err == nil {
+		if c, err = actordelivery.NewConsumer(t.st, t.handler(traces.OutcomeOK, ""), opts); err == nil {
 			ds, err = c.FetchBatch(ctx)
 		}
 	}
@@ -102,8 +97,12 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 	}
 	delete(t.batches, a.Worker)
 	outcomes := make(map[string]string, len(ds))
+	reasons := make(map[string]string, len(ds))
 	for i := range ds {
 		outcomes[ds[i].Message.ID] = a.Outcomes[i]
+		if i < len(a.Reasons) {
+			reasons[ds[i].Message.ID] = a.Reasons[i]
+		}
 	}
 	failCommit := a.Fault == traces.FaultCommitFails
 	last := ds[len(ds)-1].Message.ID
@@ -115,7 +114,7 @@ func (t *StoreTarget) handleBatch(ctx context.Context, a replay.Args) (replay.Ob
 		case traces.OutcomeFail:
 			herr = errHandlerFails
 		case traces.OutcomeFailNoRetry:
-			herr = errHandlerFailsNoRetry
+			herr = handlerDeclined(reasons[m.ID])
 		}
 		if herr != nil || t.cfg.handleBatch != nil {
 			// A broken batch handle may drop the handler's error or hold its Effects back, so
@@ -216,7 +215,7 @@ func (t *StoreTarget) effectsBatch(ctx context.Context, a replay.Args) (replay.O
 type batchRetry time.Duration
 
 func (r batchRetry) Retry(err error, _ int) (time.Duration, bool) {
-	if errors.Is(err, errHandlerFailsNoRetry) {
+	if errors.As(err, new(declinedError)) {
 		return 0, false
 	}
 	return time.Duration(r), true

@@ -21,6 +21,10 @@ import (
 func TestStoreBatchHandle(t *testing.T) {
 	ctx := context.Background()
 	outcomes := []string{traces.OutcomeOK, traces.OutcomeFail, traces.OutcomeFailNoRetry}
+	// The leased steps state no reason (the declined failure's is the default), the leaseless
+	// ones the handler's own text.
+	reasons := map[string][]string{traces.ProfileLeaseless: {"", "", "disk full"}}
+	wantReason := map[string]string{traces.ProfileLeased: errHandlerFails.Error(), traces.ProfileLeaseless: "disk full"}
 	for _, profile := range []string{traces.ProfileLeased, traces.ProfileLeaseless} {
 		for _, fault := range []string{traces.FaultNone, traces.FaultCommitFails} {
 			t.Run(profile+"/"+fault, func(t *testing.T) {
@@ -49,7 +53,7 @@ func TestStoreBatchHandle(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := do(traces.OpConsumerHandleBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile,
-					Outcomes: outcomes, Fault: fault, RetryDelay: 5})
+					Outcomes: outcomes, Fault: fault, RetryDelay: 5, Reasons: reasons[profile]})
 				after, err := tg.Snapshot(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -71,8 +75,8 @@ func TestStoreBatchHandle(t *testing.T) {
 				if !slices.Equal(after.Effects["mb"], []string{"m1"}) {
 					t.Errorf("effects %v, want [m1]", after.Effects["mb"])
 				}
-				if len(after.DeadLetters) != 1 || after.DeadLetters[0].ID != "m3" || after.DeadLetters[0].Reason != errHandlerFails.Error() {
-					t.Errorf("dead letters %+v, want m3 with reason %q", after.DeadLetters, errHandlerFails.Error())
+				if len(after.DeadLetters) != 1 || after.DeadLetters[0].ID != "m3" || after.DeadLetters[0].Reason != wantReason[profile] {
+					t.Errorf("dead letters %+v, want m3 with reason %q", after.DeadLetters, wantReason[profile])
 				}
 				// The batch is handled: a second handle finds none, as the model's idle worker.
 				if o := do(traces.OpConsumerHandleBatch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, Outcomes: outcomes}); len(o.Actions) != 0 {

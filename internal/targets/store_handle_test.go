@@ -64,3 +64,38 @@ func TestStoreHandleCommitFails(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreDeclinedReason: a consumer_handle whose retry policy declines dead-letters with the
+// reason the step states (the handler's error text), or errHandlerFails' when it states none.
+func TestStoreDeclinedReason(t *testing.T) {
+	ctx := context.Background()
+	for _, profile := range []string{traces.ProfileLeased, traces.ProfileLeaseless} {
+		for _, reason := range []string{"", "disk full"} {
+			t.Run(profile+"/"+reason, func(t *testing.T) {
+				tg, err := NewStoreTarget(t.TempDir())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tg.Close()
+				do := stepAt0(ctx, t, tg)
+				do(traces.OpEnqueue, replay.Args{Mailbox: "mb", ID: "m1", MaxAttempts: 3})
+				do(traces.OpConsumerFetch, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, LeaseFor: 10})
+				got := do(traces.OpConsumerHandle, replay.Args{Worker: 1, Mailbox: "mb", Profile: profile, Outcome: traces.OutcomeFailNoRetry, Reason: reason})
+				if got.Action != traces.ActionDeadLettered {
+					t.Fatalf("the handle reported %q, want dead_lettered", got.Action)
+				}
+				after, err := tg.Snapshot(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := reason
+				if want == "" {
+					want = errHandlerFails.Error()
+				}
+				if len(after.DeadLetters) != 1 || after.DeadLetters[0].Reason != want {
+					t.Errorf("dead letters %+v, want m1 with reason %q", after.DeadLetters, want)
+				}
+			})
+		}
+	}
+}

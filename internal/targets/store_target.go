@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -492,6 +493,18 @@ func (declineRetry) Retry(error, int) (time.Duration, bool) { return 0, false }
 // reason a declining retry policy records.
 var errHandlerFails = adapter.ErrHandlerFailed
 
+// declinedError is the error of a handler whose failure the step's retry policy declines
+// (outcome fail_no_retry): its text is the dead-letter reason the step states.
+type declinedError struct{ reason string }
+
+func (e declinedError) Error() string { return e.reason }
+
+// handlerDeclined is the error of a declined failure whose step states reason ("" for
+// errHandlerFails' text, as a trace without reasons means).
+func handlerDeclined(reason string) error {
+	return declinedError{reason: cmp.Or(reason, errHandlerFails.Error())}
+}
+
 // consumer builds the real consumer a consumer step runs, with handler h. A new one per step is
 // the same code the worker's long-lived consumer runs; the consumer keeps no state between
 // iterations that a step could observe.
@@ -524,17 +537,22 @@ func (t *StoreTarget) consumerOptions(a replay.Args) (actordelivery.ConsumerOpti
 }
 
 // handler is the handler of the target's consumers; see EffectHandler.
-func (t *StoreTarget) handler(outcome string) actordelivery.Handler {
-	return EffectHandler(t.st, outcome)
+func (t *StoreTarget) handler(outcome, reason string) actordelivery.Handler {
+	return EffectHandler(t.st, outcome, reason)
 }
 
-// EffectHandler fails when outcome is "fail"; otherwise its effects append the message id to the
-// mailbox's effect log (the checkpoint "effects/<mailbox>"), reading and writing the log inside the
-// acknowledgement's transaction, so the effect commits exactly when the acknowledgement does.
-func EffectHandler(st *actordelivery.Store, outcome string) actordelivery.Handler {
+// EffectHandler fails when outcome is "fail" or "fail_no_retry" (with reason as its error text
+// for a declined failure, errHandlerFails' when reason is ""); otherwise its effects append the
+// message id to the mailbox's effect log (the checkpoint "effects/<mailbox>"), reading and
+// writing the log inside the acknowledgement's transaction, so the effect commits exactly when
+// the acknowledgement does.
+func EffectHandler(st *actordelivery.Store, outcome, reason string) actordelivery.Handler {
 	return func(_ context.Context, m *actordelivery.Message) (actordelivery.Effects, error) {
-		if outcome == traces.OutcomeFail || outcome == traces.OutcomeFailNoRetry {
+		switch outcome {
+		case traces.OutcomeFail:
 			return nil, errHandlerFails
+		case traces.OutcomeFailNoRetry:
+			return nil, handlerDeclined(reason)
 		}
 		return func(ctx context.Context) error { return appendEffect(ctx, st, m.Mailbox, m.ID) }, nil
 	}
@@ -562,7 +580,7 @@ func appendEffect(ctx context.Context, st *actordelivery.Store, mailbox, id stri
 func (t *StoreTarget) fetch(ctx context.Context, a replay.Args) (replay.Observation, error) {
 	delete(t.fetched, a.Worker)
 	delete(t.batches, a.Worker)
-	c, err := t.consumer(a, t.handler(traces.OutcomeOK))
+	c, err := t.consumer(a, t.handler(traces.OutcomeOK, ""))
 	if err != nil {
 		return replay.Observation{}, err
 	}
@@ -611,7 +629,7 @@ func (t *StoreTarget) handle(ctx context.Context, a replay.Args) (replay.Observa
 		return replay.Observation{Action: traces.ActionIdle}, nil
 	}
 	delete(t.fetched, a.Worker)
-	h := t.handler(a.Outcome)
+	h := t.handler(a.Outcome, a.Reason)
 	failCommit := a.Fault == traces.FaultCommitFails
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -69,7 +69,7 @@ spec CheckpointVersionsOnlyGrow observes eObsSaveCheckpoint, eObsLoadCheckpoint,
       }
     }
     on eObsConsumerHandle do (o: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
-                                  retry_delay: int, fault: string, action: string, attempt: int, bug: bool)) {
+                                  retry_delay: int, fault: string, reason: string, action: string, attempt: int, bug: bool)) {
       var log: string;
       if (o.action == "acked") {
         log = format("effects/{0}", o.mailbox);

@@ -29,7 +29,7 @@ spec StoppedWorkerStartsNoFetch observes eObsWorkerStop, eObsWorkerDrain, eObsCo
       }
     }
     on eObsConsumerHandle do (e: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
-                                  retry_delay: int, fault: string, action: string, attempt: int, bug: bool)) {
+                                  retry_delay: int, fault: string, reason: string, action: string, attempt: int, bug: bool)) {
       Stepped(e.worker, e.at, "handle");
       if (e.worker in holding) {
         holding -= (e.worker);

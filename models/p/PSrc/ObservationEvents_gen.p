@@ -35,7 +35,8 @@ event eObsListRedrives: (at: int, id: string, redrives: seq[tRedriveRec], bug: b
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int,
                           msg_id: string, msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string,
-                           retry_delay: int, fault: string, action: string, attempt: int, bug: bool);
+                           retry_delay: int, fault: string, reason: string, action: string, attempt: int,
+                           bug: bool);
 event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, profile: string, fault: string,
                              retry_delay: int, action: string, duplicate: bool, bug: bool);
 event eObsCrash: (at: int);

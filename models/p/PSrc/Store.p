@@ -315,8 +315,9 @@ machine Store {
       res = Handle(r.worker, r.profile, r.outcome, r.retry_delay, r.fault);
       announce eObsConsumerHandle, (at = now, worker = r.worker, mailbox = r.mailbox,
                                     profile = ConsumerPath(r.profile), outcome = r.outcome,
-                                    retry_delay = r.retry_delay, fault = r.fault, action = res.action,
-                                    attempt = res.attempt, bug = res.bug);
+                                    retry_delay = r.retry_delay, fault = r.fault,
+                                    reason = "", // the model's handler fails with "handler failed"
+                                    action = res.action, attempt = res.attempt, bug = res.bug);
       // After the observation (a monitor that fails here ends the trace after this step) and
       // before the state changes are announced, so a monitor still sees the rows as they were. A
       // commit that failed handled nothing (as in a batch).

@@ -20,7 +20,7 @@ event eObsAdvanceClock: (at: int);
 event eObsConsumerFetch: (at: int, worker: int, mailbox: string, profile: string, lease_for: int, msg_id: string,
   msg_attempts: int, msg_token: int, bug: bool);
 event eObsConsumerHandle: (at: int, worker: int, mailbox: string, profile: string, outcome: string, retry_delay: int,
-  fault: string, action: string, attempt: int, bug: bool);
+  fault: string, reason: string, action: string, attempt: int, bug: bool);
 event eObsPublisherDeliver: (at: int, publisher: int, id: string, token: int, profile: string, fault: string,
   retry_delay: int, action: string, duplicate: bool, bug: bool);
 event eObsFinal: (messages: seq[tMsgRow], outbox: seq[tOutboxRow], dead_letters: seq[tDeadRow],

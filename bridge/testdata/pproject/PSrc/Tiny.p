@@ -66,14 +66,14 @@ machine Store {
         // so it retries where the correct code would dead-letter.
         m1Attempts = m1Attempts + 1;
         announce eObsConsumerHandle, (at = now, worker = 1, mailbox = "inbox", profile = "leaseless",
-          outcome = "fail", retry_delay = 5, fault = "", action = "retried", attempt = 0, bug = true);
+          outcome = "fail", retry_delay = 5, fault = "", reason = "", action = "retried", attempt = 0, bug = true);
       } else {
         m1State = "acked";
         m1Token = 0;
         m1LeaseUntil = 0;
         effects += (sizeof(effects), "m1");
         announce eObsConsumerHandle, (at = now, worker = 1, mailbox = "inbox", profile = "leased",
-          outcome = "ok", retry_delay = 0, fault = "", action = "acked", attempt = 0, bug = false);
+          outcome = "ok", retry_delay = 0, fault = "", reason = "", action = "acked", attempt = 0, bug = false);
       }
       Served();
     }
