@@ -47,6 +47,8 @@ func argValue(name string, a traces.Args) string {
 		return num(a.Delay)
 	case "payload":
 		return str(a.Payload)
+	case "max_delivery_attempts":
+		return num(int64(a.MaxDeliveryAttempts))
 	case "lease_for":
 		return num(a.LeaseFor)
 	case "token":
@@ -89,6 +91,11 @@ func argValue(name string, a traces.Args) string {
 		return strList(a.Outcomes)
 	case "ids":
 		return strList(a.IDs)
+	case "reasons":
+		if len(a.Reasons) == 0 {
+			return `""` // absent: left out like any optional argument at its zero value
+		}
+		return strList(a.Reasons)
 	}
 	return "?"
 }
