@@ -24,8 +24,8 @@
 // profile, kept in the user's cache directory under the sources' hash) and runs them in one
 // checker run. The copies: LeaseLive, ClaimLive and LeaseEnds in models/p/PSrc/Rules.p against
 // profile.Profile.Held; BlocksSuccessor, with its exhausted_leased_head choice, against the
-// reference model's peek behind a keyed head;
-// EffectiveAttempt on the Leased and Leaseless profiles against actordelivery.EffectiveAttempts;
+// reference model's peek behind a keyed head; EffectiveAttempt on the Leased and Leaseless
+// profiles against actordelivery.EffectiveAttempts;
 // and the two monitors that judge leases by these functions, SameKeyClaimsRespectLiveHead and
 // DeadLetterSparesLiveLeases (models/p/PSpec/Consumer.p), fed spec events that put a lease at its
 // boundary. The Store machine calls the same functions, so it keeps no copy of them. The
