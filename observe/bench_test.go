@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gcpace"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
 	"github.com/pconform/pconform/traces"
@@ -135,6 +136,7 @@ func BenchmarkStreamCheck(b *testing.B) {
 			var events int64
 			var heap uint64
 			var live int
+			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				src := observe.NewOrdered(observe.NewDecoder(newSynthLog(n, sz.backlog), "synth"), 0)

@@ -1,6 +1,7 @@
 package observe_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pconform/pconform/internal/gcpace"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -28,6 +30,7 @@ func BenchmarkRecordedCheckJobs(b *testing.B) {
 			path := recordedLog(b, n)
 			var wall, cpu [3]time.Duration
 			var events int64
+			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
 			for b.Loop() {
 				for _, jobs := range []int{1, 2} {
 					c0, t0 := cpuTime(), time.Now()

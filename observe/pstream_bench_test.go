@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gcpace"
 	"github.com/pconform/pconform/observe"
 )
 
@@ -40,6 +41,7 @@ func BenchmarkStreamCheckP(b *testing.B) {
 			var events, spec int64
 			var rss int64
 			var childCPU int64
+			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				pc, err := bridge.NewStreamChecker(context.Background(), cfg)

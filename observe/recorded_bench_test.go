@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gcpace"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/observe/workload"
 )
@@ -127,6 +128,7 @@ func BenchmarkRecordedCheck(b *testing.B) {
 			var sum observe.Summary
 			var heap uint64
 			var live int
+			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				sum = checkRecorded(b, path, nil, func(s observe.Summary) {
@@ -167,6 +169,7 @@ func BenchmarkRecordedCheckP(b *testing.B) {
 			var sum observe.Summary
 			var live int
 			var rss, childCPU int64
+			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				pc, err := bridge.NewStreamChecker(context.Background(), cfg)

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pconform/pconform/bridge"
+	"github.com/pconform/pconform/internal/gcpace"
 	"github.com/pconform/pconform/observe"
 	"github.com/pconform/pconform/traces"
 )
@@ -264,12 +264,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if os.Getenv("GOGC") == "" {
-				// The checker's live heap is small and its garbage is one event's worth per
-				// event; collecting at 5x the live heap instead of 2x costs little memory and
-				// spares most of the collector's work.
-				debug.SetGCPercent(400)
-			}
+			defer gcpace.Start(context.Background())()
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
 				progressEvery: progressEvery, lateWakes: lateWakes, jobFlags: jobs}
