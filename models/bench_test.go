@@ -107,3 +107,35 @@ func BenchmarkHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkKeyBacklog acks the head of one key's backlog of ready messages and enqueues one
+// behind it, so the backlog stays at its size. A step's cost must not follow the backlog: the
+// head leaves the key's list without the rest of it moving up.
+func BenchmarkKeyBacklog(b *testing.B) {
+	for _, backlog := range []int{100, 10_000, 100_000} {
+		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
+			m := NewMachine(Init(Config{}))
+			next := 0
+			enqueue := func() {
+				next++
+				a := traces.Args{Mailbox: "inbox", ID: fmt.Sprintf("m%d", next), Key: "k", MaxAttempts: 3}
+				if _, err := m.Step(traces.OpEnqueue, 0, a); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range backlog {
+				enqueue()
+			}
+			for b.Loop() {
+				r, err := m.Step(traces.OpLease, 0, traces.Args{Mailbox: "inbox", LeaseFor: 30})
+				if err != nil || r.Message == nil {
+					b.Fatalf("lease: %v %+v", err, r)
+				}
+				if r, err := m.Step(traces.OpAck, 0, traces.Args{ID: r.Message.ID, Token: r.Message.Token}); err != nil || r.Err != "" {
+					b.Fatalf("ack: %v %+v", err, r)
+				}
+				enqueue()
+			}
+		})
+	}
+}

@@ -119,7 +119,13 @@ func (s *State) dropReady(m message) {
 		// The key's rows are in seq order and the one leaving is most often its head: look
 		// for it from the front and stop there, rather than compare every row of the key.
 		ids := q.byKey[m.key]
-		if i := slices.Index(ids, m.id); i >= 0 {
+		switch i := slices.Index(ids, m.id); {
+		case i == 0:
+			// Slice the head off instead of moving the key's whole backlog up by one: the
+			// next append that outgrows the array copies the live rows only.
+			ids[0] = ""
+			ids = ids[1:]
+		case i > 0:
 			ids = slices.Delete(ids, i, i+1)
 		}
 		if len(ids) == 0 {
