@@ -23,25 +23,23 @@ import (
 // `pconform observe --events-only --steps N --seed 3 --tick 2ms` records (the concurrent workload
 // on SQLite: leased and leaseless workers, both publishers, checkpoints, purges that keep a
 // retention window, redrives). Unlike the synthetic log of BenchmarkStreamCheck, their live rows
-// grow with the log (104,919 live rows at 10^6 events), as a service's do while it keeps its
-// finished rows for a while.
+// grow with the log, as a service's do while it keeps its finished rows for a while.
+// docs/observed.md ("Speed and memory") gives the figures and how long a recording takes.
 //
 // The workload's clock runs one logical second per 2ms (recordedTick), not the default 20ms. At
 // 20ms the store idles between steps; at 2ms it runs as fast as its CPU allows, as a busy
-// service's store does: the publishers fall behind, so thousands of outbox rows stay pending,
-// and the checker must not walk them at each claim. It also makes 10^7 events a recording of
-// about an hour instead of several.
+// service's store does: when the publishers fall behind, thousands of outbox rows stay pending,
+// and the checker must not walk them at each claim. It also records faster than the default.
 //
 // The logs are not in the repository. A benchmark records the one it needs the first time and
 // keeps it in a cache directory: $PCONFORM_BENCH_LOGS, or pconform/recorded-logs in the user's
-// cache directory (os.UserCacheDir). Recording runs the store at its own pace: 2,000 to 6,000
-// events/s on a 2-core machine, so 10^6 events take about 5 minutes once. To record one ahead
-// with the CLI:
+// cache directory (os.UserCacheDir). Recording runs the store at its own pace, so a log of 10^6
+// events takes minutes, once. To record one ahead with the CLI:
 //
 //	pconform observe --events-only --steps 1000000 --seed 3 --tick 2ms --events "$PCONFORM_BENCH_LOGS/seed3-tick2ms-events1000000.jsonl"
 //
 // Sizes: 10^5 always; 10^6 with PCONFORM_BENCH_1E6=1; 10^7 with PCONFORM_BENCH_1E7=1 (recording
-// it takes about an hour).
+// it takes hours).
 
 // recordedSizes are the log sizes the recorded-log benchmarks run.
 func recordedSizes() []int {
