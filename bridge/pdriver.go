@@ -124,7 +124,7 @@ func (d *driver) line(format string, args ...any) {
 
 func (d *driver) emitOutRow(at int64, o *orow, state string, attempts, token int, claimUntil, availableAt int64, deadReason string) {
 	d.line(`announce eSpecOutboxRow, (at = %d, row = (id = "%s", target = "%s", key = "%s", priority = %d, max_attempts = %d, payload = "", row_state = "%s", delivery_attempts = %d, available_at = %d, token = %d, claim_until = %d, seqno = 0, max_delivery_attempts = %d, dead_reason = "%s"));`,
-		at, o.enq.ID, o.enq.Target, o.enq.Key, o.enq.Priority, o.enq.MaxAttempts, state, attempts, availableAt, token, claimUntil, o.bound(), deadReason)
+		at, o.enq.id, o.enq.target, o.enq.key, o.enq.priority, o.enq.maxAttempts, state, attempts, availableAt, token, claimUntil, o.bound(), deadReason)
 }
 
 // final announces the final snapshot's rows after the last step, at its time: every message row,
@@ -163,7 +163,7 @@ func (d *driver) final(at int64, f *traces.Snapshot) error {
 		}
 		o, ok := d.spec.out[fo.ID]
 		if !ok {
-			o = &orow{enq: traces.Args{ID: fo.ID, Target: fo.Target, Key: fo.Key, Priority: fo.Priority, MaxAttempts: fo.MaxAttempts}}
+			o = &orow{enq: outboxEnqueue{id: fo.ID, target: fo.Target, key: fo.Key, priority: fo.Priority, maxAttempts: fo.MaxAttempts}}
 		}
 		d.emitOutRow(at, o, fo.State, fo.DeliveryAttempts, fo.Token, fo.ClaimUntil, fo.AvailableAt, fo.Reason)
 	}

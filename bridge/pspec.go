@@ -231,8 +231,8 @@ type mrow struct {
 
 // orow is the deriver's copy of an outbox row.
 type orow struct {
-	enq              traces.Args // its outbox_enqueue
-	state            string      // "pending", "completed", "dead_letter" or unstated
+	enq              outboxEnqueue // what its outbox_enqueue stated
+	state            string        // "pending", "completed", "dead_letter" or unstated
 	deliveryAttempts int
 	deadReason       string // if deadKnown
 	deadKnown        bool
@@ -243,9 +243,23 @@ type orow struct {
 	adoptedUndelivered bool
 }
 
+// outboxEnqueue is what the deriver keeps of a row's outbox_enqueue: the fields its spec events
+// carry, not the whole step (a payload, every other op's fields), since it keeps one for every
+// live outbox row.
+type outboxEnqueue struct {
+	id, target, key                            string
+	priority, maxAttempts, maxDeliveryAttempts int
+}
+
+// enqueueOf is what the deriver keeps of the outbox_enqueue a.
+func enqueueOf(a traces.Args) outboxEnqueue {
+	return outboxEnqueue{id: a.ID, target: a.Target, key: a.Key, priority: a.Priority, maxAttempts: a.MaxAttempts,
+		maxDeliveryAttempts: a.MaxDeliveryAttempts}
+}
+
 func (o *orow) bound() int {
-	if o.enq.MaxDeliveryAttempts > 0 {
-		return o.enq.MaxDeliveryAttempts
+	if o.enq.maxDeliveryAttempts > 0 {
+		return o.enq.maxDeliveryAttempts
 	}
 	return traces.DefaultMaxDeliveryAttempts
 }
@@ -279,7 +293,7 @@ func (d *SpecDeriver) emitRow(at int64, m *mrow) {
 }
 
 func (d *SpecDeriver) emitOutRow(at int64, o *orow, state string, attempts, token int, claimUntil, availableAt int64, deadReason string) {
-	d.add(SpecOutboxRow, at, o.enq.ID, o.enq.Target, o.enq.Key, o.enq.Priority, o.enq.MaxAttempts, "", state, attempts,
+	d.add(SpecOutboxRow, at, o.enq.id, o.enq.target, o.enq.key, o.enq.priority, o.enq.maxAttempts, "", state, attempts,
 		availableAt, token, claimUntil, 0, o.bound(), deadReason)
 }
 
@@ -291,7 +305,7 @@ func (d *SpecDeriver) insert(at int64, mailbox, id, key string, priority, maxAtt
 	d.rows[id] = m
 	delete(d.final, id)
 	delete(d.leased, id)
-	if o, ok := d.out[id]; ok && o.enq.Target == mailbox {
+	if o, ok := d.out[id]; ok && o.enq.target == mailbox {
 		o.adoptedUndelivered = false
 	}
 	d.add(SpecMsgInserted, at, mailbox, id)
@@ -514,7 +528,7 @@ func (d *SpecDeriver) step(st traces.Step) {
 		d.add(SpecLoadCheckpoint, at, a.Actor, r.Version, string(r.Err))
 	case traces.OpOutboxEnqueue:
 		if !r.Duplicate && r.Err == "" {
-			o := &orow{enq: a, state: "pending"}
+			o := &orow{enq: enqueueOf(a), state: "pending"}
 			d.out[a.ID] = o
 			d.add(SpecOutboxEnqueued, at, a.ID, a.Target)
 			d.emitOutRow(at, o, "pending", 0, 0, 0, at, "")
@@ -526,7 +540,7 @@ func (d *SpecDeriver) step(st traces.Step) {
 			target := ""
 			o, ok := d.out[a.ID]
 			if ok {
-				target, o.state = o.enq.Target, "completed"
+				target, o.state = o.enq.target, "completed"
 			}
 			if !ok || !o.adoptedUndelivered {
 				d.add(SpecOutboxCompleted, at, a.ID, target)
@@ -653,7 +667,7 @@ func (d *SpecDeriver) deliver(st traces.Step) {
 	o, known := d.out[a.ID]
 	target := ""
 	if known {
-		target = o.enq.Target
+		target = o.enq.target
 	}
 	enqueued := (r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed ||
 		r.Action == traces.ActionClaimLost && a.Profile == traces.ProfileSplit) &&
@@ -661,7 +675,7 @@ func (d *SpecDeriver) deliver(st traces.Step) {
 	completed := r.Action == traces.ActionDelivered || r.Action == traces.ActionCrashed && a.Profile == traces.ProfileFold
 	if enqueued && !r.Duplicate {
 		if known {
-			d.insert(at, target, a.ID, o.enq.Key, o.enq.Priority, o.enq.MaxAttempts, at)
+			d.insert(at, target, a.ID, o.enq.key, o.enq.priority, o.enq.maxAttempts, at)
 		} else {
 			d.add(SpecMsgInserted, at, target, a.ID)
 		}
@@ -703,7 +717,7 @@ func (d *SpecDeriver) redrive(at int64, a traces.Args) {
 		if !o.deadKnown {
 			d.histUnknown[a.ID] = true
 		}
-		d.add(SpecRedriven, at, a.ID, "outbox", o.enq.Target, o.deliveryAttempts, o.deadReason, a.Reason)
+		d.add(SpecRedriven, at, a.ID, "outbox", o.enq.target, o.deliveryAttempts, o.deadReason, a.Reason)
 		o.state, o.awaiting, o.deadKnown = unstated, true, false
 	default:
 		d.histUnknown[a.ID] = true

@@ -5,7 +5,6 @@ import (
 
 	"github.com/pconform/pconform/actordelivery/record"
 	"github.com/pconform/pconform/observe"
-	"github.com/pconform/pconform/traces"
 )
 
 // maxAdoptedVersion is the highest checkpoint version whose saves Adopt raises one by one; an
@@ -53,7 +52,7 @@ func (d *SpecDeriver) adopt(ev *observe.Event) error {
 			attempts: r.Attempts, availableAt: row.AvailableAt, seq: d.seq}
 		d.rows[r.ID] = m
 		d.histUnknown[r.ID] = true
-		if o, ok := d.out[r.ID]; ok && o.enq.Target == r.Mailbox {
+		if o, ok := d.out[r.ID]; ok && o.enq.target == r.Mailbox {
 			o.adoptedUndelivered = false
 		}
 		d.add(SpecMsgInserted, at, m.mailbox, m.id)
@@ -79,8 +78,8 @@ func (d *SpecDeriver) adopt(ev *observe.Event) error {
 		}
 		d.emitRow(at, m)
 	case record.SnapOutbox:
-		o := &orow{enq: traces.Args{ID: r.ID, Target: r.Target, Key: r.Key, Priority: r.Priority, MaxAttempts: r.MaxAttempts,
-			MaxDeliveryAttempts: r.MaxDeliveryAttempts}, state: r.State, deliveryAttempts: r.Attempts}
+		o := &orow{enq: outboxEnqueue{id: r.ID, target: r.Target, key: r.Key, priority: r.Priority, maxAttempts: r.MaxAttempts,
+			maxDeliveryAttempts: r.MaxDeliveryAttempts}, state: r.State, deliveryAttempts: r.Attempts}
 		switch r.State {
 		case "pending":
 			if o.deliveryAttempts >= o.bound() {
