@@ -136,7 +136,7 @@ func BenchmarkStreamCheck(b *testing.B) {
 			var events int64
 			var heap uint64
 			var live int
-			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
+			defer gcpace.Start()() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				src := observe.NewOrdered(observe.NewDecoder(newSynthLog(n, sz.backlog), "synth"), 0)

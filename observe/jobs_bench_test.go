@@ -1,7 +1,6 @@
 package observe_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -30,7 +29,7 @@ func BenchmarkRecordedCheckJobs(b *testing.B) {
 			path := recordedLog(b, n)
 			var wall, cpu [3]time.Duration
 			var events int64
-			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
+			defer gcpace.Start()() // as `pconform check` paces its collector
 			for b.Loop() {
 				for _, jobs := range []int{1, 2} {
 					c0, t0 := cpuTime(), time.Now()

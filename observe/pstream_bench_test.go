@@ -41,7 +41,7 @@ func BenchmarkStreamCheckP(b *testing.B) {
 			var events, spec int64
 			var rss int64
 			var childCPU int64
-			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
+			defer gcpace.Start()() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				pc, err := bridge.NewStreamChecker(context.Background(), cfg)

@@ -126,7 +126,7 @@ func BenchmarkRecordedCheck(b *testing.B) {
 			var sum observe.Summary
 			var heap uint64
 			var live int
-			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
+			defer gcpace.Start()() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				sum = checkRecorded(b, path, nil, func(s observe.Summary) {
@@ -167,7 +167,7 @@ func BenchmarkRecordedCheckP(b *testing.B) {
 			var sum observe.Summary
 			var live int
 			var rss, childCPU int64
-			defer gcpace.Start(context.Background())() // as `pconform check` paces its collector
+			defer gcpace.Start()() // as `pconform check` paces its collector
 			cpu0 := cpuTime()
 			for b.Loop() {
 				pc, err := bridge.NewStreamChecker(context.Background(), cfg)

@@ -264,7 +264,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			defer gcpace.Start(context.Background())()
+			defer gcpace.Start()()
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
 				progressEvery: progressEvery, lateWakes: lateWakes, jobFlags: jobs}

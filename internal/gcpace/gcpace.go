@@ -1,7 +1,6 @@
 package gcpace
 
 import (
-	"context"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -31,16 +30,15 @@ func Percent(live uint64) int {
 // liveHeap is the runtime metric of the heap the last collection found live.
 const liveHeap = "/gc/heap/live:bytes"
 
-// Start paces the collector until ctx ends or the returned stop is called, and then restores the
-// percentage it found. Without the GOGC environment variable it sets MaxPercent at once; with it,
-// it does nothing.
-func Start(ctx context.Context) (stop func()) {
+// Start paces the collector until the returned stop is called, which restores the percentage
+// it found. Without the GOGC environment variable it sets MaxPercent at once; with it, it does
+// nothing.
+func Start() (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	prev := debug.SetGCPercent(MaxPercent)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	quit, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
 		sample := []metrics.Sample{{Name: liveHeap}}
@@ -49,7 +47,7 @@ func Start(ctx context.Context) (stop func()) {
 		defer t.Stop()
 		for {
 			select {
-			case <-ctx.Done():
+			case <-quit:
 				return
 			case <-t.C:
 			}
@@ -64,7 +62,7 @@ func Start(ctx context.Context) (stop func()) {
 		}
 	}()
 	return func() {
-		cancel()
+		close(quit)
 		<-done
 		debug.SetGCPercent(prev)
 	}

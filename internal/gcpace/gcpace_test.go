@@ -1,7 +1,6 @@
 package gcpace
 
 import (
-	"context"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -56,7 +55,7 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := debug.SetGCPercent(123)
 	defer debug.SetGCPercent(before)
-	stop := Start(context.Background())
+	stop := Start()
 	held := make([]byte, 2*Headroom)
 	for i := range held {
 		held[i] = byte(i)
@@ -85,7 +84,7 @@ func TestStartLeavesGOGCAlone(t *testing.T) {
 	t.Setenv("GOGC", "150")
 	before := debug.SetGCPercent(150)
 	defer debug.SetGCPercent(before)
-	stop := Start(context.Background())
+	stop := Start()
 	defer stop()
 	if p := gogc(); p != 150 {
 		t.Fatalf("with GOGC set the percentage is %d, want 150", p)
