@@ -10,7 +10,9 @@
 // It keeps only live state (the model's rows, the token bindings rows still carry, each live row's
 // events for a finding's window), so memory follows the live rows, not the log. Given the log
 // file (CheckOptions.Log), it keeps those events as their positions in it and reads them again
-// when a finding needs its window. A Follower tails
+// when a finding needs its window. Given a way to read the log again from its start
+// (CheckOptions.Reread), it keeps no row's events at all: at the first finding it checks the log
+// again up to it, keeping them, for the window. A Follower tails
 // a growing log for Check. ReadLog and CheckModel are the whole-history forms, for traces.
 //
 // Mid-life logs: a recording store that opens on a database holding rows states them as

@@ -33,6 +33,9 @@ type histories struct {
 	lastEv Event
 	// log, when set, holds the events: the histories keep their places only (reread).
 	log io.ReaderAt
+	// noHistory keeps no history, only the last event's place: the log is checked again for a
+	// finding's window (CheckOptions.Reread).
+	noHistory bool
 }
 
 // eventPlace is where one event of a history is.
@@ -77,6 +80,9 @@ func newHistories() histories {
 func (h *histories) add(pos int, ev *Event, keys []string) eventPlace {
 	p := eventPlace{pos: pos, off: ev.Offset, line: ev.Line, worker: int32(ev.Args.Worker), publisher: int32(ev.Args.Publisher)}
 	h.last = p
+	if h.noHistory {
+		return p
+	}
 	if h.log == nil {
 		h.lastEv = *ev
 	}

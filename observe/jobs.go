@@ -93,6 +93,8 @@ func newPartRun(n int, only []int, opts CheckOptions) *partRun {
 		}
 		o := newOracle(opts)
 		o.hist.log = opts.Log
+		// A shard's window would need the other shards' events: it keeps the histories.
+		o.hist.noHistory = opts.Reread != nil && len(only) == 0
 		// A few batches in flight: each item holds a whole event (some 700 bytes), and a deep
 		// queue spreads them over memory no cache holds.
 		pr := &partRunner{run: r, idx: p, o: o, in: make(chan []item, partQueue), free: make(chan []item, partQueue+2)}
@@ -162,6 +164,11 @@ func (r *partRun) run(src Source) (Summary, *Finding, error) {
 	}
 	if r.opts.Progress != nil {
 		r.opts.Progress(sum)
+	}
+	if oc.f != nil && r.opts.Reread != nil && !r.shard {
+		if _, err := recheck(r.opts, oc.f); err != nil {
+			oc.f.WindowErr = err
+		}
 	}
 	if oc.f != nil && r.opts.OnFinding != nil {
 		if err := r.opts.OnFinding(oc.f); err != nil {
@@ -440,7 +447,7 @@ func (pr *partRunner) loop() {
 		for i := range batch {
 			pr.step(&batch[i])
 		}
-		if pr.o.hist.log == nil {
+		if pr.o.hist.log == nil && !pr.o.hist.noHistory {
 			continue // the histories keep the items' events, messages and all
 		}
 		select { // the router fills it again: no allocation per batch

@@ -2,6 +2,8 @@ package observe_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,17 +36,14 @@ func TestWindowFromPositionsIsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, positions := range []bool{false, true} {
-		opts := observe.CheckOptions{}
-		if positions {
-			opts.Log = bytes.NewReader(log)
-		}
+	for _, way := range windowWays {
+		opts := way.options(log, nil)
 		_, f, err := streamCheck(log, opts)
 		if err != nil || f == nil || f.Window == nil {
-			t.Fatalf("positions %v: finding %v, error %v", positions, f, err)
+			t.Fatalf("%s: finding %v, error %v", way.name, f, err)
 		}
 		if got := f.String() + "\n"; got != string(wantFinding) {
-			t.Errorf("positions %v: finding\n%s, want\n%s", positions, got, wantFinding)
+			t.Errorf("%s: finding\n%s, want\n%s", way.name, got, wantFinding)
 		}
 		f.Window.Name = "late-break"
 		got, err := traces.Marshal(f.Window)
@@ -52,8 +51,35 @@ func TestWindowFromPositionsIsUnchanged(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, wantWindow) {
-			t.Errorf("positions %v: the window differs from testdata/late-break/window.json:\n%s", positions, got)
+			t.Errorf("%s: the window differs from testdata/late-break/window.json:\n%s", way.name, got)
 		}
+	}
+}
+
+// windowWays are the ways Check can keep what a finding's window needs: every live row's events
+// in memory (no log to read again), their positions in the log, or nothing until a finding, when
+// the log is checked again (CheckOptions.Reread) with the positions kept.
+var windowWays = []struct {
+	name    string
+	options func(log []byte, rereads *int) observe.CheckOptions
+}{
+	{"in memory", func([]byte, *int) observe.CheckOptions { return observe.CheckOptions{} }},
+	{"positions", func(log []byte, _ *int) observe.CheckOptions {
+		return observe.CheckOptions{Log: bytes.NewReader(log)}
+	}},
+	{"checked again", func(log []byte, rereads *int) observe.CheckOptions {
+		return observe.CheckOptions{Log: bytes.NewReader(log), Reread: rereadOf(log, rereads)}
+	}},
+}
+
+// rereadOf is a CheckOptions.Reread that reads log again as streamCheck reads it, counting the
+// calls in calls when it is not nil.
+func rereadOf(log []byte, calls *int) func() (observe.Source, error) {
+	return func() (observe.Source, error) {
+		if calls != nil {
+			*calls++
+		}
+		return observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "log"), 0), nil
 	}
 }
 
@@ -64,19 +90,24 @@ func TestPositionsGiveTheSameFindings(t *testing.T) {
 	compared := 0
 	for _, variant := range []string{"unfenced-ack", "outbox-unbounded", "lease-early"} {
 		log := recordLog(t, variant, 1, time.Second)
-		var findings [2][]*observe.Finding
-		for i, positions := range []bool{false, true} {
-			opts := observe.CheckOptions{Variant: variant, KeepGoing: true,
-				OnFinding: func(f *observe.Finding) error { findings[i] = append(findings[i], f); return nil }}
-			if positions {
-				opts.Log = bytes.NewReader(log)
-			}
+		findings := make([][]*observe.Finding, len(windowWays))
+		for i, way := range windowWays {
+			rereads := 0
+			opts := way.options(log, &rereads)
+			opts.Variant, opts.KeepGoing = variant, true
+			opts.OnFinding = func(f *observe.Finding) error { findings[i] = append(findings[i], f); return nil }
 			if _, _, err := streamCheck(log, opts); err != nil {
-				t.Fatalf("%s: %v", variant, err)
+				t.Fatalf("%s, %s: %v", variant, way.name, err)
+			}
+			// Checked again once, at the first model finding, whose second pass then goes on.
+			if opts.Reread != nil && rereads != min(1, countModel(findings[i])) {
+				t.Errorf("%s, %s: the log was read again %d times for %d model findings", variant, way.name, rereads, countModel(findings[i]))
 			}
 		}
-		if !reflect.DeepEqual(findings[0], findings[1]) {
-			t.Fatalf("%s: in memory %v, from positions %v", variant, findings[0], findings[1])
+		for i := 1; i < len(windowWays); i++ {
+			if !reflect.DeepEqual(findings[0], findings[i]) {
+				t.Fatalf("%s: %s %v, %s %v", variant, windowWays[0].name, findings[0], windowWays[i].name, findings[i])
+			}
 		}
 		compared += len(findings[0])
 	}
@@ -102,5 +133,107 @@ func TestWindowFromPositionsRefusesAnotherLog(t *testing.T) {
 	}
 	if f.Window != nil || f.WindowErr == nil || !strings.Contains(f.WindowErr.Error(), "line ") {
 		t.Fatalf("window %v, error %v: want no window and an error naming the line", f.Window, f.WindowErr)
+	}
+}
+
+// countModel counts the model oracle's findings among fs.
+func countModel(fs []*observe.Finding) int {
+	n := 0
+	for _, f := range fs {
+		if f.Oracle == "model" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRereadRefusesAnotherLog: when the log read again for a window is not the log checked (its
+// finding elsewhere, none, a shorter log) or cannot be read, the finding is still reported, with
+// no window and an error that says why; a window is never made of other events.
+func TestRereadRefusesAnotherLog(t *testing.T) {
+	broken := func(events, breakAt int) []byte {
+		synth := newSynthLog(events, 10)
+		synth.breakAt = breakAt
+		log, err := io.ReadAll(synth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return log
+	}
+	log := broken(2_000, 1_500)
+	errGone := errors.New("the log is gone")
+	for _, tc := range []struct {
+		name   string
+		reread func() (observe.Source, error)
+		want   string
+	}{
+		{"finding elsewhere", rereadOf(broken(2_000, 1_000), nil), "is not the log checked: a finding at line"},
+		{"no finding", rereadOf(broken(2_000, -1), nil), "is not the log checked: no finding"},
+		{"shorter log", rereadOf(broken(1_000, -1), nil), "before it"},
+		{"unreadable", func() (observe.Source, error) { return nil, errGone }, errGone.Error()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, f, err := streamCheck(log, observe.CheckOptions{Log: bytes.NewReader(log), Reread: tc.reread})
+			if err != nil || f == nil {
+				t.Fatalf("finding %v, error %v", f, err)
+			}
+			if f.Line == 0 || f.Window != nil || f.WindowErr == nil || !strings.Contains(f.WindowErr.Error(), tc.want) ||
+				!strings.Contains(f.WindowErr.Error(), fmt.Sprintf("line %d", f.Line)) {
+				t.Fatalf("window %v, error %v: want no window and an error naming line %d and saying %q", f.Window, f.WindowErr, f.Line, tc.want)
+			}
+		})
+	}
+}
+
+// TestRereadOnlyAtAFinding: a check that finds nothing never reads the log again.
+func TestRereadOnlyAtAFinding(t *testing.T) {
+	log, err := io.ReadAll(newSynthLog(2_000, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rereads := 0
+	sum, f, err := streamCheck(log, observe.CheckOptions{Log: bytes.NewReader(log), Reread: rereadOf(log, &rereads)})
+	if err != nil || f != nil || sum.Events == 0 {
+		t.Fatalf("summary %+v, finding %v, error %v", sum, f, err)
+	}
+	if rereads != 0 {
+		t.Fatalf("the log was read again %d times without a finding", rereads)
+	}
+}
+
+// TestJobsWindowCheckedAgain: a partitioned check whose partitions keep no history (Reread) gives
+// its finding the window one job gives the finding at that event, checking the log again with
+// one job.
+func TestJobsWindowCheckedAgain(t *testing.T) {
+	compared := 0
+	for _, variant := range []string{"unfenced-ack", "outbox-unbounded", "lease-early"} {
+		log := recordLog(t, variant, 1, time.Second)
+		_, one, err := streamCheck(log, observe.CheckOptions{Variant: variant})
+		if err != nil {
+			t.Fatalf("%s: %v", variant, err)
+		}
+		rereads := 0
+		src := observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "log"), 0)
+		_, two, err := observe.CheckJobs(src, observe.CheckOptions{Variant: variant, Log: bytes.NewReader(log), Reread: rereadOf(log, &rereads)}, 2)
+		if err != nil {
+			t.Fatalf("%s, two jobs: %v", variant, err)
+		}
+		if (one == nil) != (two == nil) {
+			t.Fatalf("%s: one job %v, two jobs %v", variant, one, two)
+		}
+		if one == nil {
+			if rereads != 0 {
+				t.Fatalf("%s: no finding, yet the log was read again %d times", variant, rereads)
+			}
+			continue
+		}
+		if two.Step != one.Step || rereads != 1 || two.WindowErr != nil || !reflect.DeepEqual(two.Window, one.Window) ||
+			two.WindowReproduces != one.WindowReproduces {
+			t.Fatalf("%s: read again %d times; two jobs %v (window error %v), one job %v: want the same window", variant, rereads, two, two.WindowErr, one)
+		}
+		compared++
+	}
+	if compared == 0 {
+		t.Skip("no variant's run showed a finding: nothing to compare")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,7 +68,18 @@ type CheckOptions struct {
 	// committed message, in the log's time (see latewake.go). Zero is DefaultLateWakes; a
 	// negative value judges a wake against what the model keeps, as replay does.
 	LateWakes time.Duration
-	_         struct{}
+	// Reread, when set, opens the log again from its start: a Source that gives the events the
+	// check's source gives, in the same order. Check then keeps no row's history until its first
+	// model finding. There it checks the log again from its start up to that finding, keeping the
+	// histories (as positions in Log when Log is set), and the finding's window is that pass's.
+	// With KeepGoing the check goes on with the second pass's oracle, which keeps them. Memory
+	// then follows the model's rows alone, for a second reading of the log up to the first
+	// finding. A window the second pass cannot make (the log changed, an error reading it) is
+	// the finding's WindowErr. CheckJobs does the same, its partitions keeping no history, and
+	// checks the log again with one job for its finding's window; CheckShard keeps the histories
+	// and does not call it.
+	Reread func() (Source, error)
+	_      struct{}
 }
 
 // Summary counts what a check did.
@@ -87,12 +99,15 @@ type Summary struct {
 // Check reads src to its end, steps the reference model (the correct store's configuration)
 // through every event and hands each to opts.Checkers; it returns the summary and the first
 // finding (nil when none). It holds only live state: the model's rows, the token bindings still
-// carried, and each live row's events back to its creation (for a finding's window). Errors are
-// about the log (wrapping ErrBadLog, naming the line) or come from OnFinding; a disagreement is a
-// finding, never an error.
+// carried, and (without Reread) each live row's events back to its creation, for a finding's
+// window. Errors are about the log (wrapping ErrBadLog, naming the line) or come from OnFinding;
+// a disagreement is a finding, never an error.
 func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 	o := newOracle(opts)
 	o.hist.log = opts.Log
+	o.hist.noHistory = opts.Reread != nil
+	// windowErr is why the log could not be checked again for a window: not tried again.
+	var windowErr error
 	every := int64(opts.ProgressEvery)
 	if every <= 0 {
 		every = 1 << 16
@@ -146,6 +161,15 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 			continue
 		}
 		if f != nil {
+			if o.hist.noHistory {
+				if windowErr == nil {
+					var again *ModelOracle
+					if again, windowErr = recheck(opts, f); windowErr == nil {
+						o = again // it keeps the histories from here on
+					}
+				}
+				f.WindowErr = windowErr
+			}
 			if err := report(f); err != nil {
 				return done(err)
 			}
@@ -184,6 +208,52 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 		}
 	}
 	return done(nil)
+}
+
+// recheck checks the log again (opts.Reread), with one job, from its start up to f, the first
+// model finding of a check that keeps no history, with the histories kept, and gives f that
+// pass's window: the window of the finding at f's event (a partitioned check words some findings
+// its own way). It returns the pass's oracle, in the state the check's is in after f.
+func recheck(opts CheckOptions, f *Finding) (*ModelOracle, error) {
+	src, err := opts.Reread()
+	if err != nil {
+		return nil, fmt.Errorf("observe: reading the log again for the window of the finding at line %d: %w", f.Line, err)
+	}
+	o := newOracle(opts)
+	o.hist.log = opts.Log
+	for {
+		ev, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("observe: the log read again for the window of the finding at line %d ends after %d events, before it", f.Line, o.pos)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("observe: reading the log again for the window of the finding at line %d: %w", f.Line, err)
+		}
+		g, err := o.Observe(ev)
+		if err != nil {
+			if !opts.KeepGoing || !errors.Is(err, ErrBadLog) {
+				return nil, fmt.Errorf("observe: checking the log again for the window of the finding at line %d: %w", f.Line, err)
+			}
+			o.skip(ev, err) // as Check does
+			continue
+		}
+		switch {
+		case g == nil && o.pos <= f.Step:
+			continue
+		case g == nil || g.Step != f.Step || g.Line != f.Line:
+			return nil, fmt.Errorf("observe: the log read again for the window of the finding at line %d is not the log checked: %v there", f.Line, describeAgain(g))
+		}
+		f.Window, f.WindowReproduces, f.WindowErr = g.Window, g.WindowReproduces, g.WindowErr
+		return o, nil
+	}
+}
+
+// describeAgain says what the second pass over a log found where the first found a finding.
+func describeAgain(g *Finding) string {
+	if g == nil {
+		return "no finding"
+	}
+	return "a finding at line " + strconv.Itoa(g.Line) + ": " + g.Message
 }
 
 // ModelOracle steps the reference model through events one at a time, as Check does. Its memory
@@ -434,6 +504,9 @@ const actorKey = "\x00actor:"
 // and it is tried again, a few times.
 func (o *ModelOracle) finding(pe eventPlace, peKeys []string, ev *Event, msg string) *Finding {
 	f := &Finding{Oracle: "model", Step: pe.pos, Seq: ev.Seq, Line: ev.Line, Message: msg}
+	if o.hist.noHistory {
+		return f // Check makes the window by checking the log again (recheck)
+	}
 	keys := slices.Clone(peKeys)
 	for range windowRepairs {
 		window := o.hist.window(keys)
@@ -541,6 +614,9 @@ func (o *ModelOracle) prune() {
 	live += o.hist.prune(o.m)
 	o.pruneAdopted()
 	live += len(o.snaps.adopted)
+	// Pruning walks the model's rows too (HeldTokens, Holds): the next one waits for as many
+	// events.
+	live += o.m.Rows()
 	o.forgetAt = o.pos + max(pruneEvery, live)
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -408,9 +409,12 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 	start := time.Now()
 	opts := lc.options(path, pr)
 	if regular {
-		// The oracle keeps the live rows' events as positions in the file and reads them
-		// again for a finding's window.
+		// The oracle keeps no row's history: at a finding it checks the file again up to it,
+		// keeping the events as positions in the file, and reads them again for the window.
 		opts.Log = f
+		opts.Reread = func() (observe.Source, error) {
+			return observe.NewOrdered(observe.NewDecoder(io.NewSectionReader(f, 0, math.MaxInt64), path), lc.window), nil
+		}
 	}
 	if pc != nil {
 		opts.Checkers = append(opts.Checkers, pc)
