@@ -265,7 +265,11 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			defer gcpace.Start()()
+			pace := gcpace.Start
+			if jobs.jobs > 1 || jobs.shard != "" {
+				pace = gcpace.StartParallel // the router and the partitions keep the cores busy
+			}
+			defer pace()()
 			w := c.OutOrStdout()
 			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
 				progressEvery: progressEvery, lateWakes: lateWakes, jobFlags: jobs}
