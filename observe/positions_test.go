@@ -36,11 +36,15 @@ func TestWindowFromPositionsIsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var sums []observe.Summary
 	for _, way := range windowWays {
 		opts := way.options(log, nil)
-		_, f, err := streamCheck(log, opts)
+		sum, f, err := streamCheck(log, opts)
 		if err != nil || f == nil || f.Window == nil {
 			t.Fatalf("%s: finding %v, error %v", way.name, f, err)
+		}
+		if sums = append(sums, sum); sum != sums[0] {
+			t.Errorf("%s: summary %+v, %s %+v", way.name, sum, windowWays[0].name, sums[0])
 		}
 		if got := f.String() + "\n"; got != string(wantFinding) {
 			t.Errorf("%s: finding\n%s, want\n%s", way.name, got, wantFinding)
@@ -173,9 +177,13 @@ func TestRereadRefusesAnotherLog(t *testing.T) {
 		{"unreadable", func() (observe.Source, error) { return nil, errGone }, errGone.Error()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, f, err := streamCheck(log, observe.CheckOptions{Log: bytes.NewReader(log), Reread: tc.reread})
+			sum, f, err := streamCheck(log, observe.CheckOptions{Log: bytes.NewReader(log), Reread: tc.reread})
 			if err != nil || f == nil {
 				t.Fatalf("finding %v, error %v", f, err)
+			}
+			// The summary is the first reading's, which the failed second one does not change.
+			if want, _, _ := streamCheck(log, observe.CheckOptions{}); sum != want {
+				t.Errorf("summary %+v, want %+v as without reading again", sum, want)
 			}
 			if f.Line == 0 || f.Window != nil || f.WindowErr == nil || !strings.Contains(f.WindowErr.Error(), tc.want) ||
 				!strings.Contains(f.WindowErr.Error(), fmt.Sprintf("line %d", f.Line)) {

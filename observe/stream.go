@@ -125,7 +125,9 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 		return nil
 	}
 	done := func(err error) (Summary, *Finding, error) {
-		sum.LiveRows = o.m.Rows()
+		if o != nil { // nil when a finding ended the check and its window could not be made
+			sum.LiveRows = o.m.Rows()
+		}
 		if opts.Progress != nil {
 			opts.Progress(sum)
 		}
@@ -163,6 +165,11 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 		if f != nil {
 			if o.hist.noHistory {
 				if windowErr == nil {
+					if !opts.KeepGoing {
+						// The check ends at this finding: the first reading's state goes
+						// before the second reading, so that the two are never held at once.
+						sum.LiveRows, o = o.m.Rows(), nil
+					}
 					var again *ModelOracle
 					if again, windowErr = recheck(opts, f); windowErr == nil {
 						o = again // it keeps the histories from here on
