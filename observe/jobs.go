@@ -166,6 +166,13 @@ func (r *partRun) run(src Source) (Summary, *Finding, error) {
 		r.opts.Progress(sum)
 	}
 	if oc.f != nil && r.opts.Reread != nil && !r.shard {
+		// The check ends at this finding: the partitions' state goes before the second
+		// reading, so that the two are never held at once.
+		for _, pr := range r.parts {
+			if pr != nil {
+				pr.o = nil
+			}
+		}
 		if _, err := recheck(r.opts, oc.f); err != nil {
 			oc.f.WindowErr = err
 		}
