@@ -417,6 +417,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		// keeping the events as positions in the file, and reads them again for the window.
 		opts.Log = f
 		opts.Reread = func() (observe.Source, error) {
+			pr.say(path + ": a finding: reading the file again from its start, for the finding's window")
 			return observe.NewOrdered(observe.NewDecoder(io.NewSectionReader(f, 0, math.MaxInt64), path), lc.window), nil
 		}
 	}

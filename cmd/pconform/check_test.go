@@ -55,6 +55,11 @@ func TestCheckLog(t *testing.T) {
 			t.Fatalf("check printed no %q:\n%s", want, out.String())
 		}
 	}
+	// The window comes from reading the file again, which stderr says (the clean log's check
+	// above did not).
+	if !strings.Contains(errOut.String(), "bad.jsonl: a finding: reading the file again") || strings.Count(errOut.String(), "reading the file again") != 1 {
+		t.Fatalf("stderr does not say once that the file is read again for the window:\n%s", errOut.String())
+	}
 	window := filepath.Join(findings, "bad-line4.json")
 	out.Reset()
 	if code := run([]string{"replay", window, "--target", "model"}, &out, &errOut); code != exitFinding || !strings.Contains(out.String(), "#3") {

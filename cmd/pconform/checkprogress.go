@@ -53,6 +53,12 @@ func (p *checkProgress) update(sum observe.Summary) {
 	fmt.Fprintf(p.w, "pconform: %s\n", line)
 }
 
+// say prints a line of its own, below the live line.
+func (p *checkProgress) say(msg string) {
+	p.done()
+	fmt.Fprintf(p.w, "pconform: %s\n", msg)
+}
+
 // done ends the live line.
 func (p *checkProgress) done() {
 	if p.shown {
