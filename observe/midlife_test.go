@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,25 @@ func TestMidLifeChecksClean(t *testing.T) {
 			t.Fatalf("the second run's log alone: finding %v, error %v; want it clean", f, err)
 		}
 
+		// A finding in it gets the same window whether the check holds the rows' events or
+		// reads the log again for them, as pconform check does with a file: the second reading
+		// starts from the snapshot too.
+		broken := breakLastFetch(t, log)
+		var found [2]*observe.Finding
+		for i, reread := range []bool{false, true} {
+			opts := observe.CheckOptions{}
+			if reread {
+				opts.Log, opts.Reread = bytes.NewReader(broken), rereadOf(broken, nil)
+			}
+			_, found[i], err = streamCheck(broken, opts)
+			if err != nil || found[i] == nil || found[i].Window == nil {
+				t.Fatalf("the mid-life log with a fetch broken, reread %v: finding %v, error %v", reread, found[i], err)
+			}
+		}
+		if !reflect.DeepEqual(found[0], found[1]) {
+			t.Fatalf("the mid-life log with a fetch broken: held %v, read again %v", found[0], found[1])
+		}
+
 		_, f, err = checkLog(dropOps(t, log, "snapshot"))
 		if err == nil && f == nil {
 			t.Fatal("the log without its snapshots checks clean: the old rows' first touches went unnoticed")
@@ -267,6 +287,21 @@ func join(t *testing.T, evs []record.Event) []byte {
 		b.Write(append(l, '\n'))
 	}
 	return b.Bytes()
+}
+
+// breakLastFetch makes the log's last fetch of a message on its first attempt report a second.
+func breakLastFetch(t *testing.T, log []byte) []byte {
+	t.Helper()
+	lines := bytes.SplitAfter(log, []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if bytes.Contains(l, []byte(`"op":"consumer_fetch"`)) && bytes.Contains(l, []byte(`"attempts":1,`)) {
+			lines[i] = bytes.Replace(l, []byte(`"attempts":1,`), []byte(`"attempts":2,`), 1)
+			return bytes.Join(lines, nil)
+		}
+	}
+	t.Fatal("the log has no fetch of a first attempt to break")
+	return nil
 }
 
 func dropOps(t *testing.T, log []byte, op string) []byte {
