@@ -2,8 +2,6 @@ package observe_test
 
 import (
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -68,10 +66,8 @@ func checkJobsFile(b *testing.B, path string, jobs int) int64 {
 	}
 	defer f.Close()
 	// As `pconform check` reads a file: no row's history until a finding.
-	reread := func() (observe.Source, error) {
-		return observe.NewOrdered(observe.NewDecoder(io.NewSectionReader(f, 0, math.MaxInt64), path), 0), nil
-	}
-	sum, first, err := observe.CheckJobs(observe.NewOrdered(observe.NewDecoder(f, path), 0), observe.CheckOptions{Log: f, Reread: reread}, jobs)
+	opts := observe.CheckOptions{Log: f, Reread: observe.ReadAgain(f, path, 0)}
+	sum, first, err := observe.CheckJobs(observe.NewOrdered(observe.NewDecoder(f, path), 0), opts, jobs)
 	if err != nil || first != nil {
 		b.Fatalf("%s with %d jobs: %v %v", path, jobs, first, err)
 	}

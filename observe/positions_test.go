@@ -76,14 +76,15 @@ var windowWays = []struct {
 	}},
 }
 
-// rereadOf is a CheckOptions.Reread that reads log again as streamCheck reads it, counting the
-// calls in calls when it is not nil.
+// rereadOf is observe.ReadAgain of log as streamCheck reads it, counting the calls in calls
+// when it is not nil.
 func rereadOf(log []byte, calls *int) func() (observe.Source, error) {
+	again := observe.ReadAgain(bytes.NewReader(log), "log", 0)
 	return func() (observe.Source, error) {
 		if calls != nil {
 			*calls++
 		}
-		return observe.NewOrdered(observe.NewDecoder(bytes.NewReader(log), "log"), 0), nil
+		return again()
 	}
 }
 

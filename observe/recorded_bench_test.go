@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,10 +205,7 @@ func checkRecorded(b *testing.B, path string, pc *bridge.StreamChecker, last fun
 	defer f.Close()
 	// As `pconform check` reads a file: no row's history until a finding, which checks the file
 	// again.
-	reread := func() (observe.Source, error) {
-		return observe.NewOrdered(observe.NewDecoder(io.NewSectionReader(f, 0, math.MaxInt64), path), 0), nil
-	}
-	opts := observe.CheckOptions{Log: f, Reread: reread, KeepGoing: true, ProgressEvery: 1 << 30, Progress: func(s observe.Summary) {
+	opts := observe.CheckOptions{Log: f, Reread: observe.ReadAgain(f, path, 0), KeepGoing: true, ProgressEvery: 1 << 30, Progress: func(s observe.Summary) {
 		if s.Events > 0 && !s.Stopped {
 			last(s)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -215,6 +216,15 @@ func Check(src Source, opts CheckOptions) (Summary, *Finding, error) {
 		}
 	}
 	return done(nil)
+}
+
+// ReadAgain is a CheckOptions.Reread for a log held whole in r, such as a file that Check's
+// source decodes: it decodes r again from its start, named name, in commit order within a reorder
+// window of window events, as NewOrdered does.
+func ReadAgain(r io.ReaderAt, name string, window int) func() (Source, error) {
+	return func() (Source, error) {
+		return NewOrdered(NewDecoder(io.NewSectionReader(r, 0, math.MaxInt64), name), window), nil
+	}
 }
 
 // recheck checks the log again (opts.Reread), with one job, from its start up to f, the first

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -416,9 +415,10 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		// The oracle keeps no row's history: at a finding it checks the file again up to it,
 		// keeping the events as positions in the file, and reads them again for the window.
 		opts.Log = f
+		again := observe.ReadAgain(f, path, lc.window)
 		opts.Reread = func() (observe.Source, error) {
 			pr.say(path + ": a finding: reading the file again from its start, for the finding's window")
-			return observe.NewOrdered(observe.NewDecoder(io.NewSectionReader(f, 0, math.MaxInt64), path), lc.window), nil
+			return again()
 		}
 	}
 	if pc != nil {
