@@ -11,9 +11,9 @@
 // events for a finding's window), so memory follows the live rows, not the log. Given the log
 // file (CheckOptions.Log), it keeps those events as their positions in it and reads them again
 // when a finding needs its window. Given a way to read the log again from its start
-// (CheckOptions.Reread), it keeps no row's events at all: at the first finding it checks the log
-// again up to it, keeping them, for the window. A Follower tails
-// a growing log for Check. ReadLog and CheckModel are the whole-history forms, for traces.
+// (CheckOptions.Reread, ReadAgain), it keeps no row's events at all: at the first finding it
+// checks the log again up to it, keeping them, for the window. A Follower tails a growing log
+// for Check. ReadLog and CheckModel are the whole-history forms, for traces.
 //
 // Mid-life logs: a recording store that opens on a database holding rows states them as
 // "snapshot" events after its incarnation event. Check starts the model from the first snapshot
