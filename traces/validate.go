@@ -488,29 +488,42 @@ func (v *validator) message(c errCtx, i int, s *Step) error {
 	return nil
 }
 
+// shortBatch is the longest claim whose ids are checked for a repeat pairwise.
+const shortBatch = 16
+
 func (v *validator) claimed(c errCtx, i int, s *Step) error {
 	rows := s.Result.Claimed
 	if len(rows) > s.Args.Limit {
 		return c.errf("result.claimed", "%d rows exceed args.limit %d", len(rows), s.Args.Limit)
 	}
-	seen := make(map[string]bool, len(rows))
+	// A log holds a claim every few events: the paths are built for an error only, and a short
+	// batch looks for a repeated id among the rows before it, without a set.
+	field := func(j int, name string) string { return index("result.claimed", j) + "." + name }
+	var seen map[string]bool
+	if len(rows) > shortBatch {
+		seen = make(map[string]bool, len(rows))
+	}
 	for j, r := range rows {
-		p := index("result.claimed", j)
-		if err := nonEmpty(c, p+".id", r.ID); err != nil {
-			return err
+		if r.ID == "" || !utf8.ValidString(r.ID) {
+			return nonEmpty(c, field(j, "id"), r.ID)
 		}
-		if seen[r.ID] {
-			return c.errf(p+".id", "%q is claimed twice in one batch", r.ID)
+		var twice bool
+		if seen == nil {
+			twice = slices.ContainsFunc(rows[:j], func(b Claimed) bool { return b.ID == r.ID })
+		} else {
+			twice, seen[r.ID] = seen[r.ID], true
 		}
-		seen[r.ID] = true
-		if err := atLeast(c, p+".delivery_attempts", int64(r.DeliveryAttempts), 1); err != nil {
-			return err
+		if twice {
+			return c.errf(field(j, "id"), "%q is claimed twice in one batch", r.ID)
 		}
-		if err := atLeast(c, p+".token", int64(r.Token), 1); err != nil {
-			return err
+		if r.DeliveryAttempts < 1 {
+			return atLeast(c, field(j, "delivery_attempts"), int64(r.DeliveryAttempts), 1)
+		}
+		if r.Token < 1 {
+			return atLeast(c, field(j, "token"), int64(r.Token), 1)
 		}
 		if r.Token != rows[0].Token {
-			return c.errf(p+".token", "a claim issues one token for its whole batch: want %d (as claimed[0]), got %d", rows[0].Token, r.Token)
+			return c.errf(field(j, "token"), "a claim issues one token for its whole batch: want %d (as claimed[0]), got %d", rows[0].Token, r.Token)
 		}
 	}
 	if len(rows) == 0 {

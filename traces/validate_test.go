@@ -2,6 +2,7 @@ package traces
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -127,6 +128,13 @@ func TestValidate(t *testing.T) {
 		{"claimed twice", func(t *Trace) {
 			t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{ID: "e1", DeliveryAttempts: 1, Token: 1})
 		}, `traces: step 4 (outbox_claim): result.claimed[1].id: "e1" is claimed twice in one batch`},
+		{"claimed twice in a batch past shortBatch", func(t *Trace) {
+			t.Steps[4].Args.Limit = shortBatch + 4
+			for i := 2; i <= shortBatch+2; i++ {
+				t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{ID: fmt.Sprintf("e%d", i), DeliveryAttempts: 1, Token: 1})
+			}
+			t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{ID: "e7", DeliveryAttempts: 1, Token: 1})
+		}, fmt.Sprintf(`traces: step 4 (outbox_claim): result.claimed[%d].id: "e7" is claimed twice in one batch`, shortBatch+2)},
 		{"empty claim list is no claim", func(t *Trace) {
 			t.Steps[4].Result.Claimed = []Claimed{}
 			t.Final.Outbox[0] = OutboxRow{ID: "e1", Target: "inbox", MaxAttempts: 1, State: StatePending, AvailableAt: 2}
