@@ -33,6 +33,8 @@ type Decoder struct {
 	ev Event
 	// inc names the workers and publishers of each incarnation apart.
 	inc incarnations
+	// ahead is set under Ahead: the log is parsed on other goroutines.
+	ahead *aheadReader
 }
 
 // NewDecoder reads from r; name is used in errors.
@@ -70,6 +72,9 @@ func (d *Decoder) Next() (*Event, error) {
 // after it are renumbered apart per incarnation (see incarnations). It is Next without a copy of
 // the event: a caller that reads a long log reuses its events.
 func (d *Decoder) Decode(ev *Event) error {
+	if d.ahead != nil {
+		return d.decodeAhead(ev)
+	}
 	for {
 		start := d.Bytes - int64(len(d.partial))
 		raw, complete, err := d.readLine()
@@ -91,23 +96,31 @@ func (d *Decoder) Decode(ev *Event) error {
 			return fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
 		}
 		ev.Line, ev.Offset = d.line, start
-		if ev.Op == opIncarnation {
-			if err := d.inc.open(ev); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
-			}
-			continue
+		if skip, err := d.take(ev); err != nil || !skip {
+			return err
 		}
-		if ev.Op == opSnapshot {
-			// A snapshot row keeps its incarnation: the checker tells one Open's rows from
-			// another's by it.
-			if err := d.inc.stated(ev); err != nil {
-				return fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
-			}
-			return nil
-		}
-		d.inc.name(ev)
-		return nil
 	}
+}
+
+// take finishes an event read in file order: it takes in an incarnation event (skip: not
+// returned) and names the workers and publishers of the others by their incarnation.
+func (d *Decoder) take(ev *Event) (skip bool, err error) {
+	switch ev.Op {
+	case opIncarnation:
+		if err := d.inc.open(ev); err != nil {
+			return false, fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
+		}
+		return true, nil
+	case opSnapshot:
+		// A snapshot row keeps its incarnation: the checker tells one Open's rows from
+		// another's by it.
+		if err := d.inc.stated(ev); err != nil {
+			return false, fmt.Errorf("%w: %s: %v", ErrBadLog, d.name, err)
+		}
+		return false, nil
+	}
+	d.inc.name(ev)
+	return false, nil
 }
 
 // readLine returns the next line without its newline; complete is false for a last line that has
