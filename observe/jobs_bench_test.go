@@ -3,6 +3,7 @@ package observe_test
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,7 +68,11 @@ func checkJobsFile(b *testing.B, path string, jobs int) int64 {
 	defer f.Close()
 	// As `pconform check` reads a file: no row's history until a finding.
 	opts := observe.CheckOptions{Log: f, Reread: observe.ReadAgain(f, path, 0)}
-	sum, first, err := observe.CheckJobs(observe.NewOrdered(observe.NewDecoder(f, path), 0), opts, jobs)
+	dec := observe.NewDecoder(f, path)
+	if jobs > 1 {
+		defer dec.Ahead(runtime.GOMAXPROCS(0))() // as the command reads a log in partitions
+	}
+	sum, first, err := observe.CheckJobs(observe.NewOrdered(dec, 0), opts, jobs)
 	if err != nil || first != nil {
 		b.Fatalf("%s with %d jobs: %v %v", path, jobs, first, err)
 	}
