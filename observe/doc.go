@@ -24,7 +24,9 @@
 // Partitions: CheckJobs checks a log split by key (Router: a mailbox, its rows, the outbox rows
 // that target it) in parallel, with the rules that span partitions checked where they join;
 // CheckShard checks one share of it, for N machines, and JoinShards joins the shares' results.
-// Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine").
+// Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine"). Their router
+// reads the log on one goroutine; Decoder.Ahead parses it on the other cores, ahead of it, with the
+// sequential decoder's events and errors.
 //
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
 // a store, and it reads the events' types from actordelivery/record, so it links no database
