@@ -9,23 +9,25 @@ import (
 	"sync"
 )
 
-// aheadChunkBytes is how much of the log one parser takes at a time: some thousand lines,
+// aheadChunkBytes is how much of the log one parser takes at a time: some 600 recorded lines,
 // enough that handing a chunk on costs little beside parsing it.
-const aheadChunkBytes = 256 << 10
+const aheadChunkBytes = 128 << 10
 
 // minRead is the least room a read is given.
 const minRead = 4 << 10
 
 // aheadChunks is how many chunks are read or parsed ahead of the caller at most, besides the
-// one it reads from: the memory of reading ahead (a chunk's events take some 3 times its bytes).
-const aheadChunks = 8
+// one it reads from and the one being read: the memory of reading ahead (a chunk's events take
+// some 3 times its bytes, so about 3 MB in all), which a small log's heap shows most.
+const aheadChunks = 4
 
 // Ahead makes d parse the log on parsers goroutines, ahead of its caller, and hand the events
-// on in file order: Decode then costs a copy, not a parse. The events, the errors and Truncated
-// are those of the sequential decoder; Bytes counts up to the start of the last line returned.
-// It is for a check whose own goroutines leave cores idle while one goroutine reads the log
-// (CheckJobs, CheckShard). It must be called before the first Decode, and not with Follow or
-// Reset. stop ends the reading; call it when done with d (it is safe to call more than once).
+// on in file order: Decode then costs a swap, not a parse. The events, the errors and Truncated
+// are those of the sequential decoder; Bytes and Line count up to the last event returned.
+// Parsing is about a third of a check's work, so a check (or CheckJobs' router) reading a log
+// this way spends its own goroutine on the model. It must be called before the first Decode,
+// and not with Follow or Reset. stop ends the reading; call it when done with d (it is safe to
+// call more than once).
 func (d *Decoder) Ahead(parsers int) (stop func()) {
 	return d.startAhead(max(parsers, 1), aheadChunkBytes)
 }

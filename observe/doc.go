@@ -24,9 +24,10 @@
 // Partitions: CheckJobs checks a log split by key (Router: a mailbox, its rows, the outbox rows
 // that target it) in parallel, with the rules that span partitions checked where they join;
 // CheckShard checks one share of it, for N machines, and JoinShards joins the shares' results.
-// Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine"). Their router
-// reads the log on one goroutine; Decoder.Ahead parses it on the other cores, ahead of it, with the
-// sequential decoder's events and errors.
+// Both give Check's verdict (docs/observed.md, "All cores, and beyond one machine").
+//
+// Reading ahead: Decoder.Ahead parses a log on other goroutines, ahead of the check (or of
+// CheckJobs' router), with the sequential decoder's events and errors.
 //
 // Contract: reading and checking are pure (an io.Reader in, values out); the package never opens
 // a store, and it reads the events' types from actordelivery/record, so it links no database

@@ -69,9 +69,7 @@ func checkJobsFile(b *testing.B, path string, jobs int) int64 {
 	// As `pconform check` reads a file: no row's history until a finding.
 	opts := observe.CheckOptions{Log: f, Reread: observe.ReadAgain(f, path, 0)}
 	dec := observe.NewDecoder(f, path)
-	if jobs > 1 {
-		defer dec.Ahead(runtime.GOMAXPROCS(0))() // as the command reads a log in partitions
-	}
+	defer dec.Ahead(runtime.GOMAXPROCS(0))() // as the command reads a file
 	sum, first, err := observe.CheckJobs(observe.NewOrdered(dec, 0), opts, jobs)
 	if err != nil || first != nil {
 		b.Fatalf("%s with %d jobs: %v %v", path, jobs, first, err)

@@ -213,7 +213,9 @@ func checkRecorded(b *testing.B, path string, pc *bridge.StreamChecker, last fun
 	if pc != nil {
 		opts.Checkers = []observe.Checker{pc}
 	}
-	sum, first, err := observe.Check(observe.NewOrdered(observe.NewDecoder(f, path), 0), opts)
+	dec := observe.NewDecoder(f, path)
+	defer dec.Ahead(runtime.GOMAXPROCS(0))() // as the command reads a file
+	sum, first, err := observe.Check(observe.NewOrdered(dec, 0), opts)
 	if err != nil {
 		b.Fatalf("%s: %v", path, err)
 	}

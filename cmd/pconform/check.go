@@ -409,11 +409,9 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		defer pc.Close()
 	}
 	dec := observe.NewDecoder(f, path)
-	if lc.jobFlags.jobs > 1 || lc.jobFlags.shard != "" {
-		// The partitions keep the cores busy only if reading the log does not hold them up:
-		// it is parsed on every core, ahead of the router.
-		defer dec.Ahead(runtime.GOMAXPROCS(0))()
-	}
+	// Parsing is about a third of a check's work: it runs on the other cores, ahead of the
+	// oracle (or of the router that feeds the partitions).
+	defer dec.Ahead(runtime.GOMAXPROCS(0))()
 	pr := newCheckProgress(lc.errw, path, size, dec, lc.progressEvery)
 	start := time.Now()
 	opts := lc.options(path, pr)
