@@ -127,6 +127,10 @@ func (a *aheadReader) read(r io.Reader, chunkBytes int) {
 			}
 		}
 		carry = carry[:0]
+		if c.readErr != nil {
+			// The sequential decoder gives the error where the line it broke off begins.
+			c.raw = c.raw[:bytes.LastIndexByte(c.raw, '\n')+1]
+		}
 		if !c.last {
 			cut := bytes.LastIndexByte(c.raw, '\n') + 1
 			if cut > 0 {

@@ -24,7 +24,12 @@ type decoded struct {
 
 // decodeAll reads log to its end with a sequential Decoder, or one under Ahead when chunk > 0.
 func decodeAll(log []byte, parsers, chunk int) decoded {
-	d := observe.NewDecoder(bytes.NewReader(log), "log")
+	return decodeFrom(bytes.NewReader(log), parsers, chunk)
+}
+
+// decodeFrom is decodeAll of what r reads.
+func decodeFrom(r io.Reader, parsers, chunk int) decoded {
+	d := observe.NewDecoder(r, "log")
 	if chunk > 0 {
 		defer d.AheadChunked(parsers, chunk)()
 	}
@@ -89,6 +94,36 @@ func TestAheadDecodesAsSequential(t *testing.T) {
 					t.Fatalf("ahead differs from the sequential decoder (-sequential +ahead):\n%s", d)
 				}
 			})
+		}
+	}
+}
+
+// failingReader reads its data, then fails.
+type failingReader struct{ data []byte }
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, errors.New("the disk went away")
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+// TestAheadReadError: a log that fails to read gives the events before the line it broke off,
+// then the read error, as the sequential decoder does, wherever the failure falls.
+func TestAheadReadError(t *testing.T) {
+	log := recordLog(t, "", 7, 200*time.Millisecond)
+	for _, at := range []int{0, 1, len(log) / 3, len(log)/3 + 1, len(log) - 1} {
+		want := decodeFrom(&failingReader{log[:at]}, 0, 0)
+		if !strings.Contains(want.Err, "the disk went away") {
+			t.Fatalf("at byte %d: the sequential decoder ended %q, want the read error", at, want.Err)
+		}
+		for _, chunk := range []int{7, 4096} {
+			got := decodeFrom(&failingReader{log[:at]}, 2, chunk)
+			if d := cmp.Diff(want, got); d != "" {
+				t.Fatalf("failing at byte %d, chunks of %d: ahead differs from the sequential decoder (-sequential +ahead):\n%s", at, chunk, d)
+			}
 		}
 	}
 }
