@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,8 @@ import (
 	"github.com/pconform/pconform/observe"
 )
 
-// decoded is what a Decoder gives for a log: its events, the error that ended it (nil at its
-// end), the incomplete last line it ignored and the bytes it counted.
+// decoded is what a Decoder gives for a log: its events, the error that ended it (empty at its
+// end) and the incomplete last line it ignored.
 type decoded struct {
 	Events    []observe.Event
 	Err       string
@@ -50,9 +51,9 @@ func decodeFrom(r io.Reader, parsers, chunk int) decoded {
 	return out
 }
 
-// aheadLogs are a recorded log and logs that cross each rule of the decoder: blank lines, carriage returns, a line
-// that is not an event, an incomplete or whole last line without a newline, incarnations, a line
-// too long to be an event.
+// aheadLogs are a recorded log and logs that cross each rule of the decoder: blank lines,
+// carriage returns, a line that is not an event, an incomplete or whole last line without a
+// newline, incarnations, a line too long to be an event.
 func aheadLogs(t *testing.T) map[string][]byte {
 	logs := syntheticAheadLogs()
 	logs["recorded"] = recordLog(t, "", 5, 300*time.Millisecond)
@@ -129,9 +130,10 @@ func TestAheadReadError(t *testing.T) {
 }
 
 // TestAheadStopsEarly: a reader that stops before the end of the log, as a check does at its
-// finding, ends the reading goroutines (the race detector and the test's end would see them).
+// finding, ends the reading goroutines.
 func TestAheadStopsEarly(t *testing.T) {
 	log := recordLog(t, "", 6, 300*time.Millisecond)
+	before := runtime.NumGoroutine()
 	d := observe.NewDecoder(bytes.NewReader(log), "log")
 	stop := d.AheadChunked(2, 64)
 	var ev observe.Event
@@ -144,6 +146,13 @@ func TestAheadStopsEarly(t *testing.T) {
 	stop() // a second stop is harmless
 	if err := d.Decode(&ev); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatalf("Decode after stop: %v, want an event or io.EOF", err)
+	}
+	// stop waits for the goroutines' work; they may take a moment more to leave.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after stop, %d before the reading began", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
