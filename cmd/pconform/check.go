@@ -340,13 +340,17 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 }
 
 // sniffLog reports whether path is an event log (its first non-empty line is an event) rather
-// than a trace file.
+// than a trace file. A path that is not a regular file (a pipe, /dev/stdin) can be read only
+// once, and what sniffing read would be lost to the check: it is taken for an event log.
 func sniffLog(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return true, nil
+	}
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadSlice('\n')
