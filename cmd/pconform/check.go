@@ -343,14 +343,16 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 // than a trace file. A path that is not a regular file (a pipe, /dev/stdin) can be read only
 // once, and what sniffing read would be lost to the check: it is taken for an event log.
 func sniffLog(path string) (bool, error) {
+	// Stat, not open: opening a named pipe waits for its writer, and closing it may lose
+	// what the writer wrote.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		return true, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return true, nil
-	}
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadSlice('\n')
