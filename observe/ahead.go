@@ -186,22 +186,23 @@ func (a *aheadReader) parseChunk(p *lineParser, c *aheadChunk) {
 		text := raw[:end]
 		// As the sequential decoder counts it: the line with its newline, if it has one.
 		if n := len(text); complete && n+1 > MaxLineBytes || n > MaxLineBytes {
-			c.err = fmt.Errorf("%w: %s: line %d is longer than %d bytes: not an event log of JSON lines", ErrBadLog, a.name, line, MaxLineBytes)
+			c.err = errLineTooLong(a.name, line)
 			return
 		}
-		if len(bytes.TrimSpace(text)) > 0 {
-			if c.n == len(c.events) {
-				c.events = append(c.events, Event{})
-			}
-			ev := &c.events[c.n]
-			if perr := p.event(text, ev); perr != nil {
-				if !complete && c.last {
-					c.truncated = line // a writer stopped in the middle of the last line
-					return
-				}
-				c.err = fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, a.name, line, perr)
-				return
-			}
+		if c.n == len(c.events) {
+			c.events = append(c.events, Event{})
+		}
+		ev := &c.events[c.n]
+		// Only the log's last line can lack a newline: read ends every other chunk at one.
+		kind, err := logLine(p, text, complete, a.name, line, ev)
+		switch {
+		case err != nil:
+			c.err = err
+			return
+		case kind == lineTruncated:
+			c.truncated = line
+			return
+		case kind == lineEvent:
 			ev.Line, ev.Offset = line, start
 			c.n++
 		}

@@ -81,25 +81,56 @@ func (d *Decoder) Decode(ev *Event) error {
 		if err != nil {
 			return err
 		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			if !complete {
-				return io.EOF
-			}
+		kind, err := logLine(d.p, raw, complete, d.name, d.line, ev)
+		switch {
+		case err != nil:
+			return err
+		case kind == lineBlank && !complete:
+			return io.EOF
+		case kind == lineBlank:
 			continue
-		}
-		if perr := d.p.event(raw, ev); perr != nil {
-			if !complete {
-				// The last line has no newline: a writer stopped in the middle of it.
-				d.Truncated = d.line
-				return io.EOF
-			}
-			return fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, d.name, d.line, perr)
+		case kind == lineTruncated:
+			d.Truncated = d.line
+			return io.EOF
 		}
 		ev.Line, ev.Offset = d.line, start
 		if skip, err := d.take(ev); err != nil || !skip {
 			return err
 		}
 	}
+}
+
+// lineKind is what one line of a log holds.
+type lineKind int8
+
+const (
+	lineEvent lineKind = iota
+	// lineBlank is a line of white space alone, which a log may hold anywhere.
+	lineBlank
+	// lineTruncated is a last line without a newline that is not an event: a writer stopped in
+	// the middle of it.
+	lineTruncated
+)
+
+// logLine parses text, line number line of the log name (without its newline, which complete
+// says it has), into ev. A complete line that is not an event is an error naming the line.
+func logLine(p *lineParser, text []byte, complete bool, name string, line int, ev *Event) (lineKind, error) {
+	if len(bytes.TrimSpace(text)) == 0 {
+		return lineBlank, nil
+	}
+	if perr := p.event(text, ev); perr != nil {
+		if !complete {
+			return lineTruncated, nil
+		}
+		return lineEvent, fmt.Errorf("%w: %s: line %d: %v", ErrBadLog, name, line, perr)
+	}
+	return lineEvent, nil
+}
+
+// errLineTooLong is the error for line number line of the log name, longer than MaxLineBytes
+// with its newline.
+func errLineTooLong(name string, line int) error {
+	return fmt.Errorf("%w: %s: line %d is longer than %d bytes: not an event log of JSON lines", ErrBadLog, name, line, MaxLineBytes)
 }
 
 // take finishes an event read in file order: it takes in an incarnation event (skip: not
@@ -132,7 +163,7 @@ func (d *Decoder) readLine() (line []byte, complete bool, err error) {
 		chunk, err := d.r.ReadSlice('\n')
 		d.Bytes += int64(len(chunk))
 		if len(buf)+len(chunk) > MaxLineBytes {
-			return nil, false, fmt.Errorf("%w: %s: line %d is longer than %d bytes: not an event log of JSON lines", ErrBadLog, d.name, d.line+1, MaxLineBytes)
+			return nil, false, errLineTooLong(d.name, d.line+1)
 		}
 		switch {
 		case err == nil:
