@@ -42,25 +42,49 @@ func (m *Machine) Forget() int {
 }
 
 // HeldTokens calls held for every token a row or an unhandled fetch still carries, in its
-// namespace. A token no row carries can only be stale: a later step naming it fails as a
-// token that matches nothing would.
+// namespace, perhaps more than once. A token no row carries can only be stale: a later step
+// naming it fails as a token that matches nothing would.
+//
+// A checker prunes its bindings with it every so many events, and a long history keeps most of
+// its rows finished: it asks the indexes, not every row. Only a ready message carries a lease
+// token, and each has an entry in the ready index's lease heap; only a pending outbox row carries
+// a claim token, and each is in the claim index (checkIndexes holds both to the rows), unless
+// the profile's completed_claim is "kept": then a completed row keeps its token, and every outbox
+// row is walked. So a call costs time in the leases and pending outbox rows, not in the rows
+// kept.
 func (m *Machine) HeldTokens(held func(space traces.TokenSpace, token int)) {
-	for _, msg := range m.s.messages {
-		if msg.token != 0 {
+	s := &m.s
+	for _, e := range s.idx.leases.items {
+		if msg := s.messages[e.id]; msg.token != 0 {
 			held(traces.LeaseTokens, msg.token)
 		}
 	}
-	for _, o := range m.s.outbox {
-		if o.token != 0 {
+	claimed := func(id string) {
+		if o := s.outbox[id]; o.token != 0 {
 			held(traces.ClaimTokens, o.token)
 		}
 	}
-	for _, d := range m.s.inflight {
+	if s.cfg.Profile.CompletedClaimKept {
+		for id := range s.outbox {
+			claimed(id)
+		}
+	} else {
+		for id := range s.claims.exhausted {
+			claimed(id)
+		}
+		for _, e := range s.claims.waiting.items {
+			claimed(e.id)
+		}
+		for _, e := range s.claims.ready.items {
+			claimed(e.id)
+		}
+	}
+	for _, d := range s.inflight {
 		if d.token != 0 {
 			held(traces.LeaseTokens, d.token)
 		}
 	}
-	for _, b := range m.s.batches {
+	for _, b := range s.batches {
 		for _, d := range b {
 			if d.token != 0 {
 				held(traces.LeaseTokens, d.token)

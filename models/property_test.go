@@ -244,7 +244,41 @@ func checkIndexes(s State) string {
 			return fmt.Sprintf("mailbox %s's next message at %d: the index gives %+v (%v), the walk over the ready rows %+v (%v)", mb, s.now, got, ok, want, wok)
 		}
 	}
+	if err := checkHeldTokens(s); err != "" {
+		return err
+	}
 	return checkClaimIndex(s)
+}
+
+// checkHeldTokens returns what is wrong with HeldTokens, which asks the indexes, against a walk
+// over every row and every unhandled fetch ("" when nothing).
+func checkHeldTokens(s State) string {
+	type held struct {
+		space traces.TokenSpace
+		token int
+	}
+	walk := map[held]bool{}
+	for _, m := range s.messages {
+		if m.token != 0 {
+			walk[held{traces.LeaseTokens, m.token}] = true
+		}
+	}
+	for _, o := range s.outbox {
+		if o.token != 0 {
+			walk[held{traces.ClaimTokens, o.token}] = true
+		}
+	}
+	for _, d := range slices.Concat(slices.Collect(maps.Values(s.inflight)), slices.Concat(slices.Collect(maps.Values(s.batches))...)) {
+		if d.token != 0 {
+			walk[held{traces.LeaseTokens, d.token}] = true
+		}
+	}
+	indexed := map[held]bool{}
+	(&Machine{s: s}).HeldTokens(func(space traces.TokenSpace, token int) { indexed[held{space, token}] = true })
+	if d := gocmp.Diff(walk, indexed, cmpopts.EquateEmpty()); d != "" {
+		return "HeldTokens differs from the walk over the rows and fetches (-walk +HeldTokens):\n" + d
+	}
+	return ""
 }
 
 // checkClaimIndex returns what is wrong with s's claim index ("" when nothing): the exhausted
