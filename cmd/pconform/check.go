@@ -217,7 +217,7 @@ func newCheckCmd() *cobra.Command {
 		lateWakes     time.Duration
 	)
 	c := &cobra.Command{
-		Use:   "check LOG|TRACE...",
+		Use:   "check LOG|TRACE|-...",
 		Short: "Check recorded event logs or observed traces with the oracles",
 		Long: `Check reads each file as it goes. An event log (JSON lines from the store's recorder, a commit
 log, or a merged log of several processes) is put in commit order within a reorder window and
@@ -237,6 +237,10 @@ writes a trace of the events that matter (the rows involved, back to their creat
 finding unless --keep-going, which also reports a malformed event (one the trace format or the
 model refuses) as a finding with its line, leaves it out and checks on. --follow FILE tails a growing log and reports a finding as soon as
 its event arrives; a truncated or rotated file is said and read again from its new start.
+
+A path of - reads an event log from standard input ('zcat log.gz | pconform check -'), as does a
+pipe: a log read once keeps its live rows' events in memory for a finding's window, as --follow
+does.
 
 --jobs N checks an event log in N partitions by mailbox, in parallel, with the same verdict.
 --shard i/N checks one share of it, for N machines; --join joins their --join-out files.
@@ -262,6 +266,12 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			if len(args) > 0 && follow != "" {
 				return cobraUsage{fmt.Errorf("--follow takes one file and no other arguments")}
 			}
+			if follow == stdinPath {
+				return cobraUsage{fmt.Errorf("--follow tails a file that grows; to check a log on standard input, give %s as the log", stdinPath)}
+			}
+			if i := slices.Index(args, stdinPath); i >= 0 && slices.Contains(args[i+1:], stdinPath) {
+				return cobraUsage{fmt.Errorf("%s (standard input) can be read once: give it once", stdinPath)}
+			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
@@ -271,7 +281,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 			}
 			defer pace()()
 			w := c.OutOrStdout()
-			lc := logCheck{w: w, errw: c.ErrOrStderr(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
+			lc := logCheck{w: w, errw: c.ErrOrStderr(), in: c.InOrStdin(), variant: variant, keepGoing: keepGoing, findings: findings, window: window,
 				progressEvery: progressEvery, lateWakes: lateWakes, jobFlags: jobs}
 			if jobs.join {
 				return lc.joinShards(args)
@@ -292,7 +302,7 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(w, "%s: ", path)
+				fmt.Fprintf(w, "%s: ", logName(path))
 				if isLog {
 					err = lc.file(path, oracles)
 				} else {
@@ -339,10 +349,25 @@ numbers, an unknown event kind, an impossible result: the error names the line).
 	return c
 }
 
+// stdinPath is the path that names standard input, as an event log.
+const stdinPath = "-"
+
+// logName is how messages and findings name the log at path.
+func logName(path string) string {
+	if path == stdinPath {
+		return "stdin"
+	}
+	return path
+}
+
 // sniffLog reports whether path is an event log (its first non-empty line is an event) rather
-// than a trace file. A path that is not a regular file (a pipe, /dev/stdin) can be read only
-// once, and what sniffing read would be lost to the check: it is taken for an event log.
+// than a trace file. A path that is not a regular file (a pipe, /dev/stdin, - for standard
+// input) can be read only once, and what sniffing read would be lost to the check: it is taken
+// for an event log.
 func sniffLog(path string) (bool, error) {
+	if path == stdinPath {
+		return true, nil
+	}
 	// Stat, not open: opening a named pipe waits for its writer, and closing it may lose
 	// what the writer wrote.
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
@@ -367,7 +392,9 @@ func sniffLog(path string) (bool, error) {
 
 // logCheck checks event logs with the streaming oracle and prints what it finds.
 type logCheck struct {
-	w, errw       io.Writer
+	w, errw io.Writer
+	// in is standard input, which the path - names.
+	in            io.Reader
 	variant       string
 	keepGoing     bool
 	findings      string
@@ -389,16 +416,22 @@ func (lc *logCheck) lateWakeWindow() time.Duration {
 // file checks one event log to its end; with o.p, the streaming P oracle checks it too, beside
 // the model.
 func (lc *logCheck) file(path string, o oracleFlags) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+	var in io.Reader = lc.in
+	var f *os.File
 	var size int64
 	regular := false
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size, regular = fi.Size(), true
+	if path != stdinPath {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return err
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size, regular = fi.Size(), true
+		}
+		in = f
 	}
+	path = logName(path)
 	var pc *bridge.StreamChecker
 	if o.p {
 		dir, err := o.modelsDir()
@@ -414,7 +447,7 @@ func (lc *logCheck) file(path string, o oracleFlags) error {
 		}
 		defer pc.Close()
 	}
-	dec := observe.NewDecoder(f, path)
+	dec := observe.NewDecoder(in, path)
 	// Parsing is about a third of a check's work: it runs on the other cores, ahead of the
 	// oracle (or of the router that feeds the partitions).
 	defer dec.Ahead(runtime.GOMAXPROCS(0))()

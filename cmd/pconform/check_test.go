@@ -71,6 +71,33 @@ func TestCheckLog(t *testing.T) {
 	}
 }
 
+// TestCheckLogOnStdin: a path of - is an event log read from standard input, named "stdin" in
+// the verdict, the errors and the finding's window; it can be given once.
+func TestCheckLogOnStdin(t *testing.T) {
+	good := strings.Join(strings.SplitAfter(doubleAck, "\n")[:3], "")
+	if code, out, errOut := runCLI(t, good, "check", "-"); code != exitPass || !strings.Contains(out, "stdin: 3 events (3 writes) checked") {
+		t.Fatalf("check - of an agreeing log exited %d:\n%s%s", code, out, errOut)
+	}
+	findings := t.TempDir()
+	code, out, errOut := runCLI(t, doubleAck, "check", "--findings", findings, "-")
+	if code != exitFinding || !strings.Contains(out, "FINDING model oracle: event 3 (line 4, seq 4)") {
+		t.Fatalf("check - of a refused log exited %d:\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(findings, "stdin-line4.json")); err != nil {
+		t.Fatalf("the finding's window is not stdin-line4.json: %v\n%s", err, out)
+	}
+	broken := doubleAck[:strings.Index(doubleAck, "\n")+1] + "{not json}\n"
+	if code, _, errOut := runCLI(t, broken, "check", "-"); code != exitCannotRun || !strings.Contains(errOut, "stdin: line 2: not an event") {
+		t.Fatalf("check - of a broken log exited %d:\n%s", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, good, "check", "-", "-"); code != exitUsage || !strings.Contains(errOut, "can be read once") {
+		t.Fatalf("check - - exited %d, want %d:\n%s", code, exitUsage, errOut)
+	}
+	if code, _, errOut := runCLI(t, good, "check", "--follow", "-"); code != exitUsage || !strings.Contains(errOut, "give - as the log") {
+		t.Fatalf("check --follow - exited %d, want %d:\n%s", code, exitUsage, errOut)
+	}
+}
+
 // TestCheckKeepGoing: check --keep-going reports a malformed event as a finding with its line
 // and checks on to the end, and its summary does not claim to have stopped; without the flag the
 // malformed event is exit 3, naming its line, and the first finding ends the check, as said.
