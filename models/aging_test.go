@@ -2,7 +2,9 @@ package models
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -133,4 +135,64 @@ func TestAgingMatchesBruteForce(t *testing.T) {
 	if removed == 0 || forgotten == 0 {
 		t.Fatalf("the purges removed %d rows and Forget dropped %d entries: the test shows nothing", removed, forgotten)
 	}
+}
+
+// TestAgedQueueTakesOldestFirst pushes entries mostly in time order, as rows turn final, with
+// some out of order (an older time, an equal time with a smaller id, a repeat) and pops among
+// them, and requires every pop to be the oldest entry held (agedFirst), as a sorted list of them
+// gives. Pushes outnumber pops, so the ring wraps around its end and grows while wrapped.
+func TestAgedQueueTakesOldestFirst(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var q agedQueue
+		var held []agedEntry // sorted by agedFirst
+		at, late, pops, grewWrapped := int64(0), 0, 0, 0
+		for range 20_000 {
+			switch r := rng.IntN(10); {
+			case r < 6:
+				at += int64(rng.IntN(3))
+				e := agedEntry{fmt.Sprintf("m%d", rng.IntN(500)), at}
+				if rng.IntN(8) == 0 {
+					e.at -= int64(rng.IntN(50)) // out of order
+				}
+				if q.n > 0 && agedFirst(e, *q.at(q.n - 1)) {
+					late++
+				} else if q.n == len(q.ring) && q.head != 0 {
+					grewWrapped++
+				}
+				q.push(e)
+				i, _ := slices.BinarySearchFunc(held, e, func(a, b agedEntry) int {
+					return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.id, b.id))
+				})
+				held = slices.Insert(held, i, e)
+			case len(held) > 0:
+				if got := q.top(); got != held[0] {
+					t.Fatalf("seed %d: top is %+v, the oldest held is %+v", seed, got, held[0])
+				}
+				if got := q.pop(); got != held[0] {
+					t.Fatalf("seed %d: popped %+v, the oldest held is %+v", seed, got, held[0])
+				}
+				held = held[1:]
+				pops++
+			}
+			if q.len() != len(held) {
+				t.Fatalf("seed %d: the queue holds %d entries, %d were pushed and not popped", seed, q.len(), len(held))
+			}
+		}
+		if late == 0 || pops == 0 || grewWrapped == 0 {
+			t.Fatalf("seed %d: %d pushed out of order, %d popped, %d growths of a wrapped ring: the run shows nothing", seed, late, pops, grewWrapped)
+		}
+		if c := q.clone(); !slices.Equal(drain(&c), held) {
+			t.Fatalf("seed %d: a clone does not give the entries held, oldest first", seed)
+		}
+	}
+}
+
+// drain pops every entry of q, oldest first.
+func drain(q *agedQueue) []agedEntry {
+	var out []agedEntry
+	for q.len() > 0 {
+		out = append(out, q.pop())
+	}
+	return out
 }

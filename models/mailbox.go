@@ -122,7 +122,7 @@ func (s *State) settle(m message) {
 	}
 	m.acked = true
 	m.ackedAt = s.now
-	s.aging.acked.push(agedEntry{m.id, m.ackedAt}, agedFirst)
+	s.aging.acked.push(agedEntry{m.id, m.ackedAt})
 	clearLease(&m)
 	s.messages[m.id] = m
 	s.dropReady(m)
@@ -206,7 +206,7 @@ func (s *State) deadLetter(id, reason string) bool {
 	s.dropReady(m)
 	s.dead[id] = deadLetter{mailbox: m.mailbox, id: id, attempts: m.attempts, reason: reason, deadAt: s.now,
 		key: m.key, priority: m.priority, maxAttempts: m.maxAttempts, payload: m.payload}
-	s.aging.dead.push(agedEntry{id, s.now}, agedFirst)
+	s.aging.dead.push(agedEntry{id, s.now})
 	return true
 }
 

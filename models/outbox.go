@@ -31,7 +31,7 @@ func (s *State) putOutbox(o outboxRow) {
 	s.outbox[o.id] = o
 	s.indexOutbox(o)
 	if !o.pending() {
-		s.aging.final.push(agedEntry{o.id, o.finalAt}, agedFirst)
+		s.aging.final.push(agedEntry{o.id, o.finalAt})
 	}
 }
 

@@ -169,8 +169,9 @@ func compareUnderProfiles(seed uint64, steps int, attempts, naiveAttempts func(i
 // the rows: the ready index must list each key's ready rows in increasing seq, hold exactly the
 // candidates the rule makes (a keyless row with attempts left, a key's first row with attempts
 // left) with an entry that matches the row, an entry for every ready row's lease, and give the
-// next message the rule's walk over the ready rows gives (nextByWalk); pending must hold exactly
-// the pending outbox rows' ids.
+// next message the rule's walk over the ready rows gives (nextByWalk); HeldTokens, which asks
+// the indexes, must name the tokens the rows and fetches carry (checkHeldTokens); the claim index
+// must give the claims' rows (checkClaimIndex).
 func checkIndexes(s State) string {
 	byKey := map[string]map[string][]string{}
 	cands := map[string]int64{} // id -> eligible from

@@ -22,7 +22,7 @@ func (s *State) purgeLimits(now, olderThan, horizon int64, limits [3]int, limit 
 	retire := func(e agedEntry) {
 		if until := e.at + horizon; until > now {
 			s.retired[e.id] = until
-			s.aging.retired.push(agedEntry{e.id, until}, agedFirst)
+			s.aging.retired.push(agedEntry{e.id, until})
 		}
 	}
 	n := takeAged(&s.aging.acked, cutoff, limits[0], s.ackedAged, func(e agedEntry) {
@@ -39,7 +39,7 @@ func (s *State) purgeLimits(now, olderThan, horizon int64, limits [3]int, limit 
 		delete(s.outbox, e.id)
 		until := max(e.at+horizon, now)
 		s.purgedOutbox[e.id] = until
-		s.aging.purged.push(agedEntry{e.id, until}, agedFirst)
+		s.aging.purged.push(agedEntry{e.id, until})
 	})
 	// Then the forgetting, among the retired ids whose horizon has passed (the ones retired just
 	// now have not).
@@ -69,7 +69,7 @@ func (s *State) rememberPurged(mailbox, id string, now int64) {
 	}
 	until := now + s.cfg.LateWakes
 	s.purgedMessages[id] = purgedMessage{mailbox: mailbox, until: until}
-	s.aging.lateWakes.push(agedEntry{id, until}, agedFirst)
+	s.aging.lateWakes.push(agedEntry{id, until})
 }
 
 // forgetLateWakes drops the purged messages whose late-wake window ended at or before now.

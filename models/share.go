@@ -70,7 +70,7 @@ func (a Aged) Compare(b Aged) int {
 func (m *Machine) PurgeCandidates(now, olderThan int64, limit int) [3][]Aged {
 	s := &m.s
 	cutoff := now - olderThan
-	heaps := [3]*heapOf[agedEntry]{&s.aging.acked, &s.aging.dead, &s.aging.final}
+	heaps := [3]*agedQueue{&s.aging.acked, &s.aging.dead, &s.aging.final}
 	valid := [3]func(agedEntry) bool{s.ackedAged, s.deadAged, s.finalAged}
 	var out [3][]Aged
 	for t, h := range heaps {
@@ -80,7 +80,7 @@ func (m *Machine) PurgeCandidates(now, olderThan int64, limit int) [3][]Aged {
 		takeAged(h, cutoff, limit, valid[t], func(e agedEntry) { took = append(took, e) })
 		for _, e := range took {
 			out[t] = append(out[t], Aged{At: e.at, ID: e.id})
-			h.push(e, agedFirst)
+			h.push(e)
 		}
 	}
 	return out

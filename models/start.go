@@ -80,7 +80,7 @@ func (m *Machine) Adopt(at int64, r StartRow) (token int, err error) {
 		if r.State == traces.StateAcked {
 			msg.acked, msg.ackedAt = true, r.FinalAt
 			s.messages[r.ID] = msg
-			s.aging.acked.push(agedEntry{r.ID, r.FinalAt}, agedFirst)
+			s.aging.acked.push(agedEntry{r.ID, r.FinalAt})
 			return 0, nil
 		}
 		if r.Leased {
@@ -91,7 +91,7 @@ func (m *Machine) Adopt(at int64, r StartRow) (token int, err error) {
 	case StartDeadLetter:
 		s.dead[r.ID] = deadLetter{mailbox: r.Mailbox, id: r.ID, attempts: r.Attempts, reason: r.Reason, deadAt: r.FinalAt,
 			key: r.Key, priority: r.Priority, maxAttempts: r.MaxAttempts, payload: r.Payload}
-		s.aging.dead.push(agedEntry{r.ID, r.FinalAt}, agedFirst)
+		s.aging.dead.push(agedEntry{r.ID, r.FinalAt})
 	case StartOutbox:
 		s.lastSeq++
 		o := outboxRow{id: r.ID, target: r.Target, key: r.Key, payload: r.Payload, priority: r.Priority,
@@ -126,7 +126,7 @@ func (m *Machine) Adopt(at int64, r StartRow) (token int, err error) {
 	case StartPurgedID:
 		if r.ExpiresAt > s.now {
 			s.retired[r.ID] = r.ExpiresAt
-			s.aging.retired.push(agedEntry{r.ID, r.ExpiresAt}, agedFirst)
+			s.aging.retired.push(agedEntry{r.ID, r.ExpiresAt})
 		}
 	}
 	return 0, nil
