@@ -504,7 +504,7 @@ func (v *validator) claimed(c errCtx, i int, s *Step) error {
 		seen = make(map[string]bool, len(rows))
 	}
 	for j, r := range rows {
-		if r.ID == "" || !utf8.ValidString(r.ID) {
+		if !isNonEmptyText(r.ID) {
 			return nonEmpty(c, field(j, "id"), r.ID)
 		}
 		var twice bool
@@ -978,6 +978,10 @@ func nonEmpty(c errCtx, path, s string) error {
 	}
 	return text(c, path, s)
 }
+
+// isNonEmptyText is the condition nonEmpty accepts, for a caller that builds its path only on
+// an error.
+func isNonEmptyText(s string) bool { return s != "" && utf8.ValidString(s) }
 
 func text(c errCtx, path, s string) error {
 	if !utf8.ValidString(s) {

@@ -135,6 +135,14 @@ func TestValidate(t *testing.T) {
 			}
 			t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{ID: "e7", DeliveryAttempts: 1, Token: 1})
 		}, fmt.Sprintf(`traces: step 4 (outbox_claim): result.claimed[%d].id: "e7" is claimed twice in one batch`, shortBatch+2)},
+		{"claimed row without an id", func(t *Trace) {
+			t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{DeliveryAttempts: 1, Token: 1})
+		}, `traces: step 4 (outbox_claim): result.claimed[1].id: must be non-empty`},
+		{"claimed id not UTF-8", func(t *Trace) {
+			t.Steps[4].Result.Claimed = append(t.Steps[4].Result.Claimed, Claimed{ID: "e\xff", DeliveryAttempts: 1, Token: 1})
+		}, `traces: step 4 (outbox_claim): result.claimed[1].id: must be valid UTF-8`},
+		{"claimed without a delivery attempt", func(t *Trace) { t.Steps[4].Result.Claimed[0].DeliveryAttempts = 0 },
+			`traces: step 4 (outbox_claim): result.claimed[0].delivery_attempts: must be >= 1, got 0`},
 		{"empty claim list is no claim", func(t *Trace) {
 			t.Steps[4].Result.Claimed = []Claimed{}
 			t.Final.Outbox[0] = OutboxRow{ID: "e1", Target: "inbox", MaxAttempts: 1, State: StatePending, AvailableAt: 2}
