@@ -269,9 +269,17 @@ func checkHeldTokens(s State) string {
 			walk[held{traces.ClaimTokens, o.token}] = true
 		}
 	}
-	for _, d := range slices.Concat(slices.Collect(maps.Values(s.inflight)), slices.Concat(slices.Collect(maps.Values(s.batches))...)) {
+	fetched := func(d delivery) {
 		if d.token != 0 {
 			walk[held{traces.LeaseTokens, d.token}] = true
+		}
+	}
+	for _, d := range s.inflight {
+		fetched(d)
+	}
+	for _, b := range s.batches {
+		for _, d := range b {
+			fetched(d)
 		}
 	}
 	indexed := map[held]bool{}

@@ -73,12 +73,12 @@ type CheckOptions struct {
 	// check's source gives, in the same order (ReadAgain makes one for a file). Check then keeps
 	// no row's history until its first model finding. There it checks the log again from its
 	// start up to that finding, keeping the histories (as positions in Log when Log is set), and
-	// the finding's window is that pass's. With KeepGoing the check goes on with the second pass's oracle, which keeps them. Memory
-	// then follows the model's rows alone, for a second reading of the log up to the first
-	// finding. A window the second pass cannot make (the log changed, an error reading it) is
-	// the finding's WindowErr. CheckJobs does the same, its partitions keeping no history, and
-	// checks the log again with one job for its finding's window; CheckShard keeps the histories
-	// and does not call it.
+	// the finding's window is that pass's. With KeepGoing the check goes on with the second
+	// pass's oracle, which keeps them. Memory then follows the model's rows alone, for a second
+	// reading of the log up to the first finding. A window the second pass cannot make (the log
+	// changed, an error reading it) is the finding's WindowErr. CheckJobs does the same, its
+	// partitions keeping no history, and checks the log again with one job for its finding's
+	// window; CheckShard keeps the histories and does not call it.
 	Reread func() (Source, error)
 	_      struct{}
 }
